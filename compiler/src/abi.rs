@@ -1,0 +1,75 @@
+//! The calling convention between compiled kernels and the devices that run them.
+//!
+//! Every kernel is compiled into one *work-group entry*:
+//!
+//! ```text
+//! u32 entry(const u8 *args, const WorkGroupContext *ctx, u32 first, u32 end, u32 resume_at)
+//! ```
+//!
+//! It runs the work-items whose linear local index lies in `first..end` of the work-group
+//! described by `ctx`, each starting at resume point `resume_at` (0 = the start of the
+//! kernel, k = just after barrier k), until each reaches the next barrier or returns.
+//! It returns the barrier id reached (1..=n) or [`FINISHED`] when the work-items returned.
+//! A device runs a whole work-group by calling the entry for all its work-items with
+//! resume point 0, then again with the barrier id returned, until it returns `FINISHED`.
+//! The CPU device calls it once for the whole work-group per region; the Gen device calls it
+//! once per SIMD-width hardware thread per region. Values live across a barrier are kept in
+//! `ctx.work_item_state` (`KernelInfo::work_item_state_size` bytes per work-item), so memory
+//! stays bounded by the work-group size whatever the NDRange.
+//!
+//! `args` is the argument block laid out by [`crate::KernelInfo::args`]: each argument at
+//! its `offset`; buffers and `__local` pointers as 8-byte pointers, values by their bytes.
+
+/// Returned by a work-group entry when the work-items ran to the end of the kernel.
+pub const FINISHED: u32 = 0;
+
+/// The description of one work-group, read by the compiled code.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct WorkGroupContext {
+    pub group_id: [u64; 3],
+    /// The size of this work-group (smaller than `enqueued_local_size` in the last group of a
+    /// non-uniform NDRange).
+    pub local_size: [u64; 3],
+    pub enqueued_local_size: [u64; 3],
+    pub global_size: [u64; 3],
+    pub global_offset: [u64; 3],
+    pub num_groups: [u64; 3],
+    pub work_dim: u32,
+    pub _reserved: u32,
+    /// The kernel's own `__local` variables (`KernelInfo::static_local_mem_size` bytes,
+    /// aligned to 128 bytes) of this work-group.
+    pub local_memory: *mut u8,
+    /// Per-work-item storage for values live across barriers: `local_size` product times
+    /// `KernelInfo::work_item_state_size` bytes, aligned to 128 bytes.
+    pub work_item_state: *mut u8,
+}
+
+impl Default for WorkGroupContext {
+    fn default() -> Self {
+        Self {
+            group_id: [0; 3],
+            local_size: [1; 3],
+            enqueued_local_size: [1; 3],
+            global_size: [1; 3],
+            global_offset: [0; 3],
+            num_groups: [1; 3],
+            work_dim: 1,
+            _reserved: 0,
+            local_memory: std::ptr::null_mut(),
+            work_item_state: std::ptr::null_mut(),
+        }
+    }
+}
+
+/// Alignment the devices give to local memory, work-item state and argument blocks.
+pub const BLOCK_ALIGN: usize = 128;
+
+/// The native signature of a work-group entry.
+pub type WorkGroupEntry = unsafe extern "C" fn(
+    args: *const u8,
+    ctx: *const WorkGroupContext,
+    first: u32,
+    end: u32,
+    resume_at: u32,
+) -> u32;

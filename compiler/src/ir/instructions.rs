@@ -1,0 +1,421 @@
+//! Instructions. Operands are `Value`s; branch targets pass block arguments (no phi nodes).
+//! Integer operations say how they read their operands (signed or unsigned); vector operands
+//! are handled component-wise wherever the scalar operation is defined.
+
+use super::entities::{Block, Func, Type, Value};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    IAdd,
+    ISub,
+    IMul,
+    UDiv,
+    SDiv,
+    URem,
+    /// Remainder with the sign of the dividend (C `%`).
+    SRem,
+    /// Remainder with the sign of the divisor (SPIR-V OpSMod).
+    SMod,
+    FAdd,
+    FSub,
+    FMul,
+    FDiv,
+    /// Remainder with the sign of the dividend (C fmod).
+    FRem,
+    /// Remainder with the sign of the divisor (SPIR-V OpFMod).
+    FMod,
+    Shl,
+    LShr,
+    AShr,
+    And,
+    Or,
+    Xor,
+    /// Logical operations on bool (or vectors of bool).
+    LogicalAnd,
+    LogicalOr,
+    LogicalEq,
+    LogicalNe,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    INeg,
+    FNeg,
+    /// Bitwise complement.
+    Not,
+    LogicalNot,
+    BitCount,
+    BitReverse,
+    IsNan,
+    IsInf,
+    IsFinite,
+    IsNormal,
+    SignBitSet,
+    /// True if any / all components of a bool vector are true.
+    Any,
+    All,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CmpOp {
+    IEq,
+    INe,
+    ULt,
+    ULe,
+    UGt,
+    UGe,
+    SLt,
+    SLe,
+    SGt,
+    SGe,
+    FOrdEq,
+    FOrdNe,
+    FOrdLt,
+    FOrdLe,
+    FOrdGt,
+    FOrdGe,
+    FUnordEq,
+    FUnordNe,
+    FUnordLt,
+    FUnordLe,
+    FUnordGt,
+    FUnordGe,
+    /// Both operands are not NaN / either is NaN.
+    FOrdered,
+    FUnordered,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ConvertOp {
+    /// Integer width change, reading the operand as unsigned (zero-extend or truncate).
+    UConvert,
+    /// Integer width change, reading the operand as signed (sign-extend or truncate).
+    SConvert,
+    FConvert,
+    FToU,
+    FToS,
+    UToF,
+    SToF,
+    Bitcast,
+    PtrToInt,
+    IntToPtr,
+    /// A pointer to another address space (to or from generic).
+    PtrCast,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Rounding {
+    NearestEven,
+    TowardZero,
+    TowardPositive,
+    TowardNegative,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AtomicOp {
+    Load,
+    Store,
+    Exchange,
+    CompareExchange,
+    IIncrement,
+    IDecrement,
+    IAdd,
+    ISub,
+    SMin,
+    UMin,
+    SMax,
+    UMax,
+    And,
+    Or,
+    Xor,
+    FAdd,
+}
+
+/// Memory scope of an atomic or a fence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scope {
+    CrossDevice,
+    Device,
+    WorkGroup,
+    SubGroup,
+    WorkItem,
+}
+
+/// The work-item functions; each yields a `u64` per dimension (a v3ulong for the built-in
+/// variables, as SPIR-V loads them) or a scalar where noted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WorkItemQuery {
+    GlobalId,
+    LocalId,
+    GroupId,
+    LocalSize,
+    EnqueuedLocalSize,
+    GlobalSize,
+    GlobalOffset,
+    NumGroups,
+    /// Scalar u32.
+    WorkDim,
+    /// Scalar u64.
+    GlobalLinearId,
+    /// Scalar u64.
+    LocalLinearId,
+    /// Scalar u32: sub-group queries.
+    SubgroupSize,
+    SubgroupMaxSize,
+    NumSubgroups,
+    SubgroupId,
+    SubgroupLocalId,
+}
+
+/// The branch target of a terminator with the block arguments it passes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockCall {
+    pub block: Block,
+    pub args: Vec<Value>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum InstData {
+    Binary { op: BinaryOp, lhs: Value, rhs: Value },
+    Unary { op: UnaryOp, arg: Value },
+    Compare { op: CmpOp, lhs: Value, rhs: Value },
+    Select { cond: Value, if_true: Value, if_false: Value },
+    Convert { op: ConvertOp, arg: Value, saturate: bool, rounding: Option<Rounding> },
+
+    /// A private variable (Function storage): the result is a `Private` pointer to `ty`.
+    Variable { ty: Type, init: Option<Value> },
+    Load { ptr: Value, align: u32, volatile: bool },
+    Store { ptr: Value, value: Value, align: u32, volatile: bool },
+    CopyMemory { dst: Value, src: Value, size: Value, align: u32 },
+    /// Pointer arithmetic as SPIR-V OpPtrAccessChain / LLVM GEP: first `element` steps over
+    /// whole pointees (absent for OpAccessChain), then `indices` select members.
+    AccessChain { base: Value, element: Option<Value>, indices: Vec<Value>, in_bounds: bool },
+
+    ExtractElement { vector: Value, index: Value },
+    InsertElement { vector: Value, value: Value, index: Value },
+    /// Components from the concatenation of `a` and `b`; `None` = undefined component.
+    Shuffle { a: Value, b: Value, mask: Vec<Option<u32>> },
+    ExtractValue { aggregate: Value, indices: Vec<u32> },
+    InsertValue { aggregate: Value, value: Value, indices: Vec<u32> },
+    /// A vector, array or struct from its parts (vectors may be concatenated).
+    Construct { parts: Vec<Value> },
+
+    Call { func: Func, args: Vec<Value> },
+    /// An OpenCL.std extended instruction (number from the OpenCL.std grammar).
+    ExtInst { opcode: u32, args: Vec<Value> },
+    WorkItem { query: WorkItemQuery },
+
+    /// Work-group barrier (OpControlBarrier): execution scope, memory scope, semantics bits.
+    Barrier { exec_scope: Scope, mem_scope: Scope, semantics: u32 },
+    /// Memory fence (OpMemoryBarrier).
+    Fence { scope: Scope, semantics: u32 },
+    Atomic {
+        op: AtomicOp,
+        ptr: Value,
+        /// The operand (absent for load, increment, decrement).
+        value: Option<Value>,
+        /// The expected value of compare-exchange.
+        comparator: Option<Value>,
+        scope: Scope,
+        semantics: u32,
+    },
+
+    // Terminators.
+    Jump { dest: BlockCall },
+    Branch { cond: Value, then_dest: BlockCall, else_dest: BlockCall },
+    Switch { selector: Value, default: BlockCall, cases: Vec<(u64, BlockCall)> },
+    Return { value: Option<Value> },
+    Unreachable,
+}
+
+impl InstData {
+    pub fn is_terminator(&self) -> bool {
+        matches!(
+            self,
+            InstData::Jump { .. }
+                | InstData::Branch { .. }
+                | InstData::Switch { .. }
+                | InstData::Return { .. }
+                | InstData::Unreachable
+        )
+    }
+
+    /// Every value operand, block arguments included.
+    pub fn operands(&self) -> Vec<Value> {
+        let mut v = Vec::new();
+        self.for_each_operand(|x| v.push(x));
+        v
+    }
+
+    pub fn for_each_operand(&self, mut f: impl FnMut(Value)) {
+        use InstData::*;
+        match self {
+            Binary { lhs, rhs, .. } | Compare { lhs, rhs, .. } => {
+                f(*lhs);
+                f(*rhs)
+            }
+            Unary { arg, .. } | Convert { arg, .. } => f(*arg),
+            Select { cond, if_true, if_false } => {
+                f(*cond);
+                f(*if_true);
+                f(*if_false)
+            }
+            Variable { init, .. } => init.iter().copied().for_each(f),
+            Load { ptr, .. } => f(*ptr),
+            Store { ptr, value, .. } => {
+                f(*ptr);
+                f(*value)
+            }
+            CopyMemory { dst, src, size, .. } => {
+                f(*dst);
+                f(*src);
+                f(*size)
+            }
+            AccessChain { base, element, indices, .. } => {
+                f(*base);
+                element.iter().copied().for_each(&mut f);
+                indices.iter().copied().for_each(f)
+            }
+            ExtractElement { vector, index } => {
+                f(*vector);
+                f(*index)
+            }
+            InsertElement { vector, value, index } => {
+                f(*vector);
+                f(*value);
+                f(*index)
+            }
+            Shuffle { a, b, .. } => {
+                f(*a);
+                f(*b)
+            }
+            ExtractValue { aggregate, .. } => f(*aggregate),
+            InsertValue { aggregate, value, .. } => {
+                f(*aggregate);
+                f(*value)
+            }
+            Construct { parts } => parts.iter().copied().for_each(f),
+            Call { args, .. } | ExtInst { args, .. } => args.iter().copied().for_each(f),
+            WorkItem { .. } | Barrier { .. } | Fence { .. } | Unreachable => {}
+            Atomic { ptr, value, comparator, .. } => {
+                f(*ptr);
+                value.iter().copied().for_each(&mut f);
+                comparator.iter().copied().for_each(f)
+            }
+            Jump { dest } => dest.args.iter().copied().for_each(f),
+            Branch { cond, then_dest, else_dest } => {
+                f(*cond);
+                then_dest.args.iter().copied().for_each(&mut f);
+                else_dest.args.iter().copied().for_each(f)
+            }
+            Switch { selector, default, cases } => {
+                f(*selector);
+                default.args.iter().copied().for_each(&mut f);
+                for (_, c) in cases {
+                    c.args.iter().copied().for_each(&mut f)
+                }
+            }
+            Return { value } => value.iter().copied().for_each(f),
+        }
+    }
+
+    /// Every value operand, mutable (for rewriting uses).
+    pub fn for_each_operand_mut(&mut self, mut f: impl FnMut(&mut Value)) {
+        use InstData::*;
+        match self {
+            Binary { lhs, rhs, .. } | Compare { lhs, rhs, .. } => {
+                f(lhs);
+                f(rhs)
+            }
+            Unary { arg, .. } | Convert { arg, .. } => f(arg),
+            Select { cond, if_true, if_false } => {
+                f(cond);
+                f(if_true);
+                f(if_false)
+            }
+            Variable { init, .. } => init.iter_mut().for_each(f),
+            Load { ptr, .. } => f(ptr),
+            Store { ptr, value, .. } => {
+                f(ptr);
+                f(value)
+            }
+            CopyMemory { dst, src, size, .. } => {
+                f(dst);
+                f(src);
+                f(size)
+            }
+            AccessChain { base, element, indices, .. } => {
+                f(base);
+                element.iter_mut().for_each(&mut f);
+                indices.iter_mut().for_each(f)
+            }
+            ExtractElement { vector, index } => {
+                f(vector);
+                f(index)
+            }
+            InsertElement { vector, value, index } => {
+                f(vector);
+                f(value);
+                f(index)
+            }
+            Shuffle { a, b, .. } => {
+                f(a);
+                f(b)
+            }
+            ExtractValue { aggregate, .. } => f(aggregate),
+            InsertValue { aggregate, value, .. } => {
+                f(aggregate);
+                f(value)
+            }
+            Construct { parts } => parts.iter_mut().for_each(f),
+            Call { args, .. } | ExtInst { args, .. } => args.iter_mut().for_each(f),
+            WorkItem { .. } | Barrier { .. } | Fence { .. } | Unreachable => {}
+            Atomic { ptr, value, comparator, .. } => {
+                f(ptr);
+                value.iter_mut().for_each(&mut f);
+                comparator.iter_mut().for_each(f)
+            }
+            Jump { dest } => dest.args.iter_mut().for_each(f),
+            Branch { cond, then_dest, else_dest } => {
+                f(cond);
+                then_dest.args.iter_mut().for_each(&mut f);
+                else_dest.args.iter_mut().for_each(f)
+            }
+            Switch { selector, default, cases } => {
+                f(selector);
+                default.args.iter_mut().for_each(&mut f);
+                for (_, c) in cases {
+                    c.args.iter_mut().for_each(&mut f)
+                }
+            }
+            Return { value } => value.iter_mut().for_each(f),
+        }
+    }
+
+    /// The successor blocks of a terminator (empty for other instructions).
+    pub fn successors(&self) -> Vec<&BlockCall> {
+        match self {
+            InstData::Jump { dest } => vec![dest],
+            InstData::Branch { then_dest, else_dest, .. } => vec![then_dest, else_dest],
+            InstData::Switch { default, cases, .. } => {
+                let mut v = vec![default];
+                v.extend(cases.iter().map(|(_, c)| c));
+                v
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    pub fn successors_mut(&mut self) -> Vec<&mut BlockCall> {
+        match self {
+            InstData::Jump { dest } => vec![dest],
+            InstData::Branch { then_dest, else_dest, .. } => vec![then_dest, else_dest],
+            InstData::Switch { default, cases, .. } => {
+                let mut v = vec![default];
+                v.extend(cases.iter_mut().map(|(_, c)| c));
+                v
+            }
+            _ => Vec::new(),
+        }
+    }
+}

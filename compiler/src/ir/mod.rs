@@ -1,0 +1,89 @@
+//! SoftCL IR: arena-indexed, block-parameter SSA (see docs/ARCHITECTURE.md).
+//!
+//! A `Module` owns interned types, constants, module-scope variables and functions. A
+//! `Function` owns its blocks, instructions and values in arenas; program order is its
+//! `Layout`. There are no phi nodes: blocks take parameters and branches pass arguments.
+//! `validate::validate` checks the invariants and runs after every pass in debug builds.
+
+pub mod entities;
+pub mod function;
+pub mod instructions;
+pub mod types;
+pub mod validate;
+
+pub use entities::{Arena, Block, Const, EntityRef, Func, GlobalVar, Inst, SecondaryMap, Type, Value};
+pub use function::{BlockData, FuncKind, Function, Layout, ValueData, ValueDef};
+pub use instructions::*;
+pub use types::{TypeData, TypeTable};
+
+use crate::kernel_info::{AddressSpace, KernelInfo};
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConstData {
+    /// An integer or bool (0/1), zero-extended into 64 bits.
+    Int { ty: Type, bits: u64 },
+    /// A float by its IEEE bits (f16 / f32 / f64 in the low bits).
+    Float { ty: Type, bits: u64 },
+    /// All zero bits of any type (OpConstantNull, zeroinitializer).
+    Null { ty: Type },
+    Undef { ty: Type },
+    /// A vector, array or struct of constants.
+    Composite { ty: Type, parts: Vec<Const> },
+}
+
+impl ConstData {
+    pub fn ty(&self) -> Type {
+        match self {
+            ConstData::Int { ty, .. }
+            | ConstData::Float { ty, .. }
+            | ConstData::Null { ty }
+            | ConstData::Undef { ty }
+            | ConstData::Composite { ty, .. } => *ty,
+        }
+    }
+}
+
+/// Built-in input variables, replaced by `WorkItem` instructions when read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BuiltinVar {
+    WorkItem(WorkItemQuery),
+}
+
+#[derive(Debug, Clone)]
+pub struct GlobalVarData {
+    pub name: String,
+    /// The type of the variable's contents.
+    pub ty: Type,
+    pub space: AddressSpace,
+    pub init: Option<Const>,
+    pub builtin: Option<BuiltinVar>,
+    pub align: u32,
+}
+
+/// A kernel entry point: its function and what the runtime must know about it.
+#[derive(Debug, Clone)]
+pub struct Kernel {
+    pub func: Func,
+    pub info: KernelInfo,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Module {
+    pub types: TypeTable,
+    pub constants: Arena<Const, ConstData>,
+    pub globals: Arena<GlobalVar, GlobalVarData>,
+    pub functions: Arena<Func, Function>,
+    pub kernels: Vec<Kernel>,
+}
+
+impl Module {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn add_const(&mut self, c: ConstData) -> Const {
+        self.constants.push(c)
+    }
+    pub fn kernel(&self, name: &str) -> Option<&Kernel> {
+        self.kernels.iter().find(|k| k.info.name == name)
+    }
+}

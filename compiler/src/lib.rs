@@ -1,0 +1,140 @@
+//! The SoftCL compiler: OpenCL C -> SPIR-V (clang-15 | llvm-spirv-15) -> SoftCL IR (rspirv)
+//! -> passes -> LLVM 22 (inkwell) -> native code for the host.
+//!
+//! It knows nothing of the OpenCL runtime or the C ABI. Entry points:
+//! - [`compile_source`]: OpenCL C source + build options -> [`Program`] (SPIR-V, IR, kernels).
+//! - [`load_spirv`]: SPIR-V binary (clCreateProgramWithIL) -> [`Program`].
+//! - [`Program::codegen`]: a built program -> [`NativeProgram`] of callable kernels.
+
+pub mod abi;
+pub mod back;
+pub mod front;
+pub mod ir;
+pub mod kernel_info;
+pub mod passes;
+
+pub use abi::{WorkGroupContext, WorkGroupEntry, FINISHED};
+pub use kernel_info::{AccessQualifier, AddressSpace, ArgKind, KernelArg, KernelInfo, TypeQualifiers};
+
+use std::sync::Arc;
+
+/// What the code is generated for.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Target {
+    /// LLVM CPU name ("skylake-avx512"); `None` = the host's.
+    pub cpu: Option<String>,
+    /// LLVM feature string ("+avx2,+fma"); `None` = the host's.
+    pub features: Option<String>,
+    /// Optional OpenCL C features the device does not have, as clang `-cl-ext` names
+    /// ("cl_khr_fp64", "__opencl_c_fp64", "__opencl_c_images", ...): using them is a build
+    /// error.
+    pub disabled_features: Vec<String>,
+    /// Highest OpenCL C version the device supports ("CL3.0").
+    pub max_cl_std: String,
+}
+
+impl Default for Target {
+    fn default() -> Self {
+        Self { cpu: None, features: None, disabled_features: Vec::new(), max_cl_std: "CL3.0".into() }
+    }
+}
+
+/// A failed build: the log the application reads through CL_PROGRAM_BUILD_LOG.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildError {
+    pub kind: BuildErrorKind,
+    pub log: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BuildErrorKind {
+    /// The options string is malformed (CL_INVALID_BUILD_OPTIONS).
+    InvalidOptions,
+    /// The source or IL does not compile (CL_BUILD_PROGRAM_FAILURE).
+    CompileFailed,
+    /// The IL is not valid SPIR-V for OpenCL (CL_INVALID_VALUE from clCreateProgramWithIL).
+    InvalidIl,
+    /// The toolchain could not be run (CL_COMPILER_NOT_AVAILABLE).
+    CompilerNotAvailable,
+}
+
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.log)
+    }
+}
+
+/// A program built to SPIR-V and translated into SoftCL IR.
+#[derive(Debug, Clone)]
+pub struct Program {
+    /// The SPIR-V module (kept for clGetProgramInfo(CL_PROGRAM_IL) and binaries).
+    pub spirv: Vec<u32>,
+    pub module: ir::Module,
+    /// Warnings and notes of a successful build.
+    pub log: String,
+}
+
+impl Program {
+    pub fn kernels(&self) -> impl Iterator<Item = &KernelInfo> {
+        self.module.kernels.iter().map(|k| &k.info)
+    }
+    pub fn kernel(&self, name: &str) -> Option<&KernelInfo> {
+        self.module.kernel(name).map(|k| &k.info)
+    }
+    /// Runs the passes and generates native code for every kernel.
+    pub fn codegen(&self, target: &Target) -> Result<Arc<NativeProgram>, BuildError> {
+        back::codegen(&self.module, target)
+    }
+}
+
+/// OpenCL C source -> Program, with the application's build options (-D, -I, -cl-std ...).
+pub fn compile_source(source: &str, options: &str, target: &Target) -> Result<Program, BuildError> {
+    front::compile_source(source, options, target)
+}
+
+/// A SPIR-V binary (bytes, little or big endian) -> Program.
+pub fn load_spirv(bytes: &[u8]) -> Result<Program, BuildError> {
+    front::load_spirv(bytes)
+}
+
+/// Native code for the kernels of a program; kernels stay valid while this lives.
+pub struct NativeProgram {
+    pub kernels: Vec<NativeKernel>,
+    /// Keeps the JIT (and the memory holding the code) alive.
+    pub(crate) _code: Box<dyn std::any::Any + Send + Sync>,
+}
+
+impl std::fmt::Debug for NativeProgram {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NativeProgram").field("kernels", &self.kernels).finish()
+    }
+}
+
+impl NativeProgram {
+    pub fn kernel(&self, name: &str) -> Option<&NativeKernel> {
+        self.kernels.iter().find(|k| k.info.name == name)
+    }
+}
+
+/// One compiled kernel: its metadata (with barrier count and state size filled in) and entry.
+#[derive(Debug, Clone)]
+pub struct NativeKernel {
+    pub info: KernelInfo,
+    pub(crate) entry: WorkGroupEntry,
+}
+
+impl NativeKernel {
+    /// Runs work-items `first..end` of the work-group `ctx` from `resume_at`; see [`abi`].
+    ///
+    /// The caller promises that `args` is an argument block laid out as `self.info.args`
+    /// says, whose pointers are valid for every access the kernel makes, and that `ctx`
+    /// points at local memory and work-item state of the sizes `self.info` gives.
+    pub fn run(&self, args: &[u8], ctx: &WorkGroupContext, first: u32, end: u32, resume_at: u32) -> u32 {
+        assert!(args.len() >= self.info.arg_block_size, "argument block too small");
+        // SAFETY: `entry` was produced by the code generator for exactly this signature and
+        // the code it points at is kept alive by the `NativeProgram` owning this kernel. The
+        // argument block and context satisfy the layout contract stated above, which the
+        // device checks before calling.
+        unsafe { (self.entry)(args.as_ptr(), ctx, first, end, resume_at) }
+    }
+}

@@ -1,0 +1,1 @@
+//! IR passes and analyses (inlining, barrier regions, ...).

@@ -1,0 +1,13 @@
+//! Observer hooks for anything that watches execution (the Gen model, memory checking, race
+//! detection), in the manner of Oclgrind's plugins: every hook is a no-op by default.
+
+/// Hooks called around the execution of an NDRange.
+pub trait Observer: Send + Sync {
+    fn kernel_begin(&self, _kernel: &str, _global_size: [usize; 3], _local_size: [usize; 3]) {}
+    fn kernel_end(&self, _kernel: &str) {}
+    fn work_group_begin(&self, _group_id: [usize; 3]) {}
+    fn work_group_end(&self, _group_id: [usize; 3]) {}
+    /// A hardware thread of `lanes` work-items (starting at linear local id `first`) ran one
+    /// barrier region, ending at `barrier` (0 = the kernel's end).
+    fn thread_region(&self, _group_id: [usize; 3], _first: u32, _lanes: u32, _barrier: u32) {}
+}
