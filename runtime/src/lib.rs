@@ -15,7 +15,10 @@ pub mod device;
 pub mod errors;
 pub mod event;
 pub mod handle;
+pub mod kernel;
+pub mod memory;
 pub mod platform;
+pub mod program;
 pub mod queue;
 
 pub use errors::error_name;

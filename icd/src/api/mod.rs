@@ -3,4 +3,11 @@
 //! an honest error (listed in docs/API_STATUS.md).
 
 pub mod context;
+pub mod device;
+pub mod enqueue;
+pub mod event;
+pub mod kernel;
+pub mod memory;
 pub mod platform;
+pub mod program;
+pub mod queue;
