@@ -3,17 +3,24 @@
 //! runs NDRanges of compiled kernels ([`Device::launch`]). It knows nothing of handles or the
 //! C ABI. Memory is host memory: buffer addresses in argument blocks are host addresses.
 
+mod common;
 pub mod cpu;
+mod exec;
+pub mod features;
 pub mod gen;
 pub mod info;
 pub mod launch;
 pub mod observer;
+pub mod pick;
 
+pub use cpu::CpuDevice;
+pub use gen::{GenConfig, GenDevice};
 pub use info::*;
 pub use launch::{Launch, LaunchError, LaunchReport};
+pub use observer::Observer;
 
 use softcl_compiler::Target;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 pub trait Device: Send + Sync + std::fmt::Debug {
     /// The static description of the device.
@@ -27,8 +34,27 @@ pub trait Device: Send + Sync + std::fmt::Debug {
     fn pick_local_size(&self, kernel: &softcl_compiler::KernelInfo, work_dim: u32, global: [usize; 3]) -> [usize; 3];
 }
 
-/// The devices of the SoftCL platform, in the order clGetDeviceIDs lists them.
+/// The devices of the SoftCL platform, in the order clGetDeviceIDs lists them: the host CPU,
+/// then the Gen GPU model (gen9-gt2 unless `SOFTCL_GEN_CONFIG` says otherwise).
+///
+/// The devices are created on the first call and shared by every later one (each owns a
+/// worker pool, started by its first launch).
 pub fn devices() -> Vec<Arc<dyn Device>> {
-    // The CPU device and the Gen9 GT2 model are added here by cpu/ and gen/.
-    Vec::new()
+    static DEVICES: OnceLock<Vec<Arc<dyn Device>>> = OnceLock::new();
+    DEVICES.get_or_init(|| vec![Arc::new(CpuDevice::new()) as Arc<dyn Device>, Arc::new(GenDevice::from_env())]).clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_then_gen() {
+        let d = devices();
+        assert_eq!(d.len(), 2);
+        assert_eq!(d[0].info().kind, DeviceKind::Cpu);
+        assert_eq!(d[1].info().kind, DeviceKind::Gpu);
+        // The same device objects every time (one worker pool each).
+        assert!(Arc::ptr_eq(&d[0], &devices()[0]));
+    }
 }

@@ -1,5 +1,12 @@
 //! Observer hooks for anything that watches execution (the Gen model, memory checking, race
 //! detection), in the manner of Oclgrind's plugins: every hook is a no-op by default.
+//!
+//! An observer is passed to `CpuDevice::launch_observed` / `GenDevice::launch_observed` as an
+//! `Option<Arc<dyn Observer>>` (owned, because the persistent worker threads outlive the
+//! call's borrows). `kernel_begin` / `kernel_end` run on the launching thread; the other hooks
+//! run on the worker threads, concurrently for different work-groups and in order within one.
+//! On the CPU device a "hardware thread" is the whole work-group (one call per region); on the
+//! Gen device it is one SIMD-width slice.
 
 /// Hooks called around the execution of an NDRange.
 pub trait Observer: Send + Sync {

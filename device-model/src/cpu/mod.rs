@@ -1,1 +1,235 @@
-//! The CPU device.
+//! The CPU device: the host processor, described from /proc and /sys, running work-groups on
+//! a persistent pool of one worker per hardware thread.
+//!
+//! Choices where implementations differ:
+//! - Local memory is reported as CL_GLOBAL, as PoCL and Intel's CPU runtime do: `__local`
+//!   buffers are ordinary cached host memory with no dedicated scratchpad, and applications
+//!   that test for CL_LOCAL to decide whether tiling through local memory pays off then
+//!   correctly learn that on this device it does not. The 64 KiB limit is enforced.
+//! - The maximum work-group size is 4096 (Intel's CPU runtime reports 8192): each worker keeps
+//!   work-item state for a whole work-group (size x state per work-item across barriers), and
+//!   4096 keeps that bounded while leaving groups of hundreds of SIMD packets.
+//! - Preferred and native vector widths are the host's register widths (as PoCL reports
+//!   them); half and double are 0 because neither type is supported yet.
+
+pub mod host;
+
+use crate::common;
+use crate::exec::{Executor, Limits, Schedule};
+use crate::features;
+use crate::info::*;
+use crate::launch::{Launch, LaunchError, LaunchReport};
+use crate::observer::Observer;
+use crate::pick::{pick_local_size, PickParams};
+use crate::Device;
+use host::SimdBytes;
+use softcl_compiler::{KernelInfo, Target};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Maximum work-group size of the CPU device (see the module documentation).
+pub const CPU_MAX_WORK_GROUP_SIZE: usize = 4096;
+/// `__local` memory per work-group.
+pub const CPU_LOCAL_MEM_SIZE: u64 = 64 << 10;
+/// Used when /proc/meminfo cannot be read.
+const FALLBACK_GLOBAL_MEM: u64 = 1 << 30;
+/// Used when /sys has no cache description.
+const FALLBACK_CACHE: u64 = 1 << 20;
+
+#[derive(Debug)]
+pub struct CpuDevice {
+    info: DeviceInfo,
+    target: Target,
+    simd_width: usize,
+    executor: Executor,
+}
+
+impl CpuDevice {
+    /// The host processor as an OpenCL device.
+    pub fn new() -> Self {
+        let simd = SimdBytes::host();
+        let info = host_device_info(&simd);
+        let target = common::target_for(&info);
+        let threads = info.max_compute_units as usize;
+        Self { info, target, simd_width: simd.float_lanes(), executor: Executor::new(threads, "cpu") }
+    }
+
+    /// The SIMD width work-items are packed at (float lanes of the host's vector registers).
+    pub fn simd_width(&self) -> usize {
+        self.simd_width
+    }
+
+    /// [`Device::launch`] with an observer watching the execution.
+    pub fn launch_observed(
+        &self,
+        launch: &Launch<'_>,
+        observer: Option<Arc<dyn Observer>>,
+    ) -> Result<LaunchReport, LaunchError> {
+        let start = Instant::now();
+        let limits =
+            Limits { max_work_group_size: self.info.max_work_group_size, local_mem_size: self.info.local_mem_size };
+        common::run_launch(&self.executor, launch, |_| Ok((Schedule::WholeGroup, ())), observer, limits)?;
+        let elapsed = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        Ok(LaunchReport { device_time_ns: Some(elapsed), report: None })
+    }
+
+    fn pick_params(&self) -> PickParams {
+        PickParams {
+            max_work_group_size: self.info.max_work_group_size,
+            max_work_item_sizes: self.info.max_work_item_sizes,
+            multiple: self.simd_width,
+            target_groups: self.info.max_compute_units as usize,
+        }
+    }
+}
+
+impl Default for CpuDevice {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Device for CpuDevice {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+    fn target(&self) -> &Target {
+        &self.target
+    }
+    fn launch(&self, launch: &Launch<'_>) -> Result<LaunchReport, LaunchError> {
+        self.launch_observed(launch, None)
+    }
+    fn pick_local_size(&self, kernel: &KernelInfo, work_dim: u32, global: [usize; 3]) -> [usize; 3] {
+        pick_local_size(&self.pick_params(), kernel, work_dim, global)
+    }
+}
+
+/// The description of the host processor.
+pub fn host_device_info(simd: &SimdBytes) -> DeviceInfo {
+    let cpuinfo = host::parse_cpuinfo(&std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default());
+    let (vendor, vendor_id) = host::vendor(cpuinfo.vendor_id.as_deref());
+    let name = cpuinfo.model_name.clone().unwrap_or_else(host::fallback_name);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // The maximum clock: cpufreq's maximum, else the current "cpu MHz", else 0 (unknown).
+    let clock = host::cpufreq_max_mhz().or_else(|| cpuinfo.mhz.map(|m| m.round() as u32)).unwrap_or(0);
+    let global_mem = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| host::parse_meminfo_total(&t))
+        .unwrap_or(FALLBACK_GLOBAL_MEM);
+    let max_alloc = (global_mem / 4).max(128 << 20).min(global_mem);
+    let widths = simd.vector_widths();
+
+    let mut info = DeviceInfo {
+        kind: DeviceKind::Cpu,
+        name,
+        vendor,
+        vendor_id,
+        version: common::device_version(),
+        driver_version: env!("CARGO_PKG_VERSION").into(),
+        opencl_c_version: common::opencl_c_version(),
+        opencl_c_all_versions: common::opencl_c_all_versions(),
+        opencl_c_features: Vec::new(),
+        extensions: Vec::new(),
+        ils: common::spirv_ils(4),
+        latest_conformance_version_passed: common::NO_CONFORMANCE.into(),
+
+        max_compute_units: u32::try_from(threads).unwrap_or(u32::MAX),
+        max_clock_frequency_mhz: clock,
+        max_work_item_sizes: [CPU_MAX_WORK_GROUP_SIZE; 3],
+        max_work_group_size: CPU_MAX_WORK_GROUP_SIZE,
+        preferred_work_group_size_multiple: simd.float_lanes(),
+        preferred_vector_widths: widths,
+        native_vector_widths: widths,
+        sub_group_sizes: Vec::new(),
+        max_num_sub_groups: 0,
+
+        address_bits: 64,
+        global_mem_size: global_mem,
+        max_mem_alloc_size: max_alloc,
+        global_mem_cache_type: CacheType::ReadWrite,
+        global_mem_cacheline_size: 64,
+        global_mem_cache_size: host::largest_cache_bytes().unwrap_or(FALLBACK_CACHE),
+        max_constant_buffer_size: max_alloc,
+        max_constant_args: 8,
+        local_mem_kind: LocalMemKind::Global,
+        local_mem_size: CPU_LOCAL_MEM_SIZE,
+        // 1024 bits = 128 bytes, the alignment of every block the executor hands to kernels.
+        mem_base_addr_align_bits: 1024,
+        min_data_type_align_size: 128,
+        // The argument block is copied into a heap buffer: no hardware limit; 4 KiB.
+        max_parameter_size: 4096,
+        host_unified_memory: true,
+        error_correction_support: false,
+        endian_little: cfg!(target_endian = "little"),
+        printf_buffer_size: 1 << 20,
+
+        single_fp_config: common::fp32_config(),
+        double_fp_config: None,
+        half_fp_config: None,
+
+        images: None,
+        atomic_memory_capabilities: common::atomic_memory_capabilities(),
+        atomic_fence_capabilities: common::atomic_fence_capabilities(),
+        non_uniform_work_group_support: true,
+        work_group_collective_functions_support: false,
+        generic_address_space_support: false,
+        sub_group_independent_forward_progress: false,
+
+        profiling_timer_resolution_ns: 1,
+        queue_out_of_order: false,
+    };
+    features::derive_feature_lists(&mut info);
+    info
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn describes_the_host() {
+        let dev = CpuDevice::new();
+        let info = dev.info();
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let model = cpuinfo
+            .lines()
+            .find(|l| l.starts_with("model name"))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string());
+        assert!(!info.name.is_empty());
+        if let Some(model) = model.filter(|m| !m.is_empty()) {
+            assert_eq!(info.name, model);
+        }
+        assert_eq!(info.kind, DeviceKind::Cpu);
+        assert_eq!(info.max_compute_units as usize, std::thread::available_parallelism().map_or(1, |n| n.get()));
+        assert!(info.global_mem_size > 0);
+        assert!(info.max_mem_alloc_size <= info.global_mem_size);
+        assert!(info.max_mem_alloc_size >= (info.global_mem_size / 4).min(128 << 20));
+        assert_eq!(info.local_mem_kind, LocalMemKind::Global);
+        assert_eq!(info.local_mem_size, 65536);
+        assert_eq!(info.max_work_group_size, 4096);
+        assert!([4, 8, 16].contains(&info.preferred_work_group_size_multiple));
+        assert_eq!(info.preferred_work_group_size_multiple, dev.simd_width());
+        assert_eq!(info.preferred_vector_widths.double, 0);
+        assert_eq!(info.preferred_vector_widths.half, 0);
+        assert!(info.double_fp_config.is_none() && info.half_fp_config.is_none() && info.images.is_none());
+        assert_eq!(info.version, format!("OpenCL 3.0 SoftCL {}", env!("CARGO_PKG_VERSION")));
+        assert_eq!(info.ils.len(), 5);
+        assert!(info.global_mem_cache_size >= 1 << 10);
+        #[cfg(target_arch = "x86_64")]
+        {
+            let expected = if std::arch::is_x86_feature_detected!("avx512f") {
+                16
+            } else if std::arch::is_x86_feature_detected!("avx") {
+                8
+            } else {
+                4
+            };
+            assert_eq!(dev.simd_width(), expected);
+            let vendor_id = cpuinfo.lines().find(|l| l.starts_with("vendor_id")).map(|l| l.contains("GenuineIntel"));
+            if vendor_id == Some(true) {
+                assert_eq!((info.vendor.as_str(), info.vendor_id), ("Intel(R) Corporation", 0x8086));
+            }
+        }
+    }
+}

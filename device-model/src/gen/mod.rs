@@ -1,1 +1,297 @@
 //! The modelled Intel Gen GPU device.
+//!
+//! Results are computed on the host (its [`Target`] is the host CPU), but work-groups run the
+//! way the GPU runs them: each work-group as `ceil(size / simd)` SIMD-width hardware threads,
+//! region by region between barriers, with [`Observer`] hooks around work-groups and thread
+//! regions where the performance model plugs in. The description is what a real Gen9 GT2
+//! reports through clinfo (NEO), except for what SoftCL does not implement yet.
+//!
+//! Withheld until implemented (a real Gen9 has them; advertising them would let applications
+//! build code that then fails or computes wrongly):
+//! - fp64 (`cl_khr_fp64`, double vector widths 1) and fp16 (`cl_khr_fp16`, half widths 8):
+//!   widths are reported as 0, as the specification requires for unsupported types;
+//! - images and samplers (2D 16384^2, 3D 16384x16384x2048, 128 read / 128 write image args,
+//!   16 samplers; `cl_khr_3d_image_writes`, `cl_khr_image2d_from_buffer`,
+//!   `cl_khr_depth_images`);
+//! - sub-groups (sizes 8, 16, 32; `cl_khr_subgroups`, `cl_intel_subgroups`,
+//!   `cl_intel_required_subgroup_size`): `GenConfig::simd_widths` keeps the sizes;
+//! - int64 atomics, generic address space, device-scope and acq_rel/seq_cst atomics;
+//! - out-of-order queues;
+//! - correctly rounded fp32 divide/sqrt.
+
+pub mod config;
+
+pub use config::{GenConfig, SlmAllocRule};
+
+use crate::common;
+use crate::cpu::host;
+use crate::exec::{Executor, Limits, NdRange, Schedule};
+use crate::features;
+use crate::info::*;
+use crate::launch::{Launch, LaunchError, LaunchReport};
+use crate::observer::Observer;
+use crate::pick::{pick_local_size, PickParams};
+use crate::Device;
+use softcl_compiler::{KernelInfo, Target};
+use std::sync::Arc;
+
+/// NEO's CL_DEVICE_MAX_MEM_ALLOC_SIZE on Gen9: 4 GiB minus 8 KiB.
+const NEO_MAX_ALLOC: u64 = (4 << 30) - (8 << 10);
+
+#[derive(Debug)]
+pub struct GenDevice {
+    config: GenConfig,
+    info: DeviceInfo,
+    target: Target,
+    executor: Executor,
+}
+
+impl GenDevice {
+    /// The device modelling `config`.
+    pub fn new(config: GenConfig) -> Self {
+        let info = gen_device_info(&config);
+        let target = common::target_for(&info);
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Self { config, info, target, executor: Executor::new(threads, "gen") }
+    }
+
+    /// The device for the configuration chosen by `SOFTCL_GEN_CONFIG` (default gen9-gt2). An
+    /// unknown name falls back to the default with a warning on stderr.
+    pub fn from_env() -> Self {
+        let config = GenConfig::from_env().unwrap_or_else(|e| {
+            eprintln!("SoftCL: {e}; using {}", GenConfig::default().key);
+            GenConfig::default()
+        });
+        Self::new(config)
+    }
+
+    pub fn config(&self) -> &GenConfig {
+        &self.config
+    }
+
+    /// [`Device::launch`] with an observer (the performance model, a checker) watching.
+    pub fn launch_observed(
+        &self,
+        launch: &Launch<'_>,
+        observer: Option<Arc<dyn Observer>>,
+    ) -> Result<LaunchReport, LaunchError> {
+        let info = &launch.kernel.info;
+        let limits =
+            Limits { max_work_group_size: self.info.max_work_group_size, local_mem_size: self.info.local_mem_size };
+        let choose = |range: &NdRange| {
+            let (simd, why) = choose_simd(&self.config, info, range.enqueued_group_size())?;
+            Ok((Schedule::Simd(simd), (simd, why)))
+        };
+        let (range, (simd, why)) = common::run_launch(&self.executor, launch, choose, observer, limits)?;
+        let simd64 = u64::from(simd);
+        let threads_per_wg = (range.enqueued_group_size() as u64).div_ceil(simd64);
+        let hw_threads = range.sum_over_groups(|n| n.div_ceil(simd64));
+        let report = format!(
+            "kernel {}: SIMD{simd} ({why}); {threads_per_wg} hardware threads per work-group of {}; \
+             {} work-groups; {hw_threads} hardware threads launched",
+            info.name,
+            range.enqueued_group_size(),
+            range.group_count,
+        );
+        Ok(LaunchReport { device_time_ns: None, report: Some(report) })
+    }
+}
+
+impl Default for GenDevice {
+    fn default() -> Self {
+        Self::new(GenConfig::default())
+    }
+}
+
+impl Device for GenDevice {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+    fn target(&self) -> &Target {
+        &self.target
+    }
+    fn launch(&self, launch: &Launch<'_>) -> Result<LaunchReport, LaunchError> {
+        self.launch_observed(launch, None)
+    }
+    fn pick_local_size(&self, kernel: &KernelInfo, work_dim: u32, global: [usize; 3]) -> [usize; 3] {
+        let params = PickParams {
+            max_work_group_size: self.info.max_work_group_size,
+            max_work_item_sizes: self.info.max_work_item_sizes,
+            multiple: self.config.preferred_work_group_multiple,
+            target_groups: self.config.subslices() as usize,
+        };
+        pick_local_size(&params, kernel, work_dim, global)
+    }
+}
+
+/// The SIMD width a kernel runs at, and why:
+/// - a required sub-group size (`intel_reqd_sub_group_size`) fixes it;
+/// - a work-group of 8 or fewer work-items forces SIMD8, of 16 or fewer rules out SIMD32;
+/// - otherwise SIMD16 for now. Intel's compiler tries SIMD32, 16, 8 and keeps the first that
+///   does not spill registers; that register-pressure rule comes with the performance model.
+pub fn choose_simd(
+    config: &GenConfig,
+    kernel: &KernelInfo,
+    work_group_size: usize,
+) -> Result<(u32, &'static str), LaunchError> {
+    if let Some(s) = kernel.reqd_sub_group_size {
+        return if config.simd_widths.contains(&(s as usize)) {
+            Ok((s, "required sub-group size"))
+        } else {
+            Err(LaunchError::Invalid(format!("kernel {}: required sub-group size {s} is not supported", kernel.name)))
+        };
+    }
+    Ok(if work_group_size <= 8 {
+        (8, "work-group size <= 8 forces SIMD8")
+    } else if work_group_size <= 16 {
+        (16, "work-group size <= 16 rules out SIMD32")
+    } else {
+        (16, "default until the register-pressure model")
+    })
+}
+
+/// What the modelled GPU reports through clinfo (see the module documentation for what is
+/// withheld).
+pub fn gen_device_info(c: &GenConfig) -> DeviceInfo {
+    // Integrated GPU: global memory is the host's. NEO reports 80% of system memory and caps
+    // a single allocation at 4 GiB - 8 KiB.
+    let host_mem =
+        std::fs::read_to_string("/proc/meminfo").ok().and_then(|t| host::parse_meminfo_total(&t)).unwrap_or(1 << 30);
+    let global_mem = host_mem / 5 * 4;
+    let max_alloc = global_mem.min(NEO_MAX_ALLOC);
+    let widths = VectorWidths { char: 16, short: 8, int: 4, long: 1, half: 0, float: 1, double: 0 };
+    let mut info = DeviceInfo {
+        kind: DeviceKind::Gpu,
+        name: c.device_name.into(),
+        vendor: "Intel(R) Corporation".into(),
+        vendor_id: 0x8086,
+        version: common::device_version(),
+        driver_version: env!("CARGO_PKG_VERSION").into(),
+        opencl_c_version: common::opencl_c_version(),
+        opencl_c_all_versions: common::opencl_c_all_versions(),
+        opencl_c_features: Vec::new(),
+        extensions: Vec::new(),
+        ils: common::spirv_ils(c.spirv_max_minor),
+        latest_conformance_version_passed: common::NO_CONFORMANCE.into(),
+
+        max_compute_units: c.eus(),
+        max_clock_frequency_mhz: c.max_clock_mhz,
+        max_work_item_sizes: [c.max_work_group_size; 3],
+        max_work_group_size: c.max_work_group_size,
+        preferred_work_group_size_multiple: c.preferred_work_group_multiple,
+        preferred_vector_widths: widths,
+        native_vector_widths: widths,
+        sub_group_sizes: Vec::new(),
+        max_num_sub_groups: 0,
+
+        address_bits: 64,
+        global_mem_size: global_mem,
+        max_mem_alloc_size: max_alloc,
+        global_mem_cache_type: CacheType::ReadWrite,
+        global_mem_cacheline_size: c.cacheline_bytes,
+        global_mem_cache_size: c.l3_bytes,
+        max_constant_buffer_size: max_alloc,
+        max_constant_args: 8,
+        local_mem_kind: LocalMemKind::Local,
+        local_mem_size: c.slm_max_per_work_group,
+        mem_base_addr_align_bits: 1024,
+        min_data_type_align_size: 128,
+        max_parameter_size: 2048,
+        host_unified_memory: true,
+        error_correction_support: false,
+        endian_little: true,
+        printf_buffer_size: c.printf_buffer_bytes,
+
+        single_fp_config: common::fp32_config(),
+        double_fp_config: None,
+        half_fp_config: None,
+
+        images: None,
+        atomic_memory_capabilities: common::atomic_memory_capabilities(),
+        atomic_fence_capabilities: common::atomic_fence_capabilities(),
+        non_uniform_work_group_support: true,
+        work_group_collective_functions_support: false,
+        generic_address_space_support: false,
+        sub_group_independent_forward_progress: false,
+
+        profiling_timer_resolution_ns: c.timer_resolution_ns,
+        queue_out_of_order: false,
+    };
+    features::derive_feature_lists(&mut info);
+    info
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gen9_gt2_reports_the_clinfo_values() {
+        let dev = GenDevice::default();
+        let i = dev.info();
+        assert_eq!(i.kind, DeviceKind::Gpu);
+        assert_eq!(i.name, "Intel(R) Gen9 HD Graphics GT2 (SoftCL model)");
+        assert!(i.name.contains("SoftCL model"));
+        assert_eq!((i.vendor.as_str(), i.vendor_id), ("Intel(R) Corporation", 0x8086));
+        assert_eq!(i.max_compute_units, 24);
+        assert_eq!(i.max_clock_frequency_mhz, 1150);
+        assert_eq!(i.max_work_group_size, 256);
+        assert_eq!(i.max_work_item_sizes, [256; 3]);
+        assert_eq!(i.preferred_work_group_size_multiple, 32);
+        let w = i.preferred_vector_widths;
+        assert_eq!((w.char, w.short, w.int, w.long, w.float), (16, 8, 4, 1, 1));
+        assert_eq!((w.half, w.double), (0, 0), "fp16/fp64 withheld");
+        assert_eq!(i.native_vector_widths, w);
+        assert_eq!(i.address_bits, 64);
+        assert_eq!(i.global_mem_cacheline_size, 64);
+        assert_eq!(i.global_mem_cache_size, 768 << 10);
+        assert_eq!(i.global_mem_cache_type, CacheType::ReadWrite);
+        assert_eq!((i.local_mem_kind, i.local_mem_size), (LocalMemKind::Local, 65536));
+        assert_eq!(i.min_data_type_align_size, 128);
+        assert_eq!(i.mem_base_addr_align_bits, 1024);
+        assert_eq!(i.profiling_timer_resolution_ns, 83);
+        assert_eq!(i.printf_buffer_size, 4 << 20);
+        assert_eq!(i.ils.iter().map(|v| v.version).collect::<Vec<_>>(), [(1, 0, 0), (1, 1, 0), (1, 2, 0), (1, 3, 0)]);
+        assert!(i.max_mem_alloc_size <= i.global_mem_size);
+        // Withheld until implemented.
+        assert!(i.double_fp_config.is_none() && i.half_fp_config.is_none() && i.images.is_none());
+        assert!(i.sub_group_sizes.is_empty());
+        assert_eq!(dev.config().simd_widths, [8, 16, 32]);
+        assert_eq!(dev.target().cpu, None, "results are computed on the host");
+    }
+
+    #[test]
+    fn other_configurations() {
+        let gt3 = GenDevice::new(GenConfig::gen9_gt3());
+        assert_eq!(gt3.info().max_compute_units, 48);
+        assert_eq!(gt3.info().global_mem_cache_size, 1536 << 10);
+        let xe = GenDevice::new(GenConfig::xe_lp());
+        assert_eq!(xe.info().max_work_group_size, 512);
+        assert_eq!(xe.info().preferred_work_group_size_multiple, 64);
+        assert_eq!(xe.info().local_mem_size, 64 << 10);
+    }
+
+    #[test]
+    fn simd_choice() {
+        let c = GenConfig::default();
+        let k = KernelInfo::default();
+        assert_eq!(choose_simd(&c, &k, 1).unwrap().0, 8);
+        assert_eq!(choose_simd(&c, &k, 8).unwrap().0, 8);
+        assert_eq!(choose_simd(&c, &k, 9).unwrap().0, 16);
+        assert_eq!(choose_simd(&c, &k, 16).unwrap().0, 16);
+        assert_eq!(choose_simd(&c, &k, 256).unwrap().0, 16);
+        let reqd = KernelInfo { reqd_sub_group_size: Some(32), ..KernelInfo::default() };
+        assert_eq!(choose_simd(&c, &reqd, 8).unwrap(), (32, "required sub-group size"));
+        let bad = KernelInfo { reqd_sub_group_size: Some(12), ..KernelInfo::default() };
+        assert!(choose_simd(&c, &bad, 64).is_err());
+    }
+
+    #[test]
+    fn picks_multiples_of_32_up_to_256() {
+        let dev = GenDevice::default();
+        let k = KernelInfo::default();
+        assert_eq!(dev.pick_local_size(&k, 1, [1 << 20, 1, 1]), [256, 1, 1]);
+        assert_eq!(dev.pick_local_size(&k, 1, [96, 1, 1]), [32, 1, 1]);
+        assert_eq!(dev.pick_local_size(&k, 2, [640, 480, 1]), [160, 1, 1]);
+    }
+}

@@ -1,0 +1,667 @@
+//! The executor shared by every SoftCL device: NDRange enumeration, per-worker buffers and a
+//! persistent thread pool.
+//!
+//! Design:
+//! - One [`Executor`] per device owns a pool of worker threads (one per host hardware thread),
+//!   started on the device's first launch and kept until the device is dropped.
+//! - A launch becomes a [`Job`]: the kernel, a copy of the argument block, the layout of
+//!   `__local` memory, the NDRange and a [`Schedule`]. The job is published in a slot and every
+//!   worker takes it; workers claim work-groups in chunks from one atomic counter.
+//! - Each worker keeps reusable 128-byte-aligned buffers across launches: `__local` memory
+//!   (the kernel's static `__local` variables, then each `__local` argument, each aligned to
+//!   128), work-item state (work-group size x `work_item_state_size`) and a private copy of the
+//!   argument block whose `ArgKind::Local` slots point at the worker's local memory.
+//! - A work-group runs region by region: resume point 0, then each barrier id returned, until
+//!   the kernel returns [`FINISHED`]. [`Schedule::WholeGroup`] runs all its work-items in one
+//!   call per region (the CPU device); [`Schedule::Simd`] runs SIMD-width slices as hardware
+//!   threads (the Gen device) and checks that they all reach the same barrier.
+//! - Launches on one device are serialised (each already uses every worker). A panic in a
+//!   worker is caught and turned into a [`LaunchError`]; the launch and the pool survive it.
+//!
+//! Everything a job holds is owned (`Arc`s and copies), so the persistent workers never see a
+//! borrowed pointer and no lifetime needs erasing. The launching thread does not return before
+//! every worker has stopped using the job, which keeps the compiled code (owned by the
+//! caller's `NativeProgram`) alive for as long as it can be called.
+
+use crate::launch::LaunchError;
+use crate::observer::Observer;
+use parking_lot::{Condvar, Mutex};
+use softcl_compiler::abi::BLOCK_ALIGN;
+use softcl_compiler::{ArgKind, KernelInfo, NativeKernel, WorkGroupContext, FINISHED};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// Compiled code the executor can run: [`NativeKernel`] in production, mocks in tests.
+pub(crate) trait GroupKernel: Send + Sync {
+    fn info(&self) -> &KernelInfo;
+    /// Runs work-items `first..end` of the work-group `ctx` from `resume_at` (see
+    /// `softcl_compiler::abi`); returns the barrier id reached or [`FINISHED`].
+    fn run(&self, args: &[u8], ctx: &WorkGroupContext, first: u32, end: u32, resume_at: u32) -> u32;
+}
+
+impl GroupKernel for NativeKernel {
+    fn info(&self) -> &KernelInfo {
+        &self.info
+    }
+    fn run(&self, args: &[u8], ctx: &WorkGroupContext, first: u32, end: u32, resume_at: u32) -> u32 {
+        NativeKernel::run(self, args, ctx, first, end, resume_at)
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// Aligned buffers
+
+/// One 128-byte block; a `Vec` of these is a 128-byte-aligned byte buffer.
+#[repr(C, align(128))]
+#[derive(Clone, Copy)]
+struct Chunk([u8; BLOCK_ALIGN]);
+
+const _: () = assert!(std::mem::size_of::<Chunk>() == BLOCK_ALIGN);
+const _: () = assert!(std::mem::align_of::<Chunk>() == BLOCK_ALIGN);
+
+/// A reusable, zero-initialised, [`BLOCK_ALIGN`]-aligned byte buffer.
+#[derive(Default)]
+pub(crate) struct AlignedBuf {
+    chunks: Vec<Chunk>,
+    len: usize,
+}
+
+impl AlignedBuf {
+    /// Makes the buffer `len` bytes long, reusing the allocation when it is big enough.
+    /// Contents are unspecified (but initialised) afterwards.
+    pub(crate) fn resize(&mut self, len: usize) -> Result<(), LaunchError> {
+        let needed = len.div_ceil(BLOCK_ALIGN);
+        if needed > self.chunks.len() {
+            self.chunks.try_reserve_exact(needed - self.chunks.len()).map_err(|_| {
+                LaunchError::OutOfResources(format!("cannot allocate {len} bytes of work-group memory"))
+            })?;
+            self.chunks.resize(needed, Chunk([0; BLOCK_ALIGN]));
+        }
+        self.len = len;
+        Ok(())
+    }
+
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The start of the buffer (aligned to [`BLOCK_ALIGN`], never null).
+    pub(crate) fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.chunks.as_mut_ptr().cast()
+    }
+
+    pub(crate) fn bytes(&self) -> &[u8] {
+        // SAFETY: `Chunk` is `repr(C)` around `[u8; 128]` with size 128 (checked above), so the
+        // `chunks.len() * 128` bytes behind the vector's pointer are initialised `u8`s without
+        // padding; `len <= chunks.len() * 128` by `resize`; the shared borrow of `self` keeps
+        // the vector alive and unmodified for the slice's lifetime.
+        unsafe { std::slice::from_raw_parts(self.chunks.as_ptr().cast::<u8>(), self.len) }
+    }
+
+    pub(crate) fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as in `bytes`; the exclusive borrow of `self` makes the slice the only access.
+        unsafe { std::slice::from_raw_parts_mut(self.chunks.as_mut_ptr().cast::<u8>(), self.len) }
+    }
+}
+
+fn align_up(n: usize) -> Option<usize> {
+    n.checked_next_multiple_of(BLOCK_ALIGN)
+}
+
+// ------------------------------------------------------------------------------------------
+// NDRange enumeration
+
+/// An NDRange split into work-groups. Work-groups are numbered linearly, dimension 0 fastest;
+/// the last group along a dimension is smaller when the enqueued local size does not divide
+/// the global size (a non-uniform NDRange).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NdRange {
+    pub work_dim: u32,
+    pub offset: [usize; 3],
+    pub global: [usize; 3],
+    /// The enqueued local size.
+    pub local: [usize; 3],
+    /// `ceil(global / local)` per dimension.
+    pub num_groups: [usize; 3],
+    /// Product of `num_groups`.
+    pub group_count: usize,
+}
+
+impl NdRange {
+    /// Checks and normalises a launch's geometry: dimensions beyond `work_dim` become global 1,
+    /// local 1, offset 0. A zero global size gives an empty range (nothing runs).
+    pub(crate) fn new(
+        work_dim: u32,
+        offset: [usize; 3],
+        global: [usize; 3],
+        local: [usize; 3],
+    ) -> Result<Self, LaunchError> {
+        if !(1..=3).contains(&work_dim) {
+            return Err(LaunchError::Invalid(format!("work_dim {work_dim} is not 1, 2 or 3")));
+        }
+        let dims = work_dim as usize;
+        let (mut o, mut g, mut l, mut n) = ([0; 3], [1; 3], [1; 3], [1; 3]);
+        for d in 0..dims {
+            if local[d] == 0 {
+                return Err(LaunchError::Invalid(format!("local size is 0 in dimension {d}")));
+            }
+            if offset[d].checked_add(global[d]).is_none() {
+                return Err(LaunchError::Invalid(format!("global offset + global size overflows in dimension {d}")));
+            }
+            o[d] = offset[d];
+            g[d] = global[d];
+            l[d] = local[d];
+            n[d] = global[d].div_ceil(local[d]);
+        }
+        let group_count = n
+            .iter()
+            .try_fold(1usize, |acc, &x| acc.checked_mul(x))
+            .filter(|&c| c <= usize::MAX / 2)
+            .ok_or_else(|| LaunchError::Invalid("too many work-groups".into()))?;
+        l.iter()
+            .try_fold(1usize, |acc, &x| acc.checked_mul(x))
+            .filter(|&s| s <= u32::MAX as usize)
+            .ok_or_else(|| LaunchError::Invalid("work-group size overflows".into()))?;
+        Ok(Self { work_dim, offset: o, global: g, local: l, num_groups: n, group_count })
+    }
+
+    /// The enqueued work-group size (product of `local`).
+    pub(crate) fn enqueued_group_size(&self) -> usize {
+        self.local.iter().product()
+    }
+
+    /// The group id of linear group number `linear`.
+    pub(crate) fn group_id(&self, linear: usize) -> [usize; 3] {
+        let [n0, n1, _] = self.num_groups;
+        [linear % n0, (linear / n0) % n1, linear / (n0 * n1)]
+    }
+
+    /// The local size of group `id` (smaller than `local` for a last, partial group).
+    pub(crate) fn group_size(&self, id: [usize; 3]) -> [usize; 3] {
+        std::array::from_fn(|d| self.local[d].min(self.global[d] - id[d] * self.local[d]))
+    }
+
+    /// A context for this NDRange, group 0, without memory pointers.
+    pub(crate) fn base_context(&self) -> WorkGroupContext {
+        let w = |a: [usize; 3]| a.map(|x| x as u64);
+        WorkGroupContext {
+            group_id: [0; 3],
+            local_size: w(self.group_size([0; 3])),
+            enqueued_local_size: w(self.local),
+            global_size: w(self.global),
+            global_offset: w(self.offset),
+            num_groups: w(self.num_groups),
+            work_dim: self.work_dim,
+            ..WorkGroupContext::default()
+        }
+    }
+
+    /// Points `ctx` at linear group `linear`; returns its id and its number of work-items.
+    pub(crate) fn set_group(&self, ctx: &mut WorkGroupContext, linear: usize) -> ([usize; 3], u32) {
+        let id = self.group_id(linear);
+        let size = self.group_size(id);
+        ctx.group_id = id.map(|x| x as u64);
+        ctx.local_size = size.map(|x| x as u64);
+        // Fits: at most the enqueued size, checked against u32 in `new`.
+        (id, size.iter().product::<usize>() as u32)
+    }
+
+    /// Work-items of all groups (the product of the global sizes).
+    #[cfg(test)]
+    pub(crate) fn work_items(&self) -> u128 {
+        self.global.iter().map(|&g| g as u128).product()
+    }
+
+    /// Sum over all groups of `f(group size)`, computed without visiting every group: along
+    /// each dimension there are at most two group sizes (full and the partial last one).
+    pub(crate) fn sum_over_groups(&self, f: impl Fn(u64) -> u64) -> u128 {
+        let per_dim: [[(u128, u64); 2]; 3] = std::array::from_fn(|d| {
+            let (g, l) = (self.global[d], self.local[d]);
+            [((g / l) as u128, l as u64), (u128::from(g % l != 0), (g % l) as u64)]
+        });
+        let mut total = 0u128;
+        for a in per_dim[0] {
+            for b in per_dim[1] {
+                for c in per_dim[2] {
+                    let count = a.0 * b.0 * c.0;
+                    if count > 0 {
+                        total = total.saturating_add(count.saturating_mul(f(a.1 * b.1 * c.1) as u128));
+                    }
+                }
+            }
+        }
+        total
+    }
+}
+
+/// The hardware threads a work-group of `n` work-items runs as at SIMD width `simd`: ranges
+/// of linear local ids `first..end`.
+pub(crate) fn simd_threads(n: u32, simd: u32) -> impl Iterator<Item = (u32, u32)> {
+    let simd = simd.max(1);
+    (0..n.div_ceil(simd)).map(move |t| (t * simd, n.min(t.saturating_add(1).saturating_mul(simd))))
+}
+
+// ------------------------------------------------------------------------------------------
+// Jobs
+
+/// How the work-items of one work-group are run in each region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Schedule {
+    /// All work-items in one call (the CPU device).
+    WholeGroup,
+    /// SIMD-width slices, one call per hardware thread (the Gen device).
+    Simd(u32),
+}
+
+/// Device limits a launch is checked against.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    pub max_work_group_size: usize,
+    pub local_mem_size: u64,
+}
+
+/// One launch, owned by the executor while it runs.
+pub(crate) struct Job {
+    kernel: Arc<dyn GroupKernel>,
+    args: Vec<u8>,
+    /// (offset of the argument slot in the block, offset in the worker's local memory).
+    local_slots: Vec<(usize, usize)>,
+    local_bytes: usize,
+    state_bytes: usize,
+    range: NdRange,
+    schedule: Schedule,
+    observer: Option<Arc<dyn Observer>>,
+    chunk: usize,
+    next: AtomicUsize,
+    completed: AtomicUsize,
+    aborted: AtomicBool,
+    error: Mutex<Option<LaunchError>>,
+}
+
+impl Job {
+    /// Checks a launch against the kernel's metadata and the device limits and lays out its
+    /// `__local` memory.
+    pub(crate) fn new(
+        kernel: Arc<dyn GroupKernel>,
+        args: &[u8],
+        local_arg_sizes: &[(usize, usize)],
+        range: NdRange,
+        schedule: Schedule,
+        observer: Option<Arc<dyn Observer>>,
+        limits: Limits,
+    ) -> Result<Self, LaunchError> {
+        let info = kernel.info();
+        let invalid = |m: String| Err(LaunchError::Invalid(format!("kernel {}: {m}", info.name)));
+        if args.len() < info.arg_block_size {
+            return invalid(format!(
+                "argument block has {} bytes, the kernel needs {}",
+                args.len(),
+                info.arg_block_size
+            ));
+        }
+        let wg = range.enqueued_group_size();
+        if wg > limits.max_work_group_size {
+            return invalid(format!("work-group size {wg} exceeds the device maximum {}", limits.max_work_group_size));
+        }
+        if let Some(reqd) = info.reqd_work_group_size {
+            if reqd != range.local {
+                return invalid(format!("local size {:?} differs from reqd_work_group_size {reqd:?}", range.local));
+            }
+        }
+        if let Schedule::Simd(w) = schedule {
+            if ![8, 16, 32].contains(&w) {
+                return invalid(format!("SIMD width {w} is not 8, 16 or 32"));
+            }
+        }
+
+        // __local memory: static variables first, then each __local argument.
+        let too_big = || LaunchError::OutOfResources(format!("kernel {}: __local memory size overflows", info.name));
+        let static_bytes = usize::try_from(info.static_local_mem_size).map_err(|_| too_big())?;
+        let mut requested = static_bytes as u64;
+        let mut local_bytes = align_up(static_bytes).ok_or_else(too_big)?;
+        let mut local_slots = Vec::new();
+        for &(index, _) in local_arg_sizes {
+            match info.args.get(index) {
+                Some(arg) if arg.kind == ArgKind::Local => {}
+                _ => return invalid(format!("argument {index} is given a __local size but is not a __local pointer")),
+            }
+        }
+        for (index, arg) in info.args.iter().enumerate() {
+            if arg.kind != ArgKind::Local {
+                continue;
+            }
+            let Some(&(_, size)) = local_arg_sizes.iter().find(|(i, _)| *i == index) else {
+                return invalid(format!("__local argument {index} ({}) has no size", arg.name));
+            };
+            if arg.offset.checked_add(8).is_none_or(|end| end > info.arg_block_size) {
+                return invalid(format!("__local argument {index} lies outside the argument block"));
+            }
+            local_slots.push((arg.offset, local_bytes));
+            requested = requested.saturating_add(size as u64);
+            local_bytes = local_bytes.checked_add(align_up(size).ok_or_else(too_big)?).ok_or_else(too_big)?;
+        }
+        if requested > limits.local_mem_size {
+            return Err(LaunchError::OutOfResources(format!(
+                "kernel {}: needs {requested} bytes of __local memory, the device has {}",
+                info.name, limits.local_mem_size
+            )));
+        }
+        let state_bytes =
+            usize::try_from(info.work_item_state_size).ok().and_then(|s| s.checked_mul(wg)).ok_or_else(|| {
+                LaunchError::OutOfResources(format!("kernel {}: work-item state size overflows", info.name))
+            })?;
+
+        let mut owned_args = Vec::new();
+        owned_args
+            .try_reserve_exact(args.len())
+            .map_err(|_| LaunchError::OutOfResources("cannot copy the argument block".into()))?;
+        owned_args.extend_from_slice(args);
+        Ok(Self {
+            kernel,
+            args: owned_args,
+            local_slots,
+            local_bytes,
+            state_bytes,
+            range,
+            schedule,
+            observer,
+            chunk: 1,
+            next: AtomicUsize::new(0),
+            completed: AtomicUsize::new(0),
+            aborted: AtomicBool::new(false),
+            error: Mutex::new(None),
+        })
+    }
+
+    fn fail(&self, error: LaunchError) {
+        let mut slot = self.error.lock();
+        if slot.is_none() {
+            *slot = Some(error);
+        }
+        self.aborted.store(true, Ordering::SeqCst);
+    }
+
+    fn is_over(&self) -> bool {
+        self.aborted.load(Ordering::SeqCst) || self.completed.load(Ordering::SeqCst) >= self.range.group_count
+    }
+
+    /// The worker side: prepare buffers, then claim and run chunks of work-groups.
+    fn work(&self, scratch: &mut Scratch) {
+        let mut ctx = match scratch.prepare(self) {
+            Ok(ctx) => ctx,
+            Err(e) => return self.fail(e),
+        };
+        let args = scratch.args.bytes();
+        let total = self.range.group_count;
+        while !self.aborted.load(Ordering::SeqCst) {
+            let start = self.next.fetch_add(self.chunk, Ordering::SeqCst);
+            if start >= total {
+                break;
+            }
+            for linear in start..total.min(start + self.chunk) {
+                if self.aborted.load(Ordering::SeqCst) {
+                    return;
+                }
+                let (id, n) = self.range.set_group(&mut ctx, linear);
+                let result = catch_unwind(AssertUnwindSafe(|| self.run_group(args, &ctx, id, n)));
+                match result {
+                    Ok(Ok(())) => {
+                        self.completed.fetch_add(1, Ordering::SeqCst);
+                    }
+                    Ok(Err(e)) => return self.fail(e),
+                    Err(payload) => {
+                        return self.fail(LaunchError::Invalid(format!(
+                            "kernel {}: panic while running work-group {id:?}: {}",
+                            self.kernel.info().name,
+                            panic_message(&*payload)
+                        )))
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs one work-group region by region.
+    fn run_group(&self, args: &[u8], ctx: &WorkGroupContext, id: [usize; 3], n: u32) -> Result<(), LaunchError> {
+        let info = self.kernel.info();
+        let observer = self.observer.as_deref();
+        if let Some(o) = observer {
+            o.work_group_begin(id);
+        }
+        let mut resume = 0;
+        loop {
+            let reached = match self.schedule {
+                Schedule::WholeGroup => {
+                    let r = self.kernel.run(args, ctx, 0, n, resume);
+                    if let Some(o) = observer {
+                        o.thread_region(id, 0, n, r);
+                    }
+                    r
+                }
+                Schedule::Simd(simd) => {
+                    let mut reached = None;
+                    for (first, end) in simd_threads(n, simd) {
+                        let r = self.kernel.run(args, ctx, first, end, resume);
+                        if let Some(o) = observer {
+                            o.thread_region(id, first, end - first, r);
+                        }
+                        if reached.is_some_and(|prev| prev != r) {
+                            return Err(LaunchError::Invalid(
+                                "work-items of a work-group reached different barriers".into(),
+                            ));
+                        }
+                        reached = Some(r);
+                    }
+                    reached.unwrap_or(FINISHED)
+                }
+            };
+            if reached == FINISHED {
+                break;
+            }
+            if reached > info.barrier_count {
+                return Err(LaunchError::Invalid(format!(
+                    "kernel {} returned barrier id {reached} but has {} barriers",
+                    info.name, info.barrier_count
+                )));
+            }
+            resume = reached;
+        }
+        if let Some(o) = observer {
+            o.work_group_end(id);
+        }
+        Ok(())
+    }
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic payload".into()
+    }
+}
+
+/// A worker's reusable buffers.
+#[derive(Default)]
+struct Scratch {
+    args: AlignedBuf,
+    local: AlignedBuf,
+    state: AlignedBuf,
+}
+
+impl Scratch {
+    /// Sizes the buffers for `job`, copies its argument block and points its `__local`
+    /// argument slots at this worker's local memory. Returns the context template.
+    fn prepare(&mut self, job: &Job) -> Result<WorkGroupContext, LaunchError> {
+        self.args.resize(job.args.len())?;
+        self.local.resize(job.local_bytes)?;
+        self.state.resize(job.state_bytes)?;
+        let local = self.local.as_mut_ptr();
+        let work_item_state = self.state.as_mut_ptr();
+        let base = local.expose_provenance();
+        let block = self.args.bytes_mut();
+        block.copy_from_slice(&job.args);
+        for &(slot, offset) in &job.local_slots {
+            // In bounds: checked against the argument block size in `Job::new`.
+            let address = (base + offset) as u64;
+            block[slot..slot + 8].copy_from_slice(&address.to_ne_bytes());
+        }
+        Ok(WorkGroupContext { local_memory: local, work_item_state, ..job.range.base_context() })
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// The thread pool
+
+struct Slot {
+    generation: u64,
+    job: Option<Arc<Job>>,
+    /// Workers currently holding the job.
+    active: usize,
+    shutdown: bool,
+}
+
+struct Shared {
+    slot: Mutex<Slot>,
+    /// Wakes workers: a new job or shutdown.
+    wake: Condvar,
+    /// Wakes the launching thread: a worker let go of the job.
+    done: Condvar,
+}
+
+struct Pool {
+    shared: Arc<Shared>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Pool {
+    fn start(threads: usize, name: &str) -> Result<Self, LaunchError> {
+        let shared = Arc::new(Shared {
+            slot: Mutex::new(Slot { generation: 0, job: None, active: 0, shutdown: false }),
+            wake: Condvar::new(),
+            done: Condvar::new(),
+        });
+        let mut handles = Vec::new();
+        let mut last_error = None;
+        for i in 0..threads.max(1) {
+            let shared = Arc::clone(&shared);
+            match std::thread::Builder::new().name(format!("softcl-{name}-{i}")).spawn(move || worker_main(&shared)) {
+                Ok(h) => handles.push(h),
+                Err(e) => last_error = Some(e),
+            }
+        }
+        if handles.is_empty() {
+            let why = last_error.map_or_else(String::new, |e| e.to_string());
+            return Err(LaunchError::OutOfResources(format!("cannot start worker threads: {why}")));
+        }
+        Ok(Self { shared, threads: handles })
+    }
+
+    fn run(&self, job: Arc<Job>) {
+        let shared = &self.shared;
+        let mut slot = shared.slot.lock();
+        slot.generation += 1;
+        slot.job = Some(Arc::clone(&job));
+        shared.wake.notify_all();
+        while !(job.is_over() && slot.active == 0) {
+            shared.done.wait(&mut slot);
+        }
+        slot.job = None;
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        self.shared.slot.lock().shutdown = true;
+        self.shared.wake.notify_all();
+        for handle in self.threads.drain(..) {
+            let _ = handle.join();
+        }
+    }
+}
+
+fn worker_main(shared: &Shared) {
+    let mut scratch = Scratch::default();
+    let mut seen = 0;
+    loop {
+        let job = {
+            let mut slot = shared.slot.lock();
+            loop {
+                if slot.shutdown {
+                    return;
+                }
+                if slot.generation != seen {
+                    seen = slot.generation;
+                    if let Some(job) = slot.job.clone() {
+                        slot.active += 1;
+                        break job;
+                    }
+                }
+                shared.wake.wait(&mut slot);
+            }
+        };
+        // `work` catches panics of each work-group; this is the backstop for the rest, so the
+        // accounting below always runs and the launching thread is never left waiting.
+        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| job.work(&mut scratch))) {
+            job.fail(LaunchError::Invalid(format!("worker panicked: {}", panic_message(&*payload))));
+            scratch = Scratch::default();
+        }
+        drop(job);
+        let mut slot = shared.slot.lock();
+        slot.active -= 1;
+        if slot.active == 0 {
+            shared.done.notify_all();
+        }
+    }
+}
+
+/// A device's executor: its lazily started pool.
+pub(crate) struct Executor {
+    threads: usize,
+    name: &'static str,
+    /// The pool, started by the first launch. Held for the whole of a launch, which
+    /// serialises launches on the device.
+    pool: Mutex<Option<Pool>>,
+}
+
+impl std::fmt::Debug for Executor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Executor").field("threads", &self.threads).finish_non_exhaustive()
+    }
+}
+
+impl Executor {
+    /// An executor that will run on `threads` workers (at least one).
+    pub(crate) fn new(threads: usize, name: &'static str) -> Self {
+        Self { threads: threads.max(1), name, pool: Mutex::new(None) }
+    }
+
+    /// Runs every work-group of `job`; returns when all have finished or one failed.
+    pub(crate) fn execute(&self, mut job: Job) -> Result<(), LaunchError> {
+        let total = job.range.group_count;
+        if total == 0 {
+            return Ok(());
+        }
+        // Chunks: about 8 per worker to balance uneven groups, at most 64 groups each.
+        job.chunk = (total / (self.threads * 8)).clamp(1, 64);
+        let job = Arc::new(job);
+        {
+            let mut pool = self.pool.lock();
+            let pool = match &mut *pool {
+                Some(pool) => pool,
+                empty => empty.insert(Pool::start(self.threads, self.name)?),
+            };
+            pool.run(Arc::clone(&job));
+        }
+        let error = job.error.lock().take();
+        error.map_or(Ok(()), Err)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,508 @@
+use super::*;
+use softcl_compiler::{AddressSpace, KernelArg};
+use std::collections::HashMap;
+use std::sync::atomic::AtomicU32;
+
+fn kernel_info(name: &str, barrier_count: u32) -> KernelInfo {
+    KernelInfo { name: name.into(), barrier_count, ..KernelInfo::default() }
+}
+
+const LIMITS: Limits = Limits { max_work_group_size: 4096, local_mem_size: 65536 };
+
+/// Linear local id -> local id, as compiled code decomposes it (with this group's size).
+fn local_id(ctx: &WorkGroupContext, i: u32) -> [u64; 3] {
+    let [l0, l1, _] = ctx.local_size;
+    let i = u64::from(i);
+    [i % l0, (i / l0) % l1, i / (l0 * l1)]
+}
+
+fn global_id(ctx: &WorkGroupContext, i: u32) -> [u64; 3] {
+    let lid = local_id(ctx, i);
+    std::array::from_fn(|d| ctx.group_id[d] * ctx.enqueued_local_size[d] + lid[d] + ctx.global_offset[d])
+}
+
+/// Counts how often each global id runs.
+struct Coverage {
+    info: KernelInfo,
+    offset: [usize; 3],
+    global: [usize; 3],
+    hits: Vec<AtomicU32>,
+    out_of_range: AtomicU32,
+}
+
+impl Coverage {
+    fn new(offset: [usize; 3], global: [usize; 3]) -> Self {
+        let n = global.iter().product();
+        Self {
+            info: kernel_info("coverage", 0),
+            offset,
+            global,
+            hits: (0..n).map(|_| AtomicU32::new(0)).collect(),
+            out_of_range: AtomicU32::new(0),
+        }
+    }
+    fn record(&self, gid: [u64; 3]) {
+        let mut index = 0;
+        for d in (0..3).rev() {
+            let g = gid[d] as usize;
+            if g < self.offset[d] || g >= self.offset[d] + self.global[d] {
+                self.out_of_range.fetch_add(1, Ordering::SeqCst);
+                return;
+            }
+            index = index * self.global[d] + (g - self.offset[d]);
+        }
+        self.hits[index].fetch_add(1, Ordering::SeqCst);
+    }
+    fn assert_each_once(&self) {
+        assert_eq!(self.out_of_range.load(Ordering::SeqCst), 0, "global id outside the NDRange");
+        for (i, h) in self.hits.iter().enumerate() {
+            assert_eq!(h.load(Ordering::SeqCst), 1, "global id #{i} ran {} times", h.load(Ordering::SeqCst));
+        }
+    }
+}
+
+impl GroupKernel for Coverage {
+    fn info(&self) -> &KernelInfo {
+        &self.info
+    }
+    fn run(&self, _args: &[u8], ctx: &WorkGroupContext, first: u32, end: u32, resume_at: u32) -> u32 {
+        assert_eq!(resume_at, 0);
+        for i in first..end {
+            self.record(global_id(ctx, i));
+        }
+        FINISHED
+    }
+}
+
+/// (work_dim, offset, global, local).
+type Case = (u32, [usize; 3], [usize; 3], [usize; 3]);
+/// Uniform and non-uniform NDRanges, 1D/2D/3D, with offsets.
+const CASES: &[Case] = &[
+    (1, [0, 0, 0], [64, 1, 1], [16, 1, 1]),
+    (1, [5, 0, 0], [100, 1, 1], [16, 1, 1]),
+    (1, [0, 0, 0], [1, 1, 1], [1, 1, 1]),
+    (1, [3, 0, 0], [7, 1, 1], [32, 1, 1]),
+    (2, [0, 0, 0], [32, 8, 1], [8, 4, 1]),
+    (2, [1, 2, 0], [33, 9, 1], [8, 4, 1]),
+    (3, [0, 0, 0], [8, 6, 4], [4, 3, 2]),
+    (3, [7, 11, 13], [9, 7, 5], [4, 3, 2]),
+    (3, [0, 0, 0], [5, 5, 5], [8, 8, 8]),
+];
+
+#[test]
+fn enumeration_covers_every_global_id_once() {
+    for &(dim, offset, global, local) in CASES {
+        let range = NdRange::new(dim, offset, global, local).unwrap();
+        let k = Coverage::new(offset, global);
+        let mut ctx = range.base_context();
+        for g in 0..range.group_count {
+            let (id, n) = range.set_group(&mut ctx, g);
+            assert_eq!(ctx.group_id, id.map(|x| x as u64));
+            assert_eq!(n as u64, ctx.local_size.iter().product::<u64>());
+            assert!((0..3).all(|d| ctx.local_size[d] >= 1 && ctx.local_size[d] <= local[d] as u64));
+            k.run(&[], &ctx, 0, n, 0);
+        }
+        k.assert_each_once();
+    }
+}
+
+#[test]
+fn context_fields() {
+    let range = NdRange::new(2, [1, 2, 9], [33, 9, 7], [8, 4, 3]).unwrap();
+    // Dimensions beyond work_dim are normalised.
+    assert_eq!(range.global, [33, 9, 1]);
+    assert_eq!(range.local, [8, 4, 1]);
+    assert_eq!(range.offset, [1, 2, 0]);
+    assert_eq!(range.num_groups, [5, 3, 1]);
+    assert_eq!(range.group_count, 15);
+    let mut ctx = range.base_context();
+    assert_eq!(ctx.work_dim, 2);
+    assert_eq!(ctx.enqueued_local_size, [8, 4, 1]);
+    assert_eq!(ctx.global_size, [33, 9, 1]);
+    assert_eq!(ctx.global_offset, [1, 2, 0]);
+    assert_eq!(ctx.num_groups, [5, 3, 1]);
+    // The last group in both dimensions is partial.
+    let (id, n) = range.set_group(&mut ctx, 14);
+    assert_eq!(id, [4, 2, 0]);
+    assert_eq!(ctx.local_size, [1, 1, 1]);
+    assert_eq!(n, 1);
+    let (id, n) = range.set_group(&mut ctx, 9);
+    assert_eq!(id, [4, 1, 0]);
+    assert_eq!(ctx.local_size, [1, 4, 1]);
+    assert_eq!(n, 4);
+}
+
+#[test]
+fn bad_geometry_is_an_error() {
+    assert!(NdRange::new(0, [0; 3], [1; 3], [1; 3]).is_err());
+    assert!(NdRange::new(4, [0; 3], [1; 3], [1; 3]).is_err());
+    assert!(NdRange::new(1, [0; 3], [8, 1, 1], [0, 1, 1]).is_err());
+    assert!(NdRange::new(1, [usize::MAX, 0, 0], [2, 1, 1], [1, 1, 1]).is_err());
+    assert!(NdRange::new(3, [0; 3], [usize::MAX; 3], [1; 3]).is_err());
+    // A zero global size is an empty range, not an error.
+    assert_eq!(NdRange::new(1, [0; 3], [0, 1, 1], [4, 1, 1]).unwrap().group_count, 0);
+}
+
+#[test]
+fn sum_over_groups_matches_brute_force() {
+    for &(dim, offset, global, local) in CASES {
+        let range = NdRange::new(dim, offset, global, local).unwrap();
+        for simd in [8u64, 16, 32] {
+            let mut ctx = range.base_context();
+            let brute: u128 = (0..range.group_count)
+                .map(|g| u128::from(u64::from(range.set_group(&mut ctx, g).1).div_ceil(simd)))
+                .sum();
+            assert_eq!(range.sum_over_groups(|n| n.div_ceil(simd)), brute);
+        }
+        assert_eq!(range.sum_over_groups(|n| n), range.work_items());
+    }
+}
+
+#[test]
+fn simd_chunking() {
+    assert_eq!(simd_threads(16, 16).collect::<Vec<_>>(), [(0, 16)]);
+    assert_eq!(simd_threads(40, 16).collect::<Vec<_>>(), [(0, 16), (16, 32), (32, 40)]);
+    assert_eq!(simd_threads(5, 8).collect::<Vec<_>>(), [(0, 5)]);
+    assert_eq!(simd_threads(0, 8).count(), 0);
+    assert_eq!(simd_threads(256, 32).count(), 8);
+}
+
+#[test]
+fn aligned_buffer() {
+    let mut b = AlignedBuf::default();
+    b.resize(0).unwrap();
+    assert!(!b.as_mut_ptr().is_null());
+    b.resize(300).unwrap();
+    assert_eq!(b.len(), 300);
+    assert_eq!(b.as_mut_ptr() as usize % BLOCK_ALIGN, 0);
+    b.bytes_mut().fill(7);
+    assert!(b.bytes().iter().all(|&x| x == 7));
+    let p = b.as_mut_ptr();
+    b.resize(200).unwrap();
+    assert_eq!(p, b.as_mut_ptr(), "shrinking keeps the allocation");
+}
+
+fn job(kernel: Arc<dyn GroupKernel>, range: NdRange, schedule: Schedule, observer: Option<Arc<dyn Observer>>) -> Job {
+    Job::new(kernel, &[], &[], range, schedule, observer, LIMITS).unwrap()
+}
+
+#[test]
+fn executor_covers_every_global_id_once() {
+    let exec = Executor::new(3, "test");
+    for &(dim, offset, global, local) in CASES {
+        for schedule in [Schedule::WholeGroup, Schedule::Simd(8), Schedule::Simd(16)] {
+            let range = NdRange::new(dim, offset, global, local).unwrap();
+            let k = Arc::new(Coverage::new(offset, global));
+            exec.execute(job(k.clone(), range, schedule, None)).unwrap();
+            k.assert_each_once();
+        }
+    }
+    // Many groups: exercises chunked claiming.
+    let range = NdRange::new(1, [0; 3], [100_003, 1, 1], [7, 1, 1]).unwrap();
+    let k = Arc::new(Coverage::new([0; 3], [100_003, 1, 1]));
+    exec.execute(job(k.clone(), range, Schedule::WholeGroup, None)).unwrap();
+    k.assert_each_once();
+}
+
+#[test]
+fn empty_range_runs_nothing() {
+    let exec = Executor::new(2, "test");
+    let range = NdRange::new(1, [0; 3], [0, 1, 1], [4, 1, 1]).unwrap();
+    let k = Arc::new(Coverage::new([0; 3], [0, 1, 1]));
+    exec.execute(job(k.clone(), range, Schedule::WholeGroup, None)).unwrap();
+}
+
+type Calls = Vec<(u32, u32, u32)>;
+
+/// A kernel with two barriers that logs every call.
+struct Regions {
+    info: KernelInfo,
+    /// Per group id: (resume point, first, end) of each call.
+    log: Mutex<HashMap<[u64; 3], Calls>>,
+}
+
+impl GroupKernel for Regions {
+    fn info(&self) -> &KernelInfo {
+        &self.info
+    }
+    fn run(&self, _args: &[u8], ctx: &WorkGroupContext, first: u32, end: u32, resume_at: u32) -> u32 {
+        self.log.lock().entry(ctx.group_id).or_default().push((resume_at, first, end));
+        match resume_at {
+            0 => 1,
+            1 => 2,
+            _ => FINISHED,
+        }
+    }
+}
+
+#[test]
+fn regions_run_in_order_per_thread() {
+    let exec = Executor::new(2, "test");
+    let range = NdRange::new(1, [0; 3], [40, 1, 1], [24, 1, 1]).unwrap();
+    for (schedule, full, partial) in [
+        (Schedule::WholeGroup, vec![(0, 24)], vec![(0, 16)]),
+        (Schedule::Simd(8), vec![(0, 8), (8, 16), (16, 24)], vec![(0, 8), (8, 16)]),
+        (Schedule::Simd(16), vec![(0, 16), (16, 24)], vec![(0, 16)]),
+    ] {
+        let k = Arc::new(Regions { info: kernel_info("regions", 2), log: Mutex::new(HashMap::new()) });
+        exec.execute(job(k.clone(), range, schedule, None)).unwrap();
+        let log = k.log.lock();
+        assert_eq!(log.len(), 2);
+        for (group, threads) in [([0, 0, 0], &full), ([1, 0, 0], &partial)] {
+            let expected: Vec<_> =
+                [0, 1, 2].iter().flat_map(|&r| threads.iter().map(move |&(f, e)| (r, f, e))).collect();
+            assert_eq!(log[&group], expected, "{schedule:?} group {group:?}");
+        }
+    }
+}
+
+/// Work-items 0..8 stop at barrier 1, the others finish.
+struct Diverging(KernelInfo);
+impl GroupKernel for Diverging {
+    fn info(&self) -> &KernelInfo {
+        &self.0
+    }
+    fn run(&self, _: &[u8], _: &WorkGroupContext, first: u32, _: u32, resume_at: u32) -> u32 {
+        if first == 0 && resume_at == 0 {
+            1
+        } else {
+            FINISHED
+        }
+    }
+}
+
+#[test]
+fn threads_reaching_different_barriers_is_an_error() {
+    let exec = Executor::new(2, "test");
+    let range = NdRange::new(1, [0; 3], [64, 1, 1], [32, 1, 1]).unwrap();
+    let k = Arc::new(Diverging(kernel_info("diverging", 1)));
+    let err = exec.execute(job(k, range, Schedule::Simd(8), None)).unwrap_err();
+    assert_eq!(err, LaunchError::Invalid("work-items of a work-group reached different barriers".into()));
+}
+
+/// Returns a barrier id the kernel does not have.
+struct BadBarrier(KernelInfo);
+impl GroupKernel for BadBarrier {
+    fn info(&self) -> &KernelInfo {
+        &self.0
+    }
+    fn run(&self, _: &[u8], _: &WorkGroupContext, _: u32, _: u32, _: u32) -> u32 {
+        5
+    }
+}
+
+#[test]
+fn unknown_barrier_id_is_an_error() {
+    let exec = Executor::new(2, "test");
+    let range = NdRange::new(1, [0; 3], [64, 1, 1], [32, 1, 1]).unwrap();
+    let k = Arc::new(BadBarrier(kernel_info("bad", 1)));
+    assert!(matches!(exec.execute(job(k, range, Schedule::WholeGroup, None)), Err(LaunchError::Invalid(_))));
+}
+
+/// Panics in work-group 3.
+struct Panicking(KernelInfo);
+impl GroupKernel for Panicking {
+    fn info(&self) -> &KernelInfo {
+        &self.0
+    }
+    fn run(&self, _: &[u8], ctx: &WorkGroupContext, _: u32, _: u32, _: u32) -> u32 {
+        if ctx.group_id[0] == 3 {
+            panic!("boom in group 3");
+        }
+        FINISHED
+    }
+}
+
+#[test]
+fn a_panic_becomes_an_error_and_the_pool_survives() {
+    let exec = Executor::new(2, "test");
+    let range = NdRange::new(1, [0; 3], [64, 1, 1], [4, 1, 1]).unwrap();
+    for _ in 0..2 {
+        let k = Arc::new(Panicking(kernel_info("panicking", 0)));
+        match exec.execute(job(k, range, Schedule::WholeGroup, None)) {
+            Err(LaunchError::Invalid(m)) => assert!(m.contains("boom in group 3"), "{m}"),
+            other => panic!("expected an error, got {other:?}"),
+        }
+        // The same pool still runs launches.
+        let k = Arc::new(Coverage::new([0; 3], [64, 1, 1]));
+        exec.execute(job(k.clone(), range, Schedule::WholeGroup, None)).unwrap();
+        k.assert_each_once();
+    }
+}
+
+fn arg(name: &str, kind: ArgKind, offset: usize) -> KernelArg {
+    KernelArg {
+        name: name.into(),
+        type_name: String::new(),
+        address_space: if kind == ArgKind::Local { AddressSpace::Local } else { AddressSpace::Global },
+        access: Default::default(),
+        qualifiers: Default::default(),
+        kind,
+        offset,
+        size: 8,
+        align: 8,
+    }
+}
+
+/// Checks the layout of local memory and the argument block it sees.
+struct LocalLayout {
+    info: KernelInfo,
+    errors: Mutex<Vec<String>>,
+    calls: AtomicU32,
+}
+
+impl GroupKernel for LocalLayout {
+    fn info(&self) -> &KernelInfo {
+        &self.info
+    }
+    fn run(&self, args: &[u8], ctx: &WorkGroupContext, _: u32, _: u32, _: u32) -> u32 {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let read = |o: usize| u64::from_ne_bytes(args[o..o + 8].try_into().unwrap());
+        let local = ctx.local_memory as u64;
+        let mut errors = Vec::new();
+        if !(args.as_ptr() as usize).is_multiple_of(BLOCK_ALIGN) {
+            errors.push("argument block not aligned".to_string());
+        }
+        if !local.is_multiple_of(BLOCK_ALIGN as u64) || !(ctx.work_item_state as usize).is_multiple_of(BLOCK_ALIGN) {
+            errors.push("local memory or state not aligned".into());
+        }
+        // static 100 bytes -> first __local argument at 128; its 200 bytes -> next at 128+256.
+        if read(8) != local + 128 {
+            errors.push(format!("first __local argument at +{}", read(8).wrapping_sub(local)));
+        }
+        if read(24) != local + 384 {
+            errors.push(format!("second __local argument at +{}", read(24).wrapping_sub(local)));
+        }
+        if read(0) != 0xdead_beef || read(16) != 42 {
+            errors.push("other arguments changed".into());
+        }
+        self.errors.lock().extend(errors);
+        FINISHED
+    }
+}
+
+fn layout_kernel() -> LocalLayout {
+    LocalLayout {
+        info: KernelInfo {
+            name: "layout".into(),
+            args: vec![
+                arg("out", ArgKind::Buffer { address_space: AddressSpace::Global }, 0),
+                arg("a", ArgKind::Local, 8),
+                arg("n", ArgKind::Value, 16),
+                arg("b", ArgKind::Local, 24),
+            ],
+            arg_block_size: 32,
+            static_local_mem_size: 100,
+            work_item_state_size: 24,
+            ..KernelInfo::default()
+        },
+        errors: Mutex::new(Vec::new()),
+        calls: AtomicU32::new(0),
+    }
+}
+
+fn layout_args() -> Vec<u8> {
+    let mut args = vec![0u8; 32];
+    args[0..8].copy_from_slice(&0xdead_beef_u64.to_ne_bytes());
+    args[16..24].copy_from_slice(&42u64.to_ne_bytes());
+    args
+}
+
+#[test]
+fn local_arguments_point_at_aligned_worker_memory() {
+    let exec = Executor::new(2, "test");
+    let range = NdRange::new(1, [0; 3], [256, 1, 1], [16, 1, 1]).unwrap();
+    let k = Arc::new(layout_kernel());
+    let args = layout_args();
+    let job = Job::new(k.clone(), &args, &[(3, 64), (1, 200)], range, Schedule::WholeGroup, None, LIMITS).unwrap();
+    exec.execute(job).unwrap();
+    assert_eq!(k.calls.load(Ordering::SeqCst), 16);
+    assert!(k.errors.lock().is_empty(), "{:?}", k.errors.lock());
+}
+
+#[test]
+fn launch_checks() {
+    let range = NdRange::new(1, [0; 3], [256, 1, 1], [16, 1, 1]).unwrap();
+    let k: Arc<dyn GroupKernel> = Arc::new(layout_kernel());
+    let args = layout_args();
+    let new = |args: &[u8], sizes: &[(usize, usize)], range, limits| {
+        Job::new(k.clone(), args, sizes, range, Schedule::WholeGroup, None, limits).map(|_| ())
+    };
+    assert!(new(&args, &[(1, 8), (3, 8)], range, LIMITS).is_ok());
+    // Argument block too short.
+    assert!(matches!(new(&args[..16], &[(1, 8), (3, 8)], range, LIMITS), Err(LaunchError::Invalid(_))));
+    // A __local argument without a size; a size for a non-__local argument.
+    assert!(matches!(new(&args, &[(1, 8)], range, LIMITS), Err(LaunchError::Invalid(_))));
+    assert!(matches!(new(&args, &[(1, 8), (3, 8), (2, 8)], range, LIMITS), Err(LaunchError::Invalid(_))));
+    assert!(matches!(new(&args, &[(1, 8), (3, 8), (9, 8)], range, LIMITS), Err(LaunchError::Invalid(_))));
+    // Too much __local memory (100 static + 65500).
+    assert!(matches!(new(&args, &[(1, 65_500), (3, 8)], range, LIMITS), Err(LaunchError::OutOfResources(_))));
+    assert!(matches!(new(&args, &[(1, usize::MAX), (3, 8)], range, LIMITS), Err(LaunchError::OutOfResources(_))));
+    // Work-group bigger than the device allows.
+    let small = Limits { max_work_group_size: 8, ..LIMITS };
+    assert!(matches!(new(&args, &[(1, 8), (3, 8)], range, small), Err(LaunchError::Invalid(_))));
+    // reqd_work_group_size must match.
+    let mut info = kernel_info("reqd", 0);
+    info.reqd_work_group_size = Some([8, 1, 1]);
+    let reqd: Arc<dyn GroupKernel> = Arc::new(Regions { info, log: Mutex::new(HashMap::new()) });
+    assert!(Job::new(reqd.clone(), &[], &[], range, Schedule::WholeGroup, None, LIMITS).is_err());
+    let ok = NdRange::new(1, [0; 3], [256, 1, 1], [8, 1, 1]).unwrap();
+    assert!(Job::new(reqd.clone(), &[], &[], ok, Schedule::WholeGroup, None, LIMITS).is_ok());
+    // SIMD width.
+    assert!(Job::new(reqd, &[], &[], ok, Schedule::Simd(4), None, LIMITS).is_err());
+}
+
+#[derive(Default)]
+struct Counting {
+    begins: AtomicU32,
+    ends: AtomicU32,
+    regions: AtomicU32,
+    lanes: AtomicU32,
+}
+
+impl Observer for Counting {
+    fn work_group_begin(&self, _: [usize; 3]) {
+        self.begins.fetch_add(1, Ordering::SeqCst);
+    }
+    fn work_group_end(&self, _: [usize; 3]) {
+        self.ends.fetch_add(1, Ordering::SeqCst);
+    }
+    fn thread_region(&self, _: [usize; 3], _: u32, lanes: u32, _: u32) {
+        self.regions.fetch_add(1, Ordering::SeqCst);
+        self.lanes.fetch_add(lanes, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn observer_sees_groups_and_thread_regions() {
+    let exec = Executor::new(2, "test");
+    // 3 groups: 24, 24, 12 work-items; SIMD8 -> 3 + 3 + 2 threads, 3 regions each.
+    let range = NdRange::new(1, [0; 3], [60, 1, 1], [24, 1, 1]).unwrap();
+    let k = Arc::new(Regions { info: kernel_info("regions", 2), log: Mutex::new(HashMap::new()) });
+    let observer = Arc::new(Counting::default());
+    exec.execute(job(k, range, Schedule::Simd(8), Some(observer.clone()))).unwrap();
+    assert_eq!(observer.begins.load(Ordering::SeqCst), 3);
+    assert_eq!(observer.ends.load(Ordering::SeqCst), 3);
+    assert_eq!(observer.regions.load(Ordering::SeqCst), 8 * 3);
+    assert_eq!(observer.lanes.load(Ordering::SeqCst), 60 * 3);
+}
+
+#[test]
+fn concurrent_launches_on_one_executor() {
+    let exec = Arc::new(Executor::new(2, "test"));
+    let handles: Vec<_> = (0..4)
+        .map(|i| {
+            let exec = exec.clone();
+            std::thread::spawn(move || {
+                let global = [1000 + i, 1, 1];
+                let range = NdRange::new(1, [i; 3], global, [10, 1, 1]).unwrap();
+                let k = Arc::new(Coverage::new([i, 0, 0], global));
+                exec.execute(job(k.clone(), range, Schedule::WholeGroup, None)).unwrap();
+                k.assert_each_once();
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+}

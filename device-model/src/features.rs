@@ -1,0 +1,197 @@
+//! Optional OpenCL features and extensions, derived from a [`DeviceInfo`]'s capability flags.
+//!
+//! This is the single place that decides which optional `__opencl_c_*` features and `cl_khr_*`
+//! extensions a device advertises and which ones its compiler [`Target`] turns off. Both come
+//! from the same flags (`double_fp_config`, `images`, `atomic_memory_capabilities`, ...), so
+//! what clGetDeviceInfo reports and what the compiler accepts cannot disagree: the conformance
+//! suite checks exactly that (each feature macro is defined iff the device query says so).
+//!
+//! [`Target`]: softcl_compiler::Target
+
+use crate::info::{DeviceInfo, NameVersion};
+
+/// Extensions every SoftCL device supports whatever its flags (the OpenCL 1.0 atomics and
+/// byte-addressable stores are core since 1.1 but still listed, as every implementation does;
+/// `cl_khr_il_program` because programs are built from SPIR-V).
+pub const BASE_EXTENSIONS: &[&str] = &[
+    "cl_khr_byte_addressable_store",
+    "cl_khr_global_int32_base_atomics",
+    "cl_khr_global_int32_extended_atomics",
+    "cl_khr_local_int32_base_atomics",
+    "cl_khr_local_int32_extended_atomics",
+    "cl_khr_il_program",
+];
+
+/// Every optional OpenCL C feature and extension that clang's OpenCL front end can enable for
+/// the `spir64` target (clang enables all of them for SPIR unless told otherwise). Whatever
+/// of these a device does not advertise goes into `Target::disabled_features`.
+pub const KNOWN_OPTIONAL: &[&str] = &[
+    // OpenCL C 3.0 optional features.
+    "__opencl_c_fp64",
+    "__opencl_c_images",
+    "__opencl_c_3d_image_writes",
+    "__opencl_c_read_write_images",
+    "__opencl_c_generic_address_space",
+    "__opencl_c_pipes",
+    "__opencl_c_device_enqueue",
+    "__opencl_c_program_scope_global_variables",
+    "__opencl_c_subgroups",
+    "__opencl_c_work_group_collective_functions",
+    "__opencl_c_atomic_order_acq_rel",
+    "__opencl_c_atomic_order_seq_cst",
+    "__opencl_c_atomic_scope_device",
+    "__opencl_c_atomic_scope_all_devices",
+    // Optional extensions.
+    "cl_khr_fp64",
+    "cl_khr_fp16",
+    "cl_khr_3d_image_writes",
+    "cl_khr_depth_images",
+    "cl_khr_mipmap_image",
+    "cl_khr_mipmap_image_writes",
+    "cl_khr_gl_msaa_sharing",
+    "cl_khr_int64_base_atomics",
+    "cl_khr_int64_extended_atomics",
+    "cl_khr_subgroups",
+];
+
+/// The `__opencl_c_*` features the device supports, from its flags.
+///
+/// `__opencl_c_int64` is always present (full profile). Pipes, device-side enqueue,
+/// program-scope global variables and 3D image writes have no flag in [`DeviceInfo`] yet and
+/// are never advertised.
+pub fn opencl_c_features(info: &DeviceInfo) -> Vec<NameVersion> {
+    let mem = &info.atomic_memory_capabilities;
+    let images = info.images.is_some();
+    let read_write_images = info.images.is_some_and(|i| i.max_read_write_image_args > 0);
+    let candidates: [(&str, bool); 11] = [
+        ("__opencl_c_int64", true),
+        ("__opencl_c_fp64", info.double_fp_config.is_some()),
+        ("__opencl_c_images", images),
+        ("__opencl_c_read_write_images", read_write_images),
+        ("__opencl_c_generic_address_space", info.generic_address_space_support),
+        ("__opencl_c_subgroups", !info.sub_group_sizes.is_empty() && info.max_num_sub_groups > 0),
+        ("__opencl_c_work_group_collective_functions", info.work_group_collective_functions_support),
+        ("__opencl_c_atomic_order_acq_rel", mem.order_acq_rel),
+        ("__opencl_c_atomic_order_seq_cst", mem.order_seq_cst),
+        ("__opencl_c_atomic_scope_device", mem.scope_device),
+        ("__opencl_c_atomic_scope_all_devices", mem.scope_all_devices),
+    ];
+    candidates.iter().filter(|(_, on)| *on).map(|(name, _)| NameVersion::new(name, 3, 0, 0)).collect()
+}
+
+/// The extensions the device supports: [`BASE_EXTENSIONS`] plus those its flags imply.
+pub fn extensions(info: &DeviceInfo) -> Vec<NameVersion> {
+    let conditional: [(&str, bool); 3] = [
+        ("cl_khr_fp64", info.double_fp_config.is_some()),
+        ("cl_khr_fp16", info.half_fp_config.is_some()),
+        ("cl_khr_subgroups", !info.sub_group_sizes.is_empty() && info.max_num_sub_groups > 0),
+    ];
+    BASE_EXTENSIONS
+        .iter()
+        .copied()
+        .chain(conditional.iter().filter(|(_, on)| *on).map(|(name, _)| *name))
+        .map(|name| NameVersion::new(name, 1, 0, 0))
+        .collect()
+}
+
+/// The `-cl-ext` names the compiler must turn off for this device: every known optional
+/// feature or extension that `info` does not advertise.
+pub fn disabled_features(info: &DeviceInfo) -> Vec<String> {
+    KNOWN_OPTIONAL.iter().filter(|name| !advertises(info, name)).map(|name| (*name).to_string()).collect()
+}
+
+/// Whether `info` lists `name` among its extensions or OpenCL C features.
+pub fn advertises(info: &DeviceInfo, name: &str) -> bool {
+    info.extensions.iter().chain(&info.opencl_c_features).any(|nv| nv.name == name)
+}
+
+/// Fills `opencl_c_features` and `extensions` from the flags of `info`.
+pub fn derive_feature_lists(info: &mut DeviceInfo) {
+    info.opencl_c_features = opencl_c_features(info);
+    info.extensions = extensions(info);
+}
+
+/// The extension string (CL_DEVICE_EXTENSIONS): names separated by single spaces.
+pub fn extension_string(info: &DeviceInfo) -> String {
+    info.extensions.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{CpuDevice, Device, FpConfig, GenDevice};
+
+    /// What the brief for both devices requires the compiler to reject.
+    const MUST_BE_DISABLED: &[&str] = &[
+        "cl_khr_fp64",
+        "__opencl_c_fp64",
+        "cl_khr_fp16",
+        "__opencl_c_images",
+        "cl_khr_3d_image_writes",
+        "__opencl_c_3d_image_writes",
+        "__opencl_c_read_write_images",
+        "__opencl_c_generic_address_space",
+        "__opencl_c_pipes",
+        "__opencl_c_device_enqueue",
+        "__opencl_c_program_scope_global_variables",
+        "__opencl_c_subgroups",
+        "__opencl_c_work_group_collective_functions",
+        "__opencl_c_atomic_order_acq_rel",
+        "__opencl_c_atomic_order_seq_cst",
+        "__opencl_c_atomic_scope_device",
+        "__opencl_c_atomic_scope_all_devices",
+        "cl_khr_subgroups",
+    ];
+
+    fn check_consistent(info: &DeviceInfo, disabled: &[String]) {
+        for name in KNOWN_OPTIONAL {
+            assert_ne!(advertises(info, name), disabled.iter().any(|d| d == name), "{name}");
+        }
+        let fp64 = info.double_fp_config.is_some();
+        assert_eq!(advertises(info, "cl_khr_fp64"), fp64);
+        assert_eq!(advertises(info, "__opencl_c_fp64"), fp64);
+        assert_eq!(advertises(info, "cl_khr_fp16"), info.half_fp_config.is_some());
+        assert_eq!(advertises(info, "__opencl_c_images"), info.images.is_some());
+        let mem = info.atomic_memory_capabilities;
+        assert_eq!(advertises(info, "__opencl_c_atomic_scope_device"), mem.scope_device);
+        assert_eq!(advertises(info, "__opencl_c_atomic_order_seq_cst"), mem.order_seq_cst);
+        assert!(advertises(info, "__opencl_c_int64"));
+    }
+
+    #[test]
+    fn devices_advertise_exactly_what_the_compiler_accepts() {
+        let devices: Vec<Box<dyn Device>> = vec![Box::new(CpuDevice::new()), Box::new(GenDevice::default())];
+        for dev in devices {
+            let info = dev.info();
+            let disabled = &dev.target().disabled_features;
+            check_consistent(info, disabled);
+            for name in MUST_BE_DISABLED {
+                assert!(disabled.iter().any(|d| d == name), "{name} not disabled for {}", info.name);
+            }
+            let ext: Vec<_> = info.extensions.iter().map(|e| e.name.as_str()).collect();
+            assert_eq!(ext, BASE_EXTENSIONS);
+            assert_eq!(extension_string(info).split(' ').count(), BASE_EXTENSIONS.len());
+            let feats: Vec<_> = info.opencl_c_features.iter().map(|e| e.name.as_str()).collect();
+            assert_eq!(feats, ["__opencl_c_int64"]);
+            let mem = info.atomic_memory_capabilities;
+            assert!(mem.order_relaxed && mem.scope_work_group);
+            let fence = info.atomic_fence_capabilities;
+            assert!(fence.order_relaxed && fence.order_acq_rel && fence.scope_work_group);
+        }
+    }
+
+    #[test]
+    fn flags_switch_features_on() {
+        let mut info = CpuDevice::new().info().clone();
+        info.double_fp_config = Some(FpConfig::default());
+        info.atomic_memory_capabilities.scope_device = true;
+        info.sub_group_sizes = vec![8];
+        info.max_num_sub_groups = 1;
+        derive_feature_lists(&mut info);
+        let disabled = disabled_features(&info);
+        check_consistent(&info, &disabled);
+        for name in ["cl_khr_fp64", "__opencl_c_fp64", "__opencl_c_atomic_scope_device", "cl_khr_subgroups"] {
+            assert!(advertises(&info, name) && !disabled.iter().any(|d| d == name), "{name}");
+        }
+    }
+}
