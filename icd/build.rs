@@ -97,7 +97,11 @@ fn main() {
             }
         };
         let is_impl = implemented.contains_key(name);
-        let fn_addr = if sig.is_some() { format!("{target} as *const ()") } else { target.clone() };
+        let fn_addr = if sig.is_some() {
+            format!("{target} as *const ()")
+        } else {
+            "missing::unsupported_on_this_platform as *const ()".to_string()
+        };
         if name != "clGetPlatformIDs" && name != "clUnloadCompiler" {
             if sig.is_some() {
                 writeln!(table, "        {name}: Some({target}),").unwrap();
@@ -105,11 +109,8 @@ fn main() {
                 writeln!(table, "        {name}: {target},").unwrap();
             }
         }
-        writeln!(
-            entries,
-            "    EntryPoint {{ name: \"{name}\", implemented: {is_impl}, address: FnAddr({fn_addr} as *const ()) }},"
-        )
-        .unwrap();
+        writeln!(entries, "    EntryPoint {{ name: \"{name}\", implemented: {is_impl}, address: FnAddr({fn_addr}) }},")
+            .unwrap();
     }
     table.push_str("    }\n}\n");
     entries.push_str("];\n");

@@ -67,3 +67,32 @@ pub fn table_address() -> *const c_void {
 pub fn lookup(name: &str) -> Option<*mut c_void> {
     ENTRY_POINTS.iter().find(|e| e.name == name).map(|e| e.address.0 as *mut c_void)
 }
+
+/// An implemented entry point by name (NULL for slots that only report themselves missing).
+pub fn lookup_implemented(name: &str) -> Option<*mut c_void> {
+    ENTRY_POINTS.iter().find(|e| e.name == name && e.implemented).map(|e| e.address.0 as *mut c_void)
+}
+
+/// docs/API_STATUS.md: which dispatch slots have an implementation and which still return
+/// an error. Kept current by the `api_status_doc_is_current` test.
+pub fn api_status_markdown() -> String {
+    let (done, missing): (Vec<&EntryPoint>, Vec<&EntryPoint>) = ENTRY_POINTS.iter().partition(|e| e.implemented);
+    let mut s = String::from(
+        "# OpenCL API status\n\n\
+         Generated from the dispatch table (`icd/build.rs`); the test `api_status_doc_is_current`\n\
+         fails when this file is stale: regenerate it with\n\
+         `SOFTCL_UPDATE_DOCS=1 cargo test -p softcl-icd --test api_status`.\n\n\
+         Every slot of `cl_icd_dispatch` points at a real function. A missing entry point returns\n\
+         `CL_INVALID_OPERATION` (or NULL with `errcode_ret` set to it); Direct3D slots exist only\n\
+         on Windows and report the same.\n\n",
+    );
+    s += &format!("## Implemented ({})\n\n", done.len());
+    for e in &done {
+        s += &format!("- `{}`\n", e.name);
+    }
+    s += &format!("\n## Missing ({})\n\n", missing.len());
+    for e in &missing {
+        s += &format!("- `{}`\n", e.name);
+    }
+    s
+}

@@ -208,3 +208,238 @@ pub fn wait_for_all(events: &[Arc<Event>]) -> Result<(), cl_int> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::queue::test_queue;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::{Duration, Instant};
+
+    /// Every callback call as (registered status, received status).
+    type Calls = Arc<Mutex<Vec<(cl_int, cl_int)>>>;
+
+    /// Records every callback call; the closure makes a callback registered for a status.
+    fn recorder() -> (Calls, impl Fn(cl_int) -> EventCallback) {
+        let calls = Arc::new(Mutex::new(Vec::new()));
+        let c = calls.clone();
+        (calls, move |when: cl_int| {
+            let c = c.clone();
+            Box::new(move |status| c.lock().push((when, status))) as EventCallback
+        })
+    }
+
+    fn eventually(mut f: impl FnMut() -> bool) -> bool {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(10) {
+            if f() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        false
+    }
+
+    const SUBMITTED: cl_int = CL_SUBMITTED as cl_int;
+    const RUNNING: cl_int = CL_RUNNING as cl_int;
+    const COMPLETE: cl_int = CL_COMPLETE as cl_int;
+
+    #[test]
+    fn user_event_status_transitions() {
+        let q = test_queue(0);
+        let u = Event::new_user(q.context.clone());
+        assert!(u.is_user());
+        assert_eq!(u.status(), SUBMITTED);
+        assert_eq!(u.set_user_status(RUNNING), Err(CL_INVALID_VALUE));
+        assert_eq!(u.set_user_status(SUBMITTED), Err(CL_INVALID_VALUE));
+        assert_eq!(u.status(), SUBMITTED);
+        assert_eq!(u.set_user_status(COMPLETE), Ok(()));
+        assert_eq!(u.status(), COMPLETE);
+        assert_eq!(u.set_user_status(COMPLETE), Err(CL_INVALID_OPERATION));
+        assert_eq!(u.set_user_status(-5), Err(CL_INVALID_OPERATION));
+        assert_eq!(u.wait(), COMPLETE);
+        assert_eq!(u.timestamps(), Err(CL_PROFILING_INFO_NOT_AVAILABLE), "user events have no profiling");
+
+        let failed = Event::new_user(q.context.clone());
+        failed.set_user_status(-5).unwrap();
+        assert_eq!(failed.wait(), -5);
+
+        let cmd = q.enqueue(CL_COMMAND_MARKER, Vec::new(), Box::new(|| Ok(None)));
+        assert_eq!(cmd.set_user_status(COMPLETE), Err(CL_INVALID_EVENT), "not a user event");
+        assert_eq!(cmd.wait(), COMPLETE);
+    }
+
+    #[test]
+    fn command_status_goes_through_every_state() {
+        let q = test_queue(0);
+        let gate = Event::new_user(q.context.clone());
+        let release = Arc::new(Event::new_user(q.context.clone()));
+        let inside = release.clone();
+        let e = q.enqueue(
+            CL_COMMAND_MARKER,
+            vec![gate.clone()],
+            Box::new(move || {
+                inside.wait();
+                Ok(None)
+            }),
+        );
+        assert!(e.status() == CL_QUEUED as cl_int || e.status() == SUBMITTED);
+        assert!(eventually(|| e.status() == SUBMITTED), "picked up by the worker, waiting for the gate");
+        gate.set_user_status(COMPLETE).unwrap();
+        assert!(eventually(|| e.status() == RUNNING));
+        release.set_user_status(COMPLETE).unwrap();
+        assert_eq!(e.wait(), COMPLETE);
+        assert_eq!(e.status(), COMPLETE);
+    }
+
+    #[test]
+    fn callbacks_fire_once_at_their_status() {
+        let q = test_queue(0);
+        let gate = Event::new_user(q.context.clone());
+        let e = q.enqueue(CL_COMMAND_MARKER, vec![gate.clone()], Box::new(|| Ok(None)));
+        let (calls, cb) = recorder();
+        assert_eq!(e.add_callback(CL_QUEUED as cl_int, cb(0)), Err(CL_INVALID_VALUE));
+        assert_eq!(e.add_callback(-1, cb(0)), Err(CL_INVALID_VALUE));
+        e.add_callback(COMPLETE, cb(COMPLETE)).unwrap();
+        e.add_callback(RUNNING, cb(RUNNING)).unwrap();
+        e.add_callback(SUBMITTED, cb(SUBMITTED)).unwrap();
+        assert!(eventually(|| calls.lock().contains(&(SUBMITTED, SUBMITTED))));
+        assert!(!calls.lock().iter().any(|(w, _)| *w != SUBMITTED), "RUNNING/COMPLETE wait for the gate");
+        gate.set_user_status(COMPLETE).unwrap();
+        e.wait();
+        assert!(eventually(|| calls.lock().len() == 3));
+        let mut got = calls.lock().clone();
+        got.sort();
+        assert_eq!(got, vec![(COMPLETE, COMPLETE), (RUNNING, RUNNING), (SUBMITTED, SUBMITTED)]);
+        // A callback for a status already reached runs at once, once.
+        e.add_callback(SUBMITTED, cb(SUBMITTED)).unwrap();
+        e.add_callback(COMPLETE, cb(COMPLETE)).unwrap();
+        assert_eq!(calls.lock().len(), 5);
+        std::thread::sleep(Duration::from_millis(5));
+        assert_eq!(calls.lock().len(), 5);
+    }
+
+    #[test]
+    fn user_event_callbacks_get_the_status_or_the_error() {
+        let q = test_queue(0);
+        let ok = Event::new_user(q.context.clone());
+        let (calls, cb) = recorder();
+        ok.add_callback(SUBMITTED, cb(SUBMITTED)).unwrap(); // already submitted: at once
+        ok.add_callback(COMPLETE, cb(COMPLETE)).unwrap();
+        assert_eq!(*calls.lock(), vec![(SUBMITTED, SUBMITTED)]);
+        ok.set_user_status(COMPLETE).unwrap();
+        assert_eq!(*calls.lock(), vec![(SUBMITTED, SUBMITTED), (COMPLETE, COMPLETE)]);
+
+        let bad = Event::new_user(q.context.clone());
+        let (calls, cb) = recorder();
+        bad.add_callback(RUNNING, cb(RUNNING)).unwrap();
+        bad.add_callback(COMPLETE, cb(COMPLETE)).unwrap();
+        bad.set_user_status(-7).unwrap();
+        let mut got = calls.lock().clone();
+        got.sort();
+        assert_eq!(got, vec![(COMPLETE, -7), (RUNNING, -7)]);
+    }
+
+    #[test]
+    fn failed_wait_list_fails_dependents_without_running_them() {
+        let q = test_queue(0);
+        let gate = Event::new_user(q.context.clone());
+        let ran = Arc::new(AtomicUsize::new(0));
+        let r = ran.clone();
+        let dependent = q.enqueue(
+            CL_COMMAND_NDRANGE_KERNEL,
+            vec![gate.clone()],
+            Box::new(move || {
+                r.fetch_add(1, Ordering::SeqCst);
+                Ok(None)
+            }),
+        );
+        let r = ran.clone();
+        let second = q.enqueue(
+            CL_COMMAND_MARKER,
+            vec![dependent.clone()],
+            Box::new(move || {
+                r.fetch_add(1, Ordering::SeqCst);
+                Ok(None)
+            }),
+        );
+        // Not in a failed wait list: runs.
+        let r = ran.clone();
+        let independent = q.enqueue(
+            CL_COMMAND_MARKER,
+            Vec::new(),
+            Box::new(move || {
+                r.fetch_add(100, Ordering::SeqCst);
+                Ok(None)
+            }),
+        );
+        let (calls, cb) = recorder();
+        dependent.add_callback(COMPLETE, cb(COMPLETE)).unwrap();
+        gate.set_user_status(CL_INVALID_VALUE).unwrap();
+        assert_eq!(dependent.wait(), CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+        assert_eq!(second.wait(), CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+        assert_eq!(independent.wait(), COMPLETE);
+        assert_eq!(ran.load(Ordering::SeqCst), 100);
+        assert_eq!(*calls.lock(), vec![(COMPLETE, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)]);
+        assert_eq!(wait_for_all(std::slice::from_ref(&independent)), Ok(()));
+        assert_eq!(wait_for_all(&[independent, second]), Err(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST));
+    }
+
+    #[test]
+    fn wait_for_all_returns_when_a_gating_user_event_is_set_from_another_thread() {
+        let q = test_queue(0);
+        let gate = Event::new_user(q.context.clone());
+        let e = q.enqueue(CL_COMMAND_MARKER, vec![gate.clone()], Box::new(|| Ok(None)));
+        let setter = {
+            let gate = gate.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(20));
+                gate.set_user_status(COMPLETE).unwrap();
+            })
+        };
+        assert_eq!(wait_for_all(&[e, gate]), Ok(()));
+        setter.join().unwrap();
+    }
+
+    #[test]
+    fn profiling_timestamps_are_monotone() {
+        let q = test_queue(CL_QUEUE_PROFILING_ENABLE as u64);
+        let mut events = Vec::new();
+        for i in 0..20u64 {
+            events.push(q.enqueue(
+                CL_COMMAND_MARKER,
+                Vec::new(),
+                Box::new(move || {
+                    if i % 5 == 0 {
+                        std::thread::sleep(Duration::from_micros(200));
+                    }
+                    Ok(None)
+                }),
+            ));
+        }
+        // A modelled device time sets END = START + time.
+        let modelled = q.enqueue(CL_COMMAND_NDRANGE_KERNEL, Vec::new(), Box::new(|| Ok(Some(1234))));
+        q.finish();
+        let mut prev_end = 0;
+        for e in &events {
+            let t = e.timestamps().unwrap();
+            assert!(t.queued > 0 && t.queued <= t.submit && t.submit <= t.start && t.start < t.end, "{t:?}");
+            assert!(t.start >= prev_end, "in-order commands do not overlap");
+            prev_end = t.end;
+        }
+        let t = modelled.timestamps().unwrap();
+        assert_eq!(t.end - t.start, 1234);
+
+        let plain = test_queue(0);
+        let e = plain.enqueue(CL_COMMAND_MARKER, Vec::new(), Box::new(|| Ok(None)));
+        e.wait();
+        assert_eq!(e.timestamps(), Err(CL_PROFILING_INFO_NOT_AVAILABLE), "queue without profiling");
+
+        let gate = Event::new_user(q.context.clone());
+        let pending = q.enqueue(CL_COMMAND_MARKER, vec![gate.clone()], Box::new(|| Ok(None)));
+        assert_eq!(pending.timestamps(), Err(CL_PROFILING_INFO_NOT_AVAILABLE), "not complete yet");
+        gate.set_user_status(-1).unwrap();
+        pending.wait();
+        assert_eq!(pending.timestamps(), Err(CL_PROFILING_INFO_NOT_AVAILABLE), "failed command");
+    }
+}

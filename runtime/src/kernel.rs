@@ -1,1 +1,559 @@
-//! (being written)
+//! Kernel objects: a kernel of a built program, its argument values, and everything an
+//! NDRange launch needs: the argument block, the NDRange checks of clEnqueueNDRangeKernel and
+//! the command that runs it on a device.
+
+use crate::cl::*;
+use crate::context::Context;
+use crate::device::Device;
+use crate::handle::{ClObject, Header, ObjectKind};
+use crate::memory::Mem;
+use crate::program::Program;
+use crate::queue::Work;
+use parking_lot::Mutex;
+use softcl_compiler::{ArgKind, KernelInfo, NativeProgram};
+use softcl_device_model::{Launch, LaunchError};
+use std::sync::Arc;
+
+/// The value of one kernel argument, as clSetKernelArg set it.
+#[derive(Debug, Clone)]
+pub enum ArgValue {
+    /// A `__global` / `__constant` pointer: a buffer, or NULL.
+    Buffer(Option<Arc<Mem>>),
+    /// A `__local` pointer: the size of the allocation each work-group gets.
+    Local(usize),
+    /// A value passed by its bytes.
+    Bytes(Vec<u8>),
+}
+
+/// What clSetKernelArg must read from `arg_value` once the size and NULL checks passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgRequest {
+    /// A `cl_mem` (if `arg_value` is not NULL; a NULL value or a NULL handle means a NULL
+    /// buffer).
+    Buffer,
+    /// Nothing: a `__local` argument of this size.
+    Local(usize),
+    /// `arg_size` bytes.
+    Bytes,
+}
+
+/// The argument block of one launch, with the buffers it points into kept alive.
+#[derive(Debug, Clone)]
+pub struct LaunchArgs {
+    pub block: Vec<u8>,
+    /// (argument index, size) of every `__local` argument.
+    pub local_sizes: Vec<(usize, usize)>,
+    pub buffers: Vec<Arc<Mem>>,
+}
+
+/// A checked NDRange: unused dimensions have size 1 and offset 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NdRange {
+    pub work_dim: u32,
+    pub offset: [usize; 3],
+    pub global: [usize; 3],
+    pub local: [usize; 3],
+}
+
+#[repr(C)]
+pub struct Kernel {
+    header: Header,
+    pub program: Arc<Program>,
+    pub name: String,
+    /// The kernel's metadata from the front end (arguments and their layout, attributes).
+    pub info: KernelInfo,
+    args: Mutex<Vec<Option<ArgValue>>>,
+}
+
+impl ClObject for Kernel {
+    const KIND: ObjectKind = ObjectKind::Kernel;
+    fn header(&self) -> &Header {
+        &self.header
+    }
+}
+
+impl std::fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Kernel").field("name", &self.name).finish()
+    }
+}
+
+impl Drop for Kernel {
+    fn drop(&mut self) {
+        self.program.detach_kernel();
+    }
+}
+
+/// The spec's size_t of a handle (cl_mem, cl_sampler).
+const HANDLE_SIZE: usize = std::mem::size_of::<*mut std::ffi::c_void>();
+
+impl Kernel {
+    /// clCreateKernel.
+    pub fn new(program: Arc<Program>, name: &str) -> Result<Arc<Self>, cl_int> {
+        let info = program.kernel_info(name)?;
+        Ok(Self::with_args(program, name.to_string(), info, Vec::new()))
+    }
+
+    fn with_args(program: Arc<Program>, name: String, info: KernelInfo, mut args: Vec<Option<ArgValue>>) -> Arc<Self> {
+        args.resize(info.args.len(), None);
+        program.attach_kernel();
+        Arc::new(Self { header: Header::new(ObjectKind::Kernel), program, name, info, args: Mutex::new(args) })
+    }
+
+    /// clCloneKernel: a new kernel with the same argument values.
+    pub fn clone_kernel(&self) -> Arc<Self> {
+        let args = self.args.lock().clone();
+        Self::with_args(self.program.clone(), self.name.clone(), self.info.clone(), args)
+    }
+
+    pub fn context(&self) -> &Arc<Context> {
+        &self.program.context
+    }
+
+    pub fn num_args(&self) -> usize {
+        self.info.args.len()
+    }
+
+    /// The checks of clSetKernelArg that need no memory read: returns what to read.
+    pub fn check_arg(&self, index: u32, size: usize, value_is_null: bool) -> Result<ArgRequest, cl_int> {
+        // "CL_INVALID_ARG_INDEX if arg_index is not a valid argument index."
+        let arg = self.info.args.get(index as usize).ok_or(CL_INVALID_ARG_INDEX)?;
+        match arg.kind {
+            ArgKind::Buffer { .. } => {
+                // "CL_INVALID_ARG_SIZE if ... the argument is a memory object and arg_size !=
+                // sizeof(cl_mem)."
+                if size != HANDLE_SIZE {
+                    return Err(CL_INVALID_ARG_SIZE);
+                }
+                // "If the argument is a buffer object, the arg_value pointer can be NULL or
+                // point to a NULL value in which case a NULL value will be used as the value
+                // for the argument declared as a pointer to global or constant memory in the
+                // kernel."
+                Ok(ArgRequest::Buffer)
+            }
+            ArgKind::Local => {
+                // "CL_INVALID_ARG_SIZE if ... arg_size is zero and the argument is declared
+                // with the local qualifier."
+                if size == 0 {
+                    return Err(CL_INVALID_ARG_SIZE);
+                }
+                // "If the argument is declared with the local qualifier, the arg_value entry
+                // must be NULL."
+                if !value_is_null {
+                    return Err(CL_INVALID_ARG_VALUE);
+                }
+                Ok(ArgRequest::Local(size))
+            }
+            ArgKind::Value => {
+                // "CL_INVALID_ARG_SIZE if arg_size does not match the size of the data type
+                // for an argument that is not a memory object."
+                if size != arg.size {
+                    return Err(CL_INVALID_ARG_SIZE);
+                }
+                // "CL_INVALID_ARG_VALUE if arg_value specified is not a valid value."
+                if value_is_null {
+                    return Err(CL_INVALID_ARG_VALUE);
+                }
+                Ok(ArgRequest::Bytes)
+            }
+            ArgKind::Sampler | ArgKind::Image => {
+                if size != HANDLE_SIZE {
+                    return Err(CL_INVALID_ARG_SIZE);
+                }
+                // Images and samplers do not exist yet, so no value can be valid.
+                Err(CL_INVALID_ARG_VALUE)
+            }
+        }
+    }
+
+    /// Stores an argument value (checked against the argument's kind).
+    pub fn set_arg(&self, index: u32, value: ArgValue) -> Result<(), cl_int> {
+        let arg = self.info.args.get(index as usize).ok_or(CL_INVALID_ARG_INDEX)?;
+        match (&arg.kind, &value) {
+            (ArgKind::Buffer { .. }, ArgValue::Buffer(mem)) => {
+                if let Some(mem) = mem {
+                    // A buffer of another context is not a valid memory object for this kernel.
+                    if !Arc::ptr_eq(&mem.context, self.context()) || mem.mem_type() != CL_MEM_OBJECT_BUFFER {
+                        return Err(CL_INVALID_MEM_OBJECT);
+                    }
+                }
+            }
+            (ArgKind::Local, ArgValue::Local(n)) if *n > 0 => {}
+            (ArgKind::Local, ArgValue::Local(_)) => return Err(CL_INVALID_ARG_SIZE),
+            (ArgKind::Value, ArgValue::Bytes(b)) if b.len() == arg.size => {}
+            (ArgKind::Value, ArgValue::Bytes(_)) => return Err(CL_INVALID_ARG_SIZE),
+            _ => return Err(CL_INVALID_ARG_VALUE),
+        }
+        self.args.lock()[index as usize] = Some(value);
+        Ok(())
+    }
+
+    /// Whether every argument has a value.
+    pub fn all_args_set(&self) -> bool {
+        self.args.lock().iter().all(Option::is_some)
+    }
+
+    /// Bytes of `__local` memory a work-group uses: the kernel's own variables plus the
+    /// `__local` arguments set so far (CL_KERNEL_LOCAL_MEM_SIZE).
+    pub fn local_mem_size(&self, device: &Device) -> u64 {
+        let fixed = self.with_device_info(device, |info| info.static_local_mem_size);
+        let args: u64 = self
+            .args
+            .lock()
+            .iter()
+            .map(|a| match a {
+                Some(ArgValue::Local(n)) => *n as u64,
+                _ => 0,
+            })
+            .sum();
+        fixed + args
+    }
+
+    /// The kernel's metadata as compiled for `device` (barrier count, private size ...), or
+    /// the front end's when the device has no executable.
+    pub fn device_info(&self, device: &Device) -> KernelInfo {
+        self.with_device_info(device, KernelInfo::clone)
+    }
+
+    fn with_device_info<R>(&self, device: &Device, f: impl FnOnce(&KernelInfo) -> R) -> R {
+        match self.program.executable_for(device) {
+            Some((native, _)) => match native.kernel(&self.name) {
+                Some(k) => f(&k.info),
+                None => f(&self.info),
+            },
+            None => f(&self.info),
+        }
+    }
+
+    /// CL_KERNEL_WORK_GROUP_SIZE: the device's maximum, or less when the kernel requires a
+    /// work-group size.
+    pub fn work_group_size(&self, device: &Device) -> usize {
+        let max = device.info().max_work_group_size;
+        match self.info.reqd_work_group_size {
+            Some(r) => max.min(r.iter().product::<usize>().max(1)),
+            None => max,
+        }
+    }
+
+    /// The argument block of a launch (CL_INVALID_KERNEL_ARGS if an argument is not set).
+    pub fn launch_args(&self, info: &KernelInfo) -> Result<LaunchArgs, cl_int> {
+        let values = self.args.lock();
+        let mut out =
+            LaunchArgs { block: vec![0u8; info.arg_block_size], local_sizes: Vec::new(), buffers: Vec::new() };
+        for (i, (arg, value)) in info.args.iter().zip(values.iter()).enumerate() {
+            // "CL_INVALID_KERNEL_ARGS if the kernel argument values have not been specified."
+            let value = value.as_ref().ok_or(CL_INVALID_KERNEL_ARGS)?;
+            let slot = out.block.get_mut(arg.offset..arg.offset + arg.size).ok_or(CL_INVALID_KERNEL_DEFINITION)?;
+            match value {
+                ArgValue::Buffer(Some(mem)) => {
+                    let address = (mem.address() as u64).to_ne_bytes();
+                    slot.get_mut(..8).ok_or(CL_INVALID_KERNEL_DEFINITION)?.copy_from_slice(&address);
+                    out.buffers.push(mem.clone());
+                }
+                ArgValue::Buffer(None) => {}
+                ArgValue::Local(n) => out.local_sizes.push((i, *n)),
+                ArgValue::Bytes(b) => {
+                    let n = b.len().min(slot.len());
+                    slot[..n].copy_from_slice(&b[..n]);
+                }
+            }
+        }
+        if values.len() < info.args.len() {
+            return Err(CL_INVALID_KERNEL_ARGS);
+        }
+        Ok(out)
+    }
+
+    /// The semantic checks of clEnqueueNDRangeKernel for `device`, with the pointer
+    /// arguments already read (`global`, `offset` and `local` hold `work_dim` values when
+    /// given). Returns None for an NDRange with no work-items, which completes without
+    /// running.
+    pub fn check_ndrange(
+        &self,
+        device: &Device,
+        work_dim: u32,
+        offset: Option<&[usize]>,
+        global: Option<&[usize]>,
+        local: Option<&[usize]>,
+    ) -> Result<Option<NdRange>, cl_int> {
+        // "CL_INVALID_PROGRAM_EXECUTABLE if there is no successfully built program executable
+        // available for device associated with command_queue."
+        let (native, uniform) = self.program.executable_for(device).ok_or(CL_INVALID_PROGRAM_EXECUTABLE)?;
+        let kinfo: &KernelInfo = native.kernel(&self.name).map_or(&self.info, |k| &k.info);
+        // "CL_INVALID_KERNEL_ARGS if the kernel argument values have not been specified."
+        if !self.all_args_set() {
+            return Err(CL_INVALID_KERNEL_ARGS);
+        }
+        // "CL_INVALID_WORK_DIMENSION if work_dim is not a valid value (i.e. a value between 1
+        // and CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS)."
+        if !(1..=3).contains(&work_dim) {
+            return Err(CL_INVALID_WORK_DIMENSION);
+        }
+        let dims = work_dim as usize;
+        let info = device.info();
+        // "If global_work_size is NULL, or the value in any passed dimension is 0 then the
+        // kernel command will trivially succeed after its event dependencies are satisfied".
+        let Some(global) = global else { return Ok(None) };
+        if global[..dims].contains(&0) {
+            return Ok(None);
+        }
+        let mut nd = NdRange { work_dim, offset: [0; 3], global: [1; 3], local: [1; 3] };
+        nd.global[..dims].copy_from_slice(&global[..dims]);
+        if let Some(offset) = offset {
+            nd.offset[..dims].copy_from_slice(&offset[..dims]);
+        }
+        let size_max: u128 = if info.address_bits >= 64 { u64::MAX as u128 } else { (1u128 << info.address_bits) - 1 };
+        for d in 0..dims {
+            // "CL_INVALID_GLOBAL_WORK_SIZE if any of the values specified in
+            // global_work_size[0], ... global_work_size[work_dim - 1] exceed the maximum value
+            // representable by size_t on the device on which the kernel-instance will be
+            // enqueued."
+            if nd.global[d] as u128 > size_max {
+                return Err(CL_INVALID_GLOBAL_WORK_SIZE);
+            }
+            // "CL_INVALID_GLOBAL_OFFSET if the value specified in global_work_size + the
+            // corresponding values in global_work_offset for any dimensions is greater than
+            // the maximum value representable by size t on the device".
+            if nd.global[d] as u128 + nd.offset[d] as u128 > size_max {
+                return Err(CL_INVALID_GLOBAL_OFFSET);
+            }
+        }
+        match local {
+            Some(local) => {
+                nd.local[..dims].copy_from_slice(&local[..dims]);
+                if nd.local[..dims].contains(&0) {
+                    return Err(CL_INVALID_WORK_GROUP_SIZE);
+                }
+                // "CL_INVALID_WORK_ITEM_SIZE if the number of work-items specified in any of
+                // local_work_size[0], ... local_work_size[work_dim - 1] is greater than the
+                // corresponding values specified by CL_DEVICE_MAX_WORK_ITEM_SIZES".
+                if (0..dims).any(|d| nd.local[d] > info.max_work_item_sizes[d]) {
+                    return Err(CL_INVALID_WORK_ITEM_SIZE);
+                }
+                // "CL_INVALID_WORK_GROUP_SIZE if local_work_size is specified and the total
+                // number of work-items in the work-group computed as local_work_size[0] x ...
+                // local_work_size[work_dim - 1] is greater than the value specified by
+                // CL_KERNEL_WORK_GROUP_SIZE".
+                let items = nd.local.iter().try_fold(1usize, |a, &l| a.checked_mul(l));
+                if items.is_none_or(|n| n > self.work_group_size(device)) {
+                    return Err(CL_INVALID_WORK_GROUP_SIZE);
+                }
+                // "CL_INVALID_WORK_GROUP_SIZE if local_work_size is specified and does not
+                // match the required work-group size for kernel in the program source."
+                if kinfo.reqd_work_group_size.is_some_and(|r| r != nd.local) {
+                    return Err(CL_INVALID_WORK_GROUP_SIZE);
+                }
+            }
+            None => {
+                nd.local = device.model.pick_local_size(kinfo, work_dim, nd.global);
+                let items = nd.local.iter().try_fold(1usize, |a, &l| a.checked_mul(l));
+                if nd.local.contains(&0)
+                    || (0..3).any(|d| nd.local[d] > info.max_work_item_sizes[d])
+                    || items.is_none_or(|n| n > info.max_work_group_size)
+                {
+                    // A required work-group size the device cannot run.
+                    return Err(CL_INVALID_WORK_GROUP_SIZE);
+                }
+            }
+        }
+        // "CL_INVALID_WORK_GROUP_SIZE if the work-group size must be uniform and the
+        // local_work_size is not NULL, is not equal to the required work-group size specified
+        // in the kernel source, or the global_work_size is not evenly divisible by the
+        // local_work_size." Work-groups may be non-uniform only for programs built for
+        // OpenCL C 2.0 or newer (or SPIR-V) without -cl-uniform-work-group-size, on devices
+        // that support them.
+        let divisible = (0..3).all(|d| nd.global[d].is_multiple_of(nd.local[d]));
+        if !divisible && (uniform || !info.non_uniform_work_group_support) {
+            return Err(CL_INVALID_WORK_GROUP_SIZE);
+        }
+        // "CL_OUT_OF_RESOURCES if there is a failure to queue the execution instance of kernel
+        // on the command-queue because of insufficient resources needed to execute the kernel.
+        // For example, the explicitly specified local_work_size causes a failure to execute
+        // the kernel because of insufficient resources such as registers or local memory."
+        if self.local_mem_size(device) > info.local_mem_size {
+            return Err(CL_OUT_OF_RESOURCES);
+        }
+        Ok(Some(nd))
+    }
+
+    /// The command of a checked NDRange: runs it on `device` and reports the device's time.
+    /// The argument values are captured now (later clSetKernelArg calls do not affect it).
+    pub fn launch_work(&self, device: Arc<Device>, nd: Option<NdRange>) -> Result<Work, cl_int> {
+        let Some(nd) = nd else {
+            return Ok(Box::new(|| Ok(None)));
+        };
+        let (native, _) = self.program.executable_for(&device).ok_or(CL_INVALID_PROGRAM_EXECUTABLE)?;
+        let info = native.kernel(&self.name).ok_or(CL_INVALID_KERNEL_NAME)?.info.clone();
+        let args = self.launch_args(&info)?;
+        let name = self.name.clone();
+        Ok(Box::new(move || run_launch(&device, &native, &name, &args, nd)))
+    }
+}
+
+fn report_enabled() -> bool {
+    std::env::var_os("SOFTCL_GEN_REPORT").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+fn run_launch(
+    device: &Device,
+    native: &NativeProgram,
+    name: &str,
+    args: &LaunchArgs,
+    nd: NdRange,
+) -> Result<Option<u64>, cl_int> {
+    let kernel = native.kernel(name).ok_or(CL_INVALID_KERNEL_NAME)?;
+    let launch = Launch {
+        kernel,
+        args: &args.block,
+        local_arg_sizes: &args.local_sizes,
+        work_dim: nd.work_dim,
+        global_offset: nd.offset,
+        global_size: nd.global,
+        local_size: nd.local,
+    };
+    match device.model.launch(&launch) {
+        Ok(report) => {
+            if let Some(text) = report.report.as_deref().filter(|t| !t.is_empty()) {
+                if report_enabled() {
+                    eprintln!("SoftCL report: {text}");
+                }
+            }
+            Ok(report.device_time_ns)
+        }
+        Err(LaunchError::OutOfResources(why)) => {
+            eprintln!("SoftCL: kernel {name} could not run: {why}");
+            Err(CL_OUT_OF_RESOURCES)
+        }
+        Err(LaunchError::Invalid(why)) => {
+            eprintln!("SoftCL: internal error launching kernel {name}: {why}");
+            Err(CL_OUT_OF_RESOURCES)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::BufferInit;
+    use softcl_compiler::{AccessQualifier, AddressSpace, KernelArg, TypeQualifiers};
+
+    fn arg(name: &str, kind: ArgKind, offset: usize, size: usize) -> KernelArg {
+        let address_space = match &kind {
+            ArgKind::Buffer { address_space } => *address_space,
+            ArgKind::Local => AddressSpace::Local,
+            _ => AddressSpace::Private,
+        };
+        KernelArg {
+            name: name.into(),
+            type_name: "t".into(),
+            address_space,
+            access: AccessQualifier::None,
+            qualifiers: TypeQualifiers::default(),
+            kind,
+            offset,
+            size,
+            align: size.min(8),
+        }
+    }
+
+    /// `k(__global float* a, __local int* l, int4 v, __constant int* c, sampler_t s)`.
+    fn info() -> KernelInfo {
+        KernelInfo {
+            name: "k".into(),
+            args: vec![
+                arg("a", ArgKind::Buffer { address_space: AddressSpace::Global }, 0, 8),
+                arg("l", ArgKind::Local, 8, 8),
+                arg("v", ArgKind::Value, 16, 16),
+                arg("c", ArgKind::Buffer { address_space: AddressSpace::Constant }, 32, 8),
+                arg("s", ArgKind::Sampler, 40, 8),
+            ],
+            arg_block_size: 48,
+            ..Default::default()
+        }
+    }
+
+    fn context() -> Arc<Context> {
+        Context::new(crate::platform::platform().devices.clone(), Vec::new(), None).unwrap()
+    }
+
+    fn kernel(ctx: &Arc<Context>) -> Arc<Kernel> {
+        let program = Program::with_source(ctx.clone(), "kernel void k() {}".into());
+        Kernel::with_args(program, "k".into(), info(), Vec::new())
+    }
+
+    #[test]
+    fn set_arg_checks() {
+        let ctx = context();
+        let k = kernel(&ctx);
+        assert_eq!(k.program.kernels_attached(), 1);
+        assert_eq!(k.check_arg(5, 8, false), Err(CL_INVALID_ARG_INDEX));
+        // Buffers: sizeof(cl_mem); a NULL value is a NULL buffer.
+        assert_eq!(k.check_arg(0, 4, false), Err(CL_INVALID_ARG_SIZE));
+        assert_eq!(k.check_arg(0, 8, true), Ok(ArgRequest::Buffer));
+        assert_eq!(k.check_arg(3, 8, false), Ok(ArgRequest::Buffer));
+        // __local: NULL value, non-zero size.
+        assert_eq!(k.check_arg(1, 0, true), Err(CL_INVALID_ARG_SIZE));
+        assert_eq!(k.check_arg(1, 64, false), Err(CL_INVALID_ARG_VALUE));
+        assert_eq!(k.check_arg(1, 64, true), Ok(ArgRequest::Local(64)));
+        // Values: exact size, non-NULL.
+        assert_eq!(k.check_arg(2, 4, false), Err(CL_INVALID_ARG_SIZE));
+        assert_eq!(k.check_arg(2, 16, true), Err(CL_INVALID_ARG_VALUE));
+        assert_eq!(k.check_arg(2, 16, false), Ok(ArgRequest::Bytes));
+        // Samplers do not exist yet.
+        assert_eq!(k.check_arg(4, 8, false), Err(CL_INVALID_ARG_VALUE));
+        // set_arg re-checks the kind.
+        assert_eq!(k.set_arg(2, ArgValue::Local(4)), Err(CL_INVALID_ARG_VALUE));
+        assert_eq!(k.set_arg(2, ArgValue::Bytes(vec![0; 3])), Err(CL_INVALID_ARG_SIZE));
+        assert_eq!(k.set_arg(1, ArgValue::Local(0)), Err(CL_INVALID_ARG_SIZE));
+        // A buffer of another context is rejected.
+        let other = context();
+        let foreign = Mem::new_buffer(other, 0, 16, BufferInit::Zeroed, None).unwrap();
+        assert_eq!(k.set_arg(0, ArgValue::Buffer(Some(foreign))), Err(CL_INVALID_MEM_OBJECT));
+        drop(k);
+    }
+
+    #[test]
+    fn argument_block_layout() {
+        let ctx = context();
+        let k = kernel(&ctx);
+        assert_eq!(k.launch_args(&k.info).unwrap_err(), CL_INVALID_KERNEL_ARGS);
+        let buf = Mem::new_buffer(ctx.clone(), 0, 64, BufferInit::Zeroed, None).unwrap();
+        k.set_arg(0, ArgValue::Buffer(Some(buf.clone()))).unwrap();
+        k.set_arg(1, ArgValue::Local(256)).unwrap();
+        let v: Vec<u8> = (1..=16).collect();
+        k.set_arg(2, ArgValue::Bytes(v.clone())).unwrap();
+        k.set_arg(3, ArgValue::Buffer(None)).unwrap();
+        // The sampler slot cannot be set: the kernel cannot launch.
+        assert!(!k.all_args_set());
+        let mut info = k.info.clone();
+        info.args.pop();
+        let args = k.launch_args(&info).unwrap();
+        assert_eq!(args.block.len(), 48);
+        assert_eq!(u64::from_ne_bytes(args.block[0..8].try_into().unwrap()), buf.address() as u64);
+        assert_eq!(&args.block[8..16], &[0; 8], "__local slots are filled by the device");
+        assert_eq!(&args.block[16..32], &v[..]);
+        assert_eq!(&args.block[32..40], &[0; 8], "NULL buffer");
+        assert_eq!(args.local_sizes, vec![(1, 256)]);
+        assert_eq!(args.buffers.len(), 1);
+        assert!(Arc::ptr_eq(&args.buffers[0], &buf));
+        // Cloning keeps the values; later changes are independent.
+        let c = k.clone_kernel();
+        assert_eq!(k.program.kernels_attached(), 2);
+        c.set_arg(1, ArgValue::Local(8)).unwrap();
+        assert_eq!(k.launch_args(&info).unwrap().local_sizes, vec![(1, 256)]);
+        assert_eq!(c.launch_args(&info).unwrap().local_sizes, vec![(1, 8)]);
+        let program = k.program.clone();
+        drop((k, c));
+        assert_eq!(program.kernels_attached(), 0);
+    }
+
+    #[test]
+    fn local_memory_counts_static_and_arguments() {
+        let ctx = context();
+        let k = kernel(&ctx);
+        let dev = &ctx.devices[0];
+        assert_eq!(k.local_mem_size(dev), 0);
+        k.set_arg(1, ArgValue::Local(1000)).unwrap();
+        assert_eq!(k.local_mem_size(dev), 1000);
+    }
+}

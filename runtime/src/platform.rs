@@ -34,7 +34,6 @@ impl Platform {
 
     /// The devices matching a cl_device_type bit-field (CL_DEVICE_TYPE_DEFAULT = the first).
     pub fn devices_of_type(&self, ty: cl_device_type) -> Vec<Arc<Device>> {
-        let ty = ty as u64;
         if ty == CL_DEVICE_TYPE_ALL as u64 {
             return self.devices.clone();
         }

@@ -1,1 +1,1098 @@
-//! (being written)
+//! Program objects: what the application gave (OpenCL C source, SPIR-V, a binary), and per
+//! device the outcome of the last clBuildProgram / clCompileProgram / clLinkProgram: status,
+//! options, log, binary type, the front end's result and the native code.
+//!
+//! Builds run synchronously on the calling thread. Devices whose compiler [`Target`]s are equal
+//! share one front-end run and one code generation. Binaries are a versioned container
+//! ([`encode_binary`]) holding the SPIR-V and the options it was compiled with.
+
+use crate::cl::*;
+use crate::context::Context;
+use crate::device::Device;
+use crate::handle::{ClObject, Header, ObjectKind};
+use parking_lot::Mutex;
+use softcl_compiler::{self as compiler, BuildError, BuildErrorKind, KernelInfo, NativeProgram, Target};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// What a program was created from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// clCreateProgramWithSource: the concatenated strings.
+    Source(String),
+    /// clCreateProgramWithIL: the bytes as given.
+    Il(Vec<u8>),
+    /// clCreateProgramWithBinary.
+    Binary,
+    /// clLinkProgram.
+    Linked,
+}
+
+/// The state of one device of a program.
+#[derive(Debug, Clone)]
+pub struct DeviceBuild {
+    /// CL_PROGRAM_BUILD_STATUS.
+    pub status: cl_build_status,
+    /// CL_PROGRAM_BUILD_OPTIONS: the options of the last build, compile or link.
+    pub options: String,
+    /// CL_PROGRAM_BUILD_LOG.
+    pub log: String,
+    /// CL_PROGRAM_BINARY_TYPE.
+    pub binary_type: cl_program_binary_type,
+    /// The front end's result (SPIR-V, IR, kernel metadata), for every binary type but NONE.
+    pub front: Option<Arc<compiler::Program>>,
+    /// Native code, for CL_PROGRAM_BINARY_TYPE_EXECUTABLE.
+    pub native: Option<Arc<NativeProgram>>,
+    /// The options the front end ran with (stored in binaries).
+    pub compile_options: String,
+    /// Whether every work-group of an NDRange must have the same size (OpenCL C before 2.0,
+    /// or `-cl-uniform-work-group-size`).
+    pub uniform_work_groups: bool,
+}
+
+impl Default for DeviceBuild {
+    fn default() -> Self {
+        Self {
+            status: CL_BUILD_NONE,
+            options: String::new(),
+            log: String::new(),
+            binary_type: CL_PROGRAM_BINARY_TYPE_NONE,
+            front: None,
+            native: None,
+            compile_options: String::new(),
+            uniform_work_groups: true,
+        }
+    }
+}
+
+impl DeviceBuild {
+    fn is_executable(&self) -> bool {
+        self.status == CL_BUILD_SUCCESS as cl_build_status
+            && self.binary_type == CL_PROGRAM_BINARY_TYPE_EXECUTABLE
+            && self.native.is_some()
+    }
+}
+
+#[repr(C)]
+pub struct Program {
+    header: Header,
+    pub context: Arc<Context>,
+    /// The devices associated with the program (CL_PROGRAM_DEVICES).
+    pub devices: Vec<Arc<Device>>,
+    pub origin: Origin,
+    /// One entry per device, in the order of `devices`.
+    builds: Mutex<Vec<DeviceBuild>>,
+    /// Kernel objects created from the program and not yet destroyed.
+    kernels_attached: AtomicUsize,
+    /// clSetProgramSpecializationConstant values by SpecId (IL programs).
+    spec_constants: Mutex<BTreeMap<u32, Vec<u8>>>,
+    /// The IL parsed at creation (reused by builds while no specialization constant is set).
+    il_front: Option<Result<Arc<compiler::Program>, BuildError>>,
+}
+
+impl ClObject for Program {
+    const KIND: ObjectKind = ObjectKind::Program;
+    fn header(&self) -> &Header {
+        &self.header
+    }
+}
+
+impl std::fmt::Debug for Program {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Program").field("origin", &self.origin).field("devices", &self.devices).finish()
+    }
+}
+
+/// The OpenCL error for a failed front end or code generation in clBuildProgram.
+fn build_error_code(kind: BuildErrorKind) -> cl_int {
+    match kind {
+        BuildErrorKind::InvalidOptions => CL_INVALID_BUILD_OPTIONS,
+        BuildErrorKind::CompilerNotAvailable => CL_COMPILER_NOT_AVAILABLE,
+        BuildErrorKind::CompileFailed | BuildErrorKind::InvalidIl => CL_BUILD_PROGRAM_FAILURE,
+    }
+}
+
+/// The same for clCompileProgram.
+fn compile_error_code(kind: BuildErrorKind) -> cl_int {
+    match kind {
+        BuildErrorKind::InvalidOptions => CL_INVALID_COMPILER_OPTIONS,
+        BuildErrorKind::CompilerNotAvailable => CL_COMPILER_NOT_AVAILABLE,
+        BuildErrorKind::CompileFailed | BuildErrorKind::InvalidIl => CL_COMPILE_PROGRAM_FAILURE,
+    }
+}
+
+/// The most telling error of several devices' failures: option errors first (they are the
+/// application's to fix and the same on every device), then a missing compiler.
+fn worst(codes: impl IntoIterator<Item = cl_int>, failure: cl_int) -> Result<(), cl_int> {
+    let codes: Vec<cl_int> = codes.into_iter().collect();
+    if codes.is_empty() {
+        return Ok(());
+    }
+    for preferred in [CL_INVALID_BUILD_OPTIONS, CL_INVALID_COMPILER_OPTIONS, CL_COMPILER_NOT_AVAILABLE] {
+        if codes.contains(&preferred) {
+            return Err(preferred);
+        }
+    }
+    Err(failure)
+}
+
+/// Runs `f` once per distinct target of `devices` and hands each device its target's result.
+fn per_target<R: Clone>(devices: &[Arc<Device>], mut f: impl FnMut(&Target) -> R) -> Vec<R> {
+    let mut done: HashMap<Target, R> = HashMap::new();
+    devices
+        .iter()
+        .map(|d| {
+            let target = d.model.target();
+            if let Some(r) = done.get(target) {
+                return r.clone();
+            }
+            let r = f(target);
+            done.insert(target.clone(), r.clone());
+            r
+        })
+        .collect()
+}
+
+/// Runs a compiler step, turning a panic (a compiler bug) into a failed build so that the
+/// program never stays CL_BUILD_IN_PROGRESS.
+fn guarded<T>(f: impl FnOnce() -> Result<T, BuildError>) -> Result<T, BuildError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        Err(BuildError { kind: BuildErrorKind::CompileFailed, log: format!("internal compiler error: {what}") })
+    })
+}
+
+/// What a build of one device produced.
+type Built = Result<(Arc<compiler::Program>, Arc<NativeProgram>), BuildError>;
+
+impl Program {
+    fn new(context: Arc<Context>, devices: Vec<Arc<Device>>, origin: Origin, builds: Vec<DeviceBuild>) -> Arc<Self> {
+        debug_assert_eq!(devices.len(), builds.len());
+        let il_front = match &origin {
+            Origin::Il(bytes) => Some(guarded(|| compiler::load_spirv(bytes)).map(Arc::new)),
+            _ => None,
+        };
+        Arc::new(Self {
+            header: Header::new(ObjectKind::Program),
+            context,
+            devices,
+            origin,
+            builds: Mutex::new(builds),
+            kernels_attached: AtomicUsize::new(0),
+            spec_constants: Mutex::new(BTreeMap::new()),
+            il_front,
+        })
+    }
+
+    /// clCreateProgramWithSource: the program's devices are the context's.
+    pub fn with_source(context: Arc<Context>, source: String) -> Arc<Self> {
+        let devices = context.devices.clone();
+        let builds = vec![DeviceBuild::default(); devices.len()];
+        Self::new(context, devices, Origin::Source(source), builds)
+    }
+
+    /// clCreateProgramWithIL: SPIR-V for the context's devices.
+    pub fn with_il(context: Arc<Context>, il: Vec<u8>) -> Result<Arc<Self>, cl_int> {
+        // "CL_INVALID_VALUE if il is NULL or if length is zero."
+        if il.is_empty() {
+            return Err(CL_INVALID_VALUE);
+        }
+        let devices = context.devices.clone();
+        let builds = vec![DeviceBuild::default(); devices.len()];
+        let program = Self::new(context, devices, Origin::Il(il), builds);
+        match &program.il_front {
+            // "CL_INVALID_VALUE if the length-byte memory pointed to by il does not contain
+            // well-formed intermediate language input appropriate for the deployment
+            // environment in which the OpenCL platform is running."
+            Some(Err(e)) if e.kind == BuildErrorKind::InvalidIl => Err(CL_INVALID_VALUE),
+            Some(Err(e)) if e.kind == BuildErrorKind::CompilerNotAvailable => Err(CL_COMPILER_NOT_AVAILABLE),
+            // Well-formed IL that does not translate (an undefined function) fails at build
+            // time, with the reason in the build log.
+            _ => Ok(program),
+        }
+    }
+
+    /// clCreateProgramWithBinary: one binary per device. Returns the program, or
+    /// CL_INVALID_BINARY, and the per-device status either way.
+    pub fn with_binaries(
+        context: Arc<Context>,
+        devices: Vec<Arc<Device>>,
+        binaries: &[&[u8]],
+    ) -> (Result<Arc<Self>, cl_int>, Vec<cl_int>) {
+        let mut status = Vec::with_capacity(binaries.len());
+        let mut builds = Vec::with_capacity(binaries.len());
+        for bytes in binaries {
+            match decode_binary(bytes) {
+                Ok(b) => {
+                    status.push(CL_SUCCESS as cl_int);
+                    builds.push(b);
+                }
+                Err(e) => {
+                    status.push(e);
+                    builds.push(DeviceBuild::default());
+                }
+            }
+        }
+        // "CL_INVALID_BINARY if an invalid program binary was encountered for any device.
+        // binary_status will return specific status for each device."
+        if status.iter().any(|&s| s != CL_SUCCESS as cl_int) {
+            return (Err(CL_INVALID_BINARY), status);
+        }
+        (Ok(Self::new(context, devices, Origin::Binary, builds)), status)
+    }
+
+    /// The index of `device` among the program's devices.
+    pub fn device_index(&self, device: &Device) -> Option<usize> {
+        self.devices.iter().position(|d| std::ptr::eq(d.as_ref(), device))
+    }
+
+    /// The state of one device (a snapshot).
+    pub fn build_of(&self, device: &Device) -> Option<DeviceBuild> {
+        let i = self.device_index(device)?;
+        Some(self.builds.lock()[i].clone())
+    }
+
+    pub fn kernels_attached(&self) -> usize {
+        self.kernels_attached.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn attach_kernel(&self) {
+        self.kernels_attached.fetch_add(1, Ordering::AcqRel);
+    }
+
+    pub(crate) fn detach_kernel(&self) {
+        self.kernels_attached.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// The indices of `devices` in the program (all of them for an empty list).
+    fn indices(&self, devices: &[Arc<Device>]) -> Result<Vec<usize>, cl_int> {
+        if devices.is_empty() {
+            return Ok((0..self.devices.len()).collect());
+        }
+        // "CL_INVALID_DEVICE if any device in device_list is not in the list of devices
+        // associated with program."
+        devices.iter().map(|d| self.device_index(d).ok_or(CL_INVALID_DEVICE)).collect()
+    }
+
+    /// Marks the devices as being built; fails if a build of one of them is under way or
+    /// kernels are attached.
+    fn begin(&self, indices: &[usize], options: &str) -> Result<Vec<DeviceBuild>, cl_int> {
+        // "CL_INVALID_OPERATION if there are kernel objects attached to program."
+        if self.kernels_attached() > 0 {
+            return Err(CL_INVALID_OPERATION);
+        }
+        let mut builds = self.builds.lock();
+        // "CL_INVALID_OPERATION if the build of a program executable for any of the devices
+        // listed in device_list by a previous call to clBuildProgram for program has not
+        // completed."
+        if indices.iter().any(|&i| builds[i].status == CL_BUILD_IN_PROGRESS) {
+            return Err(CL_INVALID_OPERATION);
+        }
+        let previous = indices.iter().map(|&i| builds[i].clone()).collect();
+        for &i in indices {
+            builds[i].status = CL_BUILD_IN_PROGRESS;
+            builds[i].options = options.to_string();
+        }
+        Ok(previous)
+    }
+
+    fn finish(&self, indices: &[usize], results: Vec<DeviceBuild>) {
+        let mut builds = self.builds.lock();
+        for (&i, r) in indices.iter().zip(results) {
+            builds[i] = r;
+        }
+    }
+
+    /// The IL with the application's specialization constants applied, parsed.
+    fn il_program(&self) -> Result<Arc<compiler::Program>, BuildError> {
+        let Origin::Il(bytes) = &self.origin else {
+            unreachable!("il_program on a program without IL");
+        };
+        let spec = self.spec_constants.lock().clone();
+        if spec.is_empty() {
+            if let Some(cached) = &self.il_front {
+                return cached.clone();
+            }
+        }
+        let words = specialize(bytes, &spec).map_err(|log| BuildError { kind: BuildErrorKind::InvalidIl, log })?;
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        guarded(|| compiler::load_spirv(&bytes)).map(Arc::new)
+    }
+
+    /// clBuildProgram for `devices` (all of the program's when empty).
+    pub fn build(&self, devices: &[Arc<Device>], options: &str) -> Result<(), cl_int> {
+        let indices = self.indices(devices)?;
+        // "CL_INVALID_OPERATION if program was not created with clCreateProgramWithSource,
+        // clCreateProgramWithIL or clCreateProgramWithBinary."
+        if self.origin == Origin::Linked {
+            return Err(CL_INVALID_OPERATION);
+        }
+        if self.origin == Origin::Binary {
+            let builds = self.builds.lock();
+            // "CL_INVALID_BINARY if program is created with clCreateProgramWithBinary and
+            // devices listed in device_list do not have a valid program binary loaded."
+            if indices.iter().any(|&i| builds[i].front.is_none()) {
+                return Err(CL_INVALID_BINARY);
+            }
+        }
+        let previous = self.begin(&indices, options)?;
+        let devs: Vec<Arc<Device>> = indices.iter().map(|&i| self.devices[i].clone()).collect();
+        let results: Vec<Outcome> = match &self.origin {
+            Origin::Source(source) => {
+                let built = per_target(&devs, |target| -> Built {
+                    guarded(|| {
+                        let front = Arc::new(compiler::compile_source(source, options, target)?);
+                        let native = front.codegen(target)?;
+                        Ok((front, native))
+                    })
+                });
+                devs.iter()
+                    .zip(built)
+                    .map(|(d, b)| {
+                        let uniform = compiler::front::parse_options(options, d.model.target())
+                            .map(|o| o.requires_uniform_work_groups())
+                            .unwrap_or(true);
+                        executable(b, options, options, uniform)
+                    })
+                    .collect()
+            }
+            Origin::Il(_) => {
+                let front = self.il_program();
+                let built = per_target(&devs, |target| -> Built {
+                    // The options are checked even though SPIR-V needs none of them.
+                    compiler::front::parse_options(options, target)?;
+                    let front = front.clone()?;
+                    let native = guarded(|| front.codegen(target))?;
+                    Ok((front, native))
+                });
+                devs.iter()
+                    .zip(built)
+                    .map(|(d, b)| {
+                        // SPIR-V kernels may run in non-uniform work-groups unless the build
+                        // asks for uniform ones.
+                        let uniform = compiler::front::parse_options(options, d.model.target())
+                            .map(|o| o.uniform_work_group_size)
+                            .unwrap_or(true);
+                        executable(b, options, options, uniform)
+                    })
+                    .collect()
+            }
+            Origin::Binary => devs
+                .iter()
+                .zip(previous)
+                .map(|(d, prev)| {
+                    let target = d.model.target();
+                    let front = prev.front.clone().expect("checked above");
+                    let parsed = compiler::front::parse_options(options, target);
+                    // The binary's own options decide uniformity; the build may only add to it.
+                    let uniform = prev.uniform_work_groups || parsed.as_ref().is_ok_and(|o| o.uniform_work_group_size);
+                    let built: Built = parsed.and_then(|_| Ok((front.clone(), guarded(|| front.codegen(target))?)));
+                    let mut outcome = executable(built, options, &prev.compile_options, uniform);
+                    if outcome.failure.is_some() {
+                        // A failed build keeps the binary, so that the program can be built
+                        // again (with other options).
+                        outcome.build = DeviceBuild { status: CL_BUILD_ERROR, log: outcome.build.log, ..prev };
+                        outcome.build.options = options.to_string();
+                    }
+                    outcome
+                })
+                .collect(),
+            Origin::Linked => unreachable!("rejected above"),
+        };
+        let failures: Vec<cl_int> = results.iter().filter_map(|r| r.failure.map(build_error_code)).collect();
+        self.finish(&indices, results.into_iter().map(|r| r.build).collect());
+        worst(failures, CL_BUILD_PROGRAM_FAILURE)
+    }
+
+    /// clCompileProgram: the front end only. `headers` are (include name, source) pairs
+    /// made available to `#include`.
+    pub fn compile(&self, devices: &[Arc<Device>], options: &str, headers: &[(String, String)]) -> Result<(), cl_int> {
+        let indices = self.indices(devices)?;
+        // "CL_INVALID_OPERATION if program has no source or IL available, i.e. it has not
+        // been created with clCreateProgramWithSource or clCreateProgramWithIL."
+        if !matches!(self.origin, Origin::Source(_) | Origin::Il(_)) {
+            return Err(CL_INVALID_OPERATION);
+        }
+        self.begin(&indices, options)?;
+        let devs: Vec<Arc<Device>> = indices.iter().map(|&i| self.devices[i].clone()).collect();
+        let header_dir = match HeaderDir::new(headers) {
+            Ok(dir) => dir,
+            Err(e) => {
+                let failed = DeviceBuild {
+                    status: CL_BUILD_ERROR,
+                    options: options.to_string(),
+                    log: format!("cannot provide the input headers: {e}"),
+                    ..DeviceBuild::default()
+                };
+                self.finish(&indices, vec![failed; indices.len()]);
+                return Err(CL_COMPILE_PROGRAM_FAILURE);
+            }
+        };
+        let front_options = match &header_dir {
+            Some(dir) => format!("{options} -I \"{}\"", dir.path.display()),
+            None => options.to_string(),
+        };
+        let compiled: Vec<Result<Arc<compiler::Program>, BuildError>> = match &self.origin {
+            Origin::Source(source) => per_target(&devs, |target| {
+                guarded(|| compiler::compile_source(source, &front_options, target)).map(Arc::new)
+            }),
+            Origin::Il(_) => {
+                let front = self.il_program();
+                per_target(&devs, |target| {
+                    compiler::front::parse_options(options, target)?;
+                    front.clone()
+                })
+            }
+            _ => unreachable!("checked above"),
+        };
+        drop(header_dir);
+        let mut failures = Vec::new();
+        let results = devs
+            .iter()
+            .zip(compiled)
+            .map(|(d, c)| match c {
+                Ok(front) => {
+                    let parsed = compiler::front::parse_options(options, d.model.target());
+                    let uniform = match (&self.origin, parsed) {
+                        (Origin::Source(_), Ok(o)) => o.requires_uniform_work_groups(),
+                        (_, Ok(o)) => o.uniform_work_group_size,
+                        (_, Err(_)) => true,
+                    };
+                    DeviceBuild {
+                        status: CL_BUILD_SUCCESS as cl_build_status,
+                        options: options.to_string(),
+                        log: front.log.clone(),
+                        binary_type: CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT,
+                        front: Some(front),
+                        native: None,
+                        compile_options: options.to_string(),
+                        uniform_work_groups: uniform,
+                    }
+                }
+                Err(e) => {
+                    failures.push(compile_error_code(e.kind));
+                    DeviceBuild {
+                        status: CL_BUILD_ERROR,
+                        options: options.to_string(),
+                        log: e.log,
+                        ..DeviceBuild::default()
+                    }
+                }
+            })
+            .collect();
+        self.finish(&indices, results);
+        worst(failures, CL_COMPILE_PROGRAM_FAILURE)
+    }
+
+    /// clLinkProgram. Returns the new program and CL_SUCCESS or CL_LINK_PROGRAM_FAILURE (the
+    /// program exists either way so that its build log can be read), or an error without a
+    /// program.
+    ///
+    /// Only a single input program can be linked: SoftCL has no SPIR-V linker yet, so several
+    /// inputs give a link failure whose log says so.
+    pub fn link(
+        context: Arc<Context>,
+        devices: Vec<Arc<Device>>,
+        options: &str,
+        inputs: &[Arc<Program>],
+    ) -> Result<(Arc<Program>, cl_int), cl_int> {
+        let link = parse_link_options(options)?;
+        // "The devices associated with the returned program object will be the list of
+        // devices specified by device_list or if device_list is NULL it will be the list of
+        // devices associated with context."
+        let devices = if devices.is_empty() { context.devices.clone() } else { devices };
+        let mut builds = Vec::with_capacity(devices.len());
+        let mut any_linked = false;
+        let mut failed = false;
+        for device in &devices {
+            let mut objects = Vec::new();
+            for input in inputs {
+                let b = input.build_of(device).unwrap_or_default();
+                // "CL_INVALID_OPERATION if the compilation or build of a program executable
+                // for any of the devices listed in device_list by a previous call to
+                // clCompileProgram or clBuildProgram for program has not completed."
+                if b.status == CL_BUILD_IN_PROGRESS {
+                    return Err(CL_INVALID_OPERATION);
+                }
+                let is_object = b.status == CL_BUILD_SUCCESS as cl_build_status
+                    && matches!(b.binary_type, CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT | CL_PROGRAM_BINARY_TYPE_LIBRARY);
+                if is_object {
+                    objects.push(b);
+                }
+            }
+            // "None of the programs contain a compiled binary or library for that device. In
+            // this case, no link is performed and there will be no program executable
+            // generated for this device. All other cases will return a CL_INVALID_OPERATION
+            // error."
+            if objects.is_empty() {
+                builds.push(DeviceBuild { options: options.to_string(), ..DeviceBuild::default() });
+                continue;
+            }
+            if objects.len() != inputs.len() {
+                return Err(CL_INVALID_OPERATION);
+            }
+            any_linked = true;
+            let build = if objects.len() > 1 {
+                failed = true;
+                DeviceBuild {
+                    status: CL_BUILD_ERROR,
+                    options: options.to_string(),
+                    log: format!(
+                        "SoftCL cannot link {} programs together yet: link a single compiled program, or build \
+                         the combined source with clBuildProgram",
+                        objects.len()
+                    ),
+                    ..DeviceBuild::default()
+                }
+            } else {
+                let input = objects.pop().expect("one object");
+                let front = input.front.clone().expect("a compiled object has a front-end result");
+                if link.create_library {
+                    DeviceBuild {
+                        status: CL_BUILD_SUCCESS as cl_build_status,
+                        options: options.to_string(),
+                        log: String::new(),
+                        binary_type: CL_PROGRAM_BINARY_TYPE_LIBRARY,
+                        native: None,
+                        ..input
+                    }
+                } else {
+                    let r = executable(
+                        guarded(|| front.codegen(device.model.target())).map(|native| (front.clone(), native)),
+                        options,
+                        &input.compile_options,
+                        input.uniform_work_groups,
+                    );
+                    failed |= r.failure.is_some();
+                    r.build
+                }
+            };
+            builds.push(build);
+        }
+        if !any_linked {
+            // No device has a compiled object in every input program.
+            return Err(CL_INVALID_OPERATION);
+        }
+        let program = Self::new(context, devices, Origin::Linked, builds);
+        Ok((program, if failed { CL_LINK_PROGRAM_FAILURE } else { CL_SUCCESS as cl_int }))
+    }
+
+    /// The devices with a program executable, with their builds.
+    fn executables(&self) -> Vec<(usize, DeviceBuild)> {
+        self.builds.lock().iter().enumerate().filter(|(_, b)| b.is_executable()).map(|(i, b)| (i, b.clone())).collect()
+    }
+
+    /// CL_PROGRAM_KERNEL_NAMES as a list, in source order.
+    pub fn kernel_names(&self) -> Result<Vec<String>, cl_int> {
+        let exes = self.executables();
+        // "CL_INVALID_PROGRAM_EXECUTABLE if param_name is CL_PROGRAM_NUM_KERNELS or
+        // CL_PROGRAM_KERNEL_NAMES and a successful program executable has not been built for
+        // at least one device in the list of devices associated with program."
+        let (_, first) = exes.first().ok_or(CL_INVALID_PROGRAM_EXECUTABLE)?;
+        let front = first.front.as_ref().expect("an executable has a front-end result");
+        Ok(front.kernels().map(|k| k.name.clone()).collect())
+    }
+
+    /// Whether some device has a program executable.
+    pub fn has_executable(&self) -> bool {
+        !self.executables().is_empty()
+    }
+
+    /// The metadata of kernel `name` (for clCreateKernel).
+    pub fn kernel_info(&self, name: &str) -> Result<KernelInfo, cl_int> {
+        let exes = self.executables();
+        // "CL_INVALID_PROGRAM_EXECUTABLE if there is no successfully built executable for
+        // program."
+        if exes.is_empty() {
+            return Err(CL_INVALID_PROGRAM_EXECUTABLE);
+        }
+        let mut found: Option<KernelInfo> = None;
+        for (_, b) in &exes {
+            let front = b.front.as_ref().expect("an executable has a front-end result");
+            // "CL_INVALID_KERNEL_NAME if kernel_name is not found in program."
+            let info = front.kernel(name).ok_or(CL_INVALID_KERNEL_NAME)?;
+            match &found {
+                None => found = Some(info.clone()),
+                // "CL_INVALID_KERNEL_DEFINITION if the function definition for __kernel
+                // function given by kernel_name such as the number of arguments, the argument
+                // types are not the same for all devices for which the program executable has
+                // been built."
+                Some(f) if f.args != info.args => return Err(CL_INVALID_KERNEL_DEFINITION),
+                Some(_) => {}
+            }
+        }
+        found.ok_or(CL_INVALID_KERNEL_NAME)
+    }
+
+    /// The native code and uniformity requirement of `device`'s executable.
+    pub fn executable_for(&self, device: &Device) -> Option<(Arc<NativeProgram>, bool)> {
+        let i = self.device_index(device)?;
+        let builds = self.builds.lock();
+        let b = &builds[i];
+        if !b.is_executable() {
+            return None;
+        }
+        Some((b.native.clone()?, b.uniform_work_groups))
+    }
+
+    /// Whether kernel argument information came with the program: always for OpenCL C
+    /// (the front end always keeps it); for IL and binaries only when the module names its
+    /// kernel parameters.
+    pub fn arg_info_available(&self, info: &KernelInfo) -> bool {
+        matches!(self.origin, Origin::Source(_)) || info.args.iter().all(|a| !a.name.is_empty())
+    }
+
+    /// CL_PROGRAM_BINARIES: the container of every device that has a binary (empty
+    /// otherwise).
+    pub fn binaries(&self) -> Vec<Vec<u8>> {
+        self.builds
+            .lock()
+            .iter()
+            .map(|b| match (&b.front, b.binary_type, b.status) {
+                (Some(front), ty, status)
+                    if ty != CL_PROGRAM_BINARY_TYPE_NONE && status == CL_BUILD_SUCCESS as cl_build_status =>
+                {
+                    encode_binary(ty, &b.compile_options, b.uniform_work_groups, &front.spirv)
+                }
+                _ => Vec::new(),
+            })
+            .collect()
+    }
+
+    /// clSetProgramSpecializationConstant.
+    pub fn set_spec_constant(&self, spec_id: u32, value: &[u8]) -> Result<(), cl_int> {
+        // "CL_INVALID_PROGRAM if program is not a valid program object created from an
+        // intermediate language (e.g. SPIR-V)."
+        let Origin::Il(il) = &self.origin else {
+            return Err(CL_INVALID_PROGRAM);
+        };
+        let words = spirv_words(il).ok_or(CL_INVALID_PROGRAM)?;
+        let constants = spec_constants(&words);
+        // "CL_INVALID_SPEC_ID if spec_id is not a valid specialization constant identifier."
+        let c = constants.iter().find(|c| c.spec_id == spec_id).ok_or(CL_INVALID_SPEC_ID)?;
+        // "CL_INVALID_VALUE if spec_size does not correctly match the size of the
+        // specialization constant or if spec_value is NULL."
+        if c.size != value.len() {
+            return Err(CL_INVALID_VALUE);
+        }
+        self.spec_constants.lock().insert(spec_id, value.to_vec());
+        Ok(())
+    }
+}
+
+/// A device's outcome of a build that ends in native code.
+struct Outcome {
+    build: DeviceBuild,
+    failure: Option<BuildErrorKind>,
+}
+
+fn executable(built: Built, options: &str, compile_options: &str, uniform: bool) -> Outcome {
+    match built {
+        Ok((front, native)) => Outcome {
+            build: DeviceBuild {
+                status: CL_BUILD_SUCCESS as cl_build_status,
+                options: options.to_string(),
+                log: front.log.clone(),
+                binary_type: CL_PROGRAM_BINARY_TYPE_EXECUTABLE,
+                front: Some(front),
+                native: Some(native),
+                compile_options: compile_options.to_string(),
+                uniform_work_groups: uniform,
+            },
+            failure: None,
+        },
+        Err(e) => Outcome {
+            build: DeviceBuild {
+                status: CL_BUILD_ERROR,
+                options: options.to_string(),
+                log: e.log,
+                ..DeviceBuild::default()
+            },
+            failure: Some(e.kind),
+        },
+    }
+}
+
+/// The link options clLinkProgram accepts.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct LinkOptions {
+    create_library: bool,
+}
+
+fn parse_link_options(options: &str) -> Result<LinkOptions, cl_int> {
+    let mut parsed = LinkOptions::default();
+    for word in options.split_whitespace() {
+        match word {
+            "-create-library" => parsed.create_library = true,
+            // Accepted; the code generator has no per-link options to apply.
+            "-enable-link-options"
+            | "-cl-denorms-are-zero"
+            | "-cl-no-signed-zeros"
+            | "-cl-unsafe-math-optimizations"
+            | "-cl-finite-math-only"
+            | "-cl-fast-relaxed-math"
+            | "-cl-no-subgroup-ifp" => {}
+            // "CL_INVALID_LINKER_OPTIONS if the linker options specified by options are
+            // invalid."
+            _ => return Err(CL_INVALID_LINKER_OPTIONS),
+        }
+    }
+    Ok(parsed)
+}
+
+/// Input headers of clCompileProgram written to a private directory for `-I`.
+struct HeaderDir {
+    path: std::path::PathBuf,
+}
+
+impl HeaderDir {
+    fn new(headers: &[(String, String)]) -> std::io::Result<Option<Self>> {
+        if headers.is_empty() {
+            return Ok(None);
+        }
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "softcl-headers-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let dir = Self { path };
+        std::fs::create_dir_all(&dir.path)?;
+        for (name, text) in headers {
+            let relative = std::path::Path::new(name);
+            // Include names are relative paths ("dir/name.h"); nothing may escape the directory.
+            if relative.is_absolute() || relative.components().any(|c| matches!(c, std::path::Component::ParentDir)) {
+                return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("bad include name {name}")));
+            }
+            let file = dir.path.join(relative);
+            if let Some(parent) = file.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::write(file, text)?;
+        }
+        Ok(Some(dir))
+    }
+}
+
+impl Drop for HeaderDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Binaries.
+
+/// The first bytes of every SoftCL program binary.
+pub const BINARY_MAGIC: &[u8; 8] = b"SOFTCLB\0";
+/// The container's format version; older or newer containers are rejected.
+pub const BINARY_VERSION: u32 = 1;
+const HEADER_LEN: usize = 8 + 5 * 4;
+const FLAG_UNIFORM: u32 = 1;
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// The binary container: magic, format version, binary type, flags, options length, SPIR-V
+/// word count (all u32 little endian), the options (UTF-8), the SPIR-V words (little
+/// endian), and an FNV-1a 64 checksum of everything before it.
+pub fn encode_binary(binary_type: cl_program_binary_type, options: &str, uniform: bool, spirv: &[u32]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER_LEN + options.len() + spirv.len() * 4 + 8);
+    out.extend_from_slice(BINARY_MAGIC);
+    for v in
+        [BINARY_VERSION, binary_type, if uniform { FLAG_UNIFORM } else { 0 }, options.len() as u32, spirv.len() as u32]
+    {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    out.extend_from_slice(options.as_bytes());
+    for w in spirv {
+        out.extend_from_slice(&w.to_le_bytes());
+    }
+    let sum = fnv1a(&out);
+    out.extend_from_slice(&sum.to_le_bytes());
+    out
+}
+
+/// The contents of a binary container.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BinaryContents {
+    pub binary_type: cl_program_binary_type,
+    pub options: String,
+    pub uniform: bool,
+    pub spirv: Vec<u32>,
+}
+
+/// Parses a container (CL_INVALID_BINARY for anything else).
+pub fn parse_binary(bytes: &[u8]) -> Result<BinaryContents, cl_int> {
+    let u32_at = |at: usize| -> Result<u32, cl_int> {
+        let b = bytes.get(at..at + 4).ok_or(CL_INVALID_BINARY)?;
+        Ok(u32::from_le_bytes(b.try_into().expect("4 bytes")))
+    };
+    if bytes.len() < HEADER_LEN + 8 || &bytes[..8] != BINARY_MAGIC || u32_at(8)? != BINARY_VERSION {
+        return Err(CL_INVALID_BINARY);
+    }
+    let binary_type = u32_at(12)?;
+    if !matches!(
+        binary_type,
+        CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT | CL_PROGRAM_BINARY_TYPE_LIBRARY | CL_PROGRAM_BINARY_TYPE_EXECUTABLE
+    ) {
+        return Err(CL_INVALID_BINARY);
+    }
+    let flags = u32_at(16)?;
+    let options_len = u32_at(20)? as usize;
+    let words = u32_at(24)? as usize;
+    let end = HEADER_LEN.checked_add(options_len).and_then(|n| n.checked_add(words.checked_mul(4)?));
+    if end.and_then(|e| e.checked_add(8)) != Some(bytes.len()) {
+        return Err(CL_INVALID_BINARY);
+    }
+    let end = end.expect("checked");
+    let sum = u64::from_le_bytes(bytes[end..].try_into().expect("8 bytes"));
+    if sum != fnv1a(&bytes[..end]) {
+        return Err(CL_INVALID_BINARY);
+    }
+    let options =
+        std::str::from_utf8(&bytes[HEADER_LEN..HEADER_LEN + options_len]).map_err(|_| CL_INVALID_BINARY)?.to_string();
+    let spirv = bytes[HEADER_LEN + options_len..end]
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
+        .collect();
+    Ok(BinaryContents { binary_type, options, uniform: flags & FLAG_UNIFORM != 0, spirv })
+}
+
+/// A device's state loaded from a binary (status CL_BUILD_NONE until it is built).
+fn decode_binary(bytes: &[u8]) -> Result<DeviceBuild, cl_int> {
+    let contents = parse_binary(bytes)?;
+    let spirv: Vec<u8> = contents.spirv.iter().flat_map(|w| w.to_le_bytes()).collect();
+    // "CL_INVALID_BINARY in binary_status[i] if program binary is not a valid binary for the
+    // specified device."
+    let front = guarded(|| compiler::load_spirv(&spirv)).map_err(|_| CL_INVALID_BINARY)?;
+    Ok(DeviceBuild {
+        status: CL_BUILD_NONE,
+        options: String::new(),
+        log: String::new(),
+        binary_type: contents.binary_type,
+        front: Some(Arc::new(front)),
+        native: None,
+        compile_options: contents.options,
+        uniform_work_groups: contents.uniform,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// SPIR-V specialization constants.
+
+const SPIRV_MAGIC: u32 = 0x0723_0203;
+const OP_TYPE_BOOL: u32 = 20;
+const OP_TYPE_INT: u32 = 21;
+const OP_TYPE_FLOAT: u32 = 22;
+const OP_SPEC_CONSTANT_TRUE: u32 = 48;
+const OP_SPEC_CONSTANT_FALSE: u32 = 49;
+const OP_SPEC_CONSTANT: u32 = 50;
+const OP_DECORATE: u32 = 71;
+const DECORATION_SPEC_ID: u32 = 1;
+
+/// A SPIR-V module's words in host order (either byte order accepted).
+fn spirv_words(bytes: &[u8]) -> Option<Vec<u32>> {
+    if bytes.len() < 20 || !bytes.len().is_multiple_of(4) {
+        return None;
+    }
+    let le: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))).collect();
+    if le[0] == SPIRV_MAGIC {
+        return Some(le);
+    }
+    if le[0].swap_bytes() == SPIRV_MAGIC {
+        return Some(le.into_iter().map(u32::swap_bytes).collect());
+    }
+    None
+}
+
+/// The instructions of a module: (word offset, opcode, word count).
+fn instructions(words: &[u32]) -> impl Iterator<Item = (usize, u32, usize)> + '_ {
+    let mut at = 5;
+    std::iter::from_fn(move || {
+        let w = *words.get(at)?;
+        let (count, opcode) = ((w >> 16) as usize, w & 0xffff);
+        if count == 0 || at + count > words.len() {
+            return None;
+        }
+        let item = (at, opcode, count);
+        at += count;
+        Some(item)
+    })
+}
+
+/// One scalar specialization constant of a module.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SpecConstant {
+    spec_id: u32,
+    /// Word offset of its OpSpecConstant* instruction.
+    at: usize,
+    /// The size clSetProgramSpecializationConstant must be given (1 for booleans).
+    size: usize,
+    signed: bool,
+}
+
+fn spec_constants(words: &[u32]) -> Vec<SpecConstant> {
+    let mut ids: HashMap<u32, u32> = HashMap::new();
+    // type id -> (size in bytes, signed)
+    let mut types: HashMap<u32, (usize, bool)> = HashMap::new();
+    let mut constants = Vec::new();
+    for (at, opcode, count) in instructions(words) {
+        let op = &words[at + 1..at + count];
+        match opcode {
+            OP_DECORATE if op.len() >= 3 && op[1] == DECORATION_SPEC_ID => {
+                ids.insert(op[0], op[2]);
+            }
+            OP_TYPE_BOOL if !op.is_empty() => {
+                types.insert(op[0], (1, false));
+            }
+            OP_TYPE_INT if op.len() >= 3 => {
+                types.insert(op[0], ((op[1] / 8) as usize, op[2] != 0));
+            }
+            OP_TYPE_FLOAT if op.len() >= 2 => {
+                types.insert(op[0], ((op[1] / 8) as usize, false));
+            }
+            OP_SPEC_CONSTANT_TRUE | OP_SPEC_CONSTANT_FALSE | OP_SPEC_CONSTANT if op.len() >= 2 => {
+                constants.push((at, op[0], op[1]));
+            }
+            _ => {}
+        }
+    }
+    constants
+        .into_iter()
+        .filter_map(|(at, ty, id)| {
+            let spec_id = *ids.get(&id)?;
+            let &(size, signed) = types.get(&ty)?;
+            Some(SpecConstant { spec_id, at, size, signed })
+        })
+        .collect()
+}
+
+/// The module with `values` (by SpecId) written into its specialization constants.
+fn specialize(bytes: &[u8], values: &BTreeMap<u32, Vec<u8>>) -> Result<Vec<u32>, String> {
+    let mut words = spirv_words(bytes).ok_or("the IL is not a SPIR-V module")?;
+    for c in spec_constants(&words) {
+        let Some(value) = values.get(&c.spec_id) else { continue };
+        let opcode = words[c.at] & 0xffff;
+        if opcode == OP_SPEC_CONSTANT_TRUE || opcode == OP_SPEC_CONSTANT_FALSE {
+            let new = if value.iter().any(|&b| b != 0) { OP_SPEC_CONSTANT_TRUE } else { OP_SPEC_CONSTANT_FALSE };
+            words[c.at] = (words[c.at] & 0xffff_0000) | new;
+            continue;
+        }
+        let count = (words[c.at] >> 16) as usize;
+        let literal = &mut words[c.at + 3..c.at + count];
+        let mut bytes = value.clone();
+        // Literals narrower than a word are sign-extended for signed integer types and
+        // zero-extended otherwise (SPIR-V 2.2.1).
+        let fill = if c.signed && value.last().is_some_and(|b| b & 0x80 != 0) { 0xff } else { 0 };
+        bytes.resize(literal.len() * 4, fill);
+        for (w, chunk) in literal.iter_mut().zip(bytes.chunks_exact(4)) {
+            *w = u32::from_le_bytes(chunk.try_into().expect("4 bytes"));
+        }
+    }
+    Ok(words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binary_round_trip_and_rejections() {
+        let spirv = vec![SPIRV_MAGIC, 0x0001_0000, 0, 10, 0];
+        let bin = encode_binary(CL_PROGRAM_BINARY_TYPE_EXECUTABLE, "-cl-std=CL2.0", false, &spirv);
+        assert_eq!(&bin[..8], BINARY_MAGIC);
+        let c = parse_binary(&bin).unwrap();
+        assert_eq!(
+            c,
+            BinaryContents {
+                binary_type: CL_PROGRAM_BINARY_TYPE_EXECUTABLE,
+                options: "-cl-std=CL2.0".into(),
+                uniform: false,
+                spirv: spirv.clone()
+            }
+        );
+        // Garbage, truncation, a flipped byte, another version.
+        assert_eq!(parse_binary(b"garbage garbage garbage garbage garbage"), Err(CL_INVALID_BINARY));
+        assert_eq!(parse_binary(&bin[..bin.len() - 1]), Err(CL_INVALID_BINARY));
+        let mut flipped = bin.clone();
+        flipped[HEADER_LEN + 3] ^= 1;
+        assert_eq!(parse_binary(&flipped), Err(CL_INVALID_BINARY));
+        let mut v2 = bin.clone();
+        v2[8] = 2;
+        assert_eq!(parse_binary(&v2), Err(CL_INVALID_BINARY));
+        assert_eq!(parse_binary(&[]), Err(CL_INVALID_BINARY));
+    }
+
+    #[test]
+    fn link_options() {
+        assert_eq!(parse_link_options(""), Ok(LinkOptions::default()));
+        assert_eq!(
+            parse_link_options(" -create-library -cl-fast-relaxed-math"),
+            Ok(LinkOptions { create_library: true })
+        );
+        assert_eq!(parse_link_options("-DX=1"), Err(CL_INVALID_LINKER_OPTIONS));
+    }
+
+    /// A module header plus: OpDecorate %10 SpecId 7; OpDecorate %11 SpecId 8;
+    /// OpDecorate %12 SpecId 9; %2 = OpTypeInt 32 1; %3 = OpTypeBool; %4 = OpTypeFloat 64;
+    /// %10 = OpSpecConstant %2 5; %11 = OpSpecConstantTrue %3; %12 = OpSpecConstant %4 0 0.
+    fn spec_module() -> Vec<u32> {
+        let mut w = vec![SPIRV_MAGIC, 0x0001_0000, 0, 20, 0];
+        let inst = |w: &mut Vec<u32>, op: u32, operands: &[u32]| {
+            w.push(((operands.len() as u32 + 1) << 16) | op);
+            w.extend_from_slice(operands);
+        };
+        inst(&mut w, OP_DECORATE, &[10, DECORATION_SPEC_ID, 7]);
+        inst(&mut w, OP_DECORATE, &[11, DECORATION_SPEC_ID, 8]);
+        inst(&mut w, OP_DECORATE, &[12, DECORATION_SPEC_ID, 9]);
+        inst(&mut w, OP_TYPE_INT, &[2, 32, 1]);
+        inst(&mut w, OP_TYPE_BOOL, &[3]);
+        inst(&mut w, OP_TYPE_FLOAT, &[4, 64]);
+        inst(&mut w, OP_SPEC_CONSTANT, &[2, 10, 5]);
+        inst(&mut w, OP_SPEC_CONSTANT_TRUE, &[3, 11]);
+        inst(&mut w, OP_SPEC_CONSTANT, &[4, 12, 0, 0]);
+        w
+    }
+
+    #[test]
+    fn specialization_constants_are_found_and_written() {
+        let words = spec_module();
+        let found: Vec<(u32, usize)> = spec_constants(&words).iter().map(|c| (c.spec_id, c.size)).collect();
+        assert_eq!(found, [(7, 4), (8, 1), (9, 8)]);
+        // Big-endian input is accepted too.
+        let be: Vec<u8> = words.iter().flat_map(|w| w.to_be_bytes()).collect();
+        assert_eq!(spirv_words(&be).unwrap(), words);
+
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let mut values = BTreeMap::new();
+        values.insert(7, (-3i32).to_le_bytes().to_vec());
+        values.insert(8, vec![0u8]);
+        values.insert(9, 2.5f64.to_le_bytes().to_vec());
+        let out = specialize(&bytes, &values).unwrap();
+        let cs = spec_constants(&out);
+        assert_eq!(out[cs[0].at + 3], (-3i32) as u32);
+        assert_eq!(out[cs[1].at] & 0xffff, OP_SPEC_CONSTANT_FALSE);
+        let d = (out[cs[2].at + 3] as u64) | ((out[cs[2].at + 4] as u64) << 32);
+        assert_eq!(f64::from_bits(d), 2.5);
+    }
+
+    #[test]
+    fn headers_are_written_and_removed() {
+        let dir = HeaderDir::new(&[("a.h".into(), "#define A 1\n".into()), ("sub/b.h".into(), "int b;\n".into())])
+            .unwrap()
+            .unwrap();
+        let path = dir.path.clone();
+        assert_eq!(std::fs::read_to_string(path.join("sub/b.h")).unwrap(), "int b;\n");
+        drop(dir);
+        assert!(!path.exists());
+        assert!(HeaderDir::new(&[("../x.h".into(), String::new())]).is_err());
+        assert!(HeaderDir::new(&[]).unwrap().is_none());
+    }
+}

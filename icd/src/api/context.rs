@@ -121,7 +121,7 @@ pub extern "C" fn clGetContextInfo(
             CL_CONTEXT_REFERENCE_COUNT => out.write(&ctx.header_ref_count()),
             CL_CONTEXT_NUM_DEVICES => out.write(&(ctx.devices.len() as cl_uint)),
             CL_CONTEXT_DEVICES => {
-                out.write(&ctx.devices.iter().map(|d| handles::handle_of::<Device, c_void>(d)).collect::<Vec<_>>())
+                out.write(&ctx.devices.iter().map(handles::handle_of::<Device, c_void>).collect::<Vec<_>>())
             }
             CL_CONTEXT_PROPERTIES => {
                 if ctx.properties.is_empty() {

@@ -91,13 +91,15 @@ pub(crate) fn cl_version_of(major: u32, minor: u32, patch: u32) -> cl_version {
     (major << 22) | (minor << 12) | patch
 }
 
-/// Extension functions this driver offers by name (none beyond the loader's yet).
+/// The functions clGetExtensionFunctionAddress* return: the loader's own extension functions
+/// and, by name, every implemented entry point. Debian's ocl-icd asks for core functions such as
+/// clGetPlatformInfo this way to decide whether a library is an ICD at all.
 fn extension_function(name: &str) -> *mut c_void {
     match name {
         "clIcdGetPlatformIDsKHR" => clIcdGetPlatformIDsKHR as *const () as *mut c_void,
         "clIcdGetFunctionAddressForPlatformKHR" => clIcdGetFunctionAddressForPlatformKHR as *const () as *mut c_void,
         "clIcdSetPlatformDispatchDataKHR" => clIcdSetPlatformDispatchDataKHR as *const () as *mut c_void,
-        _ => std::ptr::null_mut(),
+        _ => crate::dispatch::lookup_implemented(name).unwrap_or(std::ptr::null_mut()),
     }
 }
 
@@ -132,10 +134,12 @@ pub extern "C" fn clIcdGetFunctionAddressForPlatformKHR(
             return std::ptr::null_mut();
         }
         let Ok(name) = ptr::c_str(func_name) else { return std::ptr::null_mut() };
-        let ext = extension_function(name);
-        if !ext.is_null() {
-            return ext;
+        let found = extension_function(name);
+        if !found.is_null() {
+            return found;
         }
+        // The loader fills its own dispatch table this way: slots not implemented yet get the
+        // function that reports them as missing.
         crate::dispatch::lookup(name).unwrap_or(std::ptr::null_mut())
     })
     .unwrap_or(std::ptr::null_mut())

@@ -1,0 +1,247 @@
+//! All raw memory handling of the runtime: the storage of buffers (owned allocations and the
+//! application's CL_MEM_USE_HOST_PTR memory), the application pointers commands read from and
+//! write to, and the byte copies between them. This is the only module of the runtime that
+//! uses `unsafe`; every other module goes through the bounds-checked functions here.
+//!
+//! Concurrency: a buffer's bytes may be read and written at once by a command here and by a
+//! kernel or a mapped host pointer; OpenCL leaves the result of such races undefined for the
+//! application. The copies below therefore never create Rust references to buffer bytes, only
+//! raw-pointer copies, so no aliasing rule of Rust is involved.
+
+use crate::cl::*;
+use std::alloc::Layout;
+use std::ffi::c_void;
+use std::ptr::NonNull;
+
+/// Alignment of every buffer allocation: CL_DEVICE_MEM_BASE_ADDR_ALIGN is 1024 bits.
+pub const BUFFER_ALIGN: usize = 128;
+
+/// The bytes of a buffer: an owned, zero-initialised allocation aligned to [`BUFFER_ALIGN`], or
+/// the application's memory for CL_MEM_USE_HOST_PTR.
+#[derive(Debug)]
+pub struct Storage {
+    ptr: NonNull<u8>,
+    len: usize,
+    /// The layout of an owned allocation; None for the application's memory.
+    owned: Option<Layout>,
+}
+
+// SAFETY: Storage is a pointer to memory owned by it (or lent by the application for its whole
+// lifetime, see `Storage::use_host`); nothing in it is tied to a thread, and all access goes
+// through raw-pointer copies whose races are the application's to avoid (see module docs).
+unsafe impl Send for Storage {}
+// SAFETY: as for Send: `&Storage` only hands out the address and performs raw copies.
+unsafe impl Sync for Storage {}
+
+impl Storage {
+    /// A zero-initialised allocation of `len` (> 0) bytes aligned to [`BUFFER_ALIGN`].
+    pub fn alloc(len: usize) -> Result<Self, cl_int> {
+        let layout = Layout::from_size_align(len.max(1), BUFFER_ALIGN).map_err(|_| CL_INVALID_BUFFER_SIZE)?;
+        // SAFETY: the layout has a non-zero size (len.max(1)).
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        let ptr = NonNull::new(ptr).ok_or(CL_MEM_OBJECT_ALLOCATION_FAILURE)?;
+        Ok(Self { ptr, len, owned: Some(layout) })
+    }
+
+    /// The application's memory as a buffer's storage (CL_MEM_USE_HOST_PTR): never copied.
+    ///
+    /// # Safety
+    /// `ptr` must be non-null and valid for reads and writes of `len` bytes until the memory
+    /// object using it is destroyed (after its destructor callbacks have run), which is what
+    /// OpenCL requires of an application passing CL_MEM_USE_HOST_PTR.
+    pub unsafe fn use_host(ptr: *mut c_void, len: usize) -> Result<Self, cl_int> {
+        let ptr = NonNull::new(ptr as *mut u8).ok_or(CL_INVALID_HOST_PTR)?;
+        Ok(Self { ptr, len, owned: None })
+    }
+
+    /// Address of byte 0.
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// True for an owned allocation, false for the application's memory.
+    pub fn is_owned(&self) -> bool {
+        self.owned.is_some()
+    }
+
+    /// Address of byte `offset` after checking that `offset..offset+len` lies in the storage.
+    fn range(&self, offset: usize, len: usize) -> Result<*mut u8, cl_int> {
+        check_range(offset, len, self.len)?;
+        // SAFETY: offset + len <= self.len (checked above), so the result stays inside (or one
+        // past the end of) the allocation.
+        Ok(unsafe { self.ptr.as_ptr().add(offset) })
+    }
+
+    /// Copies `len` bytes at `offset` out into a vector (used by tests and diagnostics).
+    pub fn to_vec(&self, offset: usize, len: usize) -> Result<Vec<u8>, cl_int> {
+        let src = self.range(offset, len)?;
+        let mut out = vec![0u8; len];
+        // SAFETY: `src` is valid for `len` bytes (range check); `out` is a fresh vector of `len`
+        // bytes, so the regions cannot overlap.
+        unsafe { std::ptr::copy_nonoverlapping(src, out.as_mut_ptr(), len) };
+        Ok(out)
+    }
+}
+
+impl Drop for Storage {
+    fn drop(&mut self) {
+        if let Some(layout) = self.owned {
+            // SAFETY: `ptr` was returned by `alloc_zeroed(layout)` in `Storage::alloc` and is
+            // deallocated exactly once, here.
+            unsafe { std::alloc::dealloc(self.ptr.as_ptr(), layout) };
+        }
+    }
+}
+
+/// An application pointer a command reads from or writes to (clEnqueueReadBuffer's `ptr`,
+/// clCreateBuffer's host_ptr with CL_MEM_COPY_HOST_PTR, ...), with the byte length the command
+/// may touch.
+#[derive(Debug, Clone, Copy)]
+pub struct HostPtr {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: the pointer is only used by raw copies while the command runs, possibly on the queue's
+// worker thread; the constructor's contract makes it valid there until the command completes.
+unsafe impl Send for HostPtr {}
+// SAFETY: as for Send; a shared HostPtr only performs raw copies.
+unsafe impl Sync for HostPtr {}
+
+impl HostPtr {
+    /// Wraps an application pointer of `len` bytes.
+    ///
+    /// # Safety
+    /// `ptr` must be valid for reads (and, for commands that write to it, writes) of `len` bytes
+    /// until the command using it has completed, which is OpenCL's rule for the pointers given
+    /// to clEnqueueReadBuffer, clEnqueueWriteBuffer and their rect variants (and, for
+    /// clCreateBuffer with CL_MEM_COPY_HOST_PTR, until the call returns).
+    pub unsafe fn new(ptr: *const c_void, len: usize) -> Result<Self, cl_int> {
+        let ptr = NonNull::new(ptr as *mut u8).ok_or(CL_INVALID_VALUE)?;
+        Ok(Self { ptr, len })
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+
+    fn range(&self, offset: usize, len: usize) -> Result<*mut u8, cl_int> {
+        check_range(offset, len, self.len)?;
+        // SAFETY: offset + len <= self.len, the length the constructor's contract covers.
+        Ok(unsafe { self.ptr.as_ptr().add(offset) })
+    }
+}
+
+fn check_range(offset: usize, len: usize, total: usize) -> Result<(), cl_int> {
+    match offset.checked_add(len) {
+        Some(end) if end <= total => Ok(()),
+        _ => Err(CL_INVALID_VALUE),
+    }
+}
+
+/// Copies `len` bytes from the storage at `offset` to the application pointer at `host_offset`.
+pub fn read(src: &Storage, offset: usize, dst: &HostPtr, host_offset: usize, len: usize) -> Result<(), cl_int> {
+    let s = src.range(offset, len)?;
+    let d = dst.range(host_offset, len)?;
+    // SAFETY: both ranges were checked to lie within their regions, valid for `len` bytes
+    // (storage: owned or lent for the buffer's lifetime; host: the HostPtr contract).
+    // `ptr::copy` allows the application's pointer to overlap the buffer (e.g. a mapped
+    // pointer or the CL_MEM_USE_HOST_PTR memory itself).
+    unsafe { std::ptr::copy(s, d, len) };
+    Ok(())
+}
+
+/// Copies `len` bytes from the application pointer at `host_offset` to the storage at `offset`.
+pub fn write(dst: &Storage, offset: usize, src: &HostPtr, host_offset: usize, len: usize) -> Result<(), cl_int> {
+    let d = dst.range(offset, len)?;
+    let s = src.range(host_offset, len)?;
+    // SAFETY: as in `read`, with the roles swapped.
+    unsafe { std::ptr::copy(s, d, len) };
+    Ok(())
+}
+
+/// Copies `len` bytes between (possibly the same) storages.
+pub fn copy(src: &Storage, src_offset: usize, dst: &Storage, dst_offset: usize, len: usize) -> Result<(), cl_int> {
+    let s = src.range(src_offset, len)?;
+    let d = dst.range(dst_offset, len)?;
+    // SAFETY: both ranges are checked to lie within their storages; `ptr::copy` handles overlap.
+    unsafe { std::ptr::copy(s, d, len) };
+    Ok(())
+}
+
+/// Fills `len` bytes at `offset` (a multiple of the pattern's length) with repeats of `pattern`.
+pub fn fill(dst: &Storage, offset: usize, pattern: &[u8], len: usize) -> Result<(), cl_int> {
+    if pattern.is_empty() || !len.is_multiple_of(pattern.len()) {
+        return Err(CL_INVALID_VALUE);
+    }
+    let d = dst.range(offset, len)?;
+    for i in (0..len).step_by(pattern.len()) {
+        // SAFETY: i + pattern.len() <= len and `d..d+len` lies in the storage (range check);
+        // `pattern` is a Rust slice, which cannot overlap the buffer storage.
+        unsafe { std::ptr::copy_nonoverlapping(pattern.as_ptr(), d.add(i), pattern.len()) };
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allocations_are_aligned_and_zeroed() {
+        for len in [1usize, 3, 128, 1000, 1 << 20] {
+            let s = Storage::alloc(len).unwrap();
+            assert_eq!(s.as_ptr() as usize % BUFFER_ALIGN, 0);
+            assert!(s.to_vec(0, len).unwrap().iter().all(|&b| b == 0));
+            assert!(s.is_owned());
+        }
+    }
+
+    #[test]
+    fn copies_are_bounds_checked() {
+        let s = Storage::alloc(16).unwrap();
+        let mut host = [1u8, 2, 3, 4];
+        // SAFETY: `host` outlives every use of `h` in this test.
+        let h = unsafe { HostPtr::new(host.as_mut_ptr() as *const c_void, host.len()) }.unwrap();
+        write(&s, 12, &h, 0, 4).unwrap();
+        assert_eq!(write(&s, 13, &h, 0, 4), Err(CL_INVALID_VALUE));
+        assert_eq!(write(&s, 0, &h, 1, 4), Err(CL_INVALID_VALUE));
+        assert_eq!(read(&s, usize::MAX, &h, 0, 2), Err(CL_INVALID_VALUE));
+        assert_eq!(s.to_vec(12, 4).unwrap(), vec![1, 2, 3, 4]);
+        fill(&s, 0, &[9, 8], 4).unwrap();
+        assert_eq!(fill(&s, 0, &[9, 8], 3), Err(CL_INVALID_VALUE));
+        copy(&s, 0, &s, 2, 4).unwrap();
+        assert_eq!(s.to_vec(0, 6).unwrap(), vec![9, 8, 9, 8, 9, 8]);
+        read(&s, 0, &h, 0, 4).unwrap();
+        assert_eq!(host, [9, 8, 9, 8]);
+    }
+
+    #[test]
+    fn use_host_aliases_the_application_memory() {
+        let mut host = vec![5u8; 64];
+        // SAFETY: `host` outlives `s`.
+        let s = unsafe { Storage::use_host(host.as_mut_ptr() as *mut c_void, host.len()) }.unwrap();
+        assert_eq!(s.as_ptr(), host.as_mut_ptr());
+        assert!(!s.is_owned());
+        fill(&s, 8, &[7], 8).unwrap();
+        drop(s);
+        assert_eq!(&host[8..16], &[7; 8]);
+        assert_eq!(host[16], 5);
+    }
+}

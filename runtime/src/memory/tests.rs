@@ -1,0 +1,167 @@
+use super::*;
+use std::ffi::c_void;
+
+fn context() -> Arc<Context> {
+    let devices = crate::platform::platform().devices.clone();
+    Context::new(devices, Vec::new(), None).expect("the platform has devices")
+}
+
+fn buffer(size: usize) -> Arc<Mem> {
+    Mem::new_buffer(context(), 0, size, BufferInit::Zeroed, None).unwrap()
+}
+
+const RW: cl_mem_flags = CL_MEM_READ_WRITE as cl_mem_flags;
+
+#[test]
+fn allocation_is_aligned_zeroed_and_read_write_by_default() {
+    for size in [1, 7, 128, 4096, 1 << 20] {
+        let b = buffer(size);
+        assert_eq!(b.address() as usize % raw::BUFFER_ALIGN, 0);
+        assert_eq!(b.flags, RW);
+        let (s, base) = b.storage();
+        assert!(s.to_vec(base, size).unwrap().iter().all(|&x| x == 0));
+        assert_eq!(b.host_ptr(), 0);
+    }
+}
+
+#[test]
+fn copy_host_ptr_copies_and_use_host_ptr_aliases() {
+    let mut host: Vec<u32> = (0..64).collect();
+    let bytes = host.len() * 4;
+    // SAFETY: `host` outlives the call (the copy happens at creation).
+    let src = unsafe { HostPtr::new(host.as_ptr() as *const c_void, bytes) }.unwrap();
+    let copied = Mem::new_buffer(context(), CL_MEM_COPY_HOST_PTR as u64, bytes, BufferInit::Copy(src), None).unwrap();
+    assert_ne!(copied.address(), host.as_mut_ptr() as *mut u8);
+
+    // SAFETY: `host` outlives `used` (dropped at the end of the test before `host`).
+    let storage = unsafe { Storage::use_host(host.as_mut_ptr() as *mut c_void, bytes) }.unwrap();
+    let used = Mem::new_buffer(context(), CL_MEM_USE_HOST_PTR as u64, bytes, BufferInit::Use(storage), None).unwrap();
+    assert_eq!(used.address(), host.as_mut_ptr() as *mut u8);
+    assert_eq!(used.host_ptr(), host.as_ptr() as usize);
+    // Writes through the buffer land in the application's memory.
+    used.fill(4, &[0xff; 4], 4).unwrap();
+    copied.fill(0, &[0; 4], 4).unwrap();
+    let mut out = [0u8; 8];
+    // SAFETY: `out` outlives the call.
+    let dst = unsafe { HostPtr::new(out.as_mut_ptr() as *const c_void, 8) }.unwrap();
+    copied.read(0, &dst, 8).unwrap();
+    assert_eq!(out, [0, 0, 0, 0, 1, 0, 0, 0]);
+    drop(used);
+    assert_eq!(host[1], u32::MAX);
+    assert_eq!(host[2], 2);
+}
+
+#[test]
+fn sub_buffer_address_arithmetic_and_flags() {
+    let ctx = context();
+    let align = ctx.devices.iter().map(|d| d.info().mem_base_addr_align_bits as usize / 8).min().unwrap();
+    let parent =
+        Mem::new_buffer(ctx, (CL_MEM_READ_ONLY | CL_MEM_HOST_WRITE_ONLY) as u64, align * 4, BufferInit::Zeroed, None)
+            .unwrap();
+    let sub = Mem::new_sub_buffer(&parent, 0, align, align * 2).unwrap();
+    assert_eq!(sub.address(), parent.address().wrapping_add(align));
+    assert_eq!(sub.offset(), align);
+    assert_eq!(sub.flags, (CL_MEM_READ_ONLY | CL_MEM_HOST_WRITE_ONLY) as u64);
+    assert!(Arc::ptr_eq(sub.parent().unwrap(), &parent));
+    assert!(!sub.host_readable() && sub.host_writable());
+    assert_eq!(sub.storage().1, align);
+
+    sub.fill(0, &[1, 2], 4).unwrap();
+    let (s, _) = parent.storage();
+    assert_eq!(s.to_vec(align, 4).unwrap(), vec![1, 2, 1, 2]);
+    assert_eq!(sub.fill(align * 2 - 2, &[1, 2], 4), Err(CL_INVALID_VALUE), "sub-buffer bounds, not parent's");
+
+    assert_eq!(Mem::new_sub_buffer(&sub, 0, 0, align).err(), Some(CL_INVALID_MEM_OBJECT));
+    assert_eq!(Mem::new_sub_buffer(&parent, 0, 1, align).err(), Some(CL_MISALIGNED_SUB_BUFFER_OFFSET));
+    assert_eq!(Mem::new_sub_buffer(&parent, 0, align, align * 4).err(), Some(CL_INVALID_VALUE));
+    assert_eq!(Mem::new_sub_buffer(&parent, 0, usize::MAX - 1, 2).err(), Some(CL_INVALID_VALUE));
+    assert_eq!(Mem::new_sub_buffer(&parent, 0, 0, 0).err(), Some(CL_INVALID_BUFFER_SIZE));
+    let rw = CL_MEM_READ_WRITE as u64;
+    assert_eq!(Mem::new_sub_buffer(&parent, rw, 0, align).err(), Some(CL_INVALID_VALUE));
+    let host_ro = CL_MEM_HOST_READ_ONLY as u64;
+    assert_eq!(Mem::new_sub_buffer(&parent, host_ro, 0, align).err(), Some(CL_INVALID_VALUE));
+    let alloc = CL_MEM_ALLOC_HOST_PTR as u64;
+    assert_eq!(Mem::new_sub_buffer(&parent, alloc, 0, align).err(), Some(CL_INVALID_VALUE));
+}
+
+#[test]
+fn sub_buffer_flag_inheritance() {
+    let p = (CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR) as u64;
+    assert_eq!(sub_buffer_flags(p, 0), Ok(p));
+    let ro = CL_MEM_READ_ONLY as u64;
+    assert_eq!(sub_buffer_flags(p, ro), Ok(ro | CL_MEM_USE_HOST_PTR as u64));
+    let p = (CL_MEM_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS) as u64;
+    assert_eq!(sub_buffer_flags(p, CL_MEM_HOST_WRITE_ONLY as u64), Err(CL_INVALID_VALUE));
+    assert_eq!(sub_buffer_flags(p, CL_MEM_HOST_NO_ACCESS as u64), Ok(p));
+}
+
+#[test]
+fn destructor_callbacks_run_in_reverse_order_before_storage_release() {
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let b = buffer(16);
+    let sub_parent = b.clone();
+    for i in 0..3 {
+        let order = order.clone();
+        b.add_destructor_callback(Box::new(move || order.lock().push(i)));
+    }
+    drop(b);
+    assert!(order.lock().is_empty(), "still referenced");
+    drop(sub_parent);
+    assert_eq!(*order.lock(), vec![2, 1, 0]);
+}
+
+#[test]
+fn sub_buffer_keeps_parent_alive() {
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let parent = buffer(1024);
+    let o = order.clone();
+    parent.add_destructor_callback(Box::new(move || o.lock().push("parent")));
+    let sub = Mem::new_sub_buffer(&parent, 0, 0, 16).unwrap();
+    let o = order.clone();
+    sub.add_destructor_callback(Box::new(move || o.lock().push("sub")));
+    drop(parent);
+    assert!(order.lock().is_empty());
+    drop(sub);
+    assert_eq!(*order.lock(), vec!["sub", "parent"]);
+}
+
+#[test]
+fn maps_count_and_unmap_checks_the_pointer() {
+    let b = buffer(256);
+    let p = b.map(16, 32, CL_MAP_READ as u64).unwrap();
+    assert_eq!(p, b.address().wrapping_add(16));
+    let q = b.map(16, 8, CL_MAP_WRITE as u64).unwrap();
+    assert_eq!(b.map_count(), 2);
+    assert_eq!(b.map(250, 8, CL_MAP_READ as u64), Err(CL_INVALID_VALUE));
+    assert_eq!(b.unmap(b.address()), Err(CL_INVALID_VALUE));
+    assert_eq!(b.unmap(q).unwrap().size, 8, "latest map of the address first");
+    assert_eq!(b.unmap(p).unwrap().size, 32);
+    assert_eq!(b.map_count(), 0);
+    assert_eq!(b.unmap(p), Err(CL_INVALID_VALUE));
+}
+
+#[test]
+fn rect_copies() {
+    // A 4x3 rectangle at (1,1) of a 8-byte-pitch buffer, to a tightly packed host array.
+    let b = buffer(64);
+    let pattern: Vec<u8> = (0..64).collect();
+    // SAFETY: `pattern` outlives the call.
+    let src = unsafe { HostPtr::new(pattern.as_ptr() as *const c_void, 64) }.unwrap();
+    b.write(0, &src, 64).unwrap();
+    let region = [4, 3, 1];
+    let buf = RectLayout::new([1, 1, 0], region, 8, 0).unwrap();
+    let host = RectLayout::new([0; 3], region, 0, 0).unwrap();
+    let mut out = [0u8; 12];
+    // SAFETY: `out` outlives the call.
+    let dst = unsafe { HostPtr::new(out.as_mut_ptr() as *const c_void, 12) }.unwrap();
+    b.read_rect(&buf, &dst, &host, region).unwrap();
+    assert_eq!(out, [9, 10, 11, 12, 17, 18, 19, 20, 25, 26, 27, 28]);
+
+    let other = buffer(64);
+    b.copy_rect_to(&buf, &other, &host, region).unwrap();
+    let (s, _) = other.storage();
+    assert_eq!(s.to_vec(0, 12).unwrap(), out.to_vec());
+
+    let too_far = RectLayout::new([5, 7, 0], region, 8, 0).unwrap();
+    assert_eq!(b.read_rect(&too_far, &dst, &host, region), Err(CL_INVALID_VALUE));
+}
