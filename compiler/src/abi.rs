@@ -66,10 +66,5 @@ impl Default for WorkGroupContext {
 pub const BLOCK_ALIGN: usize = 128;
 
 /// The native signature of a work-group entry.
-pub type WorkGroupEntry = unsafe extern "C" fn(
-    args: *const u8,
-    ctx: *const WorkGroupContext,
-    first: u32,
-    end: u32,
-    resume_at: u32,
-) -> u32;
+pub type WorkGroupEntry =
+    unsafe extern "C" fn(args: *const u8, ctx: *const WorkGroupContext, first: u32, end: u32, resume_at: u32) -> u32;

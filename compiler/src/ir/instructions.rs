@@ -101,6 +101,12 @@ pub enum ConvertOp {
     IntToPtr,
     /// A pointer to another address space (to or from generic).
     PtrCast,
+    /// Integer width change reading the operand as signed and clamping the result into the
+    /// unsigned range of the destination (SPIR-V OpSatConvertSToU, `convert_uchar_sat(int)`).
+    SatSToU,
+    /// Integer width change reading the operand as unsigned and clamping the result into the
+    /// signed range of the destination (SPIR-V OpSatConvertUToS, `convert_char_sat(uint)`).
+    SatUToS,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -176,39 +182,120 @@ pub struct BlockCall {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum InstData {
-    Binary { op: BinaryOp, lhs: Value, rhs: Value },
-    Unary { op: UnaryOp, arg: Value },
-    Compare { op: CmpOp, lhs: Value, rhs: Value },
-    Select { cond: Value, if_true: Value, if_false: Value },
-    Convert { op: ConvertOp, arg: Value, saturate: bool, rounding: Option<Rounding> },
+    Binary {
+        op: BinaryOp,
+        lhs: Value,
+        rhs: Value,
+    },
+    Unary {
+        op: UnaryOp,
+        arg: Value,
+    },
+    Compare {
+        op: CmpOp,
+        lhs: Value,
+        rhs: Value,
+    },
+    Select {
+        cond: Value,
+        if_true: Value,
+        if_false: Value,
+    },
+    /// `saturate` (SPIR-V SaturatedConversion): `UConvert` clamps unsigned -> unsigned,
+    /// `SConvert` signed -> signed, `FToU`/`FToS` clamp to the integer range with NaN -> 0.
+    /// `rounding` (FPRoundingMode): for float results the rounding of the conversion, for
+    /// `FToU`/`FToS` how the float is rounded to an integer (default toward zero).
+    Convert {
+        op: ConvertOp,
+        arg: Value,
+        saturate: bool,
+        rounding: Option<Rounding>,
+    },
 
     /// A private variable (Function storage): the result is a `Private` pointer to `ty`.
-    Variable { ty: Type, init: Option<Value> },
-    Load { ptr: Value, align: u32, volatile: bool },
-    Store { ptr: Value, value: Value, align: u32, volatile: bool },
-    CopyMemory { dst: Value, src: Value, size: Value, align: u32 },
+    Variable {
+        ty: Type,
+        init: Option<Value>,
+    },
+    Load {
+        ptr: Value,
+        align: u32,
+        volatile: bool,
+    },
+    Store {
+        ptr: Value,
+        value: Value,
+        align: u32,
+        volatile: bool,
+    },
+    CopyMemory {
+        dst: Value,
+        src: Value,
+        size: Value,
+        align: u32,
+    },
     /// Pointer arithmetic as SPIR-V OpPtrAccessChain / LLVM GEP: first `element` steps over
     /// whole pointees (absent for OpAccessChain), then `indices` select members.
-    AccessChain { base: Value, element: Option<Value>, indices: Vec<Value>, in_bounds: bool },
+    AccessChain {
+        base: Value,
+        element: Option<Value>,
+        indices: Vec<Value>,
+        in_bounds: bool,
+    },
 
-    ExtractElement { vector: Value, index: Value },
-    InsertElement { vector: Value, value: Value, index: Value },
+    ExtractElement {
+        vector: Value,
+        index: Value,
+    },
+    InsertElement {
+        vector: Value,
+        value: Value,
+        index: Value,
+    },
     /// Components from the concatenation of `a` and `b`; `None` = undefined component.
-    Shuffle { a: Value, b: Value, mask: Vec<Option<u32>> },
-    ExtractValue { aggregate: Value, indices: Vec<u32> },
-    InsertValue { aggregate: Value, value: Value, indices: Vec<u32> },
+    Shuffle {
+        a: Value,
+        b: Value,
+        mask: Vec<Option<u32>>,
+    },
+    ExtractValue {
+        aggregate: Value,
+        indices: Vec<u32>,
+    },
+    InsertValue {
+        aggregate: Value,
+        value: Value,
+        indices: Vec<u32>,
+    },
     /// A vector, array or struct from its parts (vectors may be concatenated).
-    Construct { parts: Vec<Value> },
+    Construct {
+        parts: Vec<Value>,
+    },
 
-    Call { func: Func, args: Vec<Value> },
+    Call {
+        func: Func,
+        args: Vec<Value>,
+    },
     /// An OpenCL.std extended instruction (number from the OpenCL.std grammar).
-    ExtInst { opcode: u32, args: Vec<Value> },
-    WorkItem { query: WorkItemQuery },
+    ExtInst {
+        opcode: u32,
+        args: Vec<Value>,
+    },
+    WorkItem {
+        query: WorkItemQuery,
+    },
 
     /// Work-group barrier (OpControlBarrier): execution scope, memory scope, semantics bits.
-    Barrier { exec_scope: Scope, mem_scope: Scope, semantics: u32 },
+    Barrier {
+        exec_scope: Scope,
+        mem_scope: Scope,
+        semantics: u32,
+    },
     /// Memory fence (OpMemoryBarrier).
-    Fence { scope: Scope, semantics: u32 },
+    Fence {
+        scope: Scope,
+        semantics: u32,
+    },
     Atomic {
         op: AtomicOp,
         ptr: Value,
@@ -221,10 +308,22 @@ pub enum InstData {
     },
 
     // Terminators.
-    Jump { dest: BlockCall },
-    Branch { cond: Value, then_dest: BlockCall, else_dest: BlockCall },
-    Switch { selector: Value, default: BlockCall, cases: Vec<(u64, BlockCall)> },
-    Return { value: Option<Value> },
+    Jump {
+        dest: BlockCall,
+    },
+    Branch {
+        cond: Value,
+        then_dest: BlockCall,
+        else_dest: BlockCall,
+    },
+    Switch {
+        selector: Value,
+        default: BlockCall,
+        cases: Vec<(u64, BlockCall)>,
+    },
+    Return {
+        value: Option<Value>,
+    },
     Unreachable,
 }
 

@@ -8,6 +8,7 @@
 pub mod entities;
 pub mod function;
 pub mod instructions;
+pub mod print;
 pub mod types;
 pub mod validate;
 
@@ -21,14 +22,27 @@ use crate::kernel_info::{AddressSpace, KernelInfo};
 #[derive(Debug, Clone, PartialEq)]
 pub enum ConstData {
     /// An integer or bool (0/1), zero-extended into 64 bits.
-    Int { ty: Type, bits: u64 },
+    Int {
+        ty: Type,
+        bits: u64,
+    },
     /// A float by its IEEE bits (f16 / f32 / f64 in the low bits).
-    Float { ty: Type, bits: u64 },
+    Float {
+        ty: Type,
+        bits: u64,
+    },
     /// All zero bits of any type (OpConstantNull, zeroinitializer).
-    Null { ty: Type },
-    Undef { ty: Type },
+    Null {
+        ty: Type,
+    },
+    Undef {
+        ty: Type,
+    },
     /// A vector, array or struct of constants.
-    Composite { ty: Type, parts: Vec<Const> },
+    Composite {
+        ty: Type,
+        parts: Vec<Const>,
+    },
 }
 
 impl ConstData {

@@ -9,15 +9,36 @@ pub enum TypeData {
     Void,
     Bool,
     /// Integers have no sign: operations say how they read their operands.
-    Int { bits: u16 },
-    Float { bits: u16 },
-    Vector { elem: Type, len: u32 },
-    Pointer { space: AddressSpace, pointee: Type },
-    Array { elem: Type, len: u64 },
-    Struct { fields: Vec<Type>, packed: bool },
-    Function { ret: Type, params: Vec<Type> },
+    Int {
+        bits: u16,
+    },
+    Float {
+        bits: u16,
+    },
+    Vector {
+        elem: Type,
+        len: u32,
+    },
+    Pointer {
+        space: AddressSpace,
+        pointee: Type,
+    },
+    Array {
+        elem: Type,
+        len: u64,
+    },
+    Struct {
+        fields: Vec<Type>,
+        packed: bool,
+    },
+    Function {
+        ret: Type,
+        params: Vec<Type>,
+    },
     /// event_t, image and sampler types, queue_t ...: carried by name.
-    Opaque { name: String },
+    Opaque {
+        name: String,
+    },
 }
 
 /// The type table of a module: each distinct `TypeData` is stored once.

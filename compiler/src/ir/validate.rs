@@ -1,7 +1,27 @@
 //! The IR validator: checks the structural invariants every pass must keep.
-//! (Filled in by the front-end work; see `validate`.)
+//!
+//! - types refer to earlier, valid types (so no cycles); constants and module variables
+//!   have well-formed types and initialisers;
+//! - every block of the layout ends with exactly one terminator, and only there; every
+//!   instruction is placed once;
+//! - branch arguments match the target's parameters in number and type; the entry block's
+//!   parameters are the function's;
+//! - every operand is defined and its definition dominates the use (block parameters are
+//!   defined at block entry, constants and module variables everywhere; uses in blocks
+//!   unreachable from the entry are not checked for dominance);
+//! - instructions have a result exactly when they produce a value, with the type the
+//!   operation implies (binary operands alike, compares yield bool of the operand's lane
+//!   count, loads/stores match the pointee, calls match the callee's signature, ...).
+//!
+//! It never panics, whatever the IR holds: it reports every problem it finds.
 
-use super::Module;
+use super::entities::{Block, Inst, Type, Value};
+use super::function::{FuncKind, Function, ValueDef};
+use super::instructions::{AtomicOp, BinaryOp, BlockCall, CmpOp, ConvertOp, InstData, UnaryOp};
+use super::types::TypeData;
+use super::{ConstData, Module};
+use crate::kernel_info::AddressSpace;
+use std::collections::HashMap;
 
 /// A validation failure, naming the function and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,6 +38,913 @@ impl std::fmt::Display for ValidationError {
 
 /// Checks `module`; returns every problem found.
 pub fn validate(module: &Module) -> Result<(), Vec<ValidationError>> {
-    let _ = module;
-    Ok(())
+    let mut errors = Vec::new();
+    let module_errors = |message: String| ValidationError { function: "<module>".into(), message };
+    let types_ok = validate_types(module, &mut |m| errors.push(module_errors(m)));
+    if types_ok {
+        validate_module_items(module, &mut |m| errors.push(module_errors(m)));
+        for (_, function) in module.functions.iter() {
+            FunctionValidator::new(module, function, &mut errors).run();
+        }
+    }
+    for kernel in &module.kernels {
+        match module.functions.get(kernel.func) {
+            Some(f) if f.kind == FuncKind::Kernel => {}
+            Some(f) => errors.push(module_errors(format!(
+                "kernel {} refers to {}, which is not a kernel function",
+                kernel.info.name, f.name
+            ))),
+            None => errors.push(module_errors(format!(
+                "kernel {} refers to a missing function {}",
+                kernel.info.name, kernel.func
+            ))),
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+/// Every type refers only to valid types defined before it. Returns false on a problem
+/// (later checks compute sizes and would not terminate on a cyclic type).
+fn validate_types(module: &Module, report: &mut dyn FnMut(String)) -> bool {
+    let mut ok = true;
+    for (t, data) in module.types.iter() {
+        let mut check = |child: Type| {
+            if child.0 >= t.0 {
+                report(format!("type {t} refers to {child}, which is not defined before it"));
+                ok = false;
+            }
+        };
+        match data {
+            TypeData::Vector { elem, len } => {
+                check(*elem);
+                if *len < 2 {
+                    report(format!("type {t}: vector of {len} components"));
+                    ok = false;
+                }
+            }
+            TypeData::Pointer { pointee, .. } => check(*pointee),
+            TypeData::Array { elem, .. } => check(*elem),
+            TypeData::Struct { fields, .. } => fields.iter().copied().for_each(check),
+            TypeData::Function { ret, params } => {
+                check(*ret);
+                params.iter().copied().for_each(check);
+            }
+            TypeData::Int { bits } if *bits == 0 || *bits > 128 => {
+                report(format!("type {t}: {bits}-bit integer"));
+                ok = false;
+            }
+            TypeData::Float { bits } if !matches!(bits, 16 | 32 | 64) => {
+                report(format!("type {t}: {bits}-bit float"));
+                ok = false;
+            }
+            _ => {}
+        }
+    }
+    if !ok {
+        return false;
+    }
+    for (t, data) in module.types.iter() {
+        if let TypeData::Vector { elem, .. } = data {
+            if !matches!(module.types.get(*elem), TypeData::Bool | TypeData::Int { .. } | TypeData::Float { .. }) {
+                report(format!("type {t}: vector of a non-scalar type"));
+                ok = false;
+            }
+        }
+    }
+    ok
+}
+
+fn validate_module_items(module: &Module, report: &mut dyn FnMut(String)) {
+    let types = &module.types;
+    for (c, data) in module.constants.iter() {
+        let ty = data.ty();
+        if !types.is_valid(ty) {
+            report(format!("constant {c} has an invalid type {ty}"));
+            continue;
+        }
+        match data {
+            ConstData::Int { .. } => {
+                if !matches!(types.get(ty), TypeData::Int { .. } | TypeData::Bool) {
+                    report(format!("integer constant {c} of non-integer type {ty}"));
+                }
+            }
+            ConstData::Float { .. } => {
+                if !matches!(types.get(ty), TypeData::Float { .. }) {
+                    report(format!("float constant {c} of non-float type {ty}"));
+                }
+            }
+            ConstData::Null { .. } | ConstData::Undef { .. } => {}
+            ConstData::Composite { parts, .. } => {
+                let part_types: Option<Vec<Type>> =
+                    parts.iter().map(|p| module.constants.get(*p).map(|d| d.ty())).collect();
+                let Some(part_types) = part_types else {
+                    report(format!("composite constant {c} has an invalid part"));
+                    continue;
+                };
+                let expected: Vec<Type> = match types.get(ty) {
+                    TypeData::Vector { elem, len } => vec![*elem; *len as usize],
+                    TypeData::Array { elem, len } => {
+                        if *len != part_types.len() as u64 {
+                            report(format!("composite constant {c}: {} parts for {len} elements", part_types.len()));
+                            continue;
+                        }
+                        vec![*elem; part_types.len()]
+                    }
+                    TypeData::Struct { fields, .. } => fields.clone(),
+                    _ => {
+                        report(format!("composite constant {c} of non-composite type {ty}"));
+                        continue;
+                    }
+                };
+                if expected != part_types {
+                    report(format!("composite constant {c}: parts do not match type {ty}"));
+                }
+            }
+        }
+    }
+    for (g, data) in module.globals.iter() {
+        if !types.is_valid(data.ty) {
+            report(format!("variable {g} ({}) has an invalid type", data.name));
+            continue;
+        }
+        if let Some(init) = data.init {
+            match module.constants.get(init) {
+                Some(c) if c.ty() == data.ty => {}
+                Some(_) => report(format!("variable {g} ({}): initializer of another type", data.name)),
+                None => report(format!("variable {g} ({}): invalid initializer {init}", data.name)),
+            }
+        }
+        if data.align == 0 || !data.align.is_power_of_two() {
+            report(format!("variable {g} ({}): alignment {} is not a power of two", data.name, data.align));
+        }
+    }
+}
+
+/// Whether an instruction produces a value: `None` = it may or may not (extended
+/// instructions, whose result type depends on the instruction).
+fn produces_value(module: &Module, data: &InstData) -> Option<bool> {
+    use InstData::*;
+    Some(match data {
+        Binary { .. }
+        | Unary { .. }
+        | Compare { .. }
+        | Select { .. }
+        | Convert { .. }
+        | Variable { .. }
+        | Load { .. }
+        | AccessChain { .. }
+        | ExtractElement { .. }
+        | InsertElement { .. }
+        | Shuffle { .. }
+        | ExtractValue { .. }
+        | InsertValue { .. }
+        | Construct { .. }
+        | WorkItem { .. } => true,
+        Store { .. }
+        | CopyMemory { .. }
+        | Barrier { .. }
+        | Fence { .. }
+        | Jump { .. }
+        | Branch { .. }
+        | Switch { .. }
+        | Return { .. }
+        | Unreachable => false,
+        Atomic { op, .. } => *op != AtomicOp::Store,
+        Call { func, .. } => match module.functions.get(*func) {
+            Some(f) if module.types.is_valid(f.ret) => !matches!(module.types.get(f.ret), TypeData::Void),
+            _ => return None,
+        },
+        ExtInst { .. } => return None,
+    })
+}
+
+/// Immediate dominators over the blocks reachable from the entry (Cooper, Harvey, Kennedy).
+struct Dominators {
+    /// Reverse post-order number of each reachable block.
+    rpo_number: HashMap<Block, usize>,
+    /// Immediate dominator of each block by RPO number (the entry's is itself).
+    idom: Vec<usize>,
+}
+
+impl Dominators {
+    fn compute(entry: Block, successors: &HashMap<Block, Vec<Block>>) -> Dominators {
+        // Post-order by an explicit stack.
+        let mut post_order: Vec<Block> = Vec::new();
+        let mut visited: HashMap<Block, ()> = HashMap::new();
+        let mut stack: Vec<(Block, usize)> = vec![(entry, 0)];
+        visited.insert(entry, ());
+        while let Some(top) = stack.last_mut() {
+            let (block, next) = *top;
+            let succs = successors.get(&block).map(Vec::as_slice).unwrap_or(&[]);
+            if let Some(&succ) = succs.get(next) {
+                top.1 += 1;
+                if visited.insert(succ, ()).is_none() {
+                    stack.push((succ, 0));
+                }
+            } else {
+                post_order.push(block);
+                stack.pop();
+            }
+        }
+        let rpo: Vec<Block> = post_order.into_iter().rev().collect();
+        let rpo_number: HashMap<Block, usize> = rpo.iter().enumerate().map(|(i, b)| (*b, i)).collect();
+        let mut predecessors: Vec<Vec<usize>> = vec![Vec::new(); rpo.len()];
+        for (i, b) in rpo.iter().enumerate() {
+            for s in successors.get(b).map(Vec::as_slice).unwrap_or(&[]) {
+                if let Some(&n) = rpo_number.get(s) {
+                    predecessors[n].push(i);
+                }
+            }
+        }
+        const UNDEFINED: usize = usize::MAX;
+        let mut idom = vec![UNDEFINED; rpo.len()];
+        if !rpo.is_empty() {
+            idom[0] = 0;
+        }
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for b in 1..rpo.len() {
+                let mut new_idom = UNDEFINED;
+                for &p in &predecessors[b] {
+                    if idom[p] == UNDEFINED {
+                        continue;
+                    }
+                    new_idom = if new_idom == UNDEFINED {
+                        p
+                    } else {
+                        let (mut x, mut y) = (p, new_idom);
+                        while x != y {
+                            while x > y {
+                                x = idom[x];
+                            }
+                            while y > x {
+                                y = idom[y];
+                            }
+                        }
+                        x
+                    };
+                }
+                if new_idom != UNDEFINED && idom[b] != new_idom {
+                    idom[b] = new_idom;
+                    changed = true;
+                }
+            }
+        }
+        Dominators { rpo_number, idom }
+    }
+
+    fn is_reachable(&self, b: Block) -> bool {
+        self.rpo_number.contains_key(&b)
+    }
+
+    /// Whether `a` dominates `b` (every block dominates itself).
+    fn dominates(&self, a: Block, b: Block) -> bool {
+        let (Some(&a), Some(&b)) = (self.rpo_number.get(&a), self.rpo_number.get(&b)) else {
+            return false;
+        };
+        let mut current = b;
+        loop {
+            if current == a {
+                return true;
+            }
+            if current == 0 || current < a {
+                return false;
+            }
+            let up = self.idom[current];
+            if up == current || up == usize::MAX {
+                return false;
+            }
+            current = up;
+        }
+    }
+}
+
+struct FunctionValidator<'m> {
+    module: &'m Module,
+    function: &'m Function,
+    errors: &'m mut Vec<ValidationError>,
+    /// Block and position of every placed instruction.
+    position: HashMap<Inst, (Block, usize)>,
+    in_layout: HashMap<Block, usize>,
+}
+
+impl<'m> FunctionValidator<'m> {
+    fn new(module: &'m Module, function: &'m Function, errors: &'m mut Vec<ValidationError>) -> Self {
+        Self { module, function, errors, position: HashMap::new(), in_layout: HashMap::new() }
+    }
+
+    fn error(&mut self, message: String) {
+        self.errors.push(ValidationError { function: self.function.name.clone(), message });
+    }
+
+    fn type_data(&self, t: Type) -> Option<&'m TypeData> {
+        let types = &self.module.types;
+        types.is_valid(t).then(|| types.get(t))
+    }
+
+    /// The type of a value, if the value and its type are valid.
+    fn ty(&self, v: Value) -> Option<Type> {
+        self.function.values.get(v).map(|d| d.ty).filter(|t| self.module.types.is_valid(*t))
+    }
+
+    fn run(&mut self) {
+        let f = self.function;
+        let types = &self.module.types;
+        for (i, p) in f.params.iter().enumerate() {
+            if !types.is_valid(*p) {
+                self.error(format!("parameter {i} has an invalid type {p}"));
+                return;
+            }
+        }
+        if !types.is_valid(f.ret) {
+            self.error(format!("invalid return type {}", f.ret));
+            return;
+        }
+        if f.kind == FuncKind::Import {
+            if !f.layout.blocks.is_empty() {
+                self.error("an imported function has a body".into());
+            }
+            return;
+        }
+        let Some(entry) = f.layout.entry() else {
+            self.error("a function with a body has no blocks".into());
+            return;
+        };
+        for (v, data) in f.values.iter() {
+            if !types.is_valid(data.ty) {
+                self.error(format!("value {v} has an invalid type {}", data.ty));
+            }
+        }
+
+        // Layout: blocks once each, instructions once each, terminators last.
+        for (index, &b) in f.layout.blocks.iter().enumerate() {
+            if !f.blocks.is_valid(b) {
+                self.error(format!("layout holds invalid block {b}"));
+                return;
+            }
+            if self.in_layout.insert(b, index).is_some() {
+                self.error(format!("{b} appears twice in the layout"));
+                return;
+            }
+        }
+        for &b in &f.layout.blocks {
+            let insts = &f.layout.insts[b];
+            if insts.is_empty() {
+                self.error(format!("{b} is empty"));
+            }
+            for (pos, &i) in insts.iter().enumerate() {
+                if !f.insts.is_valid(i) {
+                    self.error(format!("{b} holds invalid instruction {i}"));
+                    return;
+                }
+                if self.position.insert(i, (b, pos)).is_some() {
+                    self.error(format!("{i} is placed twice"));
+                    return;
+                }
+                if f.layout.inst_block[i] != Some(b) {
+                    self.error(format!("{i} is in {b} but its block is recorded as {:?}", f.layout.inst_block[i]));
+                }
+                let is_terminator = f.insts[i].is_terminator();
+                let is_last = pos + 1 == insts.len();
+                if is_terminator && !is_last {
+                    self.error(format!("terminator {i} is not the last instruction of {b}"));
+                }
+                if !is_terminator && is_last {
+                    self.error(format!("{b} does not end with a terminator"));
+                }
+            }
+            for (index, &p) in f.blocks[b].params.iter().enumerate() {
+                match f.values.get(p) {
+                    Some(d) if d.def == ValueDef::Param(b, index as u32) => {}
+                    _ => self.error(format!("parameter {index} of {b} ({p}) is not defined as that parameter")),
+                }
+            }
+        }
+
+        // The entry block's parameters are the function's.
+        let entry_types: Vec<Option<Type>> = f.blocks[entry].params.iter().map(|p| self.ty(*p)).collect();
+        let param_types: Vec<Option<Type>> = f.params.iter().map(|p| Some(*p)).collect();
+        if entry_types != param_types {
+            self.error(format!("the entry block's parameters do not match the function's parameters ({entry})"));
+        }
+
+        // CFG and dominators.
+        let mut successors: HashMap<Block, Vec<Block>> = HashMap::new();
+        for &b in &f.layout.blocks {
+            let Some(last) = f.layout.last_inst(b) else { continue };
+            let targets: Vec<Block> = f.insts[last].successors().iter().map(|c| c.block).collect();
+            let mut valid = Vec::new();
+            for t in targets {
+                if self.in_layout.contains_key(&t) {
+                    valid.push(t);
+                } else {
+                    self.error(format!("{b} branches to {t}, which is not in the layout"));
+                }
+            }
+            successors.insert(b, valid);
+        }
+        let dominators = Dominators::compute(entry, &successors);
+        for &b in &f.layout.blocks {
+            let insts = f.layout.insts[b].clone();
+            for (pos, i) in insts.into_iter().enumerate() {
+                self.check_operands(&dominators, b, pos, i);
+                self.check_result(i);
+                self.check_types(i);
+            }
+        }
+    }
+
+    fn check_operands(&mut self, dominators: &Dominators, block: Block, pos: usize, inst: Inst) {
+        let f = self.function;
+        let operands = f.insts[inst].operands();
+        for v in operands {
+            let Some(data) = f.values.get(v) else {
+                self.error(format!("{inst} uses {v}, which does not exist"));
+                continue;
+            };
+            let reachable = dominators.is_reachable(block);
+            match data.def {
+                ValueDef::Result(def_inst) => {
+                    if f.inst_result[def_inst] != Some(v) {
+                        self.error(format!("{inst} uses {v}, which is not the result of {def_inst}"));
+                        continue;
+                    }
+                    let Some(&(def_block, def_pos)) = self.position.get(&def_inst) else {
+                        self.error(format!("{inst} uses {v}, defined by {def_inst}, which is not in the layout"));
+                        continue;
+                    };
+                    let ok = if def_block == block {
+                        def_pos < pos
+                    } else {
+                        !reachable || dominators.dominates(def_block, block)
+                    };
+                    if !ok {
+                        self.error(format!(
+                            "{v} (defined in {def_block}) does not dominate its use by {inst} in {block}"
+                        ));
+                    }
+                }
+                ValueDef::Param(param_block, index) => {
+                    let declared = f.blocks.get(param_block).and_then(|b| b.params.get(index as usize));
+                    if declared != Some(&v) {
+                        self.error(format!("{inst} uses {v}, which is not parameter {index} of {param_block}"));
+                        continue;
+                    }
+                    if !self.in_layout.contains_key(&param_block) {
+                        self.error(format!(
+                            "{inst} uses {v}, a parameter of {param_block}, which is not in the layout"
+                        ));
+                        continue;
+                    }
+                    if reachable && !dominators.dominates(param_block, block) {
+                        self.error(format!(
+                            "{v} (parameter of {param_block}) does not dominate its use by {inst} in {block}"
+                        ));
+                    }
+                }
+                ValueDef::Const(c) => match self.module.constants.get(c) {
+                    Some(konst) if konst.ty() == data.ty => {}
+                    Some(_) => self.error(format!("{v} stands for constant {c} but has another type")),
+                    None => self.error(format!("{v} stands for constant {c}, which does not exist")),
+                },
+                ValueDef::Global(g) => match self.module.globals.get(g) {
+                    Some(var) => {
+                        let matches = matches!(self.type_data(data.ty),
+                            Some(TypeData::Pointer { space, pointee }) if *space == var.space && *pointee == var.ty);
+                        if !matches {
+                            self.error(format!("{v}, the address of {g}, does not have type pointer to its type"));
+                        }
+                    }
+                    None => self.error(format!("{v} stands for variable {g}, which does not exist")),
+                },
+            }
+        }
+    }
+
+    fn check_result(&mut self, inst: Inst) {
+        let f = self.function;
+        let result = f.inst_result[inst];
+        if let Some(v) = result {
+            match f.values.get(v) {
+                Some(d) if d.def == ValueDef::Result(inst) => {}
+                _ => self.error(format!("the result {v} of {inst} is not defined as its result")),
+            }
+        }
+        match (produces_value(self.module, &f.insts[inst]), result) {
+            (Some(true), None) => {
+                self.error(format!("{inst} ({:?}) produces a value but has no result", f.insts[inst]))
+            }
+            (Some(false), Some(v)) => {
+                self.error(format!("{inst} ({:?}) produces no value but has result {v}", f.insts[inst]))
+            }
+            _ => {}
+        }
+    }
+
+    fn scalar(&self, t: Type) -> Option<&'m TypeData> {
+        match self.type_data(t)? {
+            TypeData::Vector { elem, .. } => self.type_data(*elem),
+            other => Some(other),
+        }
+    }
+
+    fn lanes(&self, t: Type) -> u32 {
+        match self.type_data(t) {
+            Some(TypeData::Vector { len, .. }) => *len,
+            _ => 1,
+        }
+    }
+
+    fn is_int(&self, t: Type) -> bool {
+        matches!(self.scalar(t), Some(TypeData::Int { .. }))
+    }
+    fn is_float(&self, t: Type) -> bool {
+        matches!(self.scalar(t), Some(TypeData::Float { .. }))
+    }
+    fn is_bool(&self, t: Type) -> bool {
+        matches!(self.scalar(t), Some(TypeData::Bool))
+    }
+    fn is_pointer(&self, t: Type) -> bool {
+        matches!(self.type_data(t), Some(TypeData::Pointer { .. }))
+    }
+    fn is_scalar_int(&self, t: Type) -> bool {
+        matches!(self.type_data(t), Some(TypeData::Int { .. }))
+    }
+    fn pointee(&self, t: Type) -> Option<(AddressSpace, Type)> {
+        match self.type_data(t)? {
+            TypeData::Pointer { space, pointee } => Some((*space, *pointee)),
+            _ => None,
+        }
+    }
+    /// A bool, or a vector of bool, with `lanes` lanes.
+    fn is_bool_with_lanes(&self, t: Type, lanes: u32) -> bool {
+        self.is_bool(t)
+            && self.lanes(t) == lanes
+            && (lanes == 1) == !matches!(self.type_data(t), Some(TypeData::Vector { .. }))
+    }
+
+    fn const_int(&self, v: Value) -> Option<u64> {
+        match self.function.values.get(v)?.def {
+            ValueDef::Const(c) => match self.module.constants.get(c)? {
+                ConstData::Int { bits, .. } => Some(*bits),
+                ConstData::Null { .. } => Some(0),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The type reached from `ty` by constant member indices (struct, array, vector).
+    fn walk_members(&self, ty: Type, indices: &[u32]) -> Option<Type> {
+        let mut current = ty;
+        for &index in indices {
+            current = match self.type_data(current)? {
+                TypeData::Struct { fields, .. } => *fields.get(index as usize)?,
+                TypeData::Array { elem, len } => {
+                    if u64::from(index) >= *len {
+                        return None;
+                    }
+                    *elem
+                }
+                TypeData::Vector { elem, len } => {
+                    if index >= *len {
+                        return None;
+                    }
+                    *elem
+                }
+                _ => return None,
+            };
+        }
+        Some(current)
+    }
+
+    fn check_block_call(&mut self, inst: Inst, call: &BlockCall) {
+        let Some(target) = self.function.blocks.get(call.block) else {
+            self.error(format!("{inst} branches to invalid block {}", call.block));
+            return;
+        };
+        if target.params.len() != call.args.len() {
+            self.error(format!(
+                "{inst} passes {} arguments to {}, which takes {}",
+                call.args.len(),
+                call.block,
+                target.params.len()
+            ));
+            return;
+        }
+        for (index, (arg, param)) in call.args.iter().zip(&target.params).enumerate() {
+            if let (Some(a), Some(p)) = (self.ty(*arg), self.ty(*param)) {
+                if a != p {
+                    self.error(format!("{inst}: argument {index} to {} has type {a}, the parameter {p}", call.block));
+                }
+            }
+        }
+    }
+
+    fn check_types(&mut self, inst: Inst) {
+        let f = self.function;
+        let data = &f.insts[inst];
+        // Skip the type rules when an operand is broken (already reported).
+        if data.operands().iter().any(|v| self.ty(*v).is_none()) {
+            return;
+        }
+        let result = f.inst_result[inst].and_then(|v| self.ty(v));
+        let ty = |v: &Value| self.ty(*v).unwrap_or(Type(u32::MAX));
+        let mut problems: Vec<String> = Vec::new();
+        let mut expect = |ok: bool, what: &str| {
+            if !ok {
+                problems.push(what.to_string());
+            }
+        };
+        use InstData::*;
+        match data {
+            Binary { op, lhs, rhs } => {
+                let t = ty(lhs);
+                expect(ty(rhs) == t, "binary operands have different types");
+                expect(result == Some(t), "binary result type differs from the operands'");
+                let class_ok = match op {
+                    BinaryOp::FAdd
+                    | BinaryOp::FSub
+                    | BinaryOp::FMul
+                    | BinaryOp::FDiv
+                    | BinaryOp::FRem
+                    | BinaryOp::FMod => self.is_float(t),
+                    BinaryOp::LogicalAnd | BinaryOp::LogicalOr | BinaryOp::LogicalEq | BinaryOp::LogicalNe => {
+                        self.is_bool(t)
+                    }
+                    _ => self.is_int(t),
+                };
+                expect(class_ok, "binary operand types do not suit the operation");
+            }
+            Unary { op, arg } => {
+                let t = ty(arg);
+                match op {
+                    UnaryOp::INeg | UnaryOp::Not | UnaryOp::BitCount | UnaryOp::BitReverse => {
+                        expect(self.is_int(t), "integer operand expected");
+                        expect(result == Some(t), "result type differs from the operand's");
+                    }
+                    UnaryOp::FNeg => {
+                        expect(self.is_float(t), "float operand expected");
+                        expect(result == Some(t), "result type differs from the operand's");
+                    }
+                    UnaryOp::LogicalNot => {
+                        expect(self.is_bool(t), "bool operand expected");
+                        expect(result == Some(t), "result type differs from the operand's");
+                    }
+                    UnaryOp::IsNan | UnaryOp::IsInf | UnaryOp::IsFinite | UnaryOp::IsNormal | UnaryOp::SignBitSet => {
+                        expect(self.is_float(t), "float operand expected");
+                        let lanes = self.lanes(t);
+                        expect(
+                            result.is_some_and(|r| self.is_bool_with_lanes(r, lanes)),
+                            "bool result of the operand's lane count expected",
+                        );
+                    }
+                    UnaryOp::Any | UnaryOp::All => {
+                        expect(self.is_bool(t), "bool operand expected");
+                        expect(result.is_some_and(|r| self.is_bool_with_lanes(r, 1)), "scalar bool result expected");
+                    }
+                }
+            }
+            Compare { op, lhs, rhs } => {
+                let t = ty(lhs);
+                expect(ty(rhs) == t, "compared operands have different types");
+                let lanes = self.lanes(t);
+                expect(
+                    result.is_some_and(|r| self.is_bool_with_lanes(r, lanes)),
+                    "compare result must be bool with the operands' lane count",
+                );
+                let class_ok = match op {
+                    CmpOp::IEq | CmpOp::INe => self.is_int(t) || self.is_bool(t) || self.is_pointer(t),
+                    CmpOp::ULt | CmpOp::ULe | CmpOp::UGt | CmpOp::UGe => self.is_int(t) || self.is_pointer(t),
+                    CmpOp::SLt | CmpOp::SLe | CmpOp::SGt | CmpOp::SGe => self.is_int(t),
+                    _ => self.is_float(t),
+                };
+                expect(class_ok, "compared operand types do not suit the comparison");
+            }
+            Select { cond, if_true, if_false } => {
+                let t = ty(if_true);
+                expect(ty(if_false) == t, "select operands have different types");
+                expect(result == Some(t), "select result type differs from its operands'");
+                let c = ty(cond);
+                let cond_ok =
+                    self.is_bool_with_lanes(c, 1) || (self.is_bool_with_lanes(c, self.lanes(t)) && self.lanes(t) > 1);
+                expect(cond_ok, "select condition must be a bool or a bool vector of the operands' lane count");
+            }
+            Convert { op, arg, .. } => {
+                let from = ty(arg);
+                match result {
+                    None => expect(false, "conversion without a result"),
+                    Some(to) => {
+                        expect(self.lanes(from) == self.lanes(to), "conversion changes the lane count");
+                        let ok = match op {
+                            ConvertOp::UConvert | ConvertOp::SConvert | ConvertOp::SatSToU | ConvertOp::SatUToS => {
+                                self.is_int(from) && self.is_int(to)
+                            }
+                            ConvertOp::FConvert => self.is_float(from) && self.is_float(to),
+                            ConvertOp::FToU | ConvertOp::FToS => self.is_float(from) && self.is_int(to),
+                            ConvertOp::UToF | ConvertOp::SToF => self.is_int(from) && self.is_float(to),
+                            ConvertOp::Bitcast => self.module.types.size_of(from) == self.module.types.size_of(to),
+                            ConvertOp::PtrToInt => self.is_pointer(from) && self.is_scalar_int(to),
+                            ConvertOp::IntToPtr => self.is_scalar_int(from) && self.is_pointer(to),
+                            ConvertOp::PtrCast => self.is_pointer(from) && self.is_pointer(to),
+                        };
+                        expect(ok, "conversion between types it does not apply to");
+                    }
+                }
+            }
+            Variable { ty: var_ty, init } => {
+                let expected =
+                    self.module.types.lookup(&TypeData::Pointer { space: AddressSpace::Private, pointee: *var_ty });
+                expect(
+                    expected.is_some() && result == expected,
+                    "a variable's result must be a private pointer to its type",
+                );
+                if let Some(init) = init {
+                    expect(ty(init) == *var_ty, "a variable's initializer has another type");
+                }
+            }
+            Load { ptr, align, .. } => {
+                match self.pointee(ty(ptr)) {
+                    Some((_, pointee)) => expect(result == Some(pointee), "load result type differs from the pointee"),
+                    None => expect(false, "load from a non-pointer"),
+                }
+                expect(align.is_power_of_two(), "load alignment is not a power of two");
+            }
+            Store { ptr, value, align, .. } => {
+                match self.pointee(ty(ptr)) {
+                    Some((_, pointee)) => expect(ty(value) == pointee, "stored value type differs from the pointee"),
+                    None => expect(false, "store to a non-pointer"),
+                }
+                expect(align.is_power_of_two(), "store alignment is not a power of two");
+            }
+            CopyMemory { dst, src, size, align } => {
+                expect(self.is_pointer(ty(dst)) && self.is_pointer(ty(src)), "memory copy between non-pointers");
+                expect(self.is_scalar_int(ty(size)), "memory copy size is not an integer");
+                expect(align.is_power_of_two(), "memory copy alignment is not a power of two");
+            }
+            AccessChain { base, element, indices, .. } => {
+                match self.pointee(ty(base)) {
+                    None => expect(false, "access chain base is not a pointer"),
+                    Some((space, pointee)) => {
+                        if let Some(e) = element {
+                            expect(self.is_scalar_int(ty(e)), "access chain element index is not an integer");
+                        }
+                        let mut current = Some(pointee);
+                        for index in indices {
+                            expect(self.is_scalar_int(ty(index)), "access chain index is not an integer");
+                            current = current.and_then(|c| match self.type_data(c)? {
+                                TypeData::Struct { fields, .. } => {
+                                    let member = self.const_int(*index)?;
+                                    fields.get(usize::try_from(member).ok()?).copied()
+                                }
+                                TypeData::Array { elem, .. } | TypeData::Vector { elem, .. } => Some(*elem),
+                                _ => None,
+                            });
+                        }
+                        match current {
+                        None => expect(false, "access chain indices do not fit the pointee type (struct members need constant indices)"),
+                        Some(reached) => {
+                            let expected = self.module.types.lookup(&TypeData::Pointer { space, pointee: reached });
+                            expect(expected.is_some() && result == expected, "access chain result is not a pointer to the member reached");
+                        }
+                    }
+                    }
+                }
+            }
+            ExtractElement { vector, index } => {
+                match self.type_data(ty(vector)) {
+                    Some(TypeData::Vector { elem, .. }) => {
+                        expect(result == Some(*elem), "extracted element type differs")
+                    }
+                    _ => expect(false, "extract element from a non-vector"),
+                }
+                expect(self.is_scalar_int(ty(index)), "element index is not an integer");
+            }
+            InsertElement { vector, value, index } => {
+                let vt = ty(vector);
+                match self.type_data(vt) {
+                    Some(TypeData::Vector { elem, .. }) => expect(ty(value) == *elem, "inserted element type differs"),
+                    _ => expect(false, "insert element into a non-vector"),
+                }
+                expect(result == Some(vt), "insert element result type differs from the vector's");
+                expect(self.is_scalar_int(ty(index)), "element index is not an integer");
+            }
+            Shuffle { a, b, mask } => match (self.type_data(ty(a)), self.type_data(ty(b))) {
+                (Some(TypeData::Vector { elem: ea, len: la }), Some(TypeData::Vector { elem: eb, len: lb })) => {
+                    expect(ea == eb, "shuffled vectors have different element types");
+                    let total = la + lb;
+                    expect(mask.iter().flatten().all(|m| *m < total), "shuffle mask selects beyond its operands");
+                    let expected = self.module.types.lookup(&TypeData::Vector { elem: *ea, len: mask.len() as u32 });
+                    expect(
+                        expected.is_some() && result == expected,
+                        "shuffle result is not a vector of the mask's length",
+                    );
+                }
+                _ => expect(false, "shuffle of non-vectors"),
+            },
+            ExtractValue { aggregate, indices } => {
+                let reached = self.walk_members(ty(aggregate), indices);
+                expect(
+                    reached.is_some() && result == reached,
+                    "extract value indices or result type do not fit the aggregate",
+                );
+            }
+            InsertValue { aggregate, value, indices } => {
+                let at = ty(aggregate);
+                let reached = self.walk_members(at, indices);
+                expect(reached == Some(ty(value)), "inserted value type differs from the member's");
+                expect(result == Some(at), "insert value result type differs from the aggregate's");
+            }
+            Construct { parts } => match result.and_then(|r| self.type_data(r)) {
+                Some(TypeData::Vector { elem, len }) => {
+                    let mut lanes = 0u32;
+                    let mut ok = true;
+                    for p in parts {
+                        let pt = ty(p);
+                        match self.type_data(pt) {
+                            Some(TypeData::Vector { elem: e, len: l }) if e == elem => lanes += l,
+                            _ if pt == *elem => lanes += 1,
+                            _ => ok = false,
+                        }
+                    }
+                    expect(ok && lanes == *len, "vector construction parts do not fill the vector");
+                }
+                Some(TypeData::Array { elem, len }) => {
+                    expect(
+                        parts.len() as u64 == *len && parts.iter().all(|p| ty(p) == *elem),
+                        "array construction parts do not match",
+                    );
+                }
+                Some(TypeData::Struct { fields, .. }) => {
+                    let part_types: Vec<Type> = parts.iter().map(ty).collect();
+                    expect(&part_types == fields, "struct construction parts do not match its fields");
+                }
+                _ => expect(false, "construct of a non-composite type"),
+            },
+            Call { func, args } => match self.module.functions.get(*func) {
+                None => expect(false, "call of a function that does not exist"),
+                Some(callee) => {
+                    let arg_types: Vec<Type> = args.iter().map(ty).collect();
+                    expect(arg_types == callee.params, "call arguments do not match the callee's parameters");
+                    let returns_void = matches!(self.type_data(callee.ret), Some(TypeData::Void));
+                    expect(
+                        returns_void || result == Some(callee.ret),
+                        "call result type differs from the callee's return type",
+                    );
+                }
+            },
+            ExtInst { .. } => {}
+            WorkItem { .. } => {
+                expect(result.is_some_and(|r| self.is_int(r)), "work-item query result must be an integer (vector)");
+            }
+            Barrier { .. } | Fence { .. } | Unreachable => {}
+            Atomic { op, ptr, value, comparator, .. } => match self.pointee(ty(ptr)) {
+                None => expect(false, "atomic operation on a non-pointer"),
+                Some((_, pointee)) => {
+                    expect(
+                        self.is_scalar_int(pointee) || matches!(self.type_data(pointee), Some(TypeData::Float { .. })),
+                        "atomic operation on a non-scalar",
+                    );
+                    let needs_value = !matches!(op, AtomicOp::Load | AtomicOp::IIncrement | AtomicOp::IDecrement);
+                    expect(value.is_some() == needs_value, "atomic operand present or missing wrongly");
+                    expect(
+                        comparator.is_some() == (*op == AtomicOp::CompareExchange),
+                        "atomic comparator present or missing wrongly",
+                    );
+                    if let Some(v) = value {
+                        expect(ty(v) == pointee, "atomic operand type differs from the pointee");
+                    }
+                    if let Some(c) = comparator {
+                        expect(ty(c) == pointee, "atomic comparator type differs from the pointee");
+                    }
+                    if *op != AtomicOp::Store {
+                        expect(result == Some(pointee), "atomic result type differs from the pointee");
+                    }
+                }
+            },
+            Jump { .. } => {}
+            Branch { cond, .. } => expect(self.is_bool_with_lanes(ty(cond), 1), "branch condition is not a bool"),
+            Switch { selector, .. } => expect(self.is_scalar_int(ty(selector)), "switch selector is not an integer"),
+            Return { value } => {
+                let returns_void = matches!(self.type_data(f.ret), Some(TypeData::Void));
+                match value {
+                    None => expect(returns_void, "return without a value from a non-void function"),
+                    Some(v) => {
+                        expect(!returns_void && ty(v) == f.ret, "returned value type differs from the return type")
+                    }
+                }
+            }
+        }
+        for problem in problems {
+            self.error(format!("{inst} ({:?}): {problem}", f.insts[inst]));
+        }
+        for call in f.insts[inst].successors() {
+            self.check_block_call(inst, call);
+        }
+    }
 }

@@ -1,1 +1,3 @@
 //! IR passes and analyses (inlining, barrier regions, ...).
+
+pub mod inline;

@@ -1,0 +1,397 @@
+//! The work-group entry and the barrier regions of a kernel.
+//!
+//! A kernel body becomes a *work-item function*
+//! `u32 wi(args, ctx, lx, ly, lz, state, resume_at)` that runs one work-item from resume
+//! point `resume_at` (0 = the start) to the next barrier (returning its 1-based id) or to
+//! the end (returning `FINISHED`). Each barrier ends its block with `ret id`; the rest of
+//! the block becomes a new LLVM block reached from a `switch resume_at` at the top.
+//!
+//! SSA values live across a barrier (including block parameters) are *demoted*: stored to
+//! the work-item's state right after their definition and loaded at each use, so that they
+//! survive the return. Private variables whose address is live across a barrier (or escapes
+//! into memory) live in the state too; the others stay allocas. Kernel arguments, work-item
+//! ids and variable addresses are recomputed at every entry, so they never take state.
+//!
+//! The work-group entry loops over the linear local ids `first..end` (local ids x, y, z
+//! are stepped incrementally) and calls the work-item function, which LLVM inlines.
+
+use super::llvm::{bail, ctx_offsets, gep, Emitter, Val, R};
+use crate::ir::{Block, ConvertOp, EntityRef, Function, Inst, InstData, SecondaryMap, Value, ValueDef};
+use inkwell::module::Linkage;
+use inkwell::values::{BasicMetadataValueEnum, BasicValue, FunctionValue, IntValue};
+use inkwell::IntPredicate;
+use std::collections::{HashMap, HashSet};
+
+/// Where each value and variable of a kernel with barriers lives in the work-item state.
+#[derive(Debug, Default, Clone)]
+pub struct StatePlan {
+    /// Barrier instruction -> resume id (1-based).
+    pub barrier_ids: HashMap<Inst, u32>,
+    /// Demoted SSA value -> byte offset in the state.
+    pub demoted: HashMap<Value, u64>,
+    /// `Variable` instruction -> byte offset in the state.
+    pub state_vars: HashMap<Inst, u64>,
+    /// Kernel parameter index of a by-value struct -> byte offset of its copy in the state.
+    pub byval: HashMap<usize, u64>,
+    /// Bytes of state per work-item.
+    pub size: u64,
+    /// The state pointer may be marked `noalias` (no pointer into the state is kept in it).
+    pub state_noalias: bool,
+}
+
+/// What the barrier analysis found, before sizes are known.
+#[derive(Debug, Default)]
+pub struct BarrierAnalysis {
+    pub barrier_ids: HashMap<Inst, u32>,
+    /// Values to keep in the state, in a deterministic order.
+    pub demoted: Vec<Value>,
+    /// Variables to keep in the state.
+    pub state_vars: Vec<Inst>,
+    pub state_noalias: bool,
+}
+
+/// A dense bit set over value indices.
+#[derive(Clone, PartialEq)]
+struct Bits(Vec<u64>);
+
+impl Bits {
+    fn new(n: usize) -> Self {
+        Bits(vec![0; n.div_ceil(64)])
+    }
+    fn set(&mut self, i: usize) {
+        self.0[i / 64] |= 1 << (i % 64);
+    }
+    fn clear(&mut self, i: usize) {
+        self.0[i / 64] &= !(1 << (i % 64));
+    }
+    fn get(&self, i: usize) -> bool {
+        self.0[i / 64] & (1 << (i % 64)) != 0
+    }
+    /// self |= other & !mask; returns whether self changed.
+    fn union_minus(&mut self, other: &Bits, mask: &Bits) -> bool {
+        let mut changed = false;
+        for ((a, b), m) in self.0.iter_mut().zip(&other.0).zip(&mask.0) {
+            let n = *a | (b & !m);
+            changed |= n != *a;
+            *a = n;
+        }
+        changed
+    }
+    fn union(&mut self, other: &Bits) -> bool {
+        let mut changed = false;
+        for (a, b) in self.0.iter_mut().zip(&other.0) {
+            let n = *a | b;
+            changed |= n != *a;
+            *a = n;
+        }
+        changed
+    }
+    fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0
+            .iter()
+            .enumerate()
+            .flat_map(|(w, &bits)| (0..64).filter(move |b| bits & (1u64 << b) != 0).map(move |b| w * 64 + b))
+    }
+}
+
+/// Finds the barriers of `f` (after inlining), the values live across them and the
+/// variables that must live in the work-item state.
+pub fn analyze(f: &Function, order: &[Block]) -> BarrierAnalysis {
+    let mut out = BarrierAnalysis { state_noalias: true, ..Default::default() };
+    let Some(&entry) = order.first() else { return out };
+    let mut next_id = 1u32;
+    for &b in order {
+        for &i in &f.layout.insts[b] {
+            if crate::passes::inline::is_work_group_barrier(&f.insts[i]) {
+                out.barrier_ids.insert(i, next_id);
+                next_id += 1;
+            }
+        }
+    }
+    if out.barrier_ids.is_empty() {
+        return out;
+    }
+
+    let n = f.values.len();
+    // Values that are recomputed at every entry are never demoted.
+    let tracked = |v: Value| -> bool {
+        match f.values.get(v).map(|d| d.def) {
+            Some(ValueDef::Result(i)) => !matches!(f.insts[i], InstData::WorkItem { .. }),
+            Some(ValueDef::Param(b, _)) => b != entry,
+            _ => false,
+        }
+    };
+
+    // Upward-exposed uses and definitions per block.
+    let mut ue: SecondaryMap<Block, Option<Bits>> = SecondaryMap::with_default(None);
+    let mut defs: SecondaryMap<Block, Option<Bits>> = SecondaryMap::with_default(None);
+    for &b in order {
+        let mut u = Bits::new(n);
+        let mut d = Bits::new(n);
+        for &p in &f.blocks[b].params {
+            d.set(p.index());
+        }
+        for &i in &f.layout.insts[b] {
+            f.insts[i].for_each_operand(|v| {
+                if v.index() < n && tracked(v) && !d.get(v.index()) {
+                    u.set(v.index());
+                }
+            });
+            if let Some(r) = f.inst_result[i] {
+                d.set(r.index());
+            }
+        }
+        ue[b] = Some(u);
+        defs[b] = Some(d);
+    }
+
+    // live_in(b) = ue(b) | (live_out(b) - defs(b)); live_out(b) = union of live_in(succ).
+    let mut live_in: SecondaryMap<Block, Option<Bits>> = SecondaryMap::with_default(None);
+    let mut live_out: SecondaryMap<Block, Option<Bits>> = SecondaryMap::with_default(None);
+    for &b in order {
+        live_in[b] = ue[b].clone();
+        live_out[b] = Some(Bits::new(n));
+    }
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in order.iter().rev() {
+            let mut out_b = live_out[b].take().unwrap_or_else(|| Bits::new(n));
+            for s in f.successors(b) {
+                if let Some(li) = &live_in[s] {
+                    out_b.union(li);
+                }
+            }
+            if let (Some(li), Some(d)) = (live_in[b].as_mut(), defs[b].as_ref()) {
+                changed |= li.union_minus(&out_b, d);
+            }
+            live_out[b] = Some(out_b);
+        }
+    }
+
+    // Live across some barrier: scan each block with barriers backwards.
+    let mut across = Bits::new(n);
+    for &b in order {
+        let insts = &f.layout.insts[b];
+        if !insts.iter().any(|i| out.barrier_ids.contains_key(i)) {
+            continue;
+        }
+        let mut live = live_out[b].clone().unwrap_or_else(|| Bits::new(n));
+        for &i in insts.iter().rev() {
+            if out.barrier_ids.contains_key(&i) {
+                across.union(&live);
+                continue;
+            }
+            if let Some(r) = f.inst_result[i] {
+                live.clear(r.index());
+            }
+            f.insts[i].for_each_operand(|v| {
+                if v.index() < n && tracked(v) {
+                    live.set(v.index());
+                }
+            });
+        }
+    }
+
+    // Variables: follow the pointers derived from each one.
+    let mut users: HashMap<Value, Vec<Inst>> = HashMap::new();
+    let mut flows: HashMap<Value, Vec<Value>> = HashMap::new();
+    let mut variables = Vec::new();
+    for &b in order {
+        for &i in &f.layout.insts[b] {
+            let d = &f.insts[i];
+            d.for_each_operand(|v| users.entry(v).or_default().push(i));
+            for bc in d.successors() {
+                for (a, p) in bc.args.iter().zip(&f.blocks[bc.block].params) {
+                    flows.entry(*a).or_default().push(*p);
+                }
+            }
+            if matches!(d, InstData::Variable { .. }) {
+                variables.push(i);
+            }
+        }
+    }
+    let mut derived_of_state_vars: HashSet<Value> = HashSet::new();
+    for &var in &variables {
+        let Some(root) = f.inst_result[var] else { continue };
+        let mut derived: HashSet<Value> = HashSet::from([root]);
+        let mut work = vec![root];
+        let mut escapes = false;
+        while let Some(v) = work.pop() {
+            let mut add = |x: Value, work: &mut Vec<Value>| {
+                if derived.insert(x) {
+                    work.push(x);
+                }
+            };
+            for &p in flows.get(&v).map(|x| x.as_slice()).unwrap_or(&[]) {
+                add(p, &mut work);
+            }
+            for &u in users.get(&v).map(|x| x.as_slice()).unwrap_or(&[]) {
+                let r = f.inst_result[u];
+                match &f.insts[u] {
+                    InstData::AccessChain { base, .. } if *base == v => {
+                        if let Some(r) = r {
+                            add(r, &mut work)
+                        }
+                    }
+                    InstData::Convert { op: ConvertOp::PtrCast | ConvertOp::Bitcast, .. } => {
+                        if let Some(r) = r {
+                            add(r, &mut work)
+                        }
+                    }
+                    InstData::Convert { op: ConvertOp::PtrToInt, .. } => escapes = true,
+                    InstData::Select { if_true, if_false, .. } if *if_true == v || *if_false == v => {
+                        if let Some(r) = r {
+                            add(r, &mut work)
+                        }
+                    }
+                    InstData::Store { value, .. } if *value == v => escapes = true,
+                    InstData::Atomic { value, comparator, .. } if *value == Some(v) || *comparator == Some(v) => {
+                        escapes = true
+                    }
+                    InstData::InsertValue { value, .. } | InstData::InsertElement { value, .. } if *value == v => {
+                        escapes = true
+                    }
+                    InstData::Construct { .. } => escapes = true,
+                    InstData::Call { .. } => {
+                        if let Some(r) = r {
+                            add(r, &mut work)
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let live = derived.iter().any(|v| v.index() < n && across.get(v.index()));
+        if live || escapes {
+            out.state_vars.push(var);
+            derived_of_state_vars.extend(derived);
+        }
+    }
+    let var_results: HashSet<Value> = variables.iter().filter_map(|&i| f.inst_result[i]).collect();
+    for vi in across.iter() {
+        let v = Value::new(vi);
+        if !var_results.contains(&v) {
+            out.demoted.push(v);
+            if derived_of_state_vars.contains(&v) {
+                // A pointer into the state is kept in the state: loads of it are not
+                // "based on" the state argument, so `noalias` would be wrong.
+                out.state_noalias = false;
+            }
+        }
+    }
+    out
+}
+
+/// Builds the work-group entry `u32 name(args, ctx, first, end, resume_at)` around the
+/// work-item function `wi`.
+pub fn build_entry<'ctx>(
+    e: &Emitter<'ctx, '_>,
+    name: &str,
+    wi: FunctionValue<'ctx>,
+    state_size: u64,
+) -> R<FunctionValue<'ctx>> {
+    let cx = e.cx;
+    let ptr = cx.ptr_type(inkwell::AddressSpace::default());
+    let i32t = cx.i32_type();
+    let i64t = cx.i64_type();
+    let fn_ty = i32t.fn_type(&[ptr.into(), ptr.into(), i32t.into(), i32t.into(), i32t.into()], false);
+    let f = e.m.add_function(name, fn_ty, Some(Linkage::External));
+    e.add_fn_attr(f, "nounwind");
+    for p in [0, 1] {
+        e.add_param_attr(f, p, "noalias");
+        e.add_param_attr(f, p, "nocapture");
+    }
+    let param = |i: u32| f.get_nth_param(i).ok_or_else(|| super::llvm::Error("missing parameter".into()));
+    let args = param(0)?.into_pointer_value();
+    let ctx = param(1)?.into_pointer_value();
+    let first = param(2)?.into_int_value();
+    let end = param(3)?.into_int_value();
+    let resume = param(4)?.into_int_value();
+
+    let b = cx.create_builder();
+    let entry = cx.append_basic_block(f, "entry");
+    let pre = cx.append_basic_block(f, "pre");
+    let body = cx.append_basic_block(f, "loop");
+    let exit = cx.append_basic_block(f, "exit");
+    let i8t = cx.i8_type();
+
+    b.position_at_end(entry);
+    let load_u64 = |off: u64| -> R<IntValue<'ctx>> {
+        let p = gep(&b, i8t.into(), ctx, &[i64t.const_int(off, false)], true)?;
+        let l = b.build_load(i64t, p, "")?;
+        if let Some(inst) = l.as_instruction_value() {
+            let _ = inst.set_alignment(8);
+        }
+        Ok(l.into_int_value())
+    };
+    let lsx = load_u64(ctx_offsets::LOCAL_SIZE)?;
+    let lsy = load_u64(ctx_offsets::LOCAL_SIZE + 8)?;
+    let state_base = if state_size > 0 {
+        let p = gep(&b, i8t.into(), ctx, &[i64t.const_int(ctx_offsets::WORK_ITEM_STATE, false)], true)?;
+        let l = b.build_load(ptr, p, "")?;
+        Some(l.into_pointer_value())
+    } else {
+        None
+    };
+    let any = b.build_int_compare(IntPredicate::ULT, first, end, "")?;
+    b.build_conditional_branch(any, pre, exit)?;
+
+    // Local id of the first work-item; the sizes are at least 1 by the ABI, guard anyway.
+    b.position_at_end(pre);
+    let one = i64t.const_int(1, false);
+    let zero = i64t.const_zero();
+    let sx = b.build_select(b.build_int_compare(IntPredicate::EQ, lsx, zero, "")?, one, lsx, "")?.into_int_value();
+    let sy = b.build_select(b.build_int_compare(IntPredicate::EQ, lsy, zero, "")?, one, lsy, "")?.into_int_value();
+    let f64i = b.build_int_z_extend(first, i64t, "")?;
+    let end64 = b.build_int_z_extend(end, i64t, "")?;
+    let x0 = b.build_int_unsigned_rem(f64i, sx, "")?;
+    let t = b.build_int_unsigned_div(f64i, sx, "")?;
+    let y0 = b.build_int_unsigned_rem(t, sy, "")?;
+    let z0 = b.build_int_unsigned_div(t, sy, "")?;
+    b.build_unconditional_branch(body)?;
+
+    b.position_at_end(body);
+    let pi = b.build_phi(i64t, "i")?;
+    let px = b.build_phi(i64t, "lx")?;
+    let py = b.build_phi(i64t, "ly")?;
+    let pz = b.build_phi(i64t, "lz")?;
+    let i = pi.as_basic_value().into_int_value();
+    let lx = px.as_basic_value().into_int_value();
+    let ly = py.as_basic_value().into_int_value();
+    let lz = pz.as_basic_value().into_int_value();
+    let state: Val<'ctx> = match state_base {
+        Some(base) => {
+            let off = b.build_int_mul(i, i64t.const_int(state_size, false), "")?;
+            gep(&b, i8t.into(), base, &[off], true)?.into()
+        }
+        None => ptr.const_null().into(),
+    };
+    let call_args: Vec<BasicMetadataValueEnum<'ctx>> =
+        vec![args.into(), ctx.into(), lx.into(), ly.into(), lz.into(), state.into(), resume.into()];
+    let r = b.build_call(wi, &call_args, "")?.try_as_basic_value().basic().ok_or("work-item function has no result")?;
+    let i1 = b.build_int_add(i, one, "")?;
+    let x1 = b.build_int_add(lx, one, "")?;
+    let wrap_x = b.build_int_compare(IntPredicate::EQ, x1, sx, "")?;
+    let x2 = b.build_select(wrap_x, zero, x1, "")?.into_int_value();
+    let y1 = b.build_int_add(ly, b.build_int_z_extend(wrap_x, i64t, "")?, "")?;
+    let wrap_y = b.build_int_compare(IntPredicate::EQ, y1, sy, "")?;
+    let y2 = b.build_select(wrap_y, zero, y1, "")?.into_int_value();
+    let z2 = b.build_int_add(lz, b.build_int_z_extend(wrap_y, i64t, "")?, "")?;
+    let more = b.build_int_compare(IntPredicate::ULT, i1, end64, "")?;
+    let latch = b.get_insert_block().ok_or("builder lost")?;
+    b.build_conditional_branch(more, body, exit)?;
+    pi.add_incoming(&[(&f64i, pre), (&i1, latch)]);
+    px.add_incoming(&[(&x0, pre), (&x2, latch)]);
+    py.add_incoming(&[(&y0, pre), (&y2, latch)]);
+    pz.add_incoming(&[(&z0, pre), (&z2, latch)]);
+
+    b.position_at_end(exit);
+    let res = b.build_phi(i32t, "r")?;
+    res.add_incoming(&[(&i32t.const_zero(), entry), (&r, latch)]);
+    b.build_return(Some(&res.as_basic_value()))?;
+    if !r.is_int_value() {
+        bail!("work-item function returns {}", r.get_type());
+    }
+    Ok(f)
+}

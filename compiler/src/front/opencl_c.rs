@@ -1,0 +1,285 @@
+//! OpenCL C -> SPIR-V: `clang-15 ... -emit-llvm -x cl - -o - | llvm-spirv-15 - -o -`,
+//! piped, without temporary files (see /work/shared/reference/toolchain.md).
+//!
+//! clang-15's optimiser sometimes emits LLVM `freeze` instructions (jump threading, loop
+//! unswitching), which llvm-spirv-15 cannot translate. When the translator fails on one, the
+//! source is compiled again to textual IR, each `freeze` is rewritten into a no-op cast
+//! ([`neutralize_freeze`]; SPIR-V has no poison values for it to stop) and the text goes
+//! through `llvm-as-15` into the translator.
+
+use super::options::BuildOptions;
+use crate::{BuildError, BuildErrorKind, Target};
+use std::io::{Read, Write};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+
+/// The default clang binary; overridden by the environment variable `SOFTCL_CLANG`.
+pub const DEFAULT_CLANG: &str = "clang-15";
+/// The default translator binary; overridden by `SOFTCL_LLVM_SPIRV`.
+pub const DEFAULT_LLVM_SPIRV: &str = "llvm-spirv-15";
+/// The default LLVM assembler (for the `freeze` fallback); overridden by `SOFTCL_LLVM_AS`.
+pub const DEFAULT_LLVM_AS: &str = "llvm-as-15";
+
+/// SPIR-V produced from source, with clang's warnings.
+#[derive(Debug)]
+pub struct SpirvOutput {
+    /// The module's bytes as the translator wrote them.
+    pub bytes: Vec<u8>,
+    /// clang's diagnostics (warnings) of a successful compilation.
+    pub log: String,
+}
+
+/// A program of the toolchain: the binary to run and the variable that overrides it.
+struct Tool {
+    binary: String,
+    env: &'static str,
+}
+
+impl Tool {
+    fn new(env: &'static str, default: &str) -> Tool {
+        let binary = match std::env::var(env) {
+            Ok(value) if !value.trim().is_empty() => value,
+            _ => default.to_string(),
+        };
+        Tool { binary, env }
+    }
+
+    fn spawn(&self, args: &[String], stdin: Stdio) -> Result<Child, BuildError> {
+        Command::new(&self.binary)
+            .args(args)
+            .stdin(stdin)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| BuildError {
+                kind: BuildErrorKind::CompilerNotAvailable,
+                log: format!(
+                    "cannot run the OpenCL C compiler tool '{}': {e} (set {} to its path)",
+                    self.binary, self.env
+                ),
+            })
+    }
+}
+
+/// The clang command line for `options` and `target`, reading the source from stdin and
+/// writing LLVM bitcode (or, with `textual`, LLVM assembly) to stdout.
+pub fn clang_arguments(options: &BuildOptions, target: &Target, textual: bool) -> Vec<String> {
+    let mut args: Vec<String> = vec![
+        if textual { "-S" } else { "-c" }.into(),
+        "--target=spir64".into(),
+        format!("-cl-std={}", options.cl_std.as_str()),
+        if options.optimize { "-O2" } else { "-O0" }.into(),
+        "-cl-kernel-arg-info".into(),
+        "-fno-color-diagnostics".into(),
+    ];
+    args.extend(options.clang_args.iter().cloned());
+    let disabled: Vec<String> = target
+        .disabled_features
+        .iter()
+        .map(|f| f.trim())
+        .filter(|f| !f.is_empty())
+        .map(|f| format!("-{}", f.trim_start_matches(['+', '-'])))
+        .collect();
+    if !disabled.is_empty() {
+        args.push("-Xclang".into());
+        args.push(format!("-cl-ext={}", disabled.join(",")));
+    }
+    args.extend(["-emit-llvm", "-x", "cl", "-", "-o", "-"].map(String::from));
+    args
+}
+
+/// The translator's command line.
+pub fn llvm_spirv_arguments() -> Vec<String> {
+    ["--preserve-ocl-kernel-arg-type-metadata-through-string", "--spirv-gen-kernel-arg-name-md", "-", "-o", "-"]
+        .map(String::from)
+        .to_vec()
+}
+
+/// Rewrites every `%x = freeze T %v` of textual LLVM IR into `%x = bitcast T %v to T`
+/// (`select i1 true, T %v, T %v` for aggregates), which llvm-spirv-15 translates.
+pub fn neutralize_freeze(ir: &str) -> String {
+    let mut out = String::with_capacity(ir.len());
+    for line in ir.split_inclusive('\n') {
+        match rewrite_freeze(line) {
+            Some(rewritten) => out.push_str(&rewritten),
+            None => out.push_str(line),
+        }
+    }
+    out
+}
+
+fn rewrite_freeze(line: &str) -> Option<String> {
+    let (body, newline) = match line.strip_suffix('\n') {
+        Some(body) => (body, "\n"),
+        None => (line, ""),
+    };
+    let (result, operand) = body.split_once(" = freeze ")?;
+    if !result.trim_start().starts_with('%') {
+        return None;
+    }
+    // Drop metadata attachments (", !dbg !12").
+    let operand = operand.split(", !").next().unwrap_or(operand).trim_end();
+    let (ty, value) = operand.rsplit_once(' ')?;
+    if !value.starts_with('%') || ty.trim().is_empty() {
+        return None;
+    }
+    let aggregate = ty.starts_with('{') || ty.starts_with('[') || ty.starts_with('%');
+    Some(if aggregate {
+        format!("{result} = select i1 true, {ty} {value}, {ty} {value}{newline}")
+    } else {
+        format!("{result} = bitcast {ty} {value} to {ty}{newline}")
+    })
+}
+
+fn describe_status(status: ExitStatus) -> String {
+    match status.code() {
+        Some(code) => format!("exit code {code}"),
+        None => "terminated by a signal".to_string(),
+    }
+}
+
+fn clean_log(raw: &[u8]) -> String {
+    String::from_utf8_lossy(raw).replace("<stdin>", "<source>")
+}
+
+fn wait_error(tool: &Tool, e: &std::io::Error) -> BuildError {
+    BuildError { kind: BuildErrorKind::CompilerNotAvailable, log: format!("waiting for '{}' failed: {e}", tool.binary) }
+}
+
+/// What the first program of a two-stage pipe did.
+struct FirstStage {
+    status: ExitStatus,
+    stderr: Vec<u8>,
+}
+
+/// Runs `first args < input | second args`, feeding the input and draining the first
+/// stage's diagnostics on their own threads so that no pipe can fill up while another is
+/// being waited on.
+fn pipe(
+    first: &Tool,
+    first_args: &[String],
+    input: Vec<u8>,
+    second: &Tool,
+    second_args: &[String],
+) -> Result<(FirstStage, Output), BuildError> {
+    let mut producer = first.spawn(first_args, Stdio::piped())?;
+    let (Some(mut stdin), Some(stdout), Some(mut stderr)) =
+        (producer.stdin.take(), producer.stdout.take(), producer.stderr.take())
+    else {
+        let _ = producer.kill();
+        let _ = producer.wait();
+        return Err(BuildError {
+            kind: BuildErrorKind::CompilerNotAvailable,
+            log: format!("cannot connect to the pipes of '{}'", first.binary),
+        });
+    };
+    let consumer = match second.spawn(second_args, Stdio::from(stdout)) {
+        Ok(child) => child,
+        Err(e) => {
+            drop(stdin);
+            let _ = producer.kill();
+            let _ = producer.wait();
+            return Err(e);
+        }
+    };
+    let writer = std::thread::spawn(move || {
+        // A write error means the program exited early; its status and log say why.
+        let _ = stdin.write_all(&input);
+    });
+    let diagnostics = std::thread::spawn(move || {
+        let mut log = Vec::new();
+        let _ = stderr.read_to_end(&mut log);
+        log
+    });
+    let output = consumer.wait_with_output();
+    let status = producer.wait();
+    let _ = writer.join();
+    let stderr = diagnostics.join().unwrap_or_default();
+    let status = status.map_err(|e| wait_error(first, &e))?;
+    let output = output.map_err(|e| wait_error(second, &e))?;
+    Ok((FirstStage { status, stderr }, output))
+}
+
+/// Runs `tool args < input` and returns its output.
+fn run(tool: &Tool, args: &[String], input: Vec<u8>) -> Result<Output, BuildError> {
+    let mut child = tool.spawn(args, Stdio::piped())?;
+    let Some(mut stdin) = child.stdin.take() else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(BuildError {
+            kind: BuildErrorKind::CompilerNotAvailable,
+            log: format!("cannot connect to the pipes of '{}'", tool.binary),
+        });
+    };
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let output = child.wait_with_output();
+    let _ = writer.join();
+    output.map_err(|e| wait_error(tool, &e))
+}
+
+fn translation_failed(clang_log: &str, output: &Output) -> BuildError {
+    BuildError {
+        kind: BuildErrorKind::CompileFailed,
+        log: format!(
+            "{clang_log}SPIR-V translation failed ({}): {}",
+            describe_status(output.status),
+            clean_log(&output.stderr).trim()
+        ),
+    }
+}
+
+/// Compiles OpenCL C `source` to SPIR-V.
+pub fn compile_to_spirv(source: &str, options: &BuildOptions, target: &Target) -> Result<SpirvOutput, BuildError> {
+    let clang = Tool::new("SOFTCL_CLANG", DEFAULT_CLANG);
+    let translator = Tool::new("SOFTCL_LLVM_SPIRV", DEFAULT_LLVM_SPIRV);
+    let translator_args = llvm_spirv_arguments();
+
+    let (compiled, translated) = pipe(
+        &clang,
+        &clang_arguments(options, target, false),
+        source.as_bytes().to_vec(),
+        &translator,
+        &translator_args,
+    )?;
+    let clang_log = clean_log(&compiled.stderr);
+    if !compiled.status.success() {
+        let log = if clang_log.trim().is_empty() {
+            format!("'{}' failed ({}) without a diagnostic", clang.binary, describe_status(compiled.status))
+        } else {
+            clang_log
+        };
+        return Err(BuildError { kind: BuildErrorKind::CompileFailed, log });
+    }
+    if translated.status.success() {
+        return Ok(SpirvOutput { bytes: translated.stdout, log: clang_log });
+    }
+    if !String::from_utf8_lossy(&translated.stderr).contains("freeze") {
+        return Err(translation_failed(&clang_log, &translated));
+    }
+
+    // The freeze fallback: textual IR, rewritten, assembled, translated.
+    let textual = run(&clang, &clang_arguments(options, target, true), source.as_bytes().to_vec())?;
+    if !textual.status.success() {
+        return Err(translation_failed(&clang_log, &translated));
+    }
+    let rewritten = neutralize_freeze(&String::from_utf8_lossy(&textual.stdout));
+    let assembler = Tool::new("SOFTCL_LLVM_AS", DEFAULT_LLVM_AS);
+    let assembler_args: Vec<String> = ["-", "-o", "-"].map(String::from).to_vec();
+    let (assembled, translated) =
+        pipe(&assembler, &assembler_args, rewritten.into_bytes(), &translator, &translator_args)?;
+    if !assembled.status.success() {
+        return Err(BuildError {
+            kind: BuildErrorKind::CompileFailed,
+            log: format!(
+                "{clang_log}assembling the IR without freeze failed ({}): {}",
+                describe_status(assembled.status),
+                clean_log(&assembled.stderr).trim()
+            ),
+        });
+    }
+    if !translated.status.success() {
+        return Err(translation_failed(&clang_log, &translated));
+    }
+    Ok(SpirvOutput { bytes: translated.stdout, log: clang_log })
+}

@@ -1,0 +1,243 @@
+//! Build options (clBuildProgram / clCompileProgram) and build diagnostics.
+
+mod front_common;
+
+use front_common::*;
+use softcl_compiler::front::options::{parse_options, split_words, ClStd};
+use softcl_compiler::ir::InstData;
+use softcl_compiler::{compile_source, BuildErrorKind, Target};
+
+fn target_up_to(version: &str) -> Target {
+    Target { max_cl_std: version.to_string(), ..Target::default() }
+}
+
+#[test]
+fn defaults() {
+    let parsed = parse_options("", &Target::default()).unwrap();
+    assert_eq!(parsed.cl_std, ClStd::Cl12);
+    assert!(parsed.optimize);
+    assert!(parsed.clang_args.is_empty());
+    assert!(parsed.defines.is_empty() && parsed.include_dirs.is_empty());
+    assert!(parsed.requires_uniform_work_groups());
+    // Without -cl-std the highest 1.x version the device has.
+    assert_eq!(parse_options("  ", &target_up_to("CL1.1")).unwrap().cl_std, ClStd::Cl11);
+}
+
+#[test]
+fn defines_and_includes_in_every_spelling() {
+    let parsed = parse_options("-D FOO -DBAR=2 -D BAZ=x+1 -DQ= -I /tmp/a -I/tmp/b", &Target::default()).unwrap();
+    assert_eq!(
+        parsed.defines,
+        vec![
+            ("FOO".to_string(), None),
+            ("BAR".to_string(), Some("2".to_string())),
+            ("BAZ".to_string(), Some("x+1".to_string())),
+            ("Q".to_string(), Some(String::new())),
+        ]
+    );
+    assert_eq!(parsed.include_dirs, ["/tmp/a", "/tmp/b"]);
+    assert_eq!(parsed.clang_args, ["-DFOO", "-DBAR=2", "-DBAZ=x+1", "-DQ=", "-I/tmp/a", "-I/tmp/b"]);
+}
+
+#[test]
+fn quoting() {
+    assert_eq!(split_words(r#"-D X="a b" -I "dir with space""#).unwrap(), ["-D", "X=a b", "-I", "dir with space"]);
+    assert_eq!(split_words(r#"-D 'Y=1 + 2' -DZ=\"str\""#).unwrap(), ["-D", "Y=1 + 2", r#"-DZ="str""#]);
+    assert_eq!(split_words(r#"-DW="say \"hi\"""#).unwrap(), [r#"-DW=say "hi""#]);
+    let parsed = parse_options(r#"-D X="a b" -I "dir with space""#, &Target::default()).unwrap();
+    assert_eq!(parsed.defines, vec![("X".to_string(), Some("a b".to_string()))]);
+    assert_eq!(parsed.include_dirs, ["dir with space"]);
+    for bad in [r#"-D "X"#, "-D 'Y", "-DZ\\"] {
+        let e = split_words(bad).expect_err(bad);
+        assert_eq!(e.kind, BuildErrorKind::InvalidOptions);
+    }
+}
+
+#[test]
+fn language_versions() {
+    let target = Target::default();
+    for (text, std) in [
+        ("CL1.0", ClStd::Cl10),
+        ("CL1.1", ClStd::Cl11),
+        ("CL1.2", ClStd::Cl12),
+        ("CL2.0", ClStd::Cl20),
+        ("CL3.0", ClStd::Cl30),
+    ] {
+        assert_eq!(parse_options(&format!("-cl-std={text}"), &target).unwrap().cl_std, std);
+    }
+    let error = parse_options("-cl-std=CL2.0", &target_up_to("CL1.2")).unwrap_err();
+    assert_eq!(error.kind, BuildErrorKind::InvalidOptions);
+    assert!(error.log.contains("-cl-std=CL2.0"), "{}", error.log);
+    assert!(error.log.contains("CL1.2"), "{}", error.log);
+    for bad in ["-cl-std=CL4.0", "-cl-std=cl1.2", "-cl-std=", "-cl-std=CLC++"] {
+        let error = parse_options(bad, &target).unwrap_err();
+        assert_eq!(error.kind, BuildErrorKind::InvalidOptions, "{bad}");
+    }
+    let cl2 = parse_options("-cl-std=CL2.0", &target).unwrap();
+    assert!(!cl2.requires_uniform_work_groups());
+    let cl2_uniform = parse_options("-cl-std=CL2.0 -cl-uniform-work-group-size", &target).unwrap();
+    assert!(cl2_uniform.requires_uniform_work_groups());
+}
+
+#[test]
+fn every_flag_is_accepted_and_recorded() {
+    let parsed = parse_options(
+        "-cl-opt-disable -cl-mad-enable -cl-no-signed-zeros -cl-unsafe-math-optimizations -cl-finite-math-only \
+         -cl-fast-relaxed-math -cl-denorms-are-zero -cl-single-precision-constant \
+         -cl-fp32-correctly-rounded-divide-sqrt -cl-uniform-work-group-size -cl-no-subgroup-ifp \
+         -cl-kernel-arg-info -w -Werror -g -cl-strict-aliasing",
+        &Target::default(),
+    )
+    .unwrap();
+    assert!(!parsed.optimize);
+    assert!(parsed.mad_enable && parsed.no_signed_zeros && parsed.unsafe_math_optimizations);
+    assert!(parsed.finite_math_only && parsed.fast_relaxed_math && parsed.denorms_are_zero);
+    assert!(parsed.single_precision_constant && parsed.fp32_correctly_rounded_divide_sqrt);
+    assert!(parsed.uniform_work_group_size && parsed.no_subgroup_ifp);
+    assert!(parsed.inhibit_warnings && parsed.warnings_as_errors && parsed.debug_info);
+    // Flags clang does not take (or that are always on) stay out of its command line.
+    for absent in ["-cl-denorms-are-zero", "-cl-no-subgroup-ifp", "-g", "-cl-kernel-arg-info", "-cl-opt-disable"] {
+        assert!(!parsed.clang_args.iter().any(|a| a == absent), "{absent} in {:?}", parsed.clang_args);
+    }
+    assert!(parsed.clang_args.iter().any(|a| a == "-cl-fast-relaxed-math"));
+    let fast = parse_options("-cl-fast-relaxed-math", &Target::default()).unwrap();
+    assert!(fast.unsafe_math() && fast.finite_math() && fast.mad_allowed() && fast.signed_zeros_ignored());
+    let plain = parse_options("", &Target::default()).unwrap();
+    assert!(!plain.unsafe_math() && !plain.finite_math() && !plain.mad_allowed() && !plain.signed_zeros_ignored());
+}
+
+#[test]
+fn unknown_or_incomplete_options_are_rejected() {
+    for (bad, named) in [
+        ("-O3", "-O3"),
+        ("--foo", "--foo"),
+        ("-cl-made-up", "-cl-made-up"),
+        ("-DOK -cl-mad-enable -x", "-x"),
+        ("-D", "-D"),
+        ("-I", "-I"),
+        ("-D 1X=2", "1X"),
+        ("-D -cl-opt-disable", "-cl-opt-disable"),
+        ("-Dfoo-bar", "foo-bar"),
+    ] {
+        let error = parse_options(bad, &Target::default()).expect_err(bad);
+        assert_eq!(error.kind, BuildErrorKind::InvalidOptions, "{bad}");
+        assert!(error.log.contains(named), "{bad}: {}", error.log);
+        // The same through compile_source, before any compilation.
+        let error = compile_source("kernel void k() {}", bad, &Target::default()).expect_err(bad);
+        assert_eq!(error.kind, BuildErrorKind::InvalidOptions, "{bad}");
+    }
+}
+
+#[test]
+fn defines_reach_the_compiler() {
+    let source = "#if VALUE != 3\n#error VALUE is not 3\n#endif\n#if SUM != 3\n#error SUM is not 3\n#endif\n\
+                  kernel void k(global int *p) { p[0] = VALUE + SUM; }";
+    build_with(source, r#"-D VALUE=3 -D "SUM=1 + 2""#);
+    let error = compile_source(source, "-DVALUE=4 -DSUM=3", &Target::default()).unwrap_err();
+    assert_eq!(error.kind, BuildErrorKind::CompileFailed);
+    assert!(error.log.contains("VALUE is not 3"), "{}", error.log);
+}
+
+#[test]
+fn include_directory_with_a_space() {
+    let dir = std::env::temp_dir().join(format!("softcl front include {}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("softcl_front_test.h"), "#define FROM_HEADER 41\n").unwrap();
+    let options = format!("-I \"{}\"", dir.display());
+    let program = build_with(
+        "#include \"softcl_front_test.h\"\nkernel void k(global int *p) { p[0] = FROM_HEADER + 1; }",
+        &options,
+    );
+    std::fs::remove_dir_all(&dir).ok();
+    let body = kernel_body(&program.module, "k");
+    let stored: Vec<u64> = insts(body)
+        .into_iter()
+        .filter_map(|(d, _)| match d {
+            InstData::Store { value, .. } => const_int(&program.module, body, *value),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(stored, [42]);
+}
+
+#[test]
+fn language_version_reaches_the_compiler() {
+    let source = "#if __OPENCL_C_VERSION__ != EXPECTED\n#error wrong version\n#endif\nkernel void k() {}";
+    build_with(source, "-DEXPECTED=120");
+    build_with(source, "-DEXPECTED=300 -cl-std=CL3.0");
+    build_with(source, "-DEXPECTED=200 -cl-std=CL2.0");
+    // Generic address space only exists from 2.0 on.
+    let generic = "void f(__generic int *p) { *p = 1; } kernel void k(global int *p) { f(p); }";
+    assert!(compile_source(generic, "", &Target::default()).is_err());
+    build_with(generic, "-cl-std=CL2.0");
+}
+
+#[test]
+fn opt_disable_keeps_variables() {
+    let source = "kernel void k(global int *p) { int x = p[0]; for (int i = 0; i < 4; i++) x += i; p[1] = x; }";
+    let count_variables = |program: &softcl_compiler::Program| {
+        all_insts(&program.module).iter().filter(|(_, d, _)| matches!(d, InstData::Variable { .. })).count()
+    };
+    assert!(count_variables(&build_with(source, "-cl-opt-disable")) >= 2);
+    assert_eq!(count_variables(&build(source)), 0);
+}
+
+#[test]
+fn warnings_go_to_the_log_or_fail_with_werror() {
+    let source = "#warning a warning from the test\nkernel void k() {}";
+    let program = build(source);
+    assert!(program.log.contains("warning: a warning from the test"), "{}", program.log);
+    assert!(program.log.contains("<source>:1:2"), "{}", program.log);
+    let quiet = build_with(source, "-w");
+    assert!(!quiet.log.contains("warning"), "{}", quiet.log);
+    let error = compile_source(source, "-Werror", &Target::default()).unwrap_err();
+    assert_eq!(error.kind, BuildErrorKind::CompileFailed);
+    assert!(error.log.contains("a warning from the test"), "{}", error.log);
+}
+
+#[test]
+fn compile_errors_carry_line_and_column() {
+    let error =
+        compile_source("kernel void k(global int *a) {\n    a[0] = undefined_thing;\n}", "", &Target::default())
+            .unwrap_err();
+    assert_eq!(error.kind, BuildErrorKind::CompileFailed);
+    assert!(
+        error.log.contains("<source>:2:12: error: use of undeclared identifier 'undefined_thing'"),
+        "{}",
+        error.log
+    );
+    assert!(!error.log.contains("<stdin>"));
+}
+
+#[test]
+fn calling_an_undefined_function_is_an_error() {
+    let error = compile_source(
+        "int not_defined_anywhere(int);\nkernel void k(global int *a) { a[0] = not_defined_anywhere(a[1]); }",
+        "",
+        &Target::default(),
+    )
+    .unwrap_err();
+    assert_eq!(error.kind, BuildErrorKind::CompileFailed);
+    assert!(error.log.contains("undefined function not_defined_anywhere"), "{}", error.log);
+}
+
+#[test]
+fn disabled_device_features_are_compile_errors() {
+    let source = "kernel void k(global double *d) { d[0] = d[1] * 2.0; }";
+    build_with(source, "-cl-std=CL3.0");
+    let no_fp64 =
+        Target { disabled_features: vec!["cl_khr_fp64".into(), "__opencl_c_fp64".into()], ..Target::default() };
+    let error = compile_source(source, "-cl-std=CL3.0", &no_fp64).unwrap_err();
+    assert_eq!(error.kind, BuildErrorKind::CompileFailed);
+    assert!(error.log.contains("double"), "{}", error.log);
+}
+
+#[test]
+fn freeze_is_rewritten_into_a_no_op() {
+    use softcl_compiler::front::opencl_c::neutralize_freeze;
+    let ir = "  %38 = freeze i32 %37\n  %x = freeze <4 x i32> %v, !dbg !7\n  %s = freeze %struct.S %t\n  %y = add i32 %38, 1\n  %c = freeze i32 0";
+    assert_eq!(
+        neutralize_freeze(ir),
+        "  %38 = bitcast i32 %37 to i32\n  %x = bitcast <4 x i32> %v to <4 x i32>\n  %s = select i1 true, %struct.S %t, %struct.S %t\n  %y = add i32 %38, 1\n  %c = freeze i32 0"
+    );
+}
