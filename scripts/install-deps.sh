@@ -11,6 +11,7 @@ SOFTCL_DEB_PACKAGES=(
     clang-15           # OpenCL C -> LLVM IR (spir64)
     llvm-spirv-15      # LLVM IR -> SPIR-V
     llvm-22-dev        # native code generation (from bookworm-security)
+    libpolly-22-dev    # LLVM 22 cmake/llvm-config expect Polly next to it
     ocl-icd-libopencl1 # the system OpenCL ICD loader (libOpenCL.so.1)
     ocl-icd-opencl-dev # libOpenCL.so for linking the conformance tests
     opencl-c-headers   # CL/cl.h (OpenCL 3.0), CL/cl_icd.h
