@@ -103,10 +103,35 @@ fn extension_function(name: &str) -> *mut c_void {
     }
 }
 
+/// Which functions a by-name lookup may return.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Lookup {
+    /// Implemented entry points and the loader's functions (clGetExtensionFunctionAddress*).
+    Implemented,
+    /// Also the slots not implemented yet (cl_khr_icd 2.0: the loader fills its own dispatch
+    /// table this way, so those slots must get the function that reports them missing).
+    AnySlot,
+}
+
+/// The body of every by-name lookup: NULL for a bad platform or name, never a panic.
+fn lookup_function(platform: Option<cl_platform_id>, func_name: *const c_char, scope: Lookup) -> *mut c_void {
+    std::panic::catch_unwind(|| {
+        if platform.is_some_and(|p| platform_arg(p).is_err()) {
+            return std::ptr::null_mut();
+        }
+        let Ok(name) = ptr::c_str(func_name) else { return std::ptr::null_mut() };
+        let found = extension_function(name);
+        if found.is_null() && scope == Lookup::AnySlot {
+            return crate::dispatch::lookup(name).unwrap_or(std::ptr::null_mut());
+        }
+        found
+    })
+    .unwrap_or(std::ptr::null_mut())
+}
+
 #[no_mangle]
 pub extern "C" fn clGetExtensionFunctionAddress(func_name: *const c_char) -> *mut c_void {
-    std::panic::catch_unwind(|| ptr::c_str(func_name).map(extension_function).unwrap_or(std::ptr::null_mut()))
-        .unwrap_or(std::ptr::null_mut())
+    lookup_function(None, func_name, Lookup::Implemented)
 }
 
 #[no_mangle]
@@ -114,13 +139,7 @@ pub extern "C" fn clGetExtensionFunctionAddressForPlatform(
     platform: cl_platform_id,
     func_name: *const c_char,
 ) -> *mut c_void {
-    std::panic::catch_unwind(|| {
-        if platform_arg(platform).is_err() {
-            return std::ptr::null_mut();
-        }
-        ptr::c_str(func_name).map(extension_function).unwrap_or(std::ptr::null_mut())
-    })
-    .unwrap_or(std::ptr::null_mut())
+    lookup_function(Some(platform), func_name, Lookup::Implemented)
 }
 
 /// cl_khr_icd 2.0: any entry point by name, for the loader's own dispatch tables.
@@ -129,20 +148,7 @@ pub extern "C" fn clIcdGetFunctionAddressForPlatformKHR(
     platform: cl_platform_id,
     func_name: *const c_char,
 ) -> *mut c_void {
-    std::panic::catch_unwind(|| {
-        if platform_arg(platform).is_err() {
-            return std::ptr::null_mut();
-        }
-        let Ok(name) = ptr::c_str(func_name) else { return std::ptr::null_mut() };
-        let found = extension_function(name);
-        if !found.is_null() {
-            return found;
-        }
-        // The loader fills its own dispatch table this way: slots not implemented yet get the
-        // function that reports them as missing.
-        crate::dispatch::lookup(name).unwrap_or(std::ptr::null_mut())
-    })
-    .unwrap_or(std::ptr::null_mut())
+    lookup_function(Some(platform), func_name, Lookup::AnySlot)
 }
 
 /// cl_khr_icd 2.0: the loader's dispatch data, stored in the platform and every object.
