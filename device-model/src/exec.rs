@@ -55,7 +55,7 @@ impl GroupKernel for NativeKernel {
 
 /// One 128-byte block; a `Vec` of these is a 128-byte-aligned byte buffer.
 #[repr(C, align(128))]
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 struct Chunk([u8; BLOCK_ALIGN]);
 
 const _: () = assert!(std::mem::size_of::<Chunk>() == BLOCK_ALIGN);
@@ -94,16 +94,12 @@ impl AlignedBuf {
     }
 
     pub(crate) fn bytes(&self) -> &[u8] {
-        // SAFETY: `Chunk` is `repr(C)` around `[u8; 128]` with size 128 (checked above), so the
-        // `chunks.len() * 128` bytes behind the vector's pointer are initialised `u8`s without
-        // padding; `len <= chunks.len() * 128` by `resize`; the shared borrow of `self` keeps
-        // the vector alive and unmodified for the slice's lifetime.
-        unsafe { std::slice::from_raw_parts(self.chunks.as_ptr().cast::<u8>(), self.len) }
+        // `Chunk` is plain bytes without padding (Pod), so the chunks are viewed as bytes safely.
+        &bytemuck::cast_slice::<Chunk, u8>(&self.chunks)[..self.len]
     }
 
     pub(crate) fn bytes_mut(&mut self) -> &mut [u8] {
-        // SAFETY: as in `bytes`; the exclusive borrow of `self` makes the slice the only access.
-        unsafe { std::slice::from_raw_parts_mut(self.chunks.as_mut_ptr().cast::<u8>(), self.len) }
+        &mut bytemuck::cast_slice_mut::<Chunk, u8>(&mut self.chunks)[..self.len]
     }
 }
 

@@ -77,8 +77,9 @@ pub struct Header {
     api_refs: AtomicU32,
 }
 
-// SAFETY-free justification: the raw pointers in the header are addresses handed to the ICD
-// loader; Header never dereferences them, so sharing it between threads is sound.
+// SAFETY: the raw pointers in the header are addresses handed to the ICD loader (our dispatch
+// table, the loader's dispatch data); Header never dereferences them, so sending and sharing
+// it between threads is sound.
 unsafe impl Send for Header {}
 unsafe impl Sync for Header {}
 
