@@ -231,13 +231,3 @@ fn disabled_device_features_are_compile_errors() {
     assert_eq!(error.kind, BuildErrorKind::CompileFailed);
     assert!(error.log.contains("double"), "{}", error.log);
 }
-
-#[test]
-fn freeze_is_rewritten_into_a_no_op() {
-    use softcl_compiler::front::opencl_c::neutralize_freeze;
-    let ir = "  %38 = freeze i32 %37\n  %x = freeze <4 x i32> %v, !dbg !7\n  %s = freeze %struct.S %t\n  %y = add i32 %38, 1\n  %c = freeze i32 0";
-    assert_eq!(
-        neutralize_freeze(ir),
-        "  %38 = bitcast i32 %37 to i32\n  %x = bitcast <4 x i32> %v to <4 x i32>\n  %s = select i1 true, %struct.S %t, %struct.S %t\n  %y = add i32 %38, 1\n  %c = freeze i32 0"
-    );
-}

@@ -1,11 +1,11 @@
 //! OpenCL C -> SPIR-V: `clang-15 ... -emit-llvm -x cl - -o - | llvm-spirv-15 - -o -`,
 //! piped, without temporary files (see /work/shared/reference/toolchain.md).
 //!
-//! clang-15's optimiser sometimes emits LLVM `freeze` instructions (jump threading, loop
-//! unswitching), which llvm-spirv-15 cannot translate. When the translator fails on one, the
-//! source is compiled again to textual IR, each `freeze` is rewritten into a no-op cast
-//! ([`neutralize_freeze`]; SPIR-V has no poison values for it to stop) and the text goes
-//! through `llvm-as-15` into the translator.
+//! clang-15's optimiser sometimes produces LLVM that llvm-spirv-15 cannot translate: `freeze`
+//! instructions (jump threading, loop unswitching) and integers narrowed to odd widths (an
+//! `i3` for `switch (x & 7)`). Unoptimised output contains neither, and the back end
+//! optimises with LLVM 22 in any case, so when the translator rejects the optimised module
+//! the source is compiled again without clang's optimiser and that module is translated.
 
 use super::options::BuildOptions;
 use crate::{BuildError, BuildErrorKind, Target};
@@ -16,8 +16,6 @@ use std::process::{Child, Command, ExitStatus, Output, Stdio};
 pub const DEFAULT_CLANG: &str = "clang-15";
 /// The default translator binary; overridden by `SOFTCL_LLVM_SPIRV`.
 pub const DEFAULT_LLVM_SPIRV: &str = "llvm-spirv-15";
-/// The default LLVM assembler (for the `freeze` fallback); overridden by `SOFTCL_LLVM_AS`.
-pub const DEFAULT_LLVM_AS: &str = "llvm-as-15";
 
 /// SPIR-V produced from source, with clang's warnings.
 #[derive(Debug)]
@@ -61,10 +59,10 @@ impl Tool {
 }
 
 /// The clang command line for `options` and `target`, reading the source from stdin and
-/// writing LLVM bitcode (or, with `textual`, LLVM assembly) to stdout.
-pub fn clang_arguments(options: &BuildOptions, target: &Target, textual: bool) -> Vec<String> {
+/// writing LLVM bitcode to stdout.
+pub fn clang_arguments(options: &BuildOptions, target: &Target) -> Vec<String> {
     let mut args: Vec<String> = vec![
-        if textual { "-S" } else { "-c" }.into(),
+        "-c".into(),
         "--target=spir64".into(),
         format!("-cl-std={}", options.cl_std.as_str()),
         if options.optimize { "-O2" } else { "-O0" }.into(),
@@ -92,42 +90,6 @@ pub fn llvm_spirv_arguments() -> Vec<String> {
     ["--preserve-ocl-kernel-arg-type-metadata-through-string", "--spirv-gen-kernel-arg-name-md", "-", "-o", "-"]
         .map(String::from)
         .to_vec()
-}
-
-/// Rewrites every `%x = freeze T %v` of textual LLVM IR into `%x = bitcast T %v to T`
-/// (`select i1 true, T %v, T %v` for aggregates), which llvm-spirv-15 translates.
-pub fn neutralize_freeze(ir: &str) -> String {
-    let mut out = String::with_capacity(ir.len());
-    for line in ir.split_inclusive('\n') {
-        match rewrite_freeze(line) {
-            Some(rewritten) => out.push_str(&rewritten),
-            None => out.push_str(line),
-        }
-    }
-    out
-}
-
-fn rewrite_freeze(line: &str) -> Option<String> {
-    let (body, newline) = match line.strip_suffix('\n') {
-        Some(body) => (body, "\n"),
-        None => (line, ""),
-    };
-    let (result, operand) = body.split_once(" = freeze ")?;
-    if !result.trim_start().starts_with('%') {
-        return None;
-    }
-    // Drop metadata attachments (", !dbg !12").
-    let operand = operand.split(", !").next().unwrap_or(operand).trim_end();
-    let (ty, value) = operand.rsplit_once(' ')?;
-    if !value.starts_with('%') || ty.trim().is_empty() {
-        return None;
-    }
-    let aggregate = ty.starts_with('{') || ty.starts_with('[') || ty.starts_with('%');
-    Some(if aggregate {
-        format!("{result} = select i1 true, {ty} {value}, {ty} {value}{newline}")
-    } else {
-        format!("{result} = bitcast {ty} {value} to {ty}{newline}")
-    })
 }
 
 fn describe_status(status: ExitStatus) -> String {
@@ -182,7 +144,15 @@ fn pipe(
         }
     };
     let writer = std::thread::spawn(move || {
-        // A write error means the program exited early; its status and log say why.
+        // The driver lives in an application that has not necessarily ignored SIGPIPE (Rust
+        // programs do, C programs do not): if the tool exits before reading all its input,
+        // the signal would terminate the application. Blocked on this thread, the write fails
+        // with EPIPE instead, and the tool's status and log say why it stopped.
+        let _ = nix::sys::signal::pthread_sigmask(
+            nix::sys::signal::SigmaskHow::SIG_BLOCK,
+            Some(&nix::sys::signal::SigSet::from(nix::sys::signal::Signal::SIGPIPE)),
+            None,
+        );
         let _ = stdin.write_all(&input);
     });
     let diagnostics = std::thread::spawn(move || {
@@ -197,25 +167,6 @@ fn pipe(
     let status = status.map_err(|e| wait_error(first, &e))?;
     let output = output.map_err(|e| wait_error(second, &e))?;
     Ok((FirstStage { status, stderr }, output))
-}
-
-/// Runs `tool args < input` and returns its output.
-fn run(tool: &Tool, args: &[String], input: Vec<u8>) -> Result<Output, BuildError> {
-    let mut child = tool.spawn(args, Stdio::piped())?;
-    let Some(mut stdin) = child.stdin.take() else {
-        let _ = child.kill();
-        let _ = child.wait();
-        return Err(BuildError {
-            kind: BuildErrorKind::CompilerNotAvailable,
-            log: format!("cannot connect to the pipes of '{}'", tool.binary),
-        });
-    };
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    });
-    let output = child.wait_with_output();
-    let _ = writer.join();
-    output.map_err(|e| wait_error(tool, &e))
 }
 
 fn translation_failed(clang_log: &str, output: &Output) -> BuildError {
@@ -235,13 +186,8 @@ pub fn compile_to_spirv(source: &str, options: &BuildOptions, target: &Target) -
     let translator = Tool::new("SOFTCL_LLVM_SPIRV", DEFAULT_LLVM_SPIRV);
     let translator_args = llvm_spirv_arguments();
 
-    let (compiled, translated) = pipe(
-        &clang,
-        &clang_arguments(options, target, false),
-        source.as_bytes().to_vec(),
-        &translator,
-        &translator_args,
-    )?;
+    let (compiled, translated) =
+        pipe(&clang, &clang_arguments(options, target), source.as_bytes().to_vec(), &translator, &translator_args)?;
     let clang_log = clean_log(&compiled.stderr);
     if !compiled.status.success() {
         let log = if clang_log.trim().is_empty() {
@@ -254,32 +200,21 @@ pub fn compile_to_spirv(source: &str, options: &BuildOptions, target: &Target) -
     if translated.status.success() {
         return Ok(SpirvOutput { bytes: translated.stdout, log: clang_log });
     }
-    if !String::from_utf8_lossy(&translated.stderr).contains("freeze") {
+    if !options.optimize {
         return Err(translation_failed(&clang_log, &translated));
     }
-
-    // The freeze fallback: textual IR, rewritten, assembled, translated.
-    let textual = run(&clang, &clang_arguments(options, target, true), source.as_bytes().to_vec())?;
-    if !textual.status.success() {
+    // See the module documentation: translate clang's unoptimised module instead.
+    let unoptimised = BuildOptions { optimize: false, ..options.clone() };
+    let (recompiled, retranslated) = pipe(
+        &clang,
+        &clang_arguments(&unoptimised, target),
+        source.as_bytes().to_vec(),
+        &translator,
+        &translator_args,
+    )?;
+    if !recompiled.status.success() || !retranslated.status.success() {
+        // Report the first failure: it is the one the application's options produced.
         return Err(translation_failed(&clang_log, &translated));
     }
-    let rewritten = neutralize_freeze(&String::from_utf8_lossy(&textual.stdout));
-    let assembler = Tool::new("SOFTCL_LLVM_AS", DEFAULT_LLVM_AS);
-    let assembler_args: Vec<String> = ["-", "-o", "-"].map(String::from).to_vec();
-    let (assembled, translated) =
-        pipe(&assembler, &assembler_args, rewritten.into_bytes(), &translator, &translator_args)?;
-    if !assembled.status.success() {
-        return Err(BuildError {
-            kind: BuildErrorKind::CompileFailed,
-            log: format!(
-                "{clang_log}assembling the IR without freeze failed ({}): {}",
-                describe_status(assembled.status),
-                clean_log(&assembled.stderr).trim()
-            ),
-        });
-    }
-    if !translated.status.success() {
-        return Err(translation_failed(&clang_log, &translated));
-    }
-    Ok(SpirvOutput { bytes: translated.stdout, log: clang_log })
+    Ok(SpirvOutput { bytes: retranslated.stdout, log: clang_log })
 }
