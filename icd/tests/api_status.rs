@@ -33,3 +33,14 @@ fn every_slot_points_at_a_function_and_tags_are_set() {
     // SAFETY: unload < words (ENTRY_POINTS has one entry per slot, in header order).
     assert_eq!(unsafe { ptr.add(unload).read() } as isize, softcl::dispatch::CL_ICD2_TAG_KHR);
 }
+
+#[test]
+fn feature_not_supported_entries_are_implemented_slots() {
+    for (name, _) in softcl::dispatch::FEATURE_NOT_SUPPORTED {
+        let e = softcl::dispatch::ENTRY_POINTS.iter().find(|e| e.name == *name);
+        assert!(
+            e.is_some_and(|e| e.implemented),
+            "{name} is listed as implemented-without-feature but is not an implemented slot"
+        );
+    }
+}
