@@ -2,7 +2,9 @@
 
 use crate::exec::{Executor, Job, Limits, NdRange, Schedule};
 use crate::features;
-use crate::info::{AtomicCapabilities, DeviceInfo, FpConfig, NameVersion};
+use crate::info::{
+    AtomicCapabilities, CacheType, DeviceInfo, DeviceKind, FpConfig, LocalMemKind, NameVersion, VectorWidths,
+};
 use crate::launch::{Launch, LaunchError};
 use crate::observer::Observer;
 use softcl_compiler::Target;
@@ -28,6 +30,76 @@ pub(crate) fn opencl_c_all_versions() -> Vec<NameVersion> {
 /// "SPIR-V" 1.0 to 1.`max_minor`.
 pub(crate) fn spirv_ils(max_minor: u32) -> Vec<NameVersion> {
     (0..=max_minor).map(|minor| NameVersion::new("SPIR-V", 1, minor, 0)).collect()
+}
+
+/// What every SoftCL device reports because it is a property of SoftCL's compiler and executor
+/// rather than of the hardware described: versions, the optional features implemented so far
+/// (fp64, fp16, images, sub-groups, collectives, the generic address space: not yet), atomics,
+/// the host's single address space and the alignment the executor gives every block.
+///
+/// The hardware fields (name, vendor, compute units, clock, work-group limits, vector widths,
+/// memory sizes, cache, local memory, limits of parameters and printf, timer resolution) are
+/// placeholders here: each device sets all of them (a test checks that none is left 0).
+pub(crate) fn softcl_device_base(kind: DeviceKind) -> DeviceInfo {
+    DeviceInfo {
+        kind,
+        name: String::new(),
+        vendor: String::new(),
+        vendor_id: 0,
+        version: device_version(),
+        driver_version: env!("CARGO_PKG_VERSION").into(),
+        opencl_c_version: opencl_c_version(),
+        opencl_c_all_versions: opencl_c_all_versions(),
+        // Derived from the capability flags by features::derive_feature_lists.
+        opencl_c_features: Vec::new(),
+        extensions: Vec::new(),
+        ils: spirv_ils(4),
+        latest_conformance_version_passed: NO_CONFORMANCE.into(),
+
+        max_compute_units: 0,
+        max_clock_frequency_mhz: 0,
+        max_work_item_sizes: [0; 3],
+        max_work_group_size: 0,
+        preferred_work_group_size_multiple: 0,
+        preferred_vector_widths: VectorWidths::default(),
+        native_vector_widths: VectorWidths::default(),
+        sub_group_sizes: Vec::new(),
+        max_num_sub_groups: 0,
+
+        address_bits: 64,
+        global_mem_size: 0,
+        max_mem_alloc_size: 0,
+        global_mem_cache_type: CacheType::ReadWrite,
+        global_mem_cacheline_size: 0,
+        global_mem_cache_size: 0,
+        max_constant_buffer_size: 0,
+        max_constant_args: 8,
+        local_mem_kind: LocalMemKind::Global,
+        local_mem_size: 0,
+        // 1024 bits = 128 bytes, the alignment of every block the executor hands to kernels.
+        mem_base_addr_align_bits: 1024,
+        min_data_type_align_size: 128,
+        max_parameter_size: 0,
+        host_unified_memory: true,
+        error_correction_support: false,
+        endian_little: cfg!(target_endian = "little"),
+        printf_buffer_size: 0,
+
+        single_fp_config: fp32_config(),
+        double_fp_config: None,
+        half_fp_config: None,
+
+        images: None,
+        atomic_memory_capabilities: atomic_memory_capabilities(),
+        atomic_fence_capabilities: atomic_fence_capabilities(),
+        non_uniform_work_group_support: true,
+        work_group_collective_functions_support: false,
+        generic_address_space_support: false,
+        sub_group_independent_forward_progress: false,
+
+        profiling_timer_resolution_ns: 0,
+        queue_out_of_order: false,
+    }
 }
 
 /// No conformance version passed yet.
@@ -103,4 +175,35 @@ pub(crate) fn run_launch<T>(
         o.kernel_end(name);
     }
     result.map(|()| (range, extra))
+}
+
+#[cfg(test)]
+mod base_tests {
+    use crate::gen::GenConfig;
+    use crate::Device;
+
+    /// softcl_device_base leaves the hardware fields 0: every device must set each of them.
+    #[test]
+    fn every_device_sets_its_hardware_fields() {
+        let mut infos = vec![crate::cpu::CpuDevice::new().info().clone()];
+        for name in ["gen9-gt2", "gen9-gt3", "gen11-gt2", "xe-lp"] {
+            let config = GenConfig::by_name(name).unwrap_or_else(|| panic!("configuration {name}"));
+            infos.push(crate::gen::gen_device_info(&config));
+        }
+        for i in infos {
+            let who = &i.name;
+            assert!(!i.name.is_empty() && !i.vendor.is_empty(), "{who}: name and vendor");
+            assert!(i.max_compute_units > 0 && i.max_work_group_size > 0, "{who}: compute limits");
+            assert!(i.max_work_item_sizes.iter().all(|&n| n > 0), "{who}: item sizes");
+            assert!(i.preferred_work_group_size_multiple > 0, "{who}: WG multiple");
+            assert!(i.preferred_vector_widths.int > 0 && i.native_vector_widths.float > 0, "{who}: vector widths");
+            assert!(
+                i.global_mem_size > 0 && i.max_mem_alloc_size > 0 && i.max_constant_buffer_size > 0,
+                "{who}: memory"
+            );
+            assert!(i.global_mem_cacheline_size > 0 && i.global_mem_cache_size > 0, "{who}: cache");
+            assert!(i.local_mem_size > 0 && i.max_parameter_size > 0 && i.printf_buffer_size > 0, "{who}: limits");
+            assert!(i.profiling_timer_resolution_ns > 0, "{who}: timer");
+        }
+    }
 }

@@ -120,18 +120,9 @@ pub fn host_device_info(simd: &SimdBytes) -> DeviceInfo {
     let widths = simd.vector_widths();
 
     let mut info = DeviceInfo {
-        kind: DeviceKind::Cpu,
         name,
         vendor,
         vendor_id,
-        version: common::device_version(),
-        driver_version: env!("CARGO_PKG_VERSION").into(),
-        opencl_c_version: common::opencl_c_version(),
-        opencl_c_all_versions: common::opencl_c_all_versions(),
-        opencl_c_features: Vec::new(),
-        extensions: Vec::new(),
-        ils: common::spirv_ils(4),
-        latest_conformance_version_passed: common::NO_CONFORMANCE.into(),
 
         max_compute_units: u32::try_from(threads).unwrap_or(u32::MAX),
         max_clock_frequency_mhz: clock,
@@ -140,43 +131,19 @@ pub fn host_device_info(simd: &SimdBytes) -> DeviceInfo {
         preferred_work_group_size_multiple: simd.float_lanes(),
         preferred_vector_widths: widths,
         native_vector_widths: widths,
-        sub_group_sizes: Vec::new(),
-        max_num_sub_groups: 0,
 
-        address_bits: 64,
         global_mem_size: global_mem,
         max_mem_alloc_size: max_alloc,
-        global_mem_cache_type: CacheType::ReadWrite,
         global_mem_cacheline_size: 64,
         global_mem_cache_size: host::largest_cache_bytes().unwrap_or(FALLBACK_CACHE),
         max_constant_buffer_size: max_alloc,
-        max_constant_args: 8,
         local_mem_kind: LocalMemKind::Global,
         local_mem_size: CPU_LOCAL_MEM_SIZE,
-        // 1024 bits = 128 bytes, the alignment of every block the executor hands to kernels.
-        mem_base_addr_align_bits: 1024,
-        min_data_type_align_size: 128,
         // The argument block is copied into a heap buffer: no hardware limit; 4 KiB.
         max_parameter_size: 4096,
-        host_unified_memory: true,
-        error_correction_support: false,
-        endian_little: cfg!(target_endian = "little"),
         printf_buffer_size: 1 << 20,
-
-        single_fp_config: common::fp32_config(),
-        double_fp_config: None,
-        half_fp_config: None,
-
-        images: None,
-        atomic_memory_capabilities: common::atomic_memory_capabilities(),
-        atomic_fence_capabilities: common::atomic_fence_capabilities(),
-        non_uniform_work_group_support: true,
-        work_group_collective_functions_support: false,
-        generic_address_space_support: false,
-        sub_group_independent_forward_progress: false,
-
         profiling_timer_resolution_ns: 1,
-        queue_out_of_order: false,
+        ..common::softcl_device_base(DeviceKind::Cpu)
     };
     features::derive_feature_lists(&mut info);
     info

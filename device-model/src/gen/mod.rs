@@ -161,18 +161,10 @@ pub fn gen_device_info(c: &GenConfig) -> DeviceInfo {
     let max_alloc = global_mem.min(NEO_MAX_ALLOC);
     let widths = VectorWidths { char: 16, short: 8, int: 4, long: 1, half: 0, float: 1, double: 0 };
     let mut info = DeviceInfo {
-        kind: DeviceKind::Gpu,
         name: c.device_name.into(),
         vendor: "Intel(R) Corporation".into(),
         vendor_id: 0x8086,
-        version: common::device_version(),
-        driver_version: env!("CARGO_PKG_VERSION").into(),
-        opencl_c_version: common::opencl_c_version(),
-        opencl_c_all_versions: common::opencl_c_all_versions(),
-        opencl_c_features: Vec::new(),
-        extensions: Vec::new(),
         ils: common::spirv_ils(c.spirv_max_minor),
-        latest_conformance_version_passed: common::NO_CONFORMANCE.into(),
 
         max_compute_units: c.eus(),
         max_clock_frequency_mhz: c.max_clock_mhz,
@@ -181,41 +173,18 @@ pub fn gen_device_info(c: &GenConfig) -> DeviceInfo {
         preferred_work_group_size_multiple: c.preferred_work_group_multiple,
         preferred_vector_widths: widths,
         native_vector_widths: widths,
-        sub_group_sizes: Vec::new(),
-        max_num_sub_groups: 0,
 
-        address_bits: 64,
         global_mem_size: global_mem,
         max_mem_alloc_size: max_alloc,
-        global_mem_cache_type: CacheType::ReadWrite,
         global_mem_cacheline_size: c.cacheline_bytes,
         global_mem_cache_size: c.l3_bytes,
         max_constant_buffer_size: max_alloc,
-        max_constant_args: 8,
         local_mem_kind: LocalMemKind::Local,
         local_mem_size: c.slm_max_per_work_group,
-        mem_base_addr_align_bits: 1024,
-        min_data_type_align_size: 128,
         max_parameter_size: 2048,
-        host_unified_memory: true,
-        error_correction_support: false,
-        endian_little: true,
         printf_buffer_size: c.printf_buffer_bytes,
-
-        single_fp_config: common::fp32_config(),
-        double_fp_config: None,
-        half_fp_config: None,
-
-        images: None,
-        atomic_memory_capabilities: common::atomic_memory_capabilities(),
-        atomic_fence_capabilities: common::atomic_fence_capabilities(),
-        non_uniform_work_group_support: true,
-        work_group_collective_functions_support: false,
-        generic_address_space_support: false,
-        sub_group_independent_forward_progress: false,
-
         profiling_timer_resolution_ns: c.timer_resolution_ns,
-        queue_out_of_order: false,
+        ..common::softcl_device_base(DeviceKind::Gpu)
     };
     features::derive_feature_lists(&mut info);
     info
