@@ -29,13 +29,21 @@ pub struct Target {
     /// ("cl_khr_fp64", "__opencl_c_fp64", "__opencl_c_images", ...): using them is a build
     /// error.
     pub disabled_features: Vec<String>,
-    /// Highest OpenCL C version the device supports ("CL3.0").
-    pub max_cl_std: String,
+    /// The OpenCL C versions `-cl-std` may name, as "CL1.2", "CL3.0" ...: the device's
+    /// CL_DEVICE_OPENCL_C_ALL_VERSIONS. "Calls to clBuildProgram ... with the -cl-std=CLx.y
+    /// option will fail to compile the program for any devices [whose]
+    /// CL_DEVICE_OPENCL_C_ALL_VERSIONS does not include OpenCL C x.y."
+    pub cl_std_versions: Vec<String>,
 }
 
 impl Default for Target {
     fn default() -> Self {
-        Self { cpu: None, features: None, disabled_features: Vec::new(), max_cl_std: "CL3.0".into() }
+        Self {
+            cpu: None,
+            features: None,
+            disabled_features: Vec::new(),
+            cl_std_versions: ["CL1.0", "CL1.1", "CL1.2", "CL2.0", "CL3.0"].map(String::from).to_vec(),
+        }
     }
 }
 

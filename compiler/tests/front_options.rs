@@ -7,8 +7,8 @@ use softcl_compiler::front::options::{parse_options, split_words, ClStd};
 use softcl_compiler::ir::InstData;
 use softcl_compiler::{compile_source, BuildErrorKind, Target};
 
-fn target_up_to(version: &str) -> Target {
-    Target { max_cl_std: version.to_string(), ..Target::default() }
+fn target_with(versions: &[&str]) -> Target {
+    Target { cl_std_versions: versions.iter().map(|v| v.to_string()).collect(), ..Target::default() }
 }
 
 #[test]
@@ -20,7 +20,7 @@ fn defaults() {
     assert!(parsed.defines.is_empty() && parsed.include_dirs.is_empty());
     assert!(parsed.requires_uniform_work_groups());
     // Without -cl-std the highest 1.x version the device has.
-    assert_eq!(parse_options("  ", &target_up_to("CL1.1")).unwrap().cl_std, ClStd::Cl11);
+    assert_eq!(parse_options("  ", &target_with(&["CL1.0", "CL1.1"])).unwrap().cl_std, ClStd::Cl11);
 }
 
 #[test]
@@ -65,10 +65,16 @@ fn language_versions() {
     ] {
         assert_eq!(parse_options(&format!("-cl-std={text}"), &target).unwrap().cl_std, std);
     }
-    let error = parse_options("-cl-std=CL2.0", &target_up_to("CL1.2")).unwrap_err();
+    let error = parse_options("-cl-std=CL2.0", &target_with(&["CL1.0", "CL1.1", "CL1.2"])).unwrap_err();
     assert_eq!(error.kind, BuildErrorKind::InvalidOptions);
     assert!(error.log.contains("-cl-std=CL2.0"), "{}", error.log);
     assert!(error.log.contains("CL1.2"), "{}", error.log);
+    // An OpenCL 3.0 device without OpenCL C 2.0 (as SoftCL's are): 3.0 yes, 2.0 no.
+    let no_cl20 = target_with(&["CL1.0", "CL1.1", "CL1.2", "CL3.0"]);
+    assert_eq!(parse_options("-cl-std=CL3.0", &no_cl20).unwrap().cl_std, ClStd::Cl30);
+    assert_eq!(parse_options("-cl-std=CL2.0", &no_cl20).unwrap_err().kind, BuildErrorKind::InvalidOptions);
+    // Without -cl-std: the highest 1.x the device supports.
+    assert_eq!(parse_options("", &target_with(&["CL1.0", "CL1.1"])).unwrap().cl_std, ClStd::Cl11);
     for bad in ["-cl-std=CL4.0", "-cl-std=cl1.2", "-cl-std=", "-cl-std=CLC++"] {
         let error = parse_options(bad, &target).unwrap_err();
         assert_eq!(error.kind, BuildErrorKind::InvalidOptions, "{bad}");

@@ -416,7 +416,15 @@ fn non_uniform_ndrange() {
         let support: cl_bool = device_info(d.id, CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT);
         assert_eq!(support, CL_TRUE, "CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT");
         let env = d.env();
-        for std in ["-cl-std=CL2.0", "-cl-std=CL3.0"] {
+        // The devices support OpenCL C 1.0-1.2 and 3.0, not 2.0: "-cl-std=CL2.0 will fail to
+        // compile the program for any devices [whose] CL_DEVICE_OPENCL_C_ALL_VERSIONS does not
+        // include OpenCL C 2.0".
+        if is_softcl() {
+            let Err(failure) = env.try_build(SRC, "-cl-std=CL2.0") else { panic!("OpenCL C 2.0 is not offered") };
+            assert_eq!(failure.code, CL_INVALID_BUILD_OPTIONS, "{}", failure.log);
+            assert!(failure.log.contains("OpenCL C 2.0"), "{}", failure.log);
+        }
+        for std in ["-cl-std=CL3.0"] {
             let k = env.kernel(SRC, std, "nonuniform");
             let bout = env.buffer(CL_MEM_WRITE_ONLY, global * 4);
             let benq = env.buffer(CL_MEM_WRITE_ONLY, groups * 4);

@@ -142,7 +142,15 @@ pub(crate) fn atomic_fence_capabilities() -> AtomicCapabilities {
 
 /// The host target with every optional feature `info` does not advertise turned off.
 pub(crate) fn target_for(info: &DeviceInfo) -> Target {
-    Target { disabled_features: features::disabled_features(info), ..Target::default() }
+    Target {
+        disabled_features: features::disabled_features(info),
+        cl_std_versions: info
+            .opencl_c_all_versions
+            .iter()
+            .map(|v| format!("CL{}.{}", v.version.0, v.version.1))
+            .collect(),
+        ..Target::default()
+    }
 }
 
 /// Checks `launch`, builds the job (with the schedule `schedule` picks for its NDRange) and

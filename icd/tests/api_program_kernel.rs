@@ -375,7 +375,7 @@ fn run_vadd(env: &Env, prog: cl_program, di: usize, n: usize) {
 #[test]
 fn binaries_round_trip() {
     let env = Env::new();
-    let prog = env.build(VADD, "-cl-std=CL2.0");
+    let prog = env.build(VADD, "-cl-std=CL3.0");
     let bins = binaries_of(prog);
     assert_eq!(bins.len(), env.devices.len());
     assert!(bins.iter().all(|b| b.starts_with(b"SOFTCLB\0")));
@@ -829,8 +829,8 @@ __kernel void ids(__global uint* out, __global uint* lsize) {
 fn ndrange_uniformity_offsets_and_tasks() {
     let env = Env::new();
     let cl12 = env.build(IDS, "");
-    let cl20 = env.build(IDS, "-cl-std=CL2.0");
-    let cl20u = env.build(IDS, "-cl-std=CL2.0 -cl-uniform-work-group-size");
+    let cl20 = env.build(IDS, "-cl-std=CL3.0");
+    let cl20u = env.build(IDS, "-cl-std=CL3.0 -cl-uniform-work-group-size");
     let (global, local) = (1000usize, 64usize);
     let groups = global.div_ceil(local);
     for (di, &q) in env.queues.iter().enumerate() {
@@ -843,7 +843,7 @@ fn ndrange_uniformity_offsets_and_tasks() {
             set_mem(k, 0, &out);
             set_mem(k, 1, &ls);
         }
-        // Non-uniform work-groups: OpenCL C 2.0 only, and not with -cl-uniform-work-group-size.
+        // Non-uniform work-groups: OpenCL C 2.0 and later only, and not with -cl-uniform-work-group-size.
         assert_eq!(run(q, k12, &[global], Some(&[local])), CL_INVALID_WORK_GROUP_SIZE);
         assert_eq!(run(q, k20u, &[global], Some(&[local])), CL_INVALID_WORK_GROUP_SIZE);
         assert_eq!(run(q, k20, &[global], Some(&[local])), SUCCESS);

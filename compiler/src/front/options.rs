@@ -170,9 +170,11 @@ fn is_identifier(name: &str) -> bool {
 
 /// Parses the options string of clBuildProgram / clCompileProgram for `target`.
 pub fn parse_options(options: &str, target: &Target) -> Result<BuildOptions, BuildError> {
-    let max_std = ClStd::parse(&target.max_cl_std).unwrap_or(ClStd::Cl12);
+    let supported: Vec<ClStd> = target.cl_std_versions.iter().filter_map(|v| ClStd::parse(v)).collect();
+    // Without -cl-std, "the highest OpenCL C 1.x language version supported by each device".
+    let default_std = supported.iter().copied().filter(|&v| v < ClStd::Cl20).max().unwrap_or(ClStd::Cl12);
     let mut parsed = BuildOptions {
-        cl_std: ClStd::Cl12.min(max_std),
+        cl_std: default_std,
         optimize: true,
         defines: Vec::new(),
         include_dirs: Vec::new(),
@@ -212,10 +214,13 @@ pub fn parse_options(options: &str, target: &Target) -> Result<BuildOptions, Bui
                 let Some(std) = ClStd::parse(version) else {
                     return Err(invalid(format!("invalid build option {w}: unknown OpenCL C version {version}")));
                 };
-                if std > max_std {
+                if !supported.contains(&std) {
+                    let list: Vec<&str> = supported.iter().map(|v| v.as_str()).collect();
                     return Err(invalid(format!(
-                        "invalid build option {w}: the device supports OpenCL C up to {}",
-                        max_std.as_str()
+                        "invalid build option {w}: the device does not support OpenCL C {} \
+                         (CL_DEVICE_OPENCL_C_ALL_VERSIONS: {})",
+                        version.trim_start_matches("CL"),
+                        list.join(", ")
                     )));
                 }
                 parsed.cl_std = std;
