@@ -1132,3 +1132,18 @@ fn concurrent_codegen_and_execution() {
         }
     });
 }
+
+#[test]
+fn sub_group_builtins_need_a_device_with_sub_groups() {
+    // clang declares get_sub_group_size() whatever -cl-ext says; code generation for a device
+    // without sub-groups must refuse it rather than give every work-item a sub-group of one.
+    let src = "kernel void k(global uint* o) { o[get_global_id(0)] = get_sub_group_size(); }";
+    let no_sub_groups = Target {
+        disabled_features: vec!["__opencl_c_subgroups".into(), "cl_khr_subgroups".into()],
+        ..Target::default()
+    };
+    let program = compile_source(src, "-cl-std=CL3.0", &no_sub_groups).expect("the front end accepts it");
+    let err = program.codegen(&no_sub_groups).expect_err("no sub-groups on this target");
+    assert!(err.log.contains("sub-group built-ins"), "{}", err.log);
+    assert!(program.codegen(&Target::default()).is_ok(), "a target with sub-groups builds it");
+}

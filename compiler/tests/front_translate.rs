@@ -9,6 +9,7 @@ use softcl_compiler::ir::{
     ValueDef, WorkItemQuery,
 };
 use softcl_compiler::kernel_info::AddressSpace;
+use softcl_compiler::{compile_source, BuildErrorKind, Target};
 
 #[test]
 fn vector_add() {
@@ -705,4 +706,17 @@ fn kernels_whose_optimised_ir_has_odd_integer_widths_still_build() {
     );
     let body = kernel_body(&program.module, "k");
     assert!(insts(body).iter().any(|(d, _)| matches!(d, InstData::Switch { .. } | InstData::Compare { .. })));
+}
+
+#[test]
+fn unsupported_features_are_named_in_the_log() {
+    let cases = [
+        ("kernel void k(global int* o) { o[0] = work_group_reduce_add(o[1]); }", "collective functions"),
+        ("kernel void k(read_only image2d_t i, global float4* o) { o[0] = read_imagef(i, (int2)(0, 0)); }", "images"),
+    ];
+    for (src, feature) in cases {
+        let err = compile_source(src, "-cl-std=CL3.0", &Target::default()).expect_err(src);
+        assert_eq!(err.kind, BuildErrorKind::CompileFailed, "{src}");
+        assert!(err.log.contains(feature), "{src}: {}", err.log);
+    }
 }

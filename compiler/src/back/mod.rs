@@ -34,8 +34,35 @@ fn dump_enabled() -> bool {
     std::env::var("SOFTCL_DUMP_LLVM").is_ok_and(|v| !v.is_empty() && v != "0")
 }
 
+/// Refuses a module that uses an optional feature the target device does not offer, for
+/// programs the front end could not check against the device (IL, and built-ins clang declares
+/// whatever -cl-ext says). Sub-groups: the code generator gives every work-item a sub-group of
+/// its own, which would be a silent change of meaning on a device that reports none.
+fn check_device_features(module: &ir::Module, target: &Target) -> Result<(), BuildError> {
+    let disabled = |f: &str| target.disabled_features.iter().any(|d| d.trim_start_matches(['+', '-']) == f);
+    if !(disabled("__opencl_c_subgroups") && disabled("cl_khr_subgroups")) {
+        return Ok(());
+    }
+    for (_, func) in module.functions.iter() {
+        for (_, inst) in func.insts.iter() {
+            if let ir::InstData::WorkItem { query } = inst {
+                use ir::WorkItemQuery::*;
+                if matches!(query, SubgroupSize | SubgroupMaxSize | NumSubgroups | SubgroupId | SubgroupLocalId) {
+                    return Err(fail(format!(
+                        "function `{}` uses sub-group built-ins (get_sub_group_size, get_sub_group_id, ...), \
+                         but the device does not support sub-groups",
+                        func.name
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 pub fn codegen(module: &ir::Module, target: &Target) -> Result<Arc<NativeProgram>, BuildError> {
     let t0 = std::time::Instant::now();
+    check_device_features(module, target)?;
     let mut m = module.clone();
     crate::passes::inline::inline_barrier_calls(&mut m).map_err(fail)?;
     if cfg!(debug_assertions) {

@@ -128,6 +128,66 @@ pub fn opname(inst: &dr::Instruction) -> String {
     format!("Op{}", inst.class.opname)
 }
 
+/// For an instruction SoftCL does not translate yet, the OpenCL feature it belongs to, so that
+/// the build log says what the program asked for rather than only the SPIR-V opcode.
+pub fn missing_feature(opname: &str) -> Option<&'static str> {
+    let name = opname.strip_prefix("Op")?;
+    const COLLECTIVES: &[&str] = &[
+        "GroupAll",
+        "GroupAny",
+        "GroupBroadcast",
+        "GroupIAdd",
+        "GroupFAdd",
+        "GroupFMin",
+        "GroupUMin",
+        "GroupSMin",
+        "GroupFMax",
+        "GroupUMax",
+        "GroupSMax",
+    ];
+    const DEVICE_ENQUEUE: &[&str] = &[
+        "EnqueueMarker",
+        "EnqueueKernel",
+        "GetKernelNDrangeSubGroupCount",
+        "GetKernelNDrangeMaxSubGroupSize",
+        "GetKernelWorkGroupSize",
+        "GetKernelPreferredWorkGroupSizeMultiple",
+        "RetainEvent",
+        "ReleaseEvent",
+        "CreateUserEvent",
+        "IsValidEvent",
+        "SetUserEventStatus",
+        "CaptureEventProfilingInfo",
+        "GetDefaultQueue",
+        "BuildNDRange",
+    ];
+    Some(if COLLECTIVES.contains(&name) {
+        "work-group and sub-group collective functions (work_group_reduce_*, work_group_scan_*, \
+         work_group_broadcast, work_group_all/any, sub_group_*) are not implemented yet"
+    } else if name.starts_with("GroupNonUniform") || name.starts_with("Subgroup") {
+        "sub-group functions are not implemented yet"
+    } else if name.starts_with("Image") || name.contains("SampledImage") || name == "TypeSampler" {
+        "images and samplers are not implemented yet"
+    } else if name.contains("Pipe") {
+        "pipes are not implemented yet"
+    } else if DEVICE_ENQUEUE.contains(&name) {
+        "device-side enqueue is not implemented yet"
+    } else if name == "GenericCastToPtrExplicit" || name == "GenericPtrMemSemantics" {
+        "to_global, to_local, to_private and get_fence are not implemented yet"
+    } else {
+        return None;
+    })
+}
+
+/// "SPIR-V instruction OpX is not supported", with the OpenCL feature when it is known.
+pub fn unsupported_instruction(inst: &dr::Instruction) -> TranslateError {
+    let name = opname(inst);
+    match missing_feature(&name) {
+        Some(feature) => unsupported(format!("SPIR-V instruction {name} is not supported: {feature}")),
+        None => unsupported(format!("SPIR-V instruction {name} is not supported")),
+    }
+}
+
 pub fn operand(inst: &dr::Instruction, index: usize) -> TResult<&Operand> {
     inst.operands.get(index).ok_or_else(|| malformed(format!("{} is missing operand {}", opname(inst), index + 1)))
 }

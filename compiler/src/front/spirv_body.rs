@@ -15,8 +15,8 @@
 //!   `i32` constants among the `ExtInst` arguments, in grammar order.
 
 use super::spirv::{
-    id_operand, literal_operand, malformed, operand, opname, result_id, result_type_id, unsupported, ExtSet,
-    ModuleBuilder, ModuleDef, SpirvInfo, TResult,
+    id_operand, literal_operand, malformed, operand, result_id, result_type_id, unsupported, unsupported_instruction,
+    ExtSet, ModuleBuilder, ModuleDef, SpirvInfo, TResult,
 };
 use crate::ir::{
     AtomicOp, BinaryOp, Block, BlockCall, CmpOp, ConvertOp, Function, InstData, Rounding, Scope, Type, TypeData,
@@ -937,7 +937,7 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
                 self.emit(InstData::Unreachable, None);
                 Ok(())
             }
-            _ => Err(unsupported(format!("SPIR-V instruction {} is not supported", opname(inst)))),
+            _ => Err(unsupported_instruction(inst)),
         }
     }
 
