@@ -38,15 +38,12 @@ impl Platform {
             return self.devices.clone();
         }
         let mut out: Vec<Arc<Device>> = self.devices.iter().filter(|d| ty & d.cl_type() != 0).cloned().collect();
-        if ty & CL_DEVICE_TYPE_DEFAULT as u64 != 0 && !out.iter().any(|d| Arc::ptr_eq(d, &self.devices[0])) {
-            out.insert(0, self.devices[0].clone());
+        if let Some(first) = self.devices.first() {
+            if ty & CL_DEVICE_TYPE_DEFAULT as u64 != 0 && !out.iter().any(|d| Arc::ptr_eq(d, first)) {
+                out.insert(0, first.clone());
+            }
         }
         out
-    }
-
-    /// Looks a device up by handle address.
-    pub fn device_by_handle(&self, handle: *mut std::ffi::c_void) -> Option<&Arc<Device>> {
-        self.devices.iter().find(|d| d.handle() == handle)
     }
 }
 

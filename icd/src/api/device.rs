@@ -43,7 +43,7 @@ pub extern "C" fn clGetDeviceIDs(
         if (num_entries == 0 && !devices.is_null()) || (num_devices.is_null() && devices.is_null()) {
             return Err(CL_INVALID_VALUE);
         }
-        let found = if platform.devices.is_empty() { Vec::new() } else { platform.devices_of_type(device_type) };
+        let found = platform.devices_of_type(device_type);
         // "CL_DEVICE_NOT_FOUND if no OpenCL devices that matched device_type were found."
         if found.is_empty() {
             ptr::write_opt(num_devices, 0);
