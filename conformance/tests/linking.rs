@@ -461,3 +461,46 @@ fn link_callback_gets_the_new_program() {
         expect_error("clLinkProgram(user_data without callback)", err, CL_INVALID_VALUE);
     });
 }
+
+#[test]
+fn compile_and_link_for_every_device_of_a_context() {
+    let devices: Vec<cl_device_id> = test_devices().iter().map(|d| d.id).collect();
+    let context = context_for(&devices);
+    let user = program_from_source(&context, USER_SRC);
+    let defs = program_from_source(&context, DEFS_SRC);
+    for p in [&user, &defs] {
+        // SAFETY: a valid program; no device list (all of the program's), no headers.
+        let code = unsafe {
+            clCompileProgram(
+                p.raw(),
+                0,
+                ptr::null(),
+                ptr::null(),
+                0,
+                ptr::null(),
+                ptr::null_mut(),
+                None,
+                ptr::null_mut(),
+            )
+        };
+        assert_eq!(code, CL_SUCCESS, "clCompileProgram: {}", error_name(code));
+    }
+    let inputs = [user.raw(), defs.raw()];
+    let mut err = 1;
+    // SAFETY: valid context and programs; no device list, options or callback.
+    let raw = unsafe {
+        clLinkProgram(context.raw(), 0, ptr::null(), ptr::null(), 2, inputs.as_ptr(), None, ptr::null_mut(), &mut err)
+    };
+    assert_eq!(err, CL_SUCCESS, "clLinkProgram: {}", error_name(err));
+    // SAFETY: a new program whose reference we own.
+    let program = unsafe { Program::from_raw(raw) };
+    let binaries: Vec<usize> = program_info_array(program.raw(), CL_PROGRAM_BINARY_SIZES);
+    assert_eq!(binaries.len(), devices.len());
+    assert!(binaries.iter().all(|&n| n > 0), "binary sizes {binaries:?}");
+    for d in test_devices() {
+        assert_eq!(binary_type(&program, d.id), CL_PROGRAM_BINARY_TYPE_EXECUTABLE);
+        let queue = queue_for(&context, d.id, 0);
+        let env = TestEnv { device: d.clone(), context: context.clone(), queue };
+        assert_eq!(run_use_extern(&env, &program), expected(7), "on {}", d.kind);
+    }
+}
