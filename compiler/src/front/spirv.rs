@@ -888,6 +888,8 @@ fn translate_global_variable(
         S::Workgroup | S::UniformConstant | S::CrossWorkgroup => {
             let space = address_space(class)?;
             let init = match (space, initializer) {
+                // An undefined "initializer" leaves the contents undefined, as `__local` is.
+                (AddressSpace::Local, Some(konst)) if builder.module.is_undef(konst) => None,
                 (AddressSpace::Local, Some(_)) => {
                     return Err(malformed(format!("__local variable {name} has an initializer")))
                 }
