@@ -26,7 +26,7 @@
 use crate::launch::LaunchError;
 use crate::observer::Observer;
 use parking_lot::{Condvar, Mutex};
-use softcl_compiler::abi::BLOCK_ALIGN;
+use softcl_compiler::abi::{PrintfBuffer, BLOCK_ALIGN};
 use softcl_compiler::{ArgKind, KernelInfo, NativeKernel, WorkGroupContext, FINISHED};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -257,6 +257,37 @@ pub(crate) enum Schedule {
 pub(crate) struct Limits {
     pub max_work_group_size: usize,
     pub local_mem_size: u64,
+    /// CL_DEVICE_PRINTF_BUFFER_SIZE: the bytes of printf records one launch may write.
+    pub printf_buffer_size: usize,
+}
+
+/// A launch's printf buffer: the header generated code reaches through `ctx.printf` and the
+/// zeroed storage its records go to. Shared by every worker of the launch; read only after
+/// the launch has finished.
+pub(crate) struct PrintfStore {
+    header: PrintfBuffer,
+    storage: Vec<u8>,
+}
+
+impl PrintfStore {
+    fn new(capacity: usize) -> Result<Self, LaunchError> {
+        let mut storage = Vec::new();
+        storage
+            .try_reserve_exact(capacity)
+            .map_err(|_| LaunchError::OutOfResources(format!("cannot allocate a {capacity}-byte printf buffer")))?;
+        storage.resize(capacity, 0);
+        // The kernel writes through this address; `storage` is neither moved nor resized
+        // (its heap block stays put) and is only read after the launch.
+        let data = storage.as_mut_ptr().expose_provenance() as u64;
+        let header = PrintfBuffer { data, capacity: capacity as u64, used: Default::default() };
+        Ok(Self { header, storage })
+    }
+
+    /// The records written, in buffer order (a reservation that did not fit left zeros).
+    pub(crate) fn records(&self) -> &[u8] {
+        let used = self.header.used.load(Ordering::SeqCst);
+        &self.storage[..usize::try_from(used).unwrap_or(usize::MAX).min(self.storage.len())]
+    }
 }
 
 /// One launch, owned by the executor while it runs.
@@ -270,6 +301,7 @@ pub(crate) struct Job {
     range: NdRange,
     schedule: Schedule,
     observer: Option<Arc<dyn Observer>>,
+    printf: Option<Arc<PrintfStore>>,
     chunk: usize,
     next: AtomicUsize,
     completed: AtomicUsize,
@@ -355,6 +387,7 @@ impl Job {
             .try_reserve_exact(args.len())
             .map_err(|_| LaunchError::OutOfResources("cannot copy the argument block".into()))?;
         owned_args.extend_from_slice(args);
+        let printf = if info.uses_printf { Some(Arc::new(PrintfStore::new(limits.printf_buffer_size)?)) } else { None };
         Ok(Self {
             kernel,
             args: owned_args,
@@ -364,12 +397,18 @@ impl Job {
             range,
             schedule,
             observer,
+            printf,
             chunk: 1,
             next: AtomicUsize::new(0),
             completed: AtomicUsize::new(0),
             aborted: AtomicBool::new(false),
             error: Mutex::new(None),
         })
+    }
+
+    /// The launch's printf buffer, if its kernel calls printf.
+    pub(crate) fn printf(&self) -> Option<Arc<PrintfStore>> {
+        self.printf.clone()
     }
 
     fn fail(&self, error: LaunchError) {
@@ -507,7 +546,8 @@ impl Scratch {
             let address = (base + offset) as u64;
             block[slot..slot + 8].copy_from_slice(&address.to_ne_bytes());
         }
-        Ok(WorkGroupContext { local_memory: local, work_item_state, ..job.range.base_context() })
+        let printf = job.printf.as_ref().map_or(std::ptr::null(), |p| &p.header as *const PrintfBuffer);
+        Ok(WorkGroupContext { local_memory: local, work_item_state, printf, ..job.range.base_context() })
     }
 }
 

@@ -7,7 +7,7 @@ fn kernel_info(name: &str, barrier_count: u32) -> KernelInfo {
     KernelInfo { name: name.into(), barrier_count, ..KernelInfo::default() }
 }
 
-const LIMITS: Limits = Limits { max_work_group_size: 4096, local_mem_size: 65536 };
+const LIMITS: Limits = Limits { max_work_group_size: 4096, local_mem_size: 65536, printf_buffer_size: 1 << 16 };
 
 /// Linear local id -> local id, as compiled code decomposes it (with this group's size).
 fn local_id(ctx: &WorkGroupContext, i: u32) -> [u64; 3] {

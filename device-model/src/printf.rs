@@ -1,0 +1,17 @@
+//! Printing a launch's printf records (formatted by `softcl_compiler::printf`) to the
+//! process's standard output, once the launch has finished and before its command completes.
+
+use std::io::Write;
+
+/// Formats `records` and writes them to stdout (fd 1) in one locked write, then flushes, so
+/// that an application that waited for the command sees the output. Write errors (a closed
+/// stdout) are ignored, as C's printf ignores them.
+pub(crate) fn emit(records: &[u8]) {
+    if records.is_empty() {
+        return;
+    }
+    let text = softcl_compiler::printf::format_buffer(records);
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(&text);
+    let _ = out.flush();
+}
