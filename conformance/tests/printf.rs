@@ -212,3 +212,27 @@ fn overflowing_the_printf_buffer_returns_minus_one() {
         assert_eq!((again.out.as_str(), again.ret[0]), ("again\n", 0), "{kind}");
     });
 }
+
+#[test]
+fn a_format_unknown_at_compile_time_fails_the_build_with_a_log() {
+    // OpenCL C: the format string must be resolvable at compile time.
+    const SRC: &str = "kernel void k(global int *ret, constant char *f) { ret[0] = printf(f); }";
+    for_each_device(|d| {
+        let env = d.env();
+        let failure = match env.try_build(SRC, "") {
+            Ok(_) => panic!("{}: a run-time format string was accepted", d.kind),
+            Err(f) => f,
+        };
+        assert_eq!(failure.code, CL_BUILD_PROGRAM_FAILURE, "{}", d.kind);
+        assert!(failure.log.contains("format string must be a string literal"), "{}: log {:?}", d.kind, failure.log);
+    });
+}
+
+#[test]
+fn star_width_and_precision() {
+    const SRC: &str = r#"kernel void k(global int *ret) { ret[0] = printf("[%*d|%-*.*f|%.*s]\n", 5, 42, 8, 2, 3.14159f, 2, "abc"); }"#;
+    on_both(|kind| {
+        let r = run(kind, SRC, 1, 0);
+        assert_eq!((r.out.as_str(), r.ret[0]), ("[   42|3.14    |ab]\n", 0), "{kind}");
+    });
+}

@@ -44,7 +44,7 @@ pub fn lower<'ctx>(
 ) -> R<Option<Val<'ctx>>> {
     let Some((&format, rest)) = args.split_first() else { bail!("printf without a format string") };
     let Some(fmt) = constant_string(fx, format) else {
-        bail!("printf: the format string must be a string literal in the constant address space")
+        bail!("the format string must be a string literal (a constant-address-space string known at compile time)")
     };
     // Which arguments are strings: those a %s conversion consumes.
     let mut is_string = vec![false; rest.len()];
@@ -70,7 +70,7 @@ pub fn lower<'ctx>(
             let bits = int_width(t);
             let a = if bits == 1 {
                 if lanes(t) != 1 {
-                    bail!("printf: argument {} is a vector of bool", n + 1);
+                    bail!("argument {} is a vector of bool", n + 1);
                 }
                 fx.b.build_int_z_extend(as_int(a)?, i8t, "")?.as_basic_value_enum()
             } else {
@@ -78,7 +78,7 @@ pub fn lower<'ctx>(
             };
             let bits = bits.max(8);
             if !matches!(bits, 8 | 16 | 32 | 64) {
-                bail!("printf: argument {} is a {bits}-bit integer", n + 1);
+                bail!("argument {} is a {bits}-bit integer", n + 1);
             }
             Plan::Value(pf::ARG_INT, bits / 8, lanes(t), a)
         } else if is_float_like(t) {
@@ -106,7 +106,7 @@ pub fn lower<'ctx>(
             let v = fx.b.build_ptr_to_int(as_ptr(a)?, i64t, "")?;
             Plan::Value(pf::ARG_POINTER, 8, 1, v.into())
         } else {
-            bail!("printf: argument {} has type {t}, which printf cannot print", n + 1)
+            bail!("argument {} has type {t}, which printf cannot print", n + 1)
         };
         match &plan {
             Plan::Value(_, size, lanes, _) => fixed += (pf::ARG_HEADER as u64) + u64::from(size * lanes),
