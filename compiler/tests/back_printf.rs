@@ -71,8 +71,8 @@ fn a_record_that_does_not_fit_is_dropped() {
     assert_eq!(out, "0\n1\n");
     assert_eq!(ret, [0, 0, -1]);
     assert_eq!(used, 19 * 3, "the failed reservation is counted but not written");
-    let (out, ret, _) = run(src, 1, Some(18));
-    assert_eq!((out.as_str(), ret[0]), ("", -1));
+    let (out, ret, used) = run(src, 1, Some(18));
+    assert_eq!((out.as_str(), ret[0], used), ("", -1, 0), "larger than the buffer: nothing reserved");
 }
 
 #[test]

@@ -98,9 +98,11 @@ pub fn lower<'ctx>(
                     as_int(call.try_as_basic_value().basic().ok_or("strlen without a result")?)?
                 }
             };
-            // Strings longer than a record can hold cannot fit any buffer: clamp so the sum
-            // below cannot wrap (the record then fails to fit and printf returns -1).
-            let len = fx.b.build_int_unsigned_rem(len, i64t.const_int(1 << 40, false), "")?;
+            // Clamp absurd lengths so the sum below cannot wrap; such a record never fits
+            // and printf returns -1.
+            let cap = i64t.const_int(1 << 40, false);
+            let huge = fx.b.build_int_compare(IntPredicate::UGT, len, cap, "")?;
+            let len = fx.b.build_select(huge, cap, len, "")?.into_int_value();
             Plan::Str(p, len)
         } else if t.is_pointer_type() {
             let v = fx.b.build_ptr_to_int(as_ptr(a)?, i64t, "")?;
@@ -128,6 +130,7 @@ pub fn lower<'ctx>(
     // Reserve the record: ctx.printf -> { data, capacity, used }.
     let cx = fx.cx();
     let reserve = cx.append_basic_block(fx.llf, "printf.reserve");
+    let claim = cx.append_basic_block(fx.llf, "printf.claim");
     let write = cx.append_basic_block(fx.llf, "printf.write");
     let fail = cx.append_basic_block(fx.llf, "printf.fail");
     let done = cx.append_basic_block(fx.llf, "printf.done");
@@ -143,12 +146,16 @@ pub fn lower<'ctx>(
     fx.b.position_at_end(reserve);
     let data = as_int(fx.b.build_load(i64t, field(fx, buffer, 0)?, "")?)?;
     let capacity = as_int(fx.b.build_load(i64t, field(fx, buffer, 8)?, "")?)?;
+    // A record larger than the whole buffer fails without reserving, so `used` grows by at
+    // most `capacity` per call and cannot wrap.
+    let small = fx.b.build_int_compare(IntPredicate::ULE, total, capacity, "")?;
+    fx.b.build_conditional_branch(small, claim, fail)?;
+
+    fx.b.position_at_end(claim);
     let used = field(fx, buffer, 16)?;
     let old = fx.b.build_atomicrmw(AtomicRMWBinOp::Add, used, total, AtomicOrdering::Monotonic)?;
-    let small = fx.b.build_int_compare(IntPredicate::ULE, total, capacity, "")?;
     let room = fx.b.build_int_sub(capacity, total, "")?;
-    let starts_in = fx.b.build_int_compare(IntPredicate::ULE, old, room, "")?;
-    let fits = fx.b.build_and(small, starts_in, "")?;
+    let fits = fx.b.build_int_compare(IntPredicate::ULE, old, room, "")?;
     fx.b.build_conditional_branch(fits, write, fail)?;
 
     fx.b.position_at_end(write);
