@@ -17,6 +17,12 @@ struct Run {
 /// Runs `kernel void k(global int *ret)` of `src` over `global` work-items (`local` 0: NULL).
 #[track_caller]
 fn run(kind: DeviceKind, src: &str, global: usize, local: usize) -> Run {
+    run_with(kind, src, global, local, false)
+}
+
+/// [`run`], from SPIR-V made with every OpenCL C feature on when `il`.
+#[track_caller]
+fn run_with(kind: DeviceKind, src: &str, global: usize, local: usize, il: bool) -> Run {
     init_loader();
     let dev = match kind {
         DeviceKind::Cpu => "cpu",
@@ -24,6 +30,7 @@ fn run(kind: DeviceKind, src: &str, global: usize, local: usize) -> Run {
     };
     let mut child = Command::new(env!("CARGO_BIN_EXE_softcl-printf-run"))
         .args([dev, &global.to_string(), &local.to_string()])
+        .args(il.then_some("il"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -234,5 +241,23 @@ fn star_width_and_precision() {
     on_both(|kind| {
         let r = run(kind, SRC, 1, 0);
         assert_eq!((r.out.as_str(), r.ret[0]), ("[   42|3.14    |ab]\n", 0), "{kind}");
+    });
+}
+
+#[test]
+fn floats_promoted_to_double_in_spirv_print_on_devices_without_fp64() {
+    // clang with every feature on promotes float printf arguments to double (the module
+    // declares Float64); the devices must still print them, whether they offer fp64 or not.
+    const SRC: &str = r#"kernel void k(global int *ret) {
+        float x = get_global_id(0) + 0.25f;
+        ret[0] = printf("%f %.1e %g %a|%v2hlf\n", x, x, x, x, (float2)(x, -x));
+    }"#;
+    let il = compile_to_spirv(SRC, "CL3.0").unwrap_or_else(|e| panic!("{e}"));
+    // OpCapability (word count 2, opcode 17) Float64 (10).
+    let words: Vec<u32> = il.chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect();
+    assert!(words.windows(2).any(|w| w == [0x0002_0011, 10]), "the module declares Float64");
+    on_both(|kind| {
+        let r = run_with(kind, SRC, 1, 0, true);
+        assert_eq!((r.out.as_str(), r.ret[0]), ("0.250000 2.5e-01 0.25 0x1p-2|0.250000,-0.250000\n", 0), "{kind}");
     });
 }
