@@ -291,9 +291,10 @@ fn decode(rec: &[u8]) -> Option<(&[u8], Vec<Arg<'_>>)> {
     Some((fmt, args))
 }
 
-/// Formats the records of a printf buffer (`used` bytes of it) in order. A truncated or
-/// malformed record ends the output.
-pub fn format_buffer(buf: &[u8]) -> Vec<u8> {
+/// Formats the records of a printf buffer (`used` bytes of it) in order, handing each
+/// record's whole output to `sink` (so memory stays bounded by one record's text however much
+/// a launch prints). A truncated or malformed record ends the output.
+pub fn format_records(buf: &[u8], mut sink: impl FnMut(&[u8])) {
     let mut out = Vec::new();
     let mut at = 0;
     while let Some(len) = read_u32(buf, at) {
@@ -303,10 +304,18 @@ pub fn format_buffer(buf: &[u8]) -> Vec<u8> {
         }
         let Some(rec) = at.checked_add(len).and_then(|end| buf.get(at..end)) else { break };
         let Some((fmt, args)) = decode(rec) else { break };
+        out.clear();
         format_into(&mut out, fmt, &args);
+        sink(&out);
         at += len;
     }
-    out
+}
+
+/// [`format_records`] into one byte string.
+pub fn format_buffer(buf: &[u8]) -> Vec<u8> {
+    let mut all = Vec::new();
+    format_records(buf, |text| all.extend_from_slice(text));
+    all
 }
 
 fn format_into(out: &mut Vec<u8>, fmt: &[u8], args: &[Arg<'_>]) {
@@ -348,7 +357,8 @@ fn format_into(out: &mut Vec<u8>, fmt: &[u8], args: &[Arg<'_>]) {
             out.push(b'%');
             continue;
         }
-        let Some(arg) = next.next() else { return };
+        // Too few arguments (undefined in C): the conversion prints nothing, the text goes on.
+        let Some(arg) = next.next() else { continue };
         let f = Field { spec, width, precision };
         match arg {
             Arg::Str(s) => {

@@ -3,15 +3,16 @@
 
 use std::io::Write;
 
-/// Formats `records` and writes them to stdout (fd 1) in one locked write, then flushes, so
-/// that an application that waited for the command sees the output. Write errors (a closed
-/// stdout) are ignored, as C's printf ignores them.
+/// Formats `records` and writes them to stdout (fd 1) under one lock, each record's text in
+/// one write, then flushes, so that an application that waited for the command sees the
+/// output. Write errors (a closed stdout) are ignored, as C's printf ignores them.
 pub(crate) fn emit(records: &[u8]) {
     if records.is_empty() {
         return;
     }
-    let text = softcl_compiler::printf::format_buffer(records);
     let mut out = std::io::stdout().lock();
-    let _ = out.write_all(&text);
+    softcl_compiler::printf::format_records(records, |text| {
+        let _ = out.write_all(text);
+    });
     let _ = out.flush();
 }

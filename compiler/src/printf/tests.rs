@@ -260,3 +260,23 @@ fn parse_counts_arguments() {
     assert_eq!(p[0], Piece::Text(b"a%b".to_vec()));
     assert_eq!(p.last(), Some(&Piece::Text(b"%k".to_vec())));
 }
+
+#[test]
+fn missing_arguments_print_nothing_but_the_text_goes_on() {
+    let mut rec = start_record(b"a=%d b=%d c=%s.");
+    push_arg(&mut rec, ARG_INT, 4, 1, &1i32.to_ne_bytes());
+    assert_eq!(format_buffer(&finish_record(rec)), b"a=1 b= c=.");
+}
+
+#[test]
+fn records_reach_the_sink_one_whole_record_at_a_time() {
+    let mut buf = Vec::new();
+    for (f, v) in [(&b"%5d|\n"[..], 1i32), (b"x%dy", 22)] {
+        let mut rec = start_record(f);
+        push_arg(&mut rec, ARG_INT, 4, 1, &v.to_ne_bytes());
+        buf.extend_from_slice(&finish_record(rec));
+    }
+    let mut pieces: Vec<Vec<u8>> = Vec::new();
+    format_records(&buf, |t| pieces.push(t.to_vec()));
+    assert_eq!(pieces, [b"    1|\n".to_vec(), b"x22y".to_vec()]);
+}
