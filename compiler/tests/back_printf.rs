@@ -7,16 +7,20 @@ use softcl_compiler::{compile_source, NativeProgram, Target, WorkGroupContext, F
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-fn build(src: &str) -> Arc<NativeProgram> {
+fn build(src: &str, opts: &str) -> Arc<NativeProgram> {
     let t = Target::default();
-    let prog = compile_source(src, "", &t).unwrap_or_else(|e| panic!("front end: {}", e.log));
+    let prog = compile_source(src, opts, &t).unwrap_or_else(|e| panic!("front end: {}", e.log));
     prog.codegen(&t).unwrap_or_else(|e| panic!("back end: {}", e.log))
 }
 
 /// Runs kernel `k(global int *ret)` as one work-group of `n` work-items (no barriers) with a
 /// printf buffer of `capacity` bytes (`None`: no buffer). Returns (output, ret, bytes used).
 fn run(src: &str, n: usize, capacity: Option<usize>) -> (String, Vec<i32>, u64) {
-    let p = build(src);
+    run_opts(src, "", n, capacity)
+}
+
+fn run_opts(src: &str, opts: &str, n: usize, capacity: Option<usize>) -> (String, Vec<i32>, u64) {
+    let p = build(src, opts);
     let k = p.kernel("k").expect("kernel k");
     assert!(k.info.uses_printf, "uses_printf is set");
     assert_eq!(k.info.barrier_count, 0);
@@ -90,4 +94,17 @@ fn run_time_strings_are_copied_with_their_length() {
     );
     assert_eq!(out, "0 even;1 odd;2 even;");
     assert_eq!(ret, [0, 0, 0]);
+}
+
+#[test]
+fn a_global_string_is_read_when_printed_not_when_compiled() {
+    // A program-scope __global string may change: %s copies what it holds at the call.
+    let src = r#"global char word[8] = "before";
+        kernel void k(global int *ret) {
+            word[0] = 'B';
+            word[3] = 0;
+            ret[0] = printf("%s|%s\n", word, "lit");
+        }"#;
+    let (out, ret, _) = run_opts(src, "-cl-std=CL2.0", 1, Some(256));
+    assert_eq!((out.as_str(), ret[0]), ("Bef|lit\n", 0));
 }

@@ -15,6 +15,7 @@ use super::llvm::{
     as_int, as_ptr, bail, ctx_offsets, gep, int_width, is_float_like, is_int_like, lanes, FnLower, Val, R,
 };
 use crate::ir::{self, ConstData, InstData};
+use crate::kernel_info::AddressSpace;
 use crate::printf::{self as pf, Piece};
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicValue, IntValue, PointerValue};
@@ -230,11 +231,18 @@ fn empty_string<'ctx>(fx: &FnLower<'_, 'ctx, '_>) -> PointerValue<'ctx> {
 }
 
 /// The bytes (up to the first NUL) of the constant string `v` points at, when `v` is the
-/// address of a module variable with a constant initializer of 8-bit integers.
+/// address of a `__constant` module variable initialised with 8-bit integers (a program-scope
+/// `__global` string may change at run time, so it is read at run time instead).
 fn constant_string<'ctx>(fx: &FnLower<'_, 'ctx, '_>, v: Val<'ctx>) -> Option<Vec<u8>> {
-    let p = v.into_pointer_value_checked()?;
+    if !v.is_pointer_value() {
+        return None;
+    }
+    let p = v.into_pointer_value();
     let ir = fx.e.ir;
     let (_, data) = ir.globals.iter().find(|(g, _)| fx.e.global_ptr(*g) == Some(p))?;
+    if data.space != AddressSpace::Constant {
+        return None;
+    }
     let init = ir.constants.get(data.init?)?;
     let parts: Vec<ir::Const> = match init {
         ConstData::Composite { parts, .. } => parts.clone(),
@@ -255,14 +263,4 @@ fn constant_string<'ctx>(fx: &FnLower<'_, 'ctx, '_>, v: Val<'ctx>) -> Option<Vec
         }
     }
     Some(out)
-}
-
-trait PointerChecked<'ctx> {
-    fn into_pointer_value_checked(self) -> Option<PointerValue<'ctx>>;
-}
-
-impl<'ctx> PointerChecked<'ctx> for Val<'ctx> {
-    fn into_pointer_value_checked(self) -> Option<PointerValue<'ctx>> {
-        self.is_pointer_value().then(|| self.into_pointer_value())
-    }
 }
