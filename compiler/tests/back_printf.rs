@@ -108,3 +108,15 @@ fn a_global_string_is_read_when_printed_not_when_compiled() {
     let (out, ret, _) = run_opts(src, "-cl-std=CL2.0", 1, Some(256));
     assert_eq!((out.as_str(), ret[0]), ("Bef|lit\n", 0));
 }
+
+#[test]
+fn printf_builds_without_optimisation() {
+    let src = r#"kernel void k(global int *ret) {
+            float4 v = (float4)(1.0f, 2.0f, 3.0f, 4.0f);
+            constant char *s = "str";
+            ret[get_global_id(0)] = printf("%d %s %v4hlf %c\n", (int)get_global_id(0), s, v, 'z');
+        }"#;
+    let (out, ret, _) = run_opts(src, "-cl-opt-disable", 2, Some(1024));
+    assert_eq!(out, "0 str 1.000000,2.000000,3.000000,4.000000 z\n1 str 1.000000,2.000000,3.000000,4.000000 z\n");
+    assert_eq!(ret, [0, 0]);
+}
