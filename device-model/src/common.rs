@@ -178,13 +178,9 @@ pub(crate) fn run_launch<T>(
     if let Some(o) = &observer {
         o.kernel_begin(name, range.global, range.local);
     }
-    let printf = job.printf();
     let result = executor.execute(job);
     if let Some(o) = &observer {
         o.kernel_end(name);
-    }
-    if let Some(p) = printf {
-        crate::printf::emit(p.records());
     }
     result.map(|()| (range, extra))
 }

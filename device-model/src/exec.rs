@@ -263,19 +263,27 @@ pub(crate) struct Limits {
 
 /// A launch's printf buffer: the header generated code reaches through `ctx.printf` and the
 /// zeroed storage its records go to. Shared by every worker of the launch; read only after
-/// the launch has finished.
+/// the launch has finished. The executor keeps the storage for the next launch, zeroing only
+/// the part that was written.
 pub(crate) struct PrintfStore {
     header: PrintfBuffer,
     storage: Vec<u8>,
 }
 
 impl PrintfStore {
-    fn new(capacity: usize) -> Result<Self, LaunchError> {
-        let mut storage = Vec::new();
-        storage
-            .try_reserve_exact(capacity)
-            .map_err(|_| LaunchError::OutOfResources(format!("cannot allocate a {capacity}-byte printf buffer")))?;
-        storage.resize(capacity, 0);
+    /// A buffer of `capacity` bytes, reusing `spare` (all zero) when it has that size.
+    fn new(capacity: usize, spare: Option<Vec<u8>>) -> Result<Self, LaunchError> {
+        let mut storage = match spare {
+            Some(s) if s.len() == capacity => s,
+            _ => {
+                let mut fresh = Vec::new();
+                fresh.try_reserve_exact(capacity).map_err(|_| {
+                    LaunchError::OutOfResources(format!("cannot allocate a {capacity}-byte printf buffer"))
+                })?;
+                fresh.resize(capacity, 0);
+                fresh
+            }
+        };
         // The kernel writes through this address; `storage` is neither moved nor resized
         // (its heap block stays put) and is only read after the launch.
         let data = storage.as_mut_ptr().expose_provenance() as u64;
@@ -287,6 +295,13 @@ impl PrintfStore {
     pub(crate) fn records(&self) -> &[u8] {
         let used = self.header.used.load(Ordering::SeqCst);
         &self.storage[..usize::try_from(used).unwrap_or(usize::MAX).min(self.storage.len())]
+    }
+
+    /// The storage, zeroed again (only records were written, all below `used`).
+    fn into_storage(mut self) -> Vec<u8> {
+        let written = self.records().len();
+        self.storage[..written].fill(0);
+        self.storage
     }
 }
 
@@ -301,7 +316,10 @@ pub(crate) struct Job {
     range: NdRange,
     schedule: Schedule,
     observer: Option<Arc<dyn Observer>>,
-    printf: Option<Arc<PrintfStore>>,
+    /// The printf buffer size when the kernel calls printf; the buffer is set up by
+    /// [`Executor::execute`].
+    printf_capacity: Option<usize>,
+    printf: Option<PrintfStore>,
     chunk: usize,
     next: AtomicUsize,
     completed: AtomicUsize,
@@ -387,7 +405,7 @@ impl Job {
             .try_reserve_exact(args.len())
             .map_err(|_| LaunchError::OutOfResources("cannot copy the argument block".into()))?;
         owned_args.extend_from_slice(args);
-        let printf = if info.uses_printf { Some(Arc::new(PrintfStore::new(limits.printf_buffer_size)?)) } else { None };
+        let printf_capacity = info.uses_printf.then_some(limits.printf_buffer_size);
         Ok(Self {
             kernel,
             args: owned_args,
@@ -397,18 +415,14 @@ impl Job {
             range,
             schedule,
             observer,
-            printf,
+            printf_capacity,
+            printf: None,
             chunk: 1,
             next: AtomicUsize::new(0),
             completed: AtomicUsize::new(0),
             aborted: AtomicBool::new(false),
             error: Mutex::new(None),
         })
-    }
-
-    /// The launch's printf buffer, if its kernel calls printf.
-    pub(crate) fn printf(&self) -> Option<Arc<PrintfStore>> {
-        self.printf.clone()
     }
 
     fn fail(&self, error: LaunchError) {
@@ -663,6 +677,8 @@ pub(crate) struct Executor {
     /// The pool, started by the first launch. Held for the whole of a launch, which
     /// serialises launches on the device.
     pool: Mutex<Option<Pool>>,
+    /// The last launch's printf storage (all zero), for the next launch that calls printf.
+    printf_spare: Mutex<Option<Vec<u8>>>,
 }
 
 impl std::fmt::Debug for Executor {
@@ -674,10 +690,11 @@ impl std::fmt::Debug for Executor {
 impl Executor {
     /// An executor that will run on `threads` workers (at least one).
     pub(crate) fn new(threads: usize, name: &'static str) -> Self {
-        Self { threads: threads.max(1), name, pool: Mutex::new(None) }
+        Self { threads: threads.max(1), name, pool: Mutex::new(None), printf_spare: Mutex::new(None) }
     }
 
-    /// Runs every work-group of `job`; returns when all have finished or one failed.
+    /// Runs every work-group of `job`; returns when all have finished or one failed, after
+    /// writing the launch's printf output to stdout.
     pub(crate) fn execute(&self, mut job: Job) -> Result<(), LaunchError> {
         let total = job.range.group_count;
         if total == 0 {
@@ -685,6 +702,10 @@ impl Executor {
         }
         // Chunks: about 8 per worker to balance uneven groups, at most 64 groups each.
         job.chunk = (total / (self.threads * 8)).clamp(1, 64);
+        if let Some(capacity) = job.printf_capacity {
+            let spare = self.printf_spare.lock().take();
+            job.printf = Some(PrintfStore::new(capacity, spare)?);
+        }
         let job = Arc::new(job);
         {
             let mut pool = self.pool.lock();
@@ -694,7 +715,14 @@ impl Executor {
             };
             pool.run(Arc::clone(&job));
         }
+        if let Some(store) = &job.printf {
+            crate::printf::emit(store.records());
+        }
         let error = job.error.lock().take();
+        // Every worker has let go of the job (`Pool::run`), so this is the last reference.
+        if let Some(store) = Arc::into_inner(job).and_then(|j| j.printf) {
+            *self.printf_spare.lock() = Some(store.into_storage());
+        }
         error.map_or(Ok(()), Err)
     }
 }
