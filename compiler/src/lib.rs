@@ -13,6 +13,7 @@ pub mod front;
 pub mod ir;
 pub mod kernel_info;
 pub mod passes;
+pub mod printf;
 
 pub use abi::{WorkGroupContext, WorkGroupEntry, FINISHED};
 pub use kernel_info::{AccessQualifier, AddressSpace, ArgKind, KernelArg, KernelInfo, TypeQualifiers};
