@@ -1,0 +1,216 @@
+//! The kernel language through the loader: SPIR-V the Khronos translator of other versions
+//! emits, build options as clang takes them, the OpenCL C feature macros against the device
+//! queries, work-item functions beyond get_work_dim(), and constructs clang emits for
+//! `__local` structs and as_type.
+
+use softcl_conformance::*;
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+/// Assembles SPIR-V text with `spirv-as` (package spirv-tools), as SPIR-V 1.0.
+fn assemble(text: &str) -> Vec<u8> {
+    let mut child = Command::new("spirv-as")
+        .args(["--target-env", "spv1.0", "-", "-o", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spirv-as (package spirv-tools) must be installed");
+    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "spirv-as failed: {}", String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}
+
+/// Builds SPIR-V text for `env`'s device; the build failure (code and log) on error.
+fn build_il(env: &TestEnv, text: &str) -> Result<Program, BuildFailure> {
+    let program = program_from_il(&env.context, &assemble(text)).unwrap_or_else(|e| panic!("{e}"));
+    build_program(program, &[env.dev()], "")
+}
+
+/// Every work-item's built-in values, read as whole vectors (the GlobalInvocationId in
+/// UniformConstant storage, as older translators declare it), by OpVectorExtractDynamic,
+/// through OpAccessChain / OpInBoundsPtrAccessChain into the variable and as scalars.
+#[test]
+fn builtins_read_in_every_way_give_each_work_items_values() {
+    const TEXT: &str = include_str!("language/builtins_every_access.spvasm");
+    let (offset, global, local) = ([3usize, 1], [8usize, 6], [4usize, 2]);
+    let items = global[0] * global[1];
+    for_each_device(|d| {
+        let env = d.env();
+        let program = build_il(&env, TEXT).unwrap_or_else(|e| panic!("{e}"));
+        let k = create_kernel(&program, "ids").unwrap();
+        let out = env.buffer_from(CL_MEM_READ_WRITE, &vec![u64::MAX; items * 16]);
+        k.set_mem(0, &out);
+        k.set_arg(1, &1u32);
+        enqueue_nd(env.q(), &k, Some(&offset), &global, Some(&local), &[]).wait();
+        let got: Vec<u64> = env.read(&out, items * 16);
+        for y in 0..global[1] {
+            for x in 0..global[0] {
+                let slot = &got[(y * global[0] + x) * 16..][..16];
+                let (lx, ly) = (x % local[0], y % local[1]);
+                let want = [
+                    (x + offset[0]) as u64,
+                    (y + offset[1]) as u64,
+                    lx as u64,
+                    ly as u64,
+                    (x / local[0]) as u64,
+                    (y / local[1]) as u64,
+                    global[1] as u64,
+                    2,
+                    (y * global[0] + x) as u64,
+                    (ly * local[0] + lx) as u64,
+                    (global[0] / local[0]) as u64,
+                    (global[1] / local[1]) as u64,
+                    local[0] as u64,
+                    local[1] as u64,
+                    offset[0] as u64,
+                    offset[1] as u64,
+                ];
+                assert_eq!(slot, want, "work-item ({x}, {y}) on {}", d.kind);
+            }
+        }
+    });
+}
+
+/// A built-in the front end cannot read correctly is a build error naming it, never a
+/// kernel that runs with made-up values.
+#[test]
+fn builtins_that_cannot_be_translated_are_build_errors() {
+    const HEADER: &str = "
+               OpCapability Addresses
+               OpCapability Linkage
+               OpCapability Kernel
+               OpCapability Int64
+               OpMemoryModel Physical64 OpenCL
+               OpEntryPoint Kernel %k \"bad\"
+               OpName %k \"bad\"
+      %ulong = OpTypeInt 64 0
+       %uint = OpTypeInt 32 0
+    %v3ulong = OpTypeVector %ulong 3
+    %v2ulong = OpTypeVector %ulong 2
+     %uint_0 = OpConstant %uint 0
+%ptr_cw_ulong = OpTypePointer CrossWorkgroup %ulong
+       %void = OpTypeVoid
+         %fn = OpTypeFunction %void %ptr_cw_ulong
+";
+    let cases = [
+        // A per-dimension built-in declared as a 2-component vector.
+        (
+            "OpDecorate %b BuiltIn GlobalSize
+             %pt = OpTypePointer Input %v2ulong
+             %b = OpVariable %pt Input",
+            "%v = OpLoad %v2ulong %b
+             %x = OpCompositeExtract %ulong %v 0",
+            "GlobalSize",
+        ),
+        // A scalar built-in declared as a vector.
+        (
+            "OpDecorate %b BuiltIn WorkDim
+             %pt = OpTypePointer Input %v3ulong
+             %b = OpVariable %pt Input",
+            "%v = OpLoad %v3ulong %b
+             %x = OpCompositeExtract %ulong %v 0",
+            "WorkDim",
+        ),
+        // A built-in SoftCL does not know.
+        (
+            "OpDecorate %b BuiltIn SubgroupEqMask
+             %pt = OpTypePointer Input %ulong
+             %b = OpVariable %pt Input",
+            "%x = OpLoad %ulong %b",
+            "SubgroupEqMask",
+        ),
+        // A built-in in private (Function-like) storage.
+        (
+            "OpDecorate %b BuiltIn GlobalInvocationId
+             %pt = OpTypePointer CrossWorkgroup %v3ulong
+             %b = OpVariable %pt CrossWorkgroup",
+            "%v = OpLoad %v3ulong %b
+             %x = OpCompositeExtract %ulong %v 0",
+            "GlobalInvocationId",
+        ),
+        // A built-in's address used as a value.
+        (
+            "OpDecorate %b BuiltIn GlobalInvocationId
+             %pt = OpTypePointer Input %v3ulong
+             %pg = OpTypePointer Generic %v3ulong
+             %b = OpVariable %pt Input",
+            "%g = OpPtrCastToGeneric %pg %b
+             %v = OpLoad %v3ulong %g
+             %x = OpCompositeExtract %ulong %v 0",
+            "built-in variable",
+        ),
+    ];
+    for_each_device(|d| {
+        let env = d.env();
+        for (decls, body, named) in cases {
+            let (decorations, types): (Vec<&str>, Vec<&str>) =
+                decls.lines().map(str::trim).partition(|l| l.starts_with("OpDecorate"));
+            let text = format!(
+                "{}\n{}\n{HEADER}\n{}\n%k = OpFunction %void None %fn\n%out = OpFunctionParameter %ptr_cw_ulong\n\
+                 %entry = OpLabel\n{body}\nOpStore %out %x\nOpReturn\nOpFunctionEnd\n",
+                "",
+                decorations.join("\n"),
+                types.join("\n")
+            );
+            // Decorations must precede the types: move them after the header's OpName.
+            let text = text.replacen(&decorations.join("\n"), "", 1).replacen(
+                "OpName %k \"bad\"",
+                &format!("OpName %k \"bad\"\n{}", decorations.join("\n")),
+                1,
+            );
+            let il = assemble(&text);
+            let program = program_from_il(&env.context, &il).unwrap_or_else(|e| panic!("{named}: {e}"));
+            let error = build_program(program, &[env.dev()], "").expect_err(named);
+            assert_eq!(error.code, CL_BUILD_PROGRAM_FAILURE, "{named}: {}", error.log);
+            assert!(error.log.contains(named), "{named}: {}", error.log);
+        }
+    });
+}
+
+/// get_global_size, get_local_size, get_num_groups, get_enqueued_local_size give 1 and
+/// get_global_id, get_local_id, get_group_id, get_global_offset give 0 for a dimension
+/// >= get_work_dim(): literal dimensions beyond 2 (which clang turns into out-of-range
+/// components) and variable ones.
+#[test]
+fn work_item_functions_beyond_the_work_dim() {
+    const SRC: &str = r#"
+        kernel void dims(global ulong *out, uint d) {
+            size_t i = get_global_id(0) + get_global_size(0) * get_global_id(1);
+            global ulong *o = out + i * 24;
+            o[0] = get_global_size(3);  o[1] = get_local_size(7);  o[2] = get_num_groups(3);
+            o[3] = get_enqueued_local_size(4);
+            o[4] = get_global_id(3);  o[5] = get_local_id(9);  o[6] = get_group_id(5);
+            o[7] = get_global_offset(3);
+            o[8] = get_global_size(d);  o[9] = get_local_size(d);  o[10] = get_num_groups(d);
+            o[11] = get_enqueued_local_size(d);
+            o[12] = get_global_id(d);  o[13] = get_local_id(d);  o[14] = get_group_id(d);
+            o[15] = get_global_offset(d);
+            uint e = d + 100;
+            o[16] = get_global_size(e);  o[17] = get_local_size(e);  o[18] = get_num_groups(e);
+            o[19] = get_enqueued_local_size(e);
+            o[20] = get_global_id(e);  o[21] = get_local_id(e);  o[22] = get_group_id(e);
+            o[23] = get_global_offset(e);
+        }"#;
+    for_each_device(|dev| {
+        let env = dev.env();
+        let k = env.kernel(SRC, "-cl-std=CL3.0", "dims");
+        for (global, local, d) in
+            [(vec![6usize], vec![3usize], 1u32), (vec![4, 3], vec![2, 3], 2), (vec![5], vec![5], 2)]
+        {
+            let items: usize = global.iter().product();
+            let out = env.buffer_from(CL_MEM_READ_WRITE, &vec![u64::MAX; items * 24]);
+            k.set_mem(0, &out);
+            k.set_arg(1, &d);
+            let offset = vec![0usize; global.len()];
+            enqueue_nd(env.q(), &k, Some(&offset), &global, Some(&local), &[]).wait();
+            let got: Vec<u64> = env.read(&out, items * 24);
+            let sizes_then_ids = [1, 1, 1, 1, 0, 0, 0, 0];
+            for (item, slot) in got.chunks(24).enumerate() {
+                let want: Vec<u64> = sizes_then_ids.iter().cycle().take(24).copied().collect();
+                assert_eq!(slot, want, "work-item {item}, global {global:?}, d = {d} on {}", dev.kind);
+            }
+        }
+    });
+}
