@@ -214,3 +214,39 @@ fn work_item_functions_beyond_the_work_dim() {
         }
     });
 }
+
+/// Build options as clang takes them: a function-like macro (hashcat's `-D 'XM2S(x)=#x'`),
+/// values with quotes and spaces, include directories with spaces; options that are not
+/// OpenCL's are still refused with a log line.
+#[test]
+fn build_options_pass_through_as_clang_takes_them() {
+    let dir = std::env::temp_dir().join(format!("softcl language include {}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("inc.h"), "#define FROM_HEADER 5\n").unwrap();
+    const SRC: &str = r#"
+        #include "inc.h"
+        constant char name[] = XM2S(hashcat);
+        kernel void k(global int *out) {
+            out[0] = name[0];
+            out[1] = sizeof(name);
+            out[2] = FROM_HEADER;
+            out[3] = sizeof(SPACED);
+            out[4] = QUOTED[0];
+        }"#;
+    let options = format!(r#"-D 'XM2S(x)=#x' -I "{}" -D SPACED="\"a b\"" -DQUOTED=\"s\""#, dir.display());
+    for_each_device(|d| {
+        let env = d.env();
+        let k = env.kernel(SRC, &options, "k");
+        let out = env.buffer(CL_MEM_READ_WRITE, 5 * 4);
+        k.set_mem(0, &out);
+        env.run(&k, &[1], None);
+        let got: Vec<i32> = env.read(&out, 5);
+        assert_eq!(got, [b'h' as i32, 8, 5, 4, b's' as i32], "on {}", d.kind);
+        for bad in ["-D 'F(1)=x'", "-O3", "-cl-no-such-option"] {
+            let error = env.try_build(SRC, bad).expect_err(bad);
+            assert_eq!(error.code, CL_INVALID_BUILD_OPTIONS, "{bad}: {}", error.log);
+            assert!(!error.log.is_empty(), "{bad}: empty build log");
+        }
+    });
+    std::fs::remove_dir_all(&dir).ok();
+}
