@@ -250,3 +250,39 @@ fn build_options_pass_through_as_clang_takes_them() {
     });
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A `__local` struct: clang gives its SPIR-V variable an undef initializer, which must be
+/// accepted (local memory starts uninitialised), with and without optimisation.
+#[test]
+fn local_struct_variables_build_and_run() {
+    const SRC: &str = r#"
+        struct S { int a; float b[4]; };
+        void fill(local struct S *p, int i) { p->b[i & 3] = i * 2; p->a = i; }
+        kernel void k(global int *o, global const struct S *g) {
+            local struct S s;
+            if (get_local_id(0) == 0) { s = g[0]; fill(&s, o[0]); }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            o[get_global_id(0) + 1] = s.a + (int)s.b[1] + (int)s.b[2] + (int)get_local_id(0);
+        }"#;
+    #[derive(Clone, Copy)]
+    #[repr(C)]
+    struct S {
+        a: i32,
+        b: [f32; 4],
+    }
+    for_each_device(|d| {
+        let env = d.env();
+        for options in ["", "-cl-opt-disable"] {
+            let k = env.kernel(SRC, options, "k");
+            let o = env.buffer_from(CL_MEM_READ_WRITE, &[1i32; 9]);
+            let g = env.buffer_from(CL_MEM_READ_ONLY, &[S { a: 100, b: [0.0, 0.0, 30.0, 0.0] }]);
+            k.set_mem(0, &o);
+            k.set_mem(1, &g);
+            env.run(&k, &[8], Some(&[8]));
+            let got: Vec<i32> = env.read(&o, 9);
+            // o[0] = 1: s.a = 1, s.b[1] = 2, s.b[2] = 30 from g.
+            let want: Vec<i32> = std::iter::once(1).chain((0..8).map(|lid| 1 + 2 + 30 + lid)).collect();
+            assert_eq!(got, want, "{options:?} on {}", d.kind);
+        }
+    });
+}

@@ -619,6 +619,15 @@ fn builtin_query(builtin: spirv::BuiltIn) -> TResult<WorkItemQuery> {
     })
 }
 
+/// Whether constant `konst` is undef or zero in every part (an initializer that says nothing).
+fn is_undef_or_null(constants: &ir::Arena<ir::Const, ConstData>, konst: ir::Const) -> bool {
+    match &constants[konst] {
+        ConstData::Undef { .. } | ConstData::Null { .. } => true,
+        ConstData::Composite { parts, .. } => parts.iter().all(|&p| is_undef_or_null(constants, p)),
+        ConstData::Int { .. } | ConstData::Float { .. } => false,
+    }
+}
+
 /// Whether `query` has a value per dimension (a 3-component built-in vector).
 pub(crate) fn is_vector_query(query: WorkItemQuery) -> bool {
     use WorkItemQuery as Q;
@@ -930,10 +939,13 @@ fn translate_global_variable(
         S::Workgroup | S::UniformConstant | S::CrossWorkgroup => {
             let space = address_space(class)?;
             let init = match (space, initializer) {
-                (AddressSpace::Local, Some(_)) => {
+                // Local memory is not initialised: clang gives a `__local struct S s;` an
+                // undef (or null) initializer, which means nothing. A real value would be
+                // silently lost, so it is refused.
+                (AddressSpace::Local, Some(konst)) if !is_undef_or_null(&builder.module.constants, konst) => {
                     return Err(malformed(format!("__local variable {name} has an initializer")))
                 }
-                (AddressSpace::Local, None) => None,
+                (AddressSpace::Local, _) => None,
                 // Program-scope variables without an initializer start zeroed.
                 (_, Some(konst)) => Some(konst),
                 (_, None) => Some(builder.null_const(pointee)),
