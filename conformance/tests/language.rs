@@ -286,3 +286,64 @@ fn local_struct_variables_build_and_run() {
         }
     });
 }
+
+/// as_type between types of the same size but different lane counts or element types, on
+/// values (not through memory), with and without optimisation; 3-component vectors are
+/// 4-component-sized.
+#[test]
+fn as_type_between_vector_shapes() {
+    const SRC: &str = r#"
+        typedef union { int i; short2 s; } U;
+        kernel void k(global long *o, int2 a, long b, int c, float4 f, int3 i3) {
+            o[0] = as_long(a + (int2)(1, 2));
+            int2 x = as_int2(b * 3);
+            o[1] = x.y + x.x;
+            char4 ch = as_char4(c + 1);
+            o[2] = ch.z;
+            U u; u.i = c * 5; o[3] = u.s.y;
+            float3 f3 = as_float3(as_int4(f * 2.0f));
+            o[4] = (long)f3.y;
+            int4 i4 = as_int4(f + 1.0f);
+            o[5] = i4.w;
+            short8 s8 = as_short8(f * 4.0f);
+            o[6] = s8.s7;
+            float3 g3 = as_float3(i3 + 1);
+            o[7] = as_int(g3.z);
+            uchar16 u16 = as_uchar16(f);
+            o[8] = u16.sf;
+            float2 h = as_float2(b + 1);
+            o[9] = as_int(h.y);
+            o[10] = as_long(as_float2(as_long(a)));
+        }"#;
+    let b: i64 = 0x0000_0005_0000_0007;
+    let c: i32 = 0x0102_0304;
+    let want: [i64; 11] = [
+        2 | (4 << 32),
+        0x15 + 0xF,
+        2,
+        0x050A,
+        4,
+        5.0f32.to_bits() as i64,
+        (16.0f32.to_bits() >> 16) as i64,
+        4,
+        0x40,
+        5,
+        1 | (2 << 32),
+    ];
+    for_each_device(|d| {
+        let env = d.env();
+        for options in ["", "-cl-opt-disable"] {
+            let k = env.kernel(SRC, options, "k");
+            let o = env.buffer_from(CL_MEM_READ_WRITE, &[-1i64; 11]);
+            k.set_mem(0, &o);
+            k.set_arg(1, &[1i32, 2]);
+            k.set_arg(2, &b);
+            k.set_arg(3, &c);
+            k.set_arg(4, &[1.0f32, 2.0, 3.0, 4.0]);
+            k.set_arg(5, &[1i32, 2, 3, 0]);
+            env.run(&k, &[1], None);
+            let got: Vec<i64> = env.read(&o, 11);
+            assert_eq!(got, want, "{options:?} on {}", d.kind);
+        }
+    });
+}
