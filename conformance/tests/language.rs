@@ -347,3 +347,162 @@ fn as_type_between_vector_shapes() {
         }
     });
 }
+
+/// OpenCL C 3.0 feature macros and the extension macros that affect the language (the
+/// names clang-15 can define for SPIR).
+const FEATURE_MACROS: &[&str] = &[
+    "__opencl_c_3d_image_writes",
+    "__opencl_c_atomic_order_acq_rel",
+    "__opencl_c_atomic_order_seq_cst",
+    "__opencl_c_atomic_scope_device",
+    "__opencl_c_atomic_scope_all_devices",
+    "__opencl_c_device_enqueue",
+    "__opencl_c_generic_address_space",
+    "__opencl_c_fp64",
+    "__opencl_c_images",
+    "__opencl_c_int64",
+    "__opencl_c_pipes",
+    "__opencl_c_program_scope_global_variables",
+    "__opencl_c_read_write_images",
+    "__opencl_c_subgroups",
+    "__opencl_c_work_group_collective_functions",
+    "__opencl_c_integer_dot_product_input_4x8bit",
+    "__opencl_c_integer_dot_product_input_4x8bit_packed",
+    "__opencl_c_ext_fp16_global_atomic_load_store",
+    "__opencl_c_ext_fp16_local_atomic_load_store",
+    "__opencl_c_ext_fp16_global_atomic_add",
+    "__opencl_c_ext_fp16_local_atomic_add",
+    "__opencl_c_ext_fp16_global_atomic_min_max",
+    "__opencl_c_ext_fp16_local_atomic_min_max",
+    "__opencl_c_ext_fp32_global_atomic_add",
+    "__opencl_c_ext_fp32_local_atomic_add",
+    "__opencl_c_ext_fp32_global_atomic_min_max",
+    "__opencl_c_ext_fp32_local_atomic_min_max",
+    "__opencl_c_ext_fp64_global_atomic_add",
+    "__opencl_c_ext_fp64_local_atomic_add",
+    "__opencl_c_ext_fp64_global_atomic_min_max",
+    "__opencl_c_ext_fp64_local_atomic_min_max",
+];
+const EXTENSION_MACROS: &[&str] = &[
+    "cl_khr_fp64",
+    "cl_khr_fp16",
+    "cl_khr_3d_image_writes",
+    "cl_khr_depth_images",
+    "cl_khr_mipmap_image",
+    "cl_khr_mipmap_image_writes",
+    "cl_khr_gl_msaa_sharing",
+    "cl_khr_int64_base_atomics",
+    "cl_khr_int64_extended_atomics",
+    "cl_khr_subgroups",
+    "cl_khr_subgroup_extended_types",
+    "cl_khr_subgroup_non_uniform_vote",
+    "cl_khr_subgroup_ballot",
+    "cl_khr_subgroup_non_uniform_arithmetic",
+    "cl_khr_subgroup_shuffle",
+    "cl_khr_subgroup_shuffle_relative",
+    "cl_khr_subgroup_clustered_reduce",
+    "cl_khr_subgroup_rotate",
+    "cl_khr_extended_bit_ops",
+    "cl_khr_integer_dot_product",
+    "cl_khr_srgb_image_writes",
+    "cl_ext_float_atomics",
+    "cl_khr_byte_addressable_store",
+    "cl_khr_global_int32_base_atomics",
+    "cl_khr_global_int32_extended_atomics",
+    "cl_khr_local_int32_base_atomics",
+    "cl_khr_local_int32_extended_atomics",
+];
+
+/// Every feature and extension macro is defined iff clGetDeviceInfo lists the feature
+/// (CL_DEVICE_OPENCL_C_FEATURES) or extension (CL_DEVICE_EXTENSIONS); __IMAGE_SUPPORT__ iff
+/// CL_DEVICE_IMAGE_SUPPORT; __OPENCL_VERSION__ is the device's version, __OPENCL_C_VERSION__
+/// the -cl-std one.
+#[test]
+fn feature_macros_agree_with_the_device_queries() {
+    for_each_device(|d| {
+        let env = d.env();
+        let features: Vec<String> = device_info_array::<[u8; 68]>(d.id, CL_DEVICE_OPENCL_C_FEATURES)
+            .iter()
+            .map(|nv| {
+                let name = &nv[4..];
+                String::from_utf8_lossy(&name[..name.iter().position(|&b| b == 0).unwrap_or(64)]).into_owned()
+            })
+            .collect();
+        let extensions = device_info_string(d.id, CL_DEVICE_EXTENSIONS);
+        let extensions: Vec<&str> = extensions.split_whitespace().collect();
+        let images = device_info::<cl_bool>(d.id, CL_DEVICE_IMAGE_SUPPORT) == CL_TRUE;
+        let version = device_info_string(d.id, CL_DEVICE_VERSION);
+        let (major, minor) = version["OpenCL ".len()..].split_whitespace().next().unwrap().split_once('.').unwrap();
+        let device_version: i32 = major.parse::<i32>().unwrap() * 100 + minor.parse::<i32>().unwrap() * 10;
+        for (std, c_version, features_apply) in [("CL3.0", 300, true), ("CL1.2", 120, false)] {
+            let names: Vec<&str> = if features_apply {
+                FEATURE_MACROS.iter().chain(EXTENSION_MACROS).copied().collect()
+            } else {
+                EXTENSION_MACROS.to_vec()
+            };
+            let mut src = String::from("kernel void k(global int *o) {\n");
+            for (i, name) in names.iter().enumerate() {
+                src.push_str(&format!("#ifdef {name}\n o[{i}] = 1;\n#else\n o[{i}] = 0;\n#endif\n"));
+            }
+            let n = names.len();
+            src.push_str(&format!(
+                "#ifdef __IMAGE_SUPPORT__\n o[{n}] = 1;\n#else\n o[{n}] = 0;\n#endif\n\
+                 #ifdef __OPENCL_VERSION__\n o[{}] = __OPENCL_VERSION__;\n#else\n o[{}] = -1;\n#endif\n\
+                 o[{}] = __OPENCL_C_VERSION__;\n}}\n",
+                n + 1,
+                n + 1,
+                n + 2
+            ));
+            let k = env.kernel(&src, &format!("-cl-std={std}"), "k");
+            let out = env.buffer(CL_MEM_READ_WRITE, (n + 3) * 4);
+            k.set_mem(0, &out);
+            env.run(&k, &[1], None);
+            let got: Vec<i32> = env.read(&out, n + 3);
+            for (i, name) in names.iter().enumerate() {
+                let listed = features.iter().any(|f| f == name) || extensions.contains(name);
+                assert_eq!(got[i] == 1, listed, "{name} defined = {}, listed = {listed}, {std} on {}", got[i], d.kind);
+            }
+            assert_eq!(got[n] == 1, images, "__IMAGE_SUPPORT__, {std} on {}", d.kind);
+            assert_eq!(got[n + 1], device_version, "__OPENCL_VERSION__, {std} on {}", d.kind);
+            assert_eq!(got[n + 2], c_version, "__OPENCL_C_VERSION__, {std} on {}", d.kind);
+        }
+    });
+}
+
+/// The atomic orders and scopes the device advertises work: seq_cst and acq_rel read-modify-
+/// writes at device scope from every work-item of many work-groups, the implicit-order
+/// functions, compare-exchange loops and fences.
+#[test]
+fn advertised_atomic_orders_and_scopes_work() {
+    const SRC: &str = r#"
+        kernel void k(global atomic_int *counter, global atomic_int *maxv, global atomic_uint *bits,
+                      global int *slots) {
+            int i = get_global_id(0);
+            int ticket = atomic_fetch_add_explicit(counter, 1, memory_order_seq_cst, memory_scope_device);
+            slots[ticket] = i;
+            atomic_fetch_max_explicit(maxv, i, memory_order_acq_rel, memory_scope_all_devices);
+            uint old = atomic_load(bits);
+            while (!atomic_compare_exchange_weak(bits, &old, old + 3u)) {}
+            atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_seq_cst, memory_scope_device);
+            atomic_fetch_sub(counter, 0);
+        }"#;
+    let n = 4096usize;
+    for_each_device(|d| {
+        let env = d.env();
+        let k = env.kernel(SRC, "-cl-std=CL3.0", "k");
+        let counter = env.buffer_from(CL_MEM_READ_WRITE, &[0i32]);
+        let maxv = env.buffer_from(CL_MEM_READ_WRITE, &[-1i32]);
+        let bits = env.buffer_from(CL_MEM_READ_WRITE, &[0u32]);
+        let slots = env.buffer_from(CL_MEM_READ_WRITE, &vec![-1i32; n]);
+        for (i, m) in [&counter, &maxv, &bits, &slots].into_iter().enumerate() {
+            k.set_mem(i as cl_uint, m);
+        }
+        env.run(&k, &[n], Some(&[64]));
+        assert_eq!(env.read::<i32>(&counter, 1)[0], n as i32, "on {}", d.kind);
+        assert_eq!(env.read::<i32>(&maxv, 1)[0], n as i32 - 1, "on {}", d.kind);
+        assert_eq!(env.read::<u32>(&bits, 1)[0], 3 * n as u32, "on {}", d.kind);
+        let mut seen = env.read::<i32>(&slots, n);
+        seen.sort_unstable();
+        assert!(seen.iter().enumerate().all(|(i, &v)| v == i as i32), "every ticket once, on {}", d.kind);
+    });
+}
