@@ -170,8 +170,8 @@ fn builtins_that_cannot_be_translated_are_build_errors() {
 }
 
 /// get_global_size, get_local_size, get_num_groups, get_enqueued_local_size give 1 and
-/// get_global_id, get_local_id, get_group_id, get_global_offset give 0 for a dimension
-/// >= get_work_dim(): literal dimensions beyond 2 (which clang turns into out-of-range
+/// get_global_id, get_local_id, get_group_id, get_global_offset give 0 for a dimension not
+/// below get_work_dim(): literal dimensions beyond 2 (which clang turns into out-of-range
 /// components) and variable ones.
 #[test]
 fn work_item_functions_beyond_the_work_dim() {

@@ -140,16 +140,9 @@ pub(crate) fn atomic_memory_capabilities() -> AtomicCapabilities {
 
 /// CL_DEVICE_ATOMIC_FENCE_CAPABILITIES: relaxed, acq_rel and seq_cst at work-group, device
 /// and all-devices scope (every fence becomes a sequentially consistent host fence).
+/// The same set as the memory capabilities.
 pub(crate) fn atomic_fence_capabilities() -> AtomicCapabilities {
-    AtomicCapabilities {
-        order_relaxed: true,
-        order_acq_rel: true,
-        order_seq_cst: true,
-        scope_work_group: true,
-        scope_device: true,
-        scope_all_devices: true,
-        ..AtomicCapabilities::default()
-    }
+    atomic_memory_capabilities()
 }
 
 /// "OpenCL 3.0 ..." (CL_DEVICE_VERSION) as `__OPENCL_VERSION__` spells it: 300.
