@@ -195,21 +195,22 @@ fn work_item_functions_beyond_the_work_dim() {
         }"#;
     for_each_device(|dev| {
         let env = dev.env();
-        let k = env.kernel(SRC, "-cl-std=CL3.0", "dims");
-        for (global, local, d) in
-            [(vec![6usize], vec![3usize], 1u32), (vec![4, 3], vec![2, 3], 2), (vec![5], vec![5], 2)]
-        {
-            let items: usize = global.iter().product();
-            let out = env.buffer_from(CL_MEM_READ_WRITE, &vec![u64::MAX; items * 24]);
-            k.set_mem(0, &out);
-            k.set_arg(1, &d);
-            let offset = vec![0usize; global.len()];
-            enqueue_nd(env.q(), &k, Some(&offset), &global, Some(&local), &[]).wait();
-            let got: Vec<u64> = env.read(&out, items * 24);
-            let sizes_then_ids = [1, 1, 1, 1, 0, 0, 0, 0];
-            for (item, slot) in got.chunks(24).enumerate() {
-                let want: Vec<u64> = sizes_then_ids.iter().cycle().take(24).copied().collect();
-                assert_eq!(slot, want, "work-item {item}, global {global:?}, d = {d} on {}", dev.kind);
+        let ranges = [(vec![6usize], vec![3usize], 1u32), (vec![4, 3], vec![2, 3], 2), (vec![5], vec![5], 2)];
+        for options in ["-cl-std=CL3.0", "-cl-std=CL3.0 -cl-opt-disable"] {
+            let k = env.kernel(SRC, options, "dims");
+            for (global, local, d) in ranges.clone() {
+                let items: usize = global.iter().product();
+                let out = env.buffer_from(CL_MEM_READ_WRITE, &vec![u64::MAX; items * 24]);
+                k.set_mem(0, &out);
+                k.set_arg(1, &d);
+                let offset = vec![0usize; global.len()];
+                enqueue_nd(env.q(), &k, Some(&offset), &global, Some(&local), &[]).wait();
+                let got: Vec<u64> = env.read(&out, items * 24);
+                let sizes_then_ids = [1, 1, 1, 1, 0, 0, 0, 0];
+                for (item, slot) in got.chunks(24).enumerate() {
+                    let want: Vec<u64> = sizes_then_ids.iter().cycle().take(24).copied().collect();
+                    assert_eq!(slot, want, "work-item {item}, global {global:?}, d = {d}, {options} on {}", dev.kind);
+                }
             }
         }
     });
