@@ -507,3 +507,22 @@ fn advertised_atomic_orders_and_scopes_work() {
         assert!(seen.iter().enumerate().all(|(i, &v)| v == i as i32), "every ticket once, on {}", d.kind);
     });
 }
+
+/// The lines the compiler puts ahead of the source (undefining feature macros) leave the
+/// build log's line numbers those of the application's source, byte-order mark or not.
+#[test]
+fn build_log_lines_are_the_sources() {
+    for_each_device(|d| {
+        let env = d.env();
+        for bom in ["", "\u{feff}"] {
+            let src = format!("{bom}kernel void k(global int *o) {{\n  o[0] = 1;\n  o[1] = undeclared_name;\n}}\n");
+            let error = env.try_build(&src, "").expect_err("undeclared identifier");
+            assert_eq!(error.code, CL_BUILD_PROGRAM_FAILURE);
+            assert!(error.log.contains(":3:"), "{bom:?} on {}: {}", d.kind, error.log);
+            assert!(error.log.contains("undeclared_name"), "{}", error.log);
+            assert!(!error.log.contains("#undef"), "{}", error.log);
+            assert!(!error.log.contains(":1:"), "{bom:?} on {}: {}", d.kind, error.log);
+            env.build(&format!("{bom}kernel void fine(global int *o) {{ o[0] = 1; }}"), "");
+        }
+    });
+}

@@ -114,7 +114,8 @@ pub fn source_with_prelude(source: &str, target: &Target) -> Vec<u8> {
         return source.as_bytes().to_vec();
     }
     text.push_str("#line 1\n");
-    text.push_str(source);
+    // A byte-order mark is only skipped at the start of the file.
+    text.push_str(source.strip_prefix('\u{feff}').unwrap_or(source));
     text.into_bytes()
 }
 
