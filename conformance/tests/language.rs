@@ -73,6 +73,33 @@ fn builtins_read_in_every_way_give_each_work_items_values() {
     });
 }
 
+/// A built-in vector read through its address cast to a pointer to one component, then
+/// indexed (constant and variable element offsets).
+#[test]
+fn builtins_read_through_a_cast_address() {
+    const TEXT: &str = include_str!("language/builtins_through_casts.spvasm");
+    let global = [4usize, 3, 2];
+    let items: usize = global.iter().product();
+    for_each_device(|d| {
+        let env = d.env();
+        let program = build_il(&env, TEXT).unwrap_or_else(|e| panic!("{e}"));
+        let k = create_kernel(&program, "cast_ids").unwrap();
+        let out = env.buffer_from(CL_MEM_READ_WRITE, &vec![u64::MAX; items * 3]);
+        k.set_mem(0, &out);
+        k.set_arg(1, &1u32);
+        env.run(&k, &global, Some(&[2, 3, 1]));
+        let got: Vec<u64> = env.read(&out, items * 3);
+        for z in 0..global[2] {
+            for y in 0..global[1] {
+                for x in 0..global[0] {
+                    let lin = x + global[0] * (y + global[1] * z);
+                    assert_eq!(got[lin * 3..][..3], [x as u64, y as u64, z as u64], "({x}, {y}, {z}) on {}", d.kind);
+                }
+            }
+        }
+    });
+}
+
 /// A built-in the front end cannot read correctly is a build error naming it, never a
 /// kernel that runs with made-up values.
 #[test]

@@ -589,6 +589,20 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
             }
             Op::Bitcast => {
                 let ty = self.result_ty(inst)?;
+                if let Some(ModuleDef::Builtin { query, ty: vector_ty }) =
+                    self.info.defs.get(&id_operand(inst, 0)?).cloned()
+                {
+                    // `(ulong *)&builtin`: a pointer to its first component.
+                    let component_ty = self.types().scalar_of(vector_ty);
+                    let to_component =
+                        matches!(self.types().get(ty), TypeData::Pointer { pointee, .. } if *pointee == component_ty);
+                    if !is_vector_query(query) || !to_component {
+                        return Err(unsupported("a built-in variable's address cast to another type"));
+                    }
+                    let index = self.int_value(32, 0);
+                    self.locals.insert(result_id(inst)?, Local::BuiltinElement { query, vector_ty, index });
+                    return Ok(());
+                }
                 let arg = self.operand_value(inst, 0)?;
                 if self.value_ty(arg) == ty {
                     // A no-op (left by the freeze workaround, see opencl_c.rs).
@@ -1209,6 +1223,28 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
                 1
             };
             let index = self.operand_value(inst, component_index)?;
+            self.locals.insert(result_id(inst)?, Local::BuiltinElement { query, vector_ty, index });
+            return Ok(());
+        }
+
+        if let Some(Local::BuiltinElement { query, vector_ty, index }) = self.locals.get(&base_id).copied() {
+            // `((ulong *)&builtin)[i]`: moves along the components.
+            if !has_element || inst.operands.len() != 2 {
+                return Err(unsupported("unsupported access chain into a built-in variable"));
+            }
+            let element = self.operand_value(inst, 1)?;
+            let i64t = self.builder.module.types.int(64);
+            let widen = |this: &mut Self, v: Value| -> TResult<Value> {
+                if this.value_ty(v) == i64t {
+                    return Ok(v);
+                }
+                this.emit_value(
+                    InstData::Convert { op: ConvertOp::SConvert, arg: v, saturate: false, rounding: None },
+                    i64t,
+                )
+            };
+            let (index, element) = (widen(self, index)?, widen(self, element)?);
+            let index = self.emit_value(InstData::Binary { op: BinaryOp::IAdd, lhs: index, rhs: element }, i64t)?;
             self.locals.insert(result_id(inst)?, Local::BuiltinElement { query, vector_ty, index });
             return Ok(());
         }
