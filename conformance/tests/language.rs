@@ -342,10 +342,14 @@ fn as_type_between_vector_shapes() {
             float2 h = as_float2(b + 1);
             o[9] = as_int(h.y);
             o[10] = as_long(as_float2(as_long(a)));
+            o[11] = as_char3(c).y;
+            o[12] = as_short3(b).z;
+            o[13] = as_uchar3(f.x).z;
+            o[14] = as_int(as_char3(c + 1) + (char3)(1, 0, 0)) & 0xffffff; // the 4th byte is undefined
         }"#;
     let b: i64 = 0x0000_0005_0000_0007;
     let c: i32 = 0x0102_0304;
-    let want: [i64; 11] = [
+    let want: [i64; 15] = [
         2 | (4 << 32),
         0x15 + 0xF,
         2,
@@ -357,12 +361,16 @@ fn as_type_between_vector_shapes() {
         0x40,
         5,
         1 | (2 << 32),
+        3,
+        5,
+        0x80,
+        0x02_0306,
     ];
     for_each_device(|d| {
         let env = d.env();
         for options in ["", "-cl-opt-disable"] {
             let k = env.kernel(SRC, options, "k");
-            let o = env.buffer_from(CL_MEM_READ_WRITE, &[-1i64; 11]);
+            let o = env.buffer_from(CL_MEM_READ_WRITE, &[-1i64; 15]);
             k.set_mem(0, &o);
             k.set_arg(1, &[1i32, 2]);
             k.set_arg(2, &b);
@@ -370,7 +378,7 @@ fn as_type_between_vector_shapes() {
             k.set_arg(4, &[1.0f32, 2.0, 3.0, 4.0]);
             k.set_arg(5, &[1i32, 2, 3, 0]);
             env.run(&k, &[1], None);
-            let got: Vec<i64> = env.read(&o, 11);
+            let got: Vec<i64> = env.read(&o, 15);
             assert_eq!(got, want, "{options:?} on {}", d.kind);
         }
     });
