@@ -13,6 +13,7 @@ pub mod front;
 pub mod ir;
 pub mod kernel_info;
 pub mod passes;
+pub mod printf;
 
 pub use abi::{WorkGroupContext, WorkGroupEntry, FINISHED};
 pub use kernel_info::{AccessQualifier, AddressSpace, ArgKind, KernelArg, KernelInfo, TypeQualifiers};
@@ -35,6 +36,8 @@ pub struct Target {
     /// option will fail to compile the program for any devices [whose]
     /// CL_DEVICE_OPENCL_C_ALL_VERSIONS does not include OpenCL C x.y."
     pub cl_std_versions: Vec<String>,
+    /// The device's OpenCL version as `__OPENCL_VERSION__` gives it (300 for OpenCL 3.0).
+    pub opencl_version: u32,
 }
 
 impl Default for Target {
@@ -44,6 +47,7 @@ impl Default for Target {
             features: None,
             disabled_features: Vec::new(),
             cl_std_versions: ["CL1.0", "CL1.1", "CL1.2", "CL2.0", "CL3.0"].map(String::from).to_vec(),
+            opencl_version: 300,
         }
     }
 }

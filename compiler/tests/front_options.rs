@@ -54,6 +54,32 @@ fn quoting() {
 }
 
 #[test]
+fn function_like_macros_and_quoted_values_pass_through() {
+    let options = r#"-D 'XM2S(x)=#x' -DF(a,b)=a+b -D "G( x , ... )=x" -DH()=1 -D NAME="a b" -DX=\"s\""#;
+    let parsed = parse_options(options, &Target::default()).unwrap();
+    assert_eq!(
+        parsed.defines,
+        vec![
+            ("XM2S(x)".to_string(), Some("#x".to_string())),
+            ("F(a,b)".to_string(), Some("a+b".to_string())),
+            ("G( x , ... )".to_string(), Some("x".to_string())),
+            ("H()".to_string(), Some("1".to_string())),
+            ("NAME".to_string(), Some("a b".to_string())),
+            ("X".to_string(), Some(r#""s""#.to_string())),
+        ]
+    );
+    assert_eq!(parsed.clang_args[0], "-DXM2S(x)=#x");
+    for bad in ["-D F(=1", "-D F(1)=1", "-D F(a,)=a", "-D F(...,a)=a", "-D (x)=1", "-D F(a)b=1"] {
+        let error = parse_options(bad, &Target::default()).expect_err(bad);
+        assert_eq!(error.kind, BuildErrorKind::InvalidOptions, "{bad}");
+        assert!(error.log.contains("-D"), "{bad}: {}", error.log);
+    }
+    let source = "constant char s[] = XM2S(hello);\n\
+                  kernel void k(global char *p) { p[0] = s[0] + F(1, 2) + X[0] + sizeof(NAME_STR) + H(); }";
+    build_with(source, r#"-D 'XM2S(x)=#x' -DF(a,b)=a+b -DX=\"s\" -DH()=1 -D NAME_STR="\"a b\"""#);
+}
+
+#[test]
 fn language_versions() {
     let target = Target::default();
     for (text, std) in [

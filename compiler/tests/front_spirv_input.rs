@@ -169,13 +169,13 @@ fn truncated_and_corrupted_modules_never_panic() {
 }
 
 #[test]
-fn unsupported_instruction_in_il_is_invalid_il_naming_it() {
+fn unsupported_instruction_in_il_is_a_build_failure_naming_it() {
     let bytes = spirv_bytes(
         "kernel void k(global int *d) { d[get_global_id(0)] = sub_group_reduce_add(d[0]); }",
         "-cl-std=CL3.0",
     );
     let error = load_spirv(&bytes).expect_err("subgroup reduction");
-    assert_eq!(error.kind, BuildErrorKind::InvalidIl);
+    assert_eq!(error.kind, BuildErrorKind::CompileFailed);
     assert!(error.log.contains("OpGroupIAdd"), "{}", error.log);
 }
 

@@ -121,23 +121,34 @@ pub(crate) fn fp32_config() -> FpConfig {
     }
 }
 
-/// CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES: the OpenCL 3.0 mandated minimum, relaxed order at
-/// work-group scope. Device scope, acq_rel and seq_cst are withheld until the compiler
-/// implements them; each flag switches on its `__opencl_c_atomic_*` feature (see
-/// [`features`]), and the conformance suite checks that flags and macros agree.
+/// CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES: every order at work-group, device and all-devices
+/// scope. The code generator makes every atomic operation sequentially consistent on the
+/// host's coherent memory, which satisfies each order at each scope. Each flag switches on its
+/// `__opencl_c_atomic_*` feature (see [`features`]), and the conformance suite checks that
+/// flags and macros agree.
 pub(crate) fn atomic_memory_capabilities() -> AtomicCapabilities {
-    AtomicCapabilities { order_relaxed: true, scope_work_group: true, ..AtomicCapabilities::default() }
-}
-
-/// CL_DEVICE_ATOMIC_FENCE_CAPABILITIES: the OpenCL 3.0 mandated minimum, relaxed and acq_rel
-/// at work-group scope (what `barrier` / `atomic_work_item_fence` need).
-pub(crate) fn atomic_fence_capabilities() -> AtomicCapabilities {
     AtomicCapabilities {
         order_relaxed: true,
         order_acq_rel: true,
+        order_seq_cst: true,
         scope_work_group: true,
+        scope_device: true,
+        scope_all_devices: true,
         ..AtomicCapabilities::default()
     }
+}
+
+/// CL_DEVICE_ATOMIC_FENCE_CAPABILITIES: relaxed, acq_rel and seq_cst at work-group, device
+/// and all-devices scope (every fence becomes a sequentially consistent host fence).
+/// The same set as the memory capabilities.
+pub(crate) fn atomic_fence_capabilities() -> AtomicCapabilities {
+    atomic_memory_capabilities()
+}
+
+/// "OpenCL 3.0 ..." (CL_DEVICE_VERSION) as `__OPENCL_VERSION__` spells it: 300.
+fn opencl_version_number(version: &str) -> Option<u32> {
+    let (major, minor) = version.strip_prefix("OpenCL ")?.split_whitespace().next()?.split_once('.')?;
+    Some(major.parse::<u32>().ok()? * 100 + minor.parse::<u32>().ok()? * 10)
 }
 
 /// The host target with every optional feature `info` does not advertise turned off.
@@ -149,6 +160,7 @@ pub(crate) fn target_for(info: &DeviceInfo) -> Target {
             .iter()
             .map(|v| format!("CL{}.{}", v.version.0, v.version.1))
             .collect(),
+        opencl_version: opencl_version_number(&info.version).unwrap_or(Target::default().opencl_version),
         ..Target::default()
     }
 }

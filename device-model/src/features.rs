@@ -52,6 +52,36 @@ pub const KNOWN_OPTIONAL: &[&str] = &[
     "cl_khr_int64_base_atomics",
     "cl_khr_int64_extended_atomics",
     "cl_khr_subgroups",
+    // Defined by clang-15's opencl-c-base.h for SPIR whatever -cl-ext says: the compiler
+    // undefines those the device does not advertise.
+    "cl_khr_subgroup_extended_types",
+    "cl_khr_subgroup_non_uniform_vote",
+    "cl_khr_subgroup_ballot",
+    "cl_khr_subgroup_non_uniform_arithmetic",
+    "cl_khr_subgroup_shuffle",
+    "cl_khr_subgroup_shuffle_relative",
+    "cl_khr_subgroup_clustered_reduce",
+    "cl_khr_subgroup_rotate",
+    "cl_khr_extended_bit_ops",
+    "cl_khr_integer_dot_product",
+    "cl_khr_srgb_image_writes",
+    "cl_ext_float_atomics",
+    "__opencl_c_integer_dot_product_input_4x8bit",
+    "__opencl_c_integer_dot_product_input_4x8bit_packed",
+    "__opencl_c_ext_fp16_global_atomic_load_store",
+    "__opencl_c_ext_fp16_local_atomic_load_store",
+    "__opencl_c_ext_fp16_global_atomic_add",
+    "__opencl_c_ext_fp16_local_atomic_add",
+    "__opencl_c_ext_fp16_global_atomic_min_max",
+    "__opencl_c_ext_fp16_local_atomic_min_max",
+    "__opencl_c_ext_fp32_global_atomic_add",
+    "__opencl_c_ext_fp32_local_atomic_add",
+    "__opencl_c_ext_fp32_global_atomic_min_max",
+    "__opencl_c_ext_fp32_local_atomic_min_max",
+    "__opencl_c_ext_fp64_global_atomic_add",
+    "__opencl_c_ext_fp64_local_atomic_add",
+    "__opencl_c_ext_fp64_global_atomic_min_max",
+    "__opencl_c_ext_fp64_local_atomic_min_max",
 ];
 
 /// The `__opencl_c_*` features the device supports, from its flags.
@@ -136,11 +166,10 @@ mod tests {
         "__opencl_c_program_scope_global_variables",
         "__opencl_c_subgroups",
         "__opencl_c_work_group_collective_functions",
-        "__opencl_c_atomic_order_acq_rel",
-        "__opencl_c_atomic_order_seq_cst",
-        "__opencl_c_atomic_scope_device",
-        "__opencl_c_atomic_scope_all_devices",
         "cl_khr_subgroups",
+        "cl_khr_subgroup_ballot",
+        "cl_khr_integer_dot_product",
+        "cl_ext_float_atomics",
     ];
 
     fn check_consistent(info: &DeviceInfo, disabled: &[String]) {
@@ -172,7 +201,16 @@ mod tests {
             assert_eq!(ext, BASE_EXTENSIONS);
             assert_eq!(extension_string(info).split(' ').count(), BASE_EXTENSIONS.len());
             let feats: Vec<_> = info.opencl_c_features.iter().map(|e| e.name.as_str()).collect();
-            assert_eq!(feats, ["__opencl_c_int64"]);
+            assert_eq!(
+                feats,
+                [
+                    "__opencl_c_int64",
+                    "__opencl_c_atomic_order_acq_rel",
+                    "__opencl_c_atomic_order_seq_cst",
+                    "__opencl_c_atomic_scope_device",
+                    "__opencl_c_atomic_scope_all_devices"
+                ]
+            );
             let mem = info.atomic_memory_capabilities;
             assert!(mem.order_relaxed && mem.scope_work_group);
             let fence = info.atomic_fence_capabilities;
@@ -184,13 +222,12 @@ mod tests {
     fn flags_switch_features_on() {
         let mut info = CpuDevice::new().info().clone();
         info.double_fp_config = Some(FpConfig::default());
-        info.atomic_memory_capabilities.scope_device = true;
         info.sub_group_sizes = vec![8];
         info.max_num_sub_groups = 1;
         derive_feature_lists(&mut info);
         let disabled = disabled_features(&info);
         check_consistent(&info, &disabled);
-        for name in ["cl_khr_fp64", "__opencl_c_fp64", "__opencl_c_atomic_scope_device", "cl_khr_subgroups"] {
+        for name in ["cl_khr_fp64", "__opencl_c_fp64", "cl_khr_subgroups"] {
             assert!(advertises(&info, name) && !disabled.iter().any(|d| d == name), "{name}");
         }
     }

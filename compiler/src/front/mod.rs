@@ -22,14 +22,18 @@ use spirv::{ErrorClass, TranslateError};
 enum Origin {
     /// Built from OpenCL C: every failure is a build failure.
     Source,
-    /// Given as IL (clCreateProgramWithIL): invalid or unsupported IL is CL_INVALID_VALUE.
+    /// Given as IL (clCreateProgramWithIL): malformed IL, or IL not meant for an OpenCL
+    /// 64-bit device, is CL_INVALID_VALUE; well-formed IL using what SoftCL cannot
+    /// translate fails to build, with the reason in the build log.
     Il,
 }
 
 fn build_error(error: TranslateError, origin: Origin) -> BuildError {
     let kind = match (origin, error.class) {
-        (Origin::Source, _) | (Origin::Il, ErrorClass::Undefined) => BuildErrorKind::CompileFailed,
-        (Origin::Il, ErrorClass::Malformed | ErrorClass::Unsupported) => BuildErrorKind::InvalidIl,
+        (Origin::Source, _) | (Origin::Il, ErrorClass::Undefined | ErrorClass::Unsupported) => {
+            BuildErrorKind::CompileFailed
+        }
+        (Origin::Il, ErrorClass::Malformed) => BuildErrorKind::InvalidIl,
     };
     BuildError { kind, log: error.message }
 }

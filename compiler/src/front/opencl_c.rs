@@ -75,6 +75,8 @@ pub fn clang_arguments(options: &BuildOptions, target: &Target) -> Vec<String> {
         "-cl-kernel-arg-info".into(),
         "-fno-color-diagnostics".into(),
     ];
+    // clang defines no __OPENCL_VERSION__; the application's -D/-U come after and win.
+    args.push(format!("-D__OPENCL_VERSION__={}", target.opencl_version));
     args.extend(options.clang_args.iter().cloned());
     let disabled: Vec<String> = target
         .disabled_features
@@ -89,6 +91,38 @@ pub fn clang_arguments(options: &BuildOptions, target: &Target) -> Vec<String> {
     }
     args.extend(["-emit-llvm", "-x", "cl", "-", "-o", "-"].map(String::from));
     args
+}
+
+/// What clang reads: `source` after lines that undefine the feature macros clang-15 defines
+/// whatever `-cl-ext` says (its opencl-c-base.h defines `__opencl_c_atomic_scope_device`,
+/// `__opencl_c_read_write_images`, `cl_khr_subgroup_ballot` ... for SPIR, and
+/// `__IMAGE_SUPPORT__` is always predefined) when the device does not advertise them. clang
+/// offers a built-in function only while its feature macro is defined, so using one is then
+/// a compile error. A `#line 1` keeps the diagnostics' line numbers those of `source`.
+pub fn source_with_prelude(source: &str, target: &Target) -> Vec<u8> {
+    let mut text = String::new();
+    let mut undefine = |name: &str| {
+        text.push_str("#undef ");
+        text.push_str(name);
+        text.push('\n');
+    };
+    for feature in &target.disabled_features {
+        let name = feature.trim().trim_start_matches(['+', '-']);
+        let is_macro = !name.is_empty() && name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric());
+        if is_macro {
+            undefine(name);
+        }
+        if name == "__opencl_c_images" {
+            undefine("__IMAGE_SUPPORT__");
+        }
+    }
+    if text.is_empty() {
+        return source.as_bytes().to_vec();
+    }
+    text.push_str("#line 1\n");
+    // A byte-order mark is only skipped at the start of the file.
+    text.push_str(source.strip_prefix('\u{feff}').unwrap_or(source));
+    text.into_bytes()
 }
 
 /// The translator's command line.
@@ -192,8 +226,13 @@ pub fn compile_to_spirv(source: &str, options: &BuildOptions, target: &Target) -
     let translator = Tool::new("SOFTCL_LLVM_SPIRV", DEFAULT_LLVM_SPIRV);
     let translator_args = llvm_spirv_arguments();
 
-    let (compiled, translated) =
-        pipe(&clang, &clang_arguments(options, target), source.as_bytes().to_vec(), &translator, &translator_args)?;
+    let (compiled, translated) = pipe(
+        &clang,
+        &clang_arguments(options, target),
+        source_with_prelude(source, target),
+        &translator,
+        &translator_args,
+    )?;
     let clang_log = clean_log(&compiled.stderr);
     if !compiled.status.success() {
         let log = if clang_log.trim().is_empty() {
@@ -214,7 +253,7 @@ pub fn compile_to_spirv(source: &str, options: &BuildOptions, target: &Target) -
     let (recompiled, retranslated) = pipe(
         &clang,
         &clang_arguments(&unoptimised, target),
-        source.as_bytes().to_vec(),
+        source_with_prelude(source, target),
         &translator,
         &translator_args,
     )?;

@@ -45,7 +45,8 @@ pub struct BuildOptions {
     pub cl_std: ClStd,
     /// False with `-cl-opt-disable`.
     pub optimize: bool,
-    /// `-D name[=value]` in order (`None` = defined as 1).
+    /// `-D name[=value]` in order (`None` = defined as 1); `name` may carry a parameter
+    /// list (`F(x)`) for a function-like macro.
     pub defines: Vec<(String, Option<String>)>,
     /// `-I dir` in order.
     pub include_dirs: Vec<String>,
@@ -264,12 +265,31 @@ fn set_flag(flag: &mut bool, clang_args: &mut Vec<String>, word: &str) {
     *flag = true;
 }
 
+/// A macro name as `-D` takes it: an identifier, or an identifier with a parameter list
+/// (`F(a, b)`, `G(x, ...)`, `H()`) for a function-like macro.
+fn is_macro_name(name: &str) -> bool {
+    let Some((identifier, rest)) = name.split_once('(') else {
+        return is_identifier(name);
+    };
+    let Some(params) = rest.strip_suffix(')') else {
+        return false;
+    };
+    if !is_identifier(identifier) {
+        return false;
+    }
+    if params.trim().is_empty() {
+        return true;
+    }
+    let params: Vec<&str> = params.split(',').map(str::trim).collect();
+    params.iter().enumerate().all(|(i, p)| is_identifier(p) || (*p == "..." && i + 1 == params.len()))
+}
+
 fn add_define(parsed: &mut BuildOptions, operand: &str) -> Result<(), BuildError> {
     let (name, value) = match operand.split_once('=') {
         Some((name, value)) => (name, Some(value.to_string())),
         None => (operand, None),
     };
-    if !is_identifier(name) {
+    if !is_macro_name(name) {
         return Err(invalid(format!("invalid build option -D {operand}: '{name}' is not a macro name")));
     }
     // One argument in joined form, so that nothing in it can be read as another option.

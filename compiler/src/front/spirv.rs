@@ -487,7 +487,8 @@ fn check_capabilities(spv: &dr::Module) -> TResult<()> {
                 return Err(malformed(format!("not an OpenCL module: memory model {memory:?}")));
             }
             if *addressing != spirv::AddressingModel::Physical64 {
-                return Err(unsupported(format!("addressing model {addressing:?} is not supported (only Physical64)")));
+                // Not for this deployment environment (64-bit devices): as malformed input.
+                return Err(malformed(format!("addressing model {addressing:?} is not supported (only Physical64)")));
             }
             Ok(())
         }
@@ -616,6 +617,48 @@ fn builtin_query(builtin: spirv::BuiltIn) -> TResult<WorkItemQuery> {
         B::SubgroupLocalInvocationId => WorkItemQuery::SubgroupLocalId,
         other => return Err(unsupported(format!("built-in variable {other:?} is not supported"))),
     })
+}
+
+/// Whether constant `konst` is undef or zero in every part (an initializer that says nothing).
+fn is_undef_or_null(constants: &ir::Arena<ir::Const, ConstData>, konst: ir::Const) -> bool {
+    match &constants[konst] {
+        ConstData::Undef { .. } | ConstData::Null { .. } => true,
+        ConstData::Composite { parts, .. } => parts.iter().all(|&p| is_undef_or_null(constants, p)),
+        ConstData::Int { .. } | ConstData::Float { .. } => false,
+    }
+}
+
+/// Whether `query` has a value per dimension (a 3-component built-in vector).
+pub(crate) fn is_vector_query(query: WorkItemQuery) -> bool {
+    use WorkItemQuery as Q;
+    matches!(
+        query,
+        Q::GlobalId
+            | Q::LocalId
+            | Q::GroupId
+            | Q::LocalSize
+            | Q::EnqueuedLocalSize
+            | Q::GlobalSize
+            | Q::GlobalOffset
+            | Q::NumGroups
+    )
+}
+
+/// A built-in variable's type: a 3-component integer vector for the per-dimension
+/// built-ins, an integer scalar for the others. Any other declaration would be read wrongly.
+fn check_builtin_type(types: &ir::TypeTable, builtin: spirv::BuiltIn, query: WorkItemQuery, ty: Type) -> TResult<()> {
+    let int_elem = matches!(types.get(types.scalar_of(ty)), TypeData::Int { .. });
+    let ok = match types.get(ty) {
+        TypeData::Vector { len: 3, .. } => int_elem && is_vector_query(query),
+        TypeData::Int { .. } => !is_vector_query(query),
+        _ => false,
+    };
+    if ok {
+        Ok(())
+    } else {
+        let expected = if is_vector_query(query) { "a 3-component integer vector" } else { "an integer scalar" };
+        Err(unsupported(format!("built-in variable {builtin:?} is declared with a type other than {expected}")))
+    }
 }
 
 impl SpirvInfo<'_> {
@@ -866,34 +909,43 @@ fn translate_global_variable(
         None => None,
     };
     use spirv::StorageClass as S;
-    match class {
-        S::Input => {
-            let Some(builtin) = decorations.builtin else {
-                return Err(unsupported(format!("Input variable {name} is not a built-in")));
-            };
-            if builtin == spirv::BuiltIn::NumEnqueuedSubgroups {
-                return Ok(ModuleDef::NumEnqueuedSubgroups { ty: pointee });
-            }
-            let query = builtin_query(builtin)?;
-            builder.module.globals.push(GlobalVarData {
-                name,
-                ty: pointee,
-                space: AddressSpace::Private,
-                init: None,
-                builtin: Some(BuiltinVar::WorkItem(query)),
-                align,
-            });
-            Ok(ModuleDef::Builtin { query, ty: pointee })
+    // A built-in is read from the work-item's state whatever its storage class: Input, or
+    // UniformConstant as older translators declare them (reading that as a zeroed constant
+    // would give every work-item the values of work-item 0).
+    if let Some(builtin) = decorations.builtin {
+        if !matches!(class, S::Input | S::UniformConstant) {
+            return Err(unsupported(format!("built-in variable {name} ({builtin:?}) in storage class {class:?}")));
         }
+        if initializer.is_some() {
+            return Err(malformed(format!("built-in variable {name} ({builtin:?}) has an initializer")));
+        }
+        if builtin == spirv::BuiltIn::NumEnqueuedSubgroups {
+            return Ok(ModuleDef::NumEnqueuedSubgroups { ty: pointee });
+        }
+        let query = builtin_query(builtin)?;
+        check_builtin_type(&builder.module.types, builtin, query, pointee)?;
+        builder.module.globals.push(GlobalVarData {
+            name,
+            ty: pointee,
+            space: AddressSpace::Private,
+            init: None,
+            builtin: Some(BuiltinVar::WorkItem(query)),
+            align,
+        });
+        return Ok(ModuleDef::Builtin { query, ty: pointee });
+    }
+    match class {
+        S::Input => Err(unsupported(format!("Input variable {name} is not a built-in"))),
         S::Workgroup | S::UniformConstant | S::CrossWorkgroup => {
             let space = address_space(class)?;
             let init = match (space, initializer) {
-                // An undefined "initializer" leaves the contents undefined, as `__local` is.
-                (AddressSpace::Local, Some(konst)) if builder.module.is_undef(konst) => None,
-                (AddressSpace::Local, Some(_)) => {
+                // Local memory is not initialised: clang gives a `__local struct S s;` an
+                // undef (or null) initializer, which means nothing. A real value would be
+                // silently lost, so it is refused.
+                (AddressSpace::Local, Some(konst)) if !is_undef_or_null(&builder.module.constants, konst) => {
                     return Err(malformed(format!("__local variable {name} has an initializer")))
                 }
-                (AddressSpace::Local, None) => None,
+                (AddressSpace::Local, _) => None,
                 // Program-scope variables without an initializer start zeroed.
                 (_, Some(konst)) => Some(konst),
                 (_, None) => Some(builder.null_const(pointee)),

@@ -15,12 +15,12 @@
 //!   `i32` constants among the `ExtInst` arguments, in grammar order.
 
 use super::spirv::{
-    id_operand, literal_operand, malformed, operand, result_id, result_type_id, unsupported, unsupported_instruction,
-    ExtSet, ModuleBuilder, ModuleDef, SpirvInfo, TResult,
+    id_operand, is_vector_query, literal_operand, malformed, operand, result_id, result_type_id, unsupported,
+    unsupported_instruction, ExtSet, ModuleBuilder, ModuleDef, SpirvInfo, TResult,
 };
 use crate::ir::{
     AtomicOp, BinaryOp, Block, BlockCall, CmpOp, ConvertOp, Function, InstData, Rounding, Scope, Type, TypeData,
-    UnaryOp, Value, WorkItemQuery,
+    UnaryOp, Value, ValueDef, WorkItemQuery,
 };
 use crate::kernel_info::AddressSpace;
 use rspirv::dr::{self, Operand};
@@ -589,6 +589,20 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
             }
             Op::Bitcast => {
                 let ty = self.result_ty(inst)?;
+                if let Some(ModuleDef::Builtin { query, ty: vector_ty }) =
+                    self.info.defs.get(&id_operand(inst, 0)?).cloned()
+                {
+                    // `(ulong *)&builtin`: a pointer to its first component.
+                    let component_ty = self.types().scalar_of(vector_ty);
+                    let to_component =
+                        matches!(self.types().get(ty), TypeData::Pointer { pointee, .. } if *pointee == component_ty);
+                    if !is_vector_query(query) || !to_component {
+                        return Err(unsupported("a built-in variable's address cast to another type"));
+                    }
+                    let index = self.int_value(32, 0);
+                    self.locals.insert(result_id(inst)?, Local::BuiltinElement { query, vector_ty, index });
+                    return Ok(());
+                }
                 let arg = self.operand_value(inst, 0)?;
                 if self.value_ty(arg) == ty {
                     // A no-op (left by the freeze workaround, see opencl_c.rs).
@@ -681,7 +695,14 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
                 let aggregate = self.operand_value(inst, 0)?;
                 let indices =
                     (1..inst.operands.len()).map(|i| literal_operand(inst, i)).collect::<TResult<Vec<u32>>>()?;
-                let v = self.composite_extract(aggregate, &indices, ty)?;
+                let v = match (self.builtin_vector_query(aggregate), indices.as_slice()) {
+                    // get_global_size(3) and the like: clang emits an out-of-range component.
+                    (Some(query), &[index]) => {
+                        let index = self.int_value(32, u64::from(index));
+                        self.builtin_component(query, aggregate, index, ty)?
+                    }
+                    _ => self.composite_extract(aggregate, &indices, ty)?,
+                };
                 self.set_result(inst, v)
             }
             Op::CompositeInsert => {
@@ -704,7 +725,10 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
                 let ty = self.result_ty(inst)?;
                 let vector = self.operand_value(inst, 0)?;
                 let index = self.operand_value(inst, 1)?;
-                let v = self.emit_value(InstData::ExtractElement { vector, index }, ty)?;
+                let v = match self.builtin_vector_query(vector) {
+                    Some(query) => self.builtin_component(query, vector, index, ty)?,
+                    None => self.emit_value(InstData::ExtractElement { vector, index }, ty)?,
+                };
                 self.set_result(inst, v)
             }
             Op::VectorInsertDynamic => {
@@ -1094,7 +1118,10 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
     fn translate_load(&mut self, inst: &dr::Instruction) -> TResult<()> {
         let ty = self.result_ty(inst)?;
         let ptr_id = id_operand(inst, 0)?;
-        if let Some(ModuleDef::Builtin { query, .. }) = self.info.defs.get(&ptr_id) {
+        if let Some(ModuleDef::Builtin { query, ty: var_ty }) = self.info.defs.get(&ptr_id) {
+            if *var_ty != ty {
+                return Err(malformed(format!("OpLoad of built-in variable %{ptr_id} with a type other than its own")));
+            }
             let v = self.emit_value(InstData::WorkItem { query: *query }, ty)?;
             return self.set_result(inst, v);
         }
@@ -1103,8 +1130,11 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
             return self.set_result(inst, v);
         }
         if let Some(Local::BuiltinElement { query, vector_ty, index }) = self.locals.get(&ptr_id).copied() {
+            if self.types().scalar_of(vector_ty) != ty {
+                return Err(malformed(format!("OpLoad through %{ptr_id} with a type other than the built-in's")));
+            }
             let vector = self.emit_value(InstData::WorkItem { query }, vector_ty)?;
-            let v = self.emit_value(InstData::ExtractElement { vector, index }, ty)?;
+            let v = self.builtin_component(query, vector, index, ty)?;
             return self.set_result(inst, v);
         }
         let ptr = self.value(ptr_id)?;
@@ -1113,6 +1143,62 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
         let volatile = volatile || self.info.decorations(ptr_id).is_some_and(|d| d.volatile);
         let v = self.emit_value(InstData::Load { ptr, align, volatile }, ty)?;
         self.set_result(inst, v)
+    }
+
+    /// The query of a whole built-in vector `v` (the result of loading a per-dimension
+    /// built-in variable), if it is one.
+    fn builtin_vector_query(&self, v: Value) -> Option<WorkItemQuery> {
+        match self.function.values[v].def {
+            ValueDef::Result(i) => match self.function.insts[i] {
+                InstData::WorkItem { query } if is_vector_query(query) => Some(query),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Component `index` of the built-in vector `vector`. A dimension beyond the three gives
+    /// what the work-item functions give for a dimension >= get_work_dim(): 1 for the sizes
+    /// and group counts, 0 for the ids and offsets (dimensions 1 and 2 of a smaller NDRange
+    /// hold those values already).
+    fn builtin_component(&mut self, query: WorkItemQuery, vector: Value, index: Value, ty: Type) -> TResult<Value> {
+        let TypeData::Int { bits } = *self.types().get(ty) else {
+            return Err(malformed("a component of a built-in vector must be an integer"));
+        };
+        use WorkItemQuery as Q;
+        let beyond = match query {
+            Q::LocalSize | Q::EnqueuedLocalSize | Q::GlobalSize | Q::NumGroups => 1,
+            _ => 0,
+        };
+        let index_ty = self.value_ty(index);
+        let TypeData::Int { bits: index_bits } = *self.types().get(index_ty) else {
+            return Err(malformed("the index of a built-in vector component must be an integer"));
+        };
+        if let Some(constant) = self.int_constant(index) {
+            if constant >= 3 {
+                return Ok(self.int_value(bits, beyond));
+            }
+            return self.emit_value(InstData::ExtractElement { vector, index }, ty);
+        }
+        let bool_ty = self.builder.module.types.bool();
+        let three = self.int_value(index_bits, 3);
+        let zero = self.int_value(index_bits, 0);
+        let in_range = self.emit_value(InstData::Compare { op: CmpOp::ULt, lhs: index, rhs: three }, bool_ty)?;
+        let safe = self.emit_value(InstData::Select { cond: in_range, if_true: index, if_false: zero }, index_ty)?;
+        let component = self.emit_value(InstData::ExtractElement { vector, index: safe }, ty)?;
+        let fallback = self.int_value(bits, beyond);
+        self.emit_value(InstData::Select { cond: in_range, if_true: component, if_false: fallback }, ty)
+    }
+
+    /// The value of an integer constant `v`, if it is one.
+    fn int_constant(&self, v: Value) -> Option<u64> {
+        match self.function.values[v].def {
+            ValueDef::Const(c) => match &self.builder.module.constants[c] {
+                crate::ir::ConstData::Int { bits, .. } => Some(*bits),
+                _ => None,
+            },
+            _ => None,
+        }
     }
 
     fn translate_access_chain(&mut self, inst: &dr::Instruction) -> TResult<()> {
@@ -1137,6 +1223,28 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
                 1
             };
             let index = self.operand_value(inst, component_index)?;
+            self.locals.insert(result_id(inst)?, Local::BuiltinElement { query, vector_ty, index });
+            return Ok(());
+        }
+
+        if let Some(Local::BuiltinElement { query, vector_ty, index }) = self.locals.get(&base_id).copied() {
+            // `((ulong *)&builtin)[i]`: moves along the components.
+            if !has_element || inst.operands.len() != 2 {
+                return Err(unsupported("unsupported access chain into a built-in variable"));
+            }
+            let element = self.operand_value(inst, 1)?;
+            let i64t = self.builder.module.types.int(64);
+            let widen = |this: &mut Self, v: Value| -> TResult<Value> {
+                if this.value_ty(v) == i64t {
+                    return Ok(v);
+                }
+                this.emit_value(
+                    InstData::Convert { op: ConvertOp::SConvert, arg: v, saturate: false, rounding: None },
+                    i64t,
+                )
+            };
+            let (index, element) = (widen(self, index)?, widen(self, element)?);
+            let index = self.emit_value(InstData::Binary { op: BinaryOp::IAdd, lhs: index, rhs: element }, i64t)?;
             self.locals.insert(result_id(inst)?, Local::BuiltinElement { query, vector_ty, index });
             return Ok(());
         }

@@ -97,15 +97,6 @@ impl Module {
     pub fn add_const(&mut self, c: ConstData) -> Const {
         self.constants.push(c)
     }
-    /// Whether a constant carries no value at all: OpUndef, or a composite made only of
-    /// undefined parts (llvm-spirv writes a `__local` struct's "initializer" that way).
-    pub fn is_undef(&self, c: Const) -> bool {
-        match self.constants.get(c) {
-            Some(ConstData::Undef { .. }) => true,
-            Some(ConstData::Composite { parts, .. }) => parts.iter().all(|p| self.is_undef(*p)),
-            _ => false,
-        }
-    }
     pub fn kernel(&self, name: &str) -> Option<&Kernel> {
         self.kernels.iter().find(|k| k.info.name == name)
     }

@@ -740,7 +740,11 @@ impl<'m> FunctionValidator<'m> {
                 match result {
                     None => expect(false, "conversion without a result"),
                     Some(to) => {
-                        expect(self.lanes(from) == self.lanes(to), "conversion changes the lane count");
+                        // as_type reinterprets bits between any shapes of equal size.
+                        expect(
+                            *op == ConvertOp::Bitcast || self.lanes(from) == self.lanes(to),
+                            "conversion changes the lane count",
+                        );
                         let ok = match op {
                             ConvertOp::UConvert | ConvertOp::SConvert | ConvertOp::SatSToU | ConvertOp::SatUToS => {
                                 self.is_int(from) && self.is_int(to)
