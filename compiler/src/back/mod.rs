@@ -12,6 +12,7 @@
 pub mod builtins;
 pub mod jit;
 pub mod llvm;
+pub mod mathlib;
 pub mod target;
 pub mod workgroup;
 
