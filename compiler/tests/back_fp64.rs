@@ -760,3 +760,38 @@ fn double_vectors_and_geometry() {
     assert_eq!(o[21], 0.0);
     assert_eq!(o[22], f64::INFINITY, "length of (DBL_MAX, DBL_MAX) overflows");
 }
+
+/// vstore_half of doubles rounds once (no double rounding through float), in every mode.
+#[test]
+fn vstore_half_of_double_rounds_once() {
+    let src = r#"
+        kernel void k(global const double* a, global half* h) {
+            size_t i = get_global_id(0);
+            vstore_half(a[i], 0, h + 5 * i);
+            vstore_half_rte(a[i], 1, h + 5 * i);
+            vstore_half_rtz(a[i], 2, h + 5 * i);
+            vstore_half_rtp(a[i], 3, h + 5 * i);
+            vstore_half_rtn(a[i], 4, h + 5 * i);
+        }"#;
+    let p = build(src);
+    let k = p.kernel("k").unwrap();
+    // 1 + 2^-11 + 2^-40 lies just above the midpoint of the halves 1 and 1 + 2^-10: through
+    // float it would become the midpoint and round to 1.
+    let a = [1.0 + pow2(-11) + pow2(-40), -(1.0 + pow2(-11) + pow2(-40)), 65520.0, 1.0e-9, -0.0];
+    // Half bit patterns: rte, rte, rtz, rtp, rtn.
+    let want: [[u16; 5]; 5] = [
+        [0x3c01, 0x3c01, 0x3c00, 0x3c01, 0x3c00],
+        [0xbc01, 0xbc01, 0xbc00, 0xbc00, 0xbc01],
+        [0x7c00, 0x7c00, 0x7bff, 0x7c00, 0x7bff],
+        [0x0000, 0x0000, 0x0000, 0x0001, 0x0000],
+        [0x8000, 0x8000, 0x8000, 0x8000, 0x8000],
+    ];
+    let mut h = vec![0u16; 25];
+    let mut args = ArgBlock::new(&k.info);
+    args.set_ptr(&k.info, 0, a.as_ptr());
+    args.set_ptr(&k.info, 1, h.as_mut_ptr());
+    run_1d(k, &mut args, a.len() as u64, 1);
+    for i in 0..a.len() {
+        assert_eq!(&h[5 * i..5 * i + 5], &want[i], "vstore_half of {:e}: {:04x?}", a[i], &h[5 * i..5 * i + 5]);
+    }
+}
