@@ -205,3 +205,33 @@ fn a_gen_without_fp64_hardware_refuses_doubles() {
     assert!(out.status.success(), "child failed:\n{text}");
     assert!(text.contains("1 passed"), "the child ran no test:\n{text}");
 }
+
+/// Doubles and double vectors by value: clSetKernelArg sizes 8, 24 (double3 occupies 32)
+/// and 128 (double16, aligned to 128 in the argument block).
+#[test]
+fn double_arguments_by_value() {
+    const SRC: &str = r#"
+        kernel void args(double a, double3 b, char c, double16 v, global double* out) {
+            out[0] = a;
+            out[1] = b.x + b.y + b.z;
+            out[2] = (double)c;
+            out[3] = v.s0 + v.sf;
+            out[4] = dot(v.s0123, v.s4567);
+        }"#;
+    for_each_device(|d| {
+        let env = d.env();
+        let k = env.kernel(SRC, "", "args");
+        let v: [f64; 16] = std::array::from_fn(|i| i as f64 * 1.5);
+        let b: [f64; 4] = [0.25, 0.5, 1.0e300, 0.0];
+        let out = env.buffer(CL_MEM_WRITE_ONLY, 5 * 8);
+        k.set_arg(0, &std::f64::consts::PI);
+        k.set_arg(1, &b);
+        k.set_arg(2, &-7i8);
+        k.set_arg(3, &v);
+        k.set_mem(4, &out);
+        env.run(&k, &[1], None);
+        let o: Vec<f64> = env.read(&out, 5);
+        let dot: f64 = (0..4).map(|i| v[i] * v[4 + i]).sum();
+        assert_eq!(o, vec![std::f64::consts::PI, 0.25 + 0.5 + 1.0e300, -7.0, v[0] + v[15], dot], "{}", d.name);
+    });
+}

@@ -662,6 +662,8 @@ pub fn lower<'ctx>(
             let any_inf_s = fx.splat_to(any_inf, with_elem(t, fx.cx().bool_type().into())?)?;
             let x2 = if t.is_vector_type() { fx.select(any_inf_s, xi, x)? } else { fx.select(any_inf, xi, x)? };
             let (xw, wt) = promote(fx, x2)?;
+            // Doubles: the exactly scaled vector over its own length (no denormal length).
+            let xw = if int_width(wt) == 64 && wt.is_vector_type() { pow2_scaled(fx, xw)?.0 } else { xw };
             let l = length(fx, xw)?;
             let ls = fx.splat_to(l, wt)?;
             let q = fx.binop(O::FDiv, xw, ls)?;
@@ -925,10 +927,10 @@ fn dot<'ctx>(fx: &FnLower<'_, 'ctx, '_>, a: Val<'ctx>, b: Val<'ctx>) -> R<Val<'c
 }
 
 /// Euclidean length without overflow: f32/f16 lanes arrive promoted (exact squares);
-/// f64 lanes are scaled by the largest magnitude.
+/// f64 lanes are scaled by a power of two (exactly) that brings the largest magnitude into
+/// [1, 2), and the root is scaled back with one rounding.
 fn length<'ctx>(fx: &FnLower<'_, 'ctx, '_>, v: Val<'ctx>) -> R<Val<'ctx>> {
     let t = v.get_type();
-    let et = elem_type(t);
     if !t.is_vector_type() {
         return fx.intr("llvm.fabs", &[v]);
     }
@@ -936,18 +938,35 @@ fn length<'ctx>(fx: &FnLower<'_, 'ctx, '_>, v: Val<'ctx>) -> R<Val<'ctx>> {
         let d = dot(fx, v, v)?;
         return fx.intr("llvm.sqrt", &[d]);
     }
+    let (s, k) = pow2_scaled(fx, v)?;
+    let r = fx.intr("llvm.sqrt", &[dot(fx, s, s)?])?;
+    let back = fx.binop(O::Sub, fx.cint(k.get_type(), 0)?, k)?;
+    let r = fx.intrinsic("llvm.ldexp", &[r.get_type(), k.get_type()], &[r, back])?;
+    // An infinite component makes the length infinite even next to a NaN.
     let abs = fx.intr("llvm.fabs", &[v])?;
     let m = fx.intr("llvm.vector.reduce.fmax", &[abs])?;
-    let ms = fx.splat_to(m, t)?;
-    let s = fx.binop(O::FDiv, v, ms)?;
-    let d = dot(fx, s, s)?;
-    let r = fx.binop(O::FMul, m, fx.intr("llvm.sqrt", &[d])?)?;
-    let zero = fx.cfloat(et, 0.0)?;
-    let inf = fx.cfloat(et, f64::INFINITY)?;
-    let is0 = fx.fcmp(FloatPredicate::OEQ, m, zero)?;
+    let inf = fx.cfloat(elem_type(t), f64::INFINITY)?;
     let isinf = fx.fcmp(FloatPredicate::OEQ, m, inf)?;
-    let r = fx.select(is0, zero, r)?;
     fx.select(isinf, inf, r)
+}
+
+/// A vector of doubles times 2^k (exact), where k (an i32) brings its largest finite
+/// magnitude into [1, 2) (k = 1023 for a zero vector, limited to [-1022, 1023]).
+fn pow2_scaled<'ctx>(fx: &FnLower<'_, 'ctx, '_>, v: Val<'ctx>) -> R<(Val<'ctx>, Val<'ctx>)> {
+    let t = v.get_type();
+    let abs = fx.intr("llvm.fabs", &[v])?;
+    let m = fx.intr("llvm.vector.reduce.fmax", &[abs])?;
+    let i64t: BasicTypeEnum<'ctx> = fx.i64().into();
+    let bits = fx.cast(O::BitCast, m, i64t)?;
+    let e = fx.binop(O::LShr, bits, fx.cint(i64t, 52)?)?;
+    // Biased exponent of the scale: 2046 - E, kept to [1, 2046] (normal powers of two).
+    let sb = fx.binop(O::Sub, fx.cint(i64t, 2046)?, e)?;
+    let sb = fx.intr("llvm.smax", &[sb, fx.cint(i64t, 1)?])?;
+    let sb = fx.intr("llvm.smin", &[sb, fx.cint(i64t, 2046)?])?;
+    let scale = fx.cast(O::BitCast, fx.binop(O::Shl, sb, fx.cint(i64t, 52)?)?, elem_type(t))?;
+    let s = fx.binop(O::FMul, v, fx.splat_to(scale, t)?)?;
+    let k = fx.binop(O::Sub, sb, fx.cint(i64t, 1023)?)?;
+    Ok((s, fx.int_resize(k, fx.i32().into(), true)?))
 }
 
 /// sin(pi * x) with exact argument reduction: x - 2 * rint(x / 2) lies in [-1, 1], folded
