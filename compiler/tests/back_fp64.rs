@@ -1023,3 +1023,78 @@ fn double_geometric_accuracy() {
     }
     println!("length2/3/4, distance2 (double): worst {worst:?} ulp");
 }
+
+/// Every relational built-in on doubles: scalars return int 1/0, vectors long -1/0.
+#[test]
+fn double_relational_builtins() {
+    let names = [
+        "isequal(x, y)",
+        "isnotequal(x, y)",
+        "isgreater(x, y)",
+        "isgreaterequal(x, y)",
+        "isless(x, y)",
+        "islessequal(x, y)",
+        "islessgreater(x, y)",
+        "isfinite(x)",
+        "isinf(x)",
+        "isnan(x)",
+        "isnormal(x)",
+        "isordered(x, y)",
+        "isunordered(x, y)",
+        "signbit(x)",
+    ];
+    let oracle = |j: usize, x: f64, y: f64| -> bool {
+        match j {
+            0 => x == y,
+            1 => x != y,
+            2 => x > y,
+            3 => x >= y,
+            4 => x < y,
+            5 => x <= y,
+            6 => x < y || x > y,
+            7 => x.is_finite(),
+            8 => x.is_infinite(),
+            9 => x.is_nan(),
+            10 => x.is_normal(),
+            11 => !x.is_nan() && !y.is_nan(),
+            12 => x.is_nan() || y.is_nan(),
+            _ => x.is_sign_negative(),
+        }
+    };
+    let scalar: String = names.iter().enumerate().map(|(j, f)| format!("    oi[{j}] = {f};\n")).collect();
+    let vector: String = names
+        .iter()
+        .enumerate()
+        .map(|(j, f)| format!("    vstore2({}, {j}, ol);\n", f.replace('x', "vx").replace('y', "vy")))
+        .collect();
+    let src = format!(
+        "kernel void k(global const double* a, global int* oi, global long* ol) {{
+            double x = a[0], y = a[1];
+            double2 vx = vload2(0, a), vy = vload2(1, a);
+        {scalar}{vector}}}"
+    );
+    let p = build(&src);
+    let k = p.kernel("k").unwrap();
+    let cases = [
+        [1.0, 2.0, 2.0, 1.0],
+        [f64::NAN, 1.0, 1.0, f64::NAN],
+        [-0.0, 0.0, 4.9e-324, f64::INFINITY],
+        [f64::NEG_INFINITY, -1.0e308, -2.2e-308, -2.2e-308],
+    ];
+    for a in cases {
+        let mut oi = vec![0i32; names.len()];
+        let mut ol = vec![0i64; 2 * names.len()];
+        let mut args = ArgBlock::new(&k.info);
+        args.set_ptr(&k.info, 0, a.as_ptr());
+        args.set_ptr(&k.info, 1, oi.as_mut_ptr());
+        args.set_ptr(&k.info, 2, ol.as_mut_ptr());
+        run_1d(k, &mut args, 1, 1);
+        for (j, f) in names.iter().enumerate() {
+            assert_eq!(oi[j], i32::from(oracle(j, a[0], a[1])), "{f} with {a:?}");
+            for lane in 0..2 {
+                let want = if oracle(j, a[lane], a[2 + lane]) { -1 } else { 0 };
+                assert_eq!(ol[2 * j + lane], want, "{f} lane {lane} of double2 with {a:?}");
+            }
+        }
+    }
+}
