@@ -1098,3 +1098,47 @@ fn double_relational_builtins() {
         }
     }
 }
+
+/// A target without fp64 (gen11-gt2, xe-lp) as the device model builds it.
+fn no_fp64_target() -> Target {
+    Target { disabled_features: vec!["cl_khr_fp64".into(), "__opencl_c_fp64".into()], ..Target::default() }
+}
+
+fn spirv_of(source: &str, target: &Target) -> Vec<u8> {
+    let options = softcl_compiler::front::options::parse_options("-cl-std=CL3.0", target).expect("options");
+    softcl_compiler::front::opencl_c::compile_to_spirv(source, &options, target).expect("compile").bytes
+}
+
+/// IL that computes with doubles does not build for a device without fp64 (clang rejects
+/// such source, so IL is the way in); float programs do, and printf's promotion of floats
+/// to double is not counted as fp64 use.
+#[test]
+fn il_with_doubles_is_refused_without_fp64() {
+    let with = Target::default();
+    let il = spirv_of("kernel void k(global double* d) { d[0] = sqrt(d[1]) * 3.0; }", &with);
+    let program = softcl_compiler::load_spirv(&il).expect("load");
+    program.codegen(&with).expect("builds where fp64 is supported");
+    let Err(error) = program.codegen(&no_fp64_target()) else { panic!("doubles built without fp64") };
+    assert!(error.log.contains("fp64") && error.log.contains('k'), "{}", error.log);
+
+    // Doubles only inside a helper, and a float kernel.
+    let il = spirv_of(
+        "double twice(double x) { return 2.0 * x; }
+         kernel void k(global float* f) { f[0] = (float)twice(f[1]); }",
+        &with,
+    );
+    let Err(error) = softcl_compiler::load_spirv(&il).unwrap().codegen(&no_fp64_target()) else {
+        panic!("a double helper built without fp64")
+    };
+    assert!(error.log.contains("fp64"), "{}", error.log);
+    let il = spirv_of("kernel void k(global float* f) { f[0] = sqrt(f[1]) * 3.0f; }", &no_fp64_target());
+    softcl_compiler::load_spirv(&il).unwrap().codegen(&no_fp64_target()).expect("a float kernel");
+
+    // printf("%f", float) compiled where fp64 is supported passes doubles (the default
+    // argument promotion): not fp64 use. (Without fp64, clang passes floats.)
+    let il = spirv_of("kernel void k(global float* f) { printf(\"%f %f\\n\", f[0], 1.5f); }", &with);
+    let module = softcl_compiler::load_spirv(&il).unwrap().module;
+    let f64_type = softcl_compiler::ir::TypeData::Float { bits: 64 };
+    assert!(module.types.lookup(&f64_type).is_some(), "printf's arguments are doubles in SPIR-V");
+    assert_eq!(softcl_compiler::back::builtins::fp64_use(&module), None);
+}

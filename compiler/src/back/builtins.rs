@@ -825,6 +825,60 @@ pub fn lower<'ctx>(
     Ok(Some(r))
 }
 
+/// Where `module` computes with doubles, for a device without fp64 (programs from IL: clang
+/// already rejects OpenCL C source). Doubles that only carry values to printf (SPIR-V's form
+/// of printf's float promotion: a widening conversion or a constant) are not counted.
+pub fn fp64_use(module: &ir::Module) -> Option<String> {
+    use ir::{TypeData, ValueDef};
+    fn has_f64(types: &ir::TypeTable, t: ir::Type, depth: u32) -> bool {
+        if depth > 8 {
+            return false;
+        }
+        match types.get(t) {
+            TypeData::Float { bits } => *bits == 64,
+            TypeData::Vector { elem, .. } | TypeData::Array { elem, .. } => has_f64(types, *elem, depth + 1),
+            TypeData::Pointer { pointee, .. } => has_f64(types, *pointee, depth + 1),
+            TypeData::Struct { fields, .. } => fields.iter().any(|f| has_f64(types, *f, depth + 1)),
+            TypeData::Function { ret, params } => {
+                has_f64(types, *ret, depth + 1) || params.iter().any(|p| has_f64(types, *p, depth + 1))
+            }
+            _ => false,
+        }
+    }
+    let types = &module.types;
+    for (_, func) in module.functions.iter() {
+        // Values used by anything other than printf.
+        let mut used_elsewhere = std::collections::HashSet::new();
+        for (_, inst) in func.insts.iter() {
+            let printf = matches!(inst, ir::InstData::ExtInst { opcode, .. } if *opcode == Op::printf as u32);
+            if !printf {
+                inst.for_each_operand(|v| {
+                    used_elsewhere.insert(v);
+                });
+            }
+        }
+        let found = func.params.iter().any(|p| has_f64(types, *p, 0))
+            || has_f64(types, func.ret, 0)
+            || func.values.iter().any(|(v, data)| {
+                if !has_f64(types, data.ty, 0) {
+                    return false;
+                }
+                let carrier = match data.def {
+                    ValueDef::Const(_) => true,
+                    ValueDef::Result(i) => {
+                        matches!(func.insts[i], ir::InstData::Convert { op: ConvertOp::FConvert, .. })
+                    }
+                    _ => false,
+                };
+                !carrier || used_elsewhere.contains(&v)
+            });
+        if found {
+            return Some(func.name.clone());
+        }
+    }
+    module.globals.iter().any(|(_, g)| has_f64(types, g.ty, 0)).then(|| "a program-scope variable".to_string())
+}
+
 fn set_align(v: Val<'_>, align: u32) {
     if let Some(i) = v.as_instruction_value() {
         if align.is_power_of_two() {
