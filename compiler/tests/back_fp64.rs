@@ -676,6 +676,20 @@ fn conversions_from_and_to_double_with_every_rounding_mode() {
             };
             assert_eq!(o[i], want, "convert_double{mode}({v})");
         }
+        // The same bits as ulong.
+        let (o, _) = run("double", &format!("o[i] = convert_double{mode}(as_ulong(x));"), &as_f, &as_f, &n);
+        for i in 0..longs.len() {
+            let v = longs[i] as u64;
+            let near = v as f64;
+            let diff = i128::from(v) - near as i128;
+            let step = |f: f64, up: bool| f64::from_bits(if up { f.to_bits() + 1 } else { f.to_bits() - 1 });
+            let want = match mode {
+                "_rtp" if diff > 0 => step(near, true),
+                "_rtn" | "_rtz" if diff < 0 => step(near, false),
+                _ => near,
+            };
+            assert_eq!(o[i], want, "convert_double{mode}({v}ul)");
+        }
     }
 }
 
