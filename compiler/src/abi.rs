@@ -43,6 +43,23 @@ pub struct WorkGroupContext {
     /// Per-work-item storage for values live across barriers: `local_size` product times
     /// `KernelInfo::work_item_state_size` bytes, aligned to 128 bytes.
     pub work_item_state: *mut u8,
+    /// The launch's printf buffer, or null when the kernel's program calls no printf (then
+    /// printf returns -1).
+    pub printf: *const PrintfBuffer,
+}
+
+/// Where generated code appends printf records (layout in [`crate::printf`]): one per launch,
+/// shared by every work-item. A call reserves its record with an atomic add on `used`; when
+/// the record does not fit in `capacity`, nothing is written and printf returns -1 (`used`
+/// may then exceed `capacity`; the space from the failed reservation on stays zero).
+#[repr(C)]
+#[derive(Debug, Default)]
+pub struct PrintfBuffer {
+    /// Address of the first of `capacity` zero-initialised bytes.
+    pub data: u64,
+    pub capacity: u64,
+    /// Bytes reserved so far.
+    pub used: std::sync::atomic::AtomicU64,
 }
 
 impl Default for WorkGroupContext {
@@ -58,6 +75,7 @@ impl Default for WorkGroupContext {
             _reserved: 0,
             local_memory: std::ptr::null_mut(),
             work_item_state: std::ptr::null_mut(),
+            printf: std::ptr::null(),
         }
     }
 }

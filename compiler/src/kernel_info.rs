@@ -81,4 +81,7 @@ pub struct KernelInfo {
     pub barrier_count: u32,
     /// Bytes of per-work-item state kept across barriers (0 without barriers).
     pub work_item_state_size: u64,
+    /// The kernel (or a function it calls) calls printf: the device gives each launch a
+    /// printf buffer (`abi::PrintfBuffer`) and prints its records when the launch completes.
+    pub uses_printf: bool,
 }

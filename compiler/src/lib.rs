@@ -4,6 +4,7 @@
 //! It knows nothing of the OpenCL runtime or the C ABI. Entry points:
 //! - [`compile_source`]: OpenCL C source + build options -> [`Program`] (SPIR-V, IR, kernels).
 //! - [`load_spirv`]: SPIR-V binary (clCreateProgramWithIL) -> [`Program`].
+//! - [`compile_object`], [`load_spirv_object`], [`link`]: separate compilation and linking.
 //! - [`Program::codegen`]: a built program -> [`NativeProgram`] of callable kernels.
 
 pub mod abi;
@@ -12,6 +13,7 @@ pub mod front;
 pub mod ir;
 pub mod kernel_info;
 pub mod passes;
+pub mod printf;
 
 pub use abi::{WorkGroupContext, WorkGroupEntry, FINISHED};
 pub use kernel_info::{AccessQualifier, AddressSpace, ArgKind, KernelArg, KernelInfo, TypeQualifiers};
@@ -80,6 +82,9 @@ pub struct Program {
     pub module: ir::Module,
     /// Warnings and notes of a successful build.
     pub log: String,
+    /// Symbols the module imports and nobody defined yet (a compiled object or library that
+    /// still needs linking). While any remain, `module` is empty and there is no code.
+    pub unresolved: Vec<String>,
 }
 
 impl Program {
@@ -91,6 +96,9 @@ impl Program {
     }
     /// Runs the passes and generates native code for every kernel.
     pub fn codegen(&self, target: &Target) -> Result<Arc<NativeProgram>, BuildError> {
+        if !self.unresolved.is_empty() {
+            return Err(front::undefined_symbols(&self.unresolved));
+        }
         back::codegen(&self.module, target)
     }
 }
@@ -103,6 +111,23 @@ pub fn compile_source(source: &str, options: &str, target: &Target) -> Result<Pr
 /// A SPIR-V binary (bytes, little or big endian) -> Program.
 pub fn load_spirv(bytes: &[u8]) -> Result<Program, BuildError> {
     front::load_spirv(bytes)
+}
+
+/// OpenCL C source -> a compiled object (clCompileProgram): `extern` functions and variables
+/// may stay undefined until [`link`].
+pub fn compile_object(source: &str, options: &str, target: &Target) -> Result<Program, BuildError> {
+    front::compile_object(source, options, target)
+}
+
+/// SPIR-V -> a compiled object or library: imports may stay unresolved until [`link`].
+pub fn load_spirv_object(bytes: &[u8]) -> Result<Program, BuildError> {
+    front::load_spirv_object(bytes)
+}
+
+/// Links compiled objects and libraries (clLinkProgram) into a library (`create_library`)
+/// or a program whose imports are all resolved; errors name the symbol.
+pub fn link(inputs: &[&Program], create_library: bool) -> Result<Program, BuildError> {
+    front::link(inputs, create_library)
 }
 
 /// Native code for the kernels of a program; kernels stay valid while this lives.

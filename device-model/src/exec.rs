@@ -26,7 +26,7 @@
 use crate::launch::LaunchError;
 use crate::observer::Observer;
 use parking_lot::{Condvar, Mutex};
-use softcl_compiler::abi::BLOCK_ALIGN;
+use softcl_compiler::abi::{PrintfBuffer, BLOCK_ALIGN};
 use softcl_compiler::{ArgKind, KernelInfo, NativeKernel, WorkGroupContext, FINISHED};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -257,6 +257,52 @@ pub(crate) enum Schedule {
 pub(crate) struct Limits {
     pub max_work_group_size: usize,
     pub local_mem_size: u64,
+    /// CL_DEVICE_PRINTF_BUFFER_SIZE: the bytes of printf records one launch may write.
+    pub printf_buffer_size: usize,
+}
+
+/// A launch's printf buffer: the header generated code reaches through `ctx.printf` and the
+/// zeroed storage its records go to. Shared by every worker of the launch; read only after
+/// the launch has finished. The executor keeps the storage for the next launch, zeroing only
+/// the part that was written.
+pub(crate) struct PrintfStore {
+    header: PrintfBuffer,
+    storage: Vec<u8>,
+}
+
+impl PrintfStore {
+    /// A buffer of `capacity` bytes, reusing `spare` (all zero) when it has that size.
+    fn new(capacity: usize, spare: Option<Vec<u8>>) -> Result<Self, LaunchError> {
+        let mut storage = match spare {
+            Some(s) if s.len() == capacity => s,
+            _ => {
+                let mut fresh = Vec::new();
+                fresh.try_reserve_exact(capacity).map_err(|_| {
+                    LaunchError::OutOfResources(format!("cannot allocate a {capacity}-byte printf buffer"))
+                })?;
+                fresh.resize(capacity, 0);
+                fresh
+            }
+        };
+        // The kernel writes through this address; `storage` is neither moved nor resized
+        // (its heap block stays put) and is only read after the launch.
+        let data = storage.as_mut_ptr().expose_provenance() as u64;
+        let header = PrintfBuffer { data, capacity: capacity as u64, used: Default::default() };
+        Ok(Self { header, storage })
+    }
+
+    /// The records written, in buffer order (a reservation that did not fit left zeros).
+    pub(crate) fn records(&self) -> &[u8] {
+        let used = self.header.used.load(Ordering::SeqCst);
+        &self.storage[..usize::try_from(used).unwrap_or(usize::MAX).min(self.storage.len())]
+    }
+
+    /// The storage, zeroed again (only records were written, all below `used`).
+    fn into_storage(mut self) -> Vec<u8> {
+        let written = self.records().len();
+        self.storage[..written].fill(0);
+        self.storage
+    }
 }
 
 /// One launch, owned by the executor while it runs.
@@ -270,6 +316,10 @@ pub(crate) struct Job {
     range: NdRange,
     schedule: Schedule,
     observer: Option<Arc<dyn Observer>>,
+    /// The printf buffer size when the kernel calls printf; the buffer is set up by
+    /// [`Executor::execute`].
+    printf_capacity: Option<usize>,
+    printf: Option<PrintfStore>,
     chunk: usize,
     next: AtomicUsize,
     completed: AtomicUsize,
@@ -355,6 +405,7 @@ impl Job {
             .try_reserve_exact(args.len())
             .map_err(|_| LaunchError::OutOfResources("cannot copy the argument block".into()))?;
         owned_args.extend_from_slice(args);
+        let printf_capacity = info.uses_printf.then_some(limits.printf_buffer_size);
         Ok(Self {
             kernel,
             args: owned_args,
@@ -364,6 +415,8 @@ impl Job {
             range,
             schedule,
             observer,
+            printf_capacity,
+            printf: None,
             chunk: 1,
             next: AtomicUsize::new(0),
             completed: AtomicUsize::new(0),
@@ -507,7 +560,8 @@ impl Scratch {
             let address = (base + offset) as u64;
             block[slot..slot + 8].copy_from_slice(&address.to_ne_bytes());
         }
-        Ok(WorkGroupContext { local_memory: local, work_item_state, ..job.range.base_context() })
+        let printf = job.printf.as_ref().map_or(std::ptr::null(), |p| &p.header as *const PrintfBuffer);
+        Ok(WorkGroupContext { local_memory: local, work_item_state, printf, ..job.range.base_context() })
     }
 }
 
@@ -623,6 +677,8 @@ pub(crate) struct Executor {
     /// The pool, started by the first launch. Held for the whole of a launch, which
     /// serialises launches on the device.
     pool: Mutex<Option<Pool>>,
+    /// The last launch's printf storage (all zero), for the next launch that calls printf.
+    printf_spare: Mutex<Option<Vec<u8>>>,
 }
 
 impl std::fmt::Debug for Executor {
@@ -634,10 +690,11 @@ impl std::fmt::Debug for Executor {
 impl Executor {
     /// An executor that will run on `threads` workers (at least one).
     pub(crate) fn new(threads: usize, name: &'static str) -> Self {
-        Self { threads: threads.max(1), name, pool: Mutex::new(None) }
+        Self { threads: threads.max(1), name, pool: Mutex::new(None), printf_spare: Mutex::new(None) }
     }
 
-    /// Runs every work-group of `job`; returns when all have finished or one failed.
+    /// Runs every work-group of `job`; returns when all have finished or one failed, after
+    /// writing the launch's printf output to stdout.
     pub(crate) fn execute(&self, mut job: Job) -> Result<(), LaunchError> {
         let total = job.range.group_count;
         if total == 0 {
@@ -645,6 +702,10 @@ impl Executor {
         }
         // Chunks: about 8 per worker to balance uneven groups, at most 64 groups each.
         job.chunk = (total / (self.threads * 8)).clamp(1, 64);
+        if let Some(capacity) = job.printf_capacity {
+            let spare = self.printf_spare.lock().take();
+            job.printf = Some(PrintfStore::new(capacity, spare)?);
+        }
         let job = Arc::new(job);
         {
             let mut pool = self.pool.lock();
@@ -654,7 +715,14 @@ impl Executor {
             };
             pool.run(Arc::clone(&job));
         }
+        if let Some(store) = &job.printf {
+            crate::printf::emit(store.records());
+        }
         let error = job.error.lock().take();
+        // Every worker has let go of the job (`Pool::run`), so this is the last reference.
+        if let Some(store) = Arc::into_inner(job).and_then(|j| j.printf) {
+            *self.printf_spare.lock() = Some(store.into_storage());
+        }
         error.map_or(Ok(()), Err)
     }
 }

@@ -12,6 +12,7 @@ pub mod info;
 pub mod launch;
 pub mod observer;
 pub mod pick;
+mod printf;
 
 pub use cpu::CpuDevice;
 pub use gen::{GenConfig, GenDevice};

@@ -87,7 +87,6 @@ pub const FEATURE_NOT_SUPPORTED: &[(&str, &str)] = &[
     ("clSetDefaultDeviceCommandQueue", "device-side queues (CL_INVALID_OPERATION)"),
     ("clSetCommandQueueProperty", "the OpenCL 1.0 call to change queue properties (CL_INVALID_OPERATION)"),
     ("clGetSupportedImageFormats", "images: answers with no formats"),
-    ("clLinkProgram", "linking several programs (a single input program links; several give CL_LINK_PROGRAM_FAILURE)"),
 ];
 
 /// docs/API_STATUS.md: which dispatch slots have an implementation and which still return

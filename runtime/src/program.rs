@@ -308,20 +308,27 @@ impl Program {
         }
     }
 
-    /// The IL with the application's specialization constants applied, parsed.
-    fn il_program(&self) -> Result<Arc<compiler::Program>, BuildError> {
+    /// The IL with the application's specialization constants applied, parsed: as a program
+    /// to build, or as a compiled `object` whose imports are resolved at link time.
+    fn il_program(&self, object: bool) -> Result<Arc<compiler::Program>, BuildError> {
         let Origin::Il(bytes) = &self.origin else {
             unreachable!("il_program on a program without IL");
         };
         let spec = self.spec_constants.lock().clone();
         if spec.is_empty() {
-            if let Some(cached) = &self.il_front {
-                return cached.clone();
+            match &self.il_front {
+                Some(Ok(cached)) => return Ok(cached.clone()),
+                Some(Err(e)) if !object || e.kind != BuildErrorKind::CompileFailed => return Err(e.clone()),
+                _ => {}
             }
         }
         let words = specialize(bytes, &spec).map_err(|log| BuildError { kind: BuildErrorKind::InvalidIl, log })?;
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-        guarded(|| compiler::load_spirv(&bytes)).map(Arc::new)
+        if object {
+            guarded(|| compiler::load_spirv_object(&bytes)).map(Arc::new)
+        } else {
+            guarded(|| compiler::load_spirv(&bytes)).map(Arc::new)
+        }
     }
 
     /// clBuildProgram for `devices` (all of the program's when empty).
@@ -362,7 +369,7 @@ impl Program {
                     .collect()
             }
             Origin::Il(_) => {
-                let front = self.il_program();
+                let front = self.il_program(false);
                 let built = per_target(&devs, |target| -> Built {
                     // The options are checked even though SPIR-V needs none of them.
                     compiler::front::parse_options(options, target)?;
@@ -439,10 +446,10 @@ impl Program {
         };
         let compiled: Vec<Result<Arc<compiler::Program>, BuildError>> = match &self.origin {
             Origin::Source(source) => per_target(&devs, |target| {
-                guarded(|| compiler::compile_source(source, &front_options, target)).map(Arc::new)
+                guarded(|| compiler::compile_object(source, &front_options, target)).map(Arc::new)
             }),
             Origin::Il(_) => {
-                let front = self.il_program();
+                let front = self.il_program(true);
                 per_target(&devs, |target| {
                     compiler::front::parse_options(options, target)?;
                     front.clone()
@@ -493,8 +500,10 @@ impl Program {
     /// program exists either way so that its build log can be read), or an error without a
     /// program.
     ///
-    /// Only a single input program can be linked: SoftCL has no SPIR-V linker yet, so several
-    /// inputs give a link failure whose log says so.
+    /// Per device, the compiled objects and libraries of every input are linked at the SPIR-V
+    /// level (`compiler::link`): into a library with `-create-library`, otherwise into an
+    /// executable whose imports must all resolve. Devices with equal targets and the same
+    /// inputs share one link and one code generation.
     pub fn link(
         context: Arc<Context>,
         devices: Vec<Arc<Device>>,
@@ -506,9 +515,8 @@ impl Program {
         // devices specified by device_list or if device_list is NULL it will be the list of
         // devices associated with context."
         let devices = if devices.is_empty() { context.devices.clone() } else { devices };
-        let mut builds = Vec::with_capacity(devices.len());
-        let mut any_linked = false;
-        let mut failed = false;
+        // Per device: the inputs' compiled objects, or None when no input has one.
+        let mut per_device: Vec<Option<Vec<DeviceBuild>>> = Vec::with_capacity(devices.len());
         for device in &devices {
             let mut objects = Vec::new();
             for input in inputs {
@@ -519,7 +527,10 @@ impl Program {
                 if b.status == CL_BUILD_IN_PROGRESS {
                     return Err(CL_INVALID_OPERATION);
                 }
-                let is_object = b.status == CL_BUILD_SUCCESS as cl_build_status
+                // A compiled object or library: compiled here, or loaded from a binary (whose
+                // status stays CL_BUILD_NONE until it is built).
+                let is_object = (b.status == CL_BUILD_SUCCESS as cl_build_status || b.status == CL_BUILD_NONE)
+                    && b.front.is_some()
                     && matches!(b.binary_type, CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT | CL_PROGRAM_BINARY_TYPE_LIBRARY);
                 if is_object {
                     objects.push(b);
@@ -530,53 +541,42 @@ impl Program {
             // generated for this device. All other cases will return a CL_INVALID_OPERATION
             // error."
             if objects.is_empty() {
-                builds.push(DeviceBuild { options: options.to_string(), ..DeviceBuild::default() });
+                per_device.push(None);
                 continue;
             }
             if objects.len() != inputs.len() {
                 return Err(CL_INVALID_OPERATION);
             }
-            any_linked = true;
-            let build = if objects.len() > 1 {
-                failed = true;
-                DeviceBuild {
-                    status: CL_BUILD_ERROR,
-                    options: options.to_string(),
-                    log: format!(
-                        "SoftCL cannot link {} programs together yet: link a single compiled program, or build \
-                         the combined source with clBuildProgram",
-                        objects.len()
-                    ),
-                    ..DeviceBuild::default()
-                }
-            } else {
-                let input = objects.pop().expect("one object");
-                let front = input.front.clone().expect("a compiled object has a front-end result");
-                if link.create_library {
-                    DeviceBuild {
-                        status: CL_BUILD_SUCCESS as cl_build_status,
-                        options: options.to_string(),
-                        log: String::new(),
-                        binary_type: CL_PROGRAM_BINARY_TYPE_LIBRARY,
-                        native: None,
-                        ..input
-                    }
-                } else {
-                    let r = executable(
-                        guarded(|| front.codegen(device.model.target())).map(|native| (front.clone(), native)),
-                        options,
-                        &input.compile_options,
-                        input.uniform_work_groups,
-                    );
-                    failed |= r.failure.is_some();
-                    r.build
-                }
-            };
-            builds.push(build);
+            per_device.push(Some(objects));
         }
-        if !any_linked {
+        if per_device.iter().all(Option::is_none) {
             // No device has a compiled object in every input program.
             return Err(CL_INVALID_OPERATION);
+        }
+        // (target, the inputs' front-end results) -> the link's outcome.
+        type Key = (Target, Vec<usize>);
+        let mut done: HashMap<Key, Outcome> = HashMap::new();
+        let mut failed = false;
+        let mut builds = Vec::with_capacity(devices.len());
+        for (device, objects) in devices.iter().zip(per_device) {
+            let Some(objects) = objects else {
+                builds.push(DeviceBuild { options: options.to_string(), ..DeviceBuild::default() });
+                continue;
+            };
+            let target = device.model.target();
+            let fronts: Vec<Arc<compiler::Program>> =
+                objects.iter().map(|o| o.front.clone().expect("checked above")).collect();
+            let key = (target.clone(), fronts.iter().map(|f| Arc::as_ptr(f) as usize).collect());
+            let outcome = match done.get(&key) {
+                Some(o) => Outcome { build: o.build.clone(), failure: o.failure },
+                None => {
+                    let o = link_one(&objects, &fronts, target, options, link.create_library);
+                    done.insert(key, Outcome { build: o.build.clone(), failure: o.failure });
+                    o
+                }
+            };
+            failed |= outcome.failure.is_some();
+            builds.push(outcome.build);
         }
         let program = Self::new(context, devices, Origin::Linked, builds);
         Ok((program, if failed { CL_LINK_PROGRAM_FAILURE } else { CL_SUCCESS as cl_int }))
@@ -654,8 +654,10 @@ impl Program {
             .lock()
             .iter()
             .map(|b| match (&b.front, b.binary_type, b.status) {
+                // Built here, or loaded from a binary and not built again yet.
                 (Some(front), ty, status)
-                    if ty != CL_PROGRAM_BINARY_TYPE_NONE && status == CL_BUILD_SUCCESS as cl_build_status =>
+                    if ty != CL_PROGRAM_BINARY_TYPE_NONE
+                        && (status == CL_BUILD_SUCCESS as cl_build_status || status == CL_BUILD_NONE) =>
                 {
                     encode_binary(ty, &b.compile_options, b.uniform_work_groups, &front.spirv)
                 }
@@ -718,29 +720,77 @@ fn executable(built: Built, options: &str, compile_options: &str, uniform: bool)
     }
 }
 
+/// Links one device's compiled objects (`fronts` are their front-end results).
+fn link_one(
+    objects: &[DeviceBuild],
+    fronts: &[Arc<compiler::Program>],
+    target: &Target,
+    options: &str,
+    create_library: bool,
+) -> Outcome {
+    let inputs: Vec<&compiler::Program> = fronts.iter().map(Arc::as_ref).collect();
+    // Every input's uniformity requirement holds for the linked program.
+    let uniform = objects.iter().any(|o| o.uniform_work_groups);
+    let compile_options = objects.first().map(|o| o.compile_options.clone()).unwrap_or_default();
+    let linked = guarded(|| compiler::link(&inputs, create_library)).map(Arc::new);
+    if create_library {
+        return match linked {
+            Ok(front) => Outcome {
+                build: DeviceBuild {
+                    status: CL_BUILD_SUCCESS as cl_build_status,
+                    options: options.to_string(),
+                    log: String::new(),
+                    binary_type: CL_PROGRAM_BINARY_TYPE_LIBRARY,
+                    front: Some(front),
+                    native: None,
+                    compile_options,
+                    uniform_work_groups: uniform,
+                },
+                failure: None,
+            },
+            Err(e) => executable(Err(e), options, &compile_options, uniform),
+        };
+    }
+    let built: Built = linked.and_then(|front| Ok((front.clone(), guarded(|| front.codegen(target))?)));
+    executable(built, options, &compile_options, uniform)
+}
+
 /// The link options clLinkProgram accepts.
 #[derive(Debug, Default, PartialEq, Eq)]
 struct LinkOptions {
     create_library: bool,
+    enable_link_options: bool,
 }
 
 fn parse_link_options(options: &str) -> Result<LinkOptions, cl_int> {
     let mut parsed = LinkOptions::default();
+    let mut math = false;
     for word in options.split_whitespace() {
         match word {
             "-create-library" => parsed.create_library = true,
-            // Accepted; the code generator has no per-link options to apply.
-            "-enable-link-options"
-            | "-cl-denorms-are-zero"
+            "-enable-link-options" => parsed.enable_link_options = true,
+            // The program linking options. They allow optimisations; results stay within
+            // the precision the specification requires without them, so the code
+            // generator need not change.
+            "-cl-denorms-are-zero"
             | "-cl-no-signed-zeros"
+            | "-cl-no-signed-zeroes"
             | "-cl-unsafe-math-optimizations"
             | "-cl-finite-math-only"
             | "-cl-fast-relaxed-math"
-            | "-cl-no-subgroup-ifp" => {}
+            | "-cl-no-subgroup-ifp" => math = true,
             // "CL_INVALID_LINKER_OPTIONS if the linker options specified by options are
             // invalid."
             _ => return Err(CL_INVALID_LINKER_OPTIONS),
         }
+    }
+    // "-enable-link-options ... must be specified with the -create-library option", and a
+    // library takes the program linking options only with it.
+    if parsed.enable_link_options && !parsed.create_library {
+        return Err(CL_INVALID_LINKER_OPTIONS);
+    }
+    if math && parsed.create_library && !parsed.enable_link_options {
+        return Err(CL_INVALID_LINKER_OPTIONS);
     }
     Ok(parsed)
 }
@@ -870,8 +920,13 @@ fn decode_binary(bytes: &[u8]) -> Result<DeviceBuild, cl_int> {
     let contents = parse_binary(bytes)?;
     let spirv: Vec<u8> = contents.spirv.iter().flat_map(|w| w.to_le_bytes()).collect();
     // "CL_INVALID_BINARY in binary_status[i] if program binary is not a valid binary for the
-    // specified device."
-    let front = guarded(|| compiler::load_spirv(&spirv)).map_err(|_| CL_INVALID_BINARY)?;
+    // specified device." Compiled objects and libraries may import symbols.
+    let front = if contents.binary_type == CL_PROGRAM_BINARY_TYPE_EXECUTABLE {
+        guarded(|| compiler::load_spirv(&spirv))
+    } else {
+        guarded(|| compiler::load_spirv_object(&spirv))
+    }
+    .map_err(|_| CL_INVALID_BINARY)?;
     Ok(DeviceBuild {
         status: CL_BUILD_NONE,
         options: String::new(),
@@ -887,14 +942,13 @@ fn decode_binary(bytes: &[u8]) -> Result<DeviceBuild, cl_int> {
 // ---------------------------------------------------------------------------------------------
 // SPIR-V specialization constants.
 
-const SPIRV_MAGIC: u32 = 0x0723_0203;
+use compiler::front::link::{instructions, OP_DECORATE, SPIRV_MAGIC};
 const OP_TYPE_BOOL: u32 = 20;
 const OP_TYPE_INT: u32 = 21;
 const OP_TYPE_FLOAT: u32 = 22;
 const OP_SPEC_CONSTANT_TRUE: u32 = 48;
 const OP_SPEC_CONSTANT_FALSE: u32 = 49;
 const OP_SPEC_CONSTANT: u32 = 50;
-const OP_DECORATE: u32 = 71;
 const DECORATION_SPEC_ID: u32 = 1;
 
 /// A SPIR-V module's words in host order (either byte order accepted).
@@ -910,21 +964,6 @@ fn spirv_words(bytes: &[u8]) -> Option<Vec<u32>> {
         return Some(le.into_iter().map(u32::swap_bytes).collect());
     }
     None
-}
-
-/// The instructions of a module: (word offset, opcode, word count).
-fn instructions(words: &[u32]) -> impl Iterator<Item = (usize, u32, usize)> + '_ {
-    let mut at = 5;
-    std::iter::from_fn(move || {
-        let w = *words.get(at)?;
-        let (count, opcode) = ((w >> 16) as usize, w & 0xffff);
-        if count == 0 || at + count > words.len() {
-            return None;
-        }
-        let item = (at, opcode, count);
-        at += count;
-        Some(item)
-    })
 }
 
 /// One scalar specialization constant of a module.
@@ -1034,10 +1073,16 @@ mod tests {
     fn link_options() {
         assert_eq!(parse_link_options(""), Ok(LinkOptions::default()));
         assert_eq!(
-            parse_link_options(" -create-library -cl-fast-relaxed-math"),
-            Ok(LinkOptions { create_library: true })
+            parse_link_options(" -create-library -enable-link-options -cl-fast-relaxed-math"),
+            Ok(LinkOptions { create_library: true, enable_link_options: true })
+        );
+        assert_eq!(
+            parse_link_options("-cl-denorms-are-zero -cl-no-signed-zeroes"),
+            Ok(LinkOptions { create_library: false, enable_link_options: false })
         );
         assert_eq!(parse_link_options("-DX=1"), Err(CL_INVALID_LINKER_OPTIONS));
+        assert_eq!(parse_link_options("-enable-link-options"), Err(CL_INVALID_LINKER_OPTIONS));
+        assert_eq!(parse_link_options("-create-library -cl-finite-math-only"), Err(CL_INVALID_LINKER_OPTIONS));
     }
 
     /// A module header plus: OpDecorate %10 SpecId 7; OpDecorate %11 SpecId 8;

@@ -813,7 +813,7 @@ pub fn lower<'ctx>(
             }
             fx.gather(t, &parts)?
         }
-        Op::printf => bail!("printf is not supported yet"),
+        Op::printf => return super::printf::lower(fx, args, rt),
         Op::prefetch => return Ok(None),
         _ => bail!("OpenCL.std {op:?} is not supported"),
     };

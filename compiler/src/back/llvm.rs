@@ -70,6 +70,7 @@ pub mod ctx_offsets {
     pub const WORK_DIM: u64 = offset_of!(WorkGroupContext, work_dim) as u64;
     pub const LOCAL_MEMORY: u64 = offset_of!(WorkGroupContext, local_memory) as u64;
     pub const WORK_ITEM_STATE: u64 = offset_of!(WorkGroupContext, work_item_state) as u64;
+    pub const PRINTF: u64 = offset_of!(WorkGroupContext, printf) as u64;
 }
 
 /// Builds a GEP. Every GEP of the back end goes through here.

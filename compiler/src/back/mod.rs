@@ -13,6 +13,7 @@ pub mod builtins;
 pub mod jit;
 pub mod llvm;
 pub mod mathlib;
+pub mod printf;
 pub mod target;
 pub mod workgroup;
 
@@ -191,6 +192,8 @@ fn emit(context: &Context, m: &ir::Module, tm: &TargetMachine) -> Result<Emitted
         info.barrier_count = analysis.barrier_ids.len() as u32;
         info.work_item_state_size = plan.size;
         info.private_mem_size = private_bytes(&e, kernel.func, &plan);
+        info.uses_printf =
+            e.reachable_functions(kernel.func).into_iter().any(|f| printf::calls_printf(&m.functions[f]));
         infos.push(info);
     }
 

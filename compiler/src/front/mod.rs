@@ -3,8 +3,10 @@
 //! - [`options`]: the build options string -> clang arguments and flags.
 //! - [`opencl_c`]: running the toolchain.
 //! - `spirv`, `spirv_body`, `kernel_args`: SPIR-V -> IR module and kernel metadata.
+//! - [`link`]: imported and exported symbols; linking modules with `spirv-link`.
 
 mod kernel_args;
+pub mod link;
 pub mod opencl_c;
 pub mod options;
 mod spirv;
@@ -45,30 +47,104 @@ fn translate_and_validate(words: &[u32], origin: Origin) -> Result<ir::Module, B
     Ok(module)
 }
 
-/// OpenCL C source + build options -> Program.
-pub fn compile_source(source: &str, options: &str, target: &Target) -> Result<Program, BuildError> {
+/// OpenCL C source -> SPIR-V words and clang's warnings.
+fn source_to_spirv(source: &str, options: &str, target: &Target) -> Result<(Vec<u32>, String), BuildError> {
     let options = options::parse_options(options, target)?;
     let output = opencl_c::compile_to_spirv(source, &options, target)?;
     let words = spirv::words_from_bytes(&output.bytes).map_err(|e| BuildError {
         kind: BuildErrorKind::CompileFailed,
         log: format!("{}the SPIR-V translator produced no valid module: {}", output.log, e.message),
     })?;
+    Ok((words, output.log))
+}
+
+/// Translates the SPIR-V of OpenCL C `source` (the source adds vec_type_hint attributes).
+fn source_program(words: Vec<u32>, log: String, source: Option<&str>) -> Result<Program, BuildError> {
     let mut module = translate_and_validate(&words, Origin::Source).map_err(|mut e| {
-        e.log = format!("{}{}", output.log, e.log);
+        e.log = format!("{log}{}", e.log);
         e
     })?;
-    kernel_args::apply_source_vec_type_hints(&mut module, source);
-    Ok(Program { spirv: words, module, log: output.log })
+    if let Some(source) = source {
+        kernel_args::apply_source_vec_type_hints(&mut module, source);
+    }
+    Ok(Program { spirv: words, module, log, unresolved: Vec::new() })
+}
+
+/// OpenCL C source + build options -> Program.
+pub fn compile_source(source: &str, options: &str, target: &Target) -> Result<Program, BuildError> {
+    let (words, log) = source_to_spirv(source, options, target)?;
+    source_program(words, log, Some(source))
+}
+
+/// A module that imports symbols defined elsewhere: kept as SPIR-V until it is linked (its
+/// IR module is empty and it has no kernels yet).
+fn unlinked(words: Vec<u32>, log: String, unresolved: Vec<String>) -> Program {
+    Program { spirv: words, module: ir::Module::new(), log, unresolved }
+}
+
+/// OpenCL C source -> a compiled object (clCompileProgram): like [`compile_source`], but
+/// functions and variables declared `extern` may stay undefined until link time.
+pub fn compile_object(source: &str, options: &str, target: &Target) -> Result<Program, BuildError> {
+    let (words, log) = source_to_spirv(source, options, target)?;
+    let imports = link::linkage(&words).imports;
+    if !imports.is_empty() {
+        return Ok(unlinked(words, log, imports));
+    }
+    source_program(words, log, Some(source))
 }
 
 /// A SPIR-V binary (bytes, either byte order) -> Program.
 pub fn load_spirv(bytes: &[u8]) -> Result<Program, BuildError> {
     let words = spirv::words_from_bytes(bytes).map_err(|e| build_error(e, Origin::Il))?;
+    il_program(words)
+}
+
+fn il_program(words: Vec<u32>) -> Result<Program, BuildError> {
     let mut module = translate_and_validate(&words, Origin::Il)?;
     // "For kernels not created from OpenCL C source and the clCreateProgramWithSource API
     // call the string returned from this query [CL_KERNEL_ATTRIBUTES] will be empty."
     for kernel in &mut module.kernels {
         kernel.info.attributes.clear();
     }
-    Ok(Program { spirv: words, module, log: String::new() })
+    Ok(Program { spirv: words, module, log: String::new(), unresolved: Vec::new() })
+}
+
+/// A SPIR-V module as a compiled object or library (clCompileProgram of IL, binaries of
+/// those types): imports may stay unresolved until link time.
+pub fn load_spirv_object(bytes: &[u8]) -> Result<Program, BuildError> {
+    let words = spirv::words_from_bytes(bytes).map_err(|e| build_error(e, Origin::Il))?;
+    let imports = link::linkage(&words).imports;
+    if !imports.is_empty() {
+        return Ok(unlinked(words, String::new(), imports));
+    }
+    il_program(words)
+}
+
+/// Links compiled objects and libraries: into a library (`create_library`: exports kept,
+/// imports may stay unresolved) or into an executable program (every import resolved).
+pub fn link(inputs: &[&Program], create_library: bool) -> Result<Program, BuildError> {
+    let words = match inputs {
+        [] => return Err(BuildError { kind: BuildErrorKind::CompileFailed, log: "nothing to link".into() }),
+        // One input with nothing to resolve is its own result.
+        [one] if one.unresolved.is_empty() || create_library => return Ok((*one).clone()),
+        _ => {
+            let modules: Vec<&[u32]> = inputs.iter().map(|p| p.spirv.as_slice()).collect();
+            link::link_modules(&modules, create_library)?
+        }
+    };
+    let imports = link::linkage(&words).imports;
+    if !imports.is_empty() {
+        if create_library {
+            return Ok(unlinked(words, String::new(), imports));
+        }
+        return Err(undefined_symbols(&imports));
+    }
+    // Translation errors of the linked module are link failures.
+    source_program(words, String::new(), None)
+}
+
+/// The failure of code generation or linking for a module with unresolved imports.
+pub fn undefined_symbols(names: &[String]) -> BuildError {
+    let log = names.iter().map(|n| format!("link error: undefined symbol \"{n}\"\n")).collect();
+    BuildError { kind: BuildErrorKind::CompileFailed, log }
 }

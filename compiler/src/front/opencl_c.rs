@@ -27,18 +27,24 @@ pub struct SpirvOutput {
 }
 
 /// A program of the toolchain: the binary to run and the variable that overrides it.
-struct Tool {
+pub(super) struct Tool {
     binary: String,
     env: &'static str,
 }
 
 impl Tool {
-    fn new(env: &'static str, default: &str) -> Tool {
+    pub(super) fn new(env: &'static str, default: &str) -> Tool {
         let binary = match std::env::var(env) {
             Ok(value) if !value.trim().is_empty() => value,
             _ => default.to_string(),
         };
         Tool { binary, env }
+    }
+
+    /// Runs the tool without input and collects its output.
+    pub(super) fn run(&self, args: &[String]) -> Result<Output, BuildError> {
+        let child = self.spawn(args, Stdio::null())?;
+        child.wait_with_output().map_err(|e| wait_error(self, &e))
     }
 
     fn spawn(&self, args: &[String], stdin: Stdio) -> Result<Child, BuildError> {

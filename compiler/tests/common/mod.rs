@@ -113,6 +113,7 @@ pub fn run_ndrange(
                     _reserved: 0,
                     local_memory: local_mem.as_mut_ptr(),
                     work_item_state: state.as_mut_ptr(),
+                    printf: std::ptr::null(),
                 };
                 let mut resume = 0;
                 let mut regions = 0;

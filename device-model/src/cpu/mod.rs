@@ -68,8 +68,11 @@ impl CpuDevice {
         observer: Option<Arc<dyn Observer>>,
     ) -> Result<LaunchReport, LaunchError> {
         let start = Instant::now();
-        let limits =
-            Limits { max_work_group_size: self.info.max_work_group_size, local_mem_size: self.info.local_mem_size };
+        let limits = Limits {
+            max_work_group_size: self.info.max_work_group_size,
+            local_mem_size: self.info.local_mem_size,
+            printf_buffer_size: self.info.printf_buffer_size,
+        };
         common::run_launch(&self.executor, launch, |_| Ok((Schedule::WholeGroup, ())), observer, limits)?;
         let elapsed = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
         Ok(LaunchReport { device_time_ns: Some(elapsed), report: None })

@@ -7,7 +7,7 @@ fn kernel_info(name: &str, barrier_count: u32) -> KernelInfo {
     KernelInfo { name: name.into(), barrier_count, ..KernelInfo::default() }
 }
 
-const LIMITS: Limits = Limits { max_work_group_size: 4096, local_mem_size: 65536 };
+const LIMITS: Limits = Limits { max_work_group_size: 4096, local_mem_size: 65536, printf_buffer_size: 1 << 16 };
 
 /// Linear local id -> local id, as compiled code decomposes it (with this group's size).
 fn local_id(ctx: &WorkGroupContext, i: u32) -> [u64; 3] {
@@ -505,4 +505,57 @@ fn concurrent_launches_on_one_executor() {
     for h in handles {
         h.join().unwrap();
     }
+}
+
+/// Records the `ctx.printf` address of every call.
+struct PrintfUser {
+    info: KernelInfo,
+    seen: Mutex<Vec<usize>>,
+}
+
+impl GroupKernel for PrintfUser {
+    fn info(&self) -> &KernelInfo {
+        &self.info
+    }
+    fn run(&self, _args: &[u8], ctx: &WorkGroupContext, _first: u32, _end: u32, _resume_at: u32) -> u32 {
+        self.seen.lock().push(ctx.printf.addr());
+        FINISHED
+    }
+}
+
+#[test]
+fn only_printf_kernels_get_one_printf_buffer_per_launch() {
+    let exec = Executor::new(2, "test");
+    let range = NdRange::new(1, [0; 3], [64, 1, 1], [8, 1, 1]).unwrap();
+    for uses_printf in [true, false] {
+        let info = KernelInfo { uses_printf, ..kernel_info("p", 0) };
+        let k = Arc::new(PrintfUser { info, seen: Mutex::new(Vec::new()) });
+        exec.execute(job(k.clone(), range, Schedule::Simd(8), None)).unwrap();
+        let seen = k.seen.lock();
+        assert_eq!(seen.len(), 8, "one call per hardware thread");
+        assert!(seen.iter().all(|&a| a == seen[0]), "one buffer shared by the whole launch");
+        assert_eq!(seen[0] != 0, uses_printf, "a buffer only for kernels that call printf");
+    }
+}
+
+#[test]
+fn printf_storage_is_reused_and_rezeroed() {
+    let mut store = PrintfStore::new(64, None).unwrap();
+    assert_eq!(store.header.capacity, 64);
+    assert_eq!(store.header.data, store.storage.as_ptr().addr() as u64);
+    store.storage[..10].fill(7);
+    store.header.used.store(10, Ordering::SeqCst);
+    assert_eq!(store.records(), &[7; 10]);
+    let storage = store.into_storage();
+    assert!(storage.iter().all(|&b| b == 0), "the written part is zeroed again");
+    let address = storage.as_ptr();
+    let again = PrintfStore::new(64, Some(storage)).unwrap();
+    assert_eq!(again.storage.as_ptr(), address, "same size: reused");
+    assert!(again.records().is_empty());
+    // A reservation past the end (a failed printf) counts in `used` but only `capacity`
+    // bytes are records.
+    again.header.used.store(100, Ordering::SeqCst);
+    assert_eq!(again.records().len(), 64);
+    let other = PrintfStore::new(32, Some(again.into_storage())).unwrap();
+    assert_eq!(other.storage.len(), 32, "another size: a new buffer");
 }

@@ -77,8 +77,11 @@ impl GenDevice {
         observer: Option<Arc<dyn Observer>>,
     ) -> Result<LaunchReport, LaunchError> {
         let info = &launch.kernel.info;
-        let limits =
-            Limits { max_work_group_size: self.info.max_work_group_size, local_mem_size: self.info.local_mem_size };
+        let limits = Limits {
+            max_work_group_size: self.info.max_work_group_size,
+            local_mem_size: self.info.local_mem_size,
+            printf_buffer_size: self.info.printf_buffer_size,
+        };
         let choose = |range: &NdRange| {
             let (simd, why) = choose_simd(&self.config, info, range.enqueued_group_size())?;
             Ok((Schedule::Simd(simd), (simd, why)))
