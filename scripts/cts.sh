@@ -6,7 +6,7 @@
 #
 # Usage:
 #   bash scripts/cts.sh --build <CTS build dir> [--device cpu|gpu] [--suites api,basic,...]
-#        [--time-limit MINUTES] [--out DIR] [--no-wimpy] [--list]
+#        [--time-limit MINUTES] [--out DIR] [--no-wimpy] [--list] [--args "SUB-TEST ..."]
 #
 #   --build       the CTS build tree (its test_<suite> binaries are found under it). The CTS
 #                 is not part of SoftCL and this script does not build it: see
@@ -21,6 +21,8 @@
 #   --no-wimpy    run the full-size tests (default is CL_WIMPY_MODE=1, plus -w for the
 #                 suites that take it).
 #   --list        print the suites found in the build tree and exit.
+#   --args        arguments for every suite binary, e.g. the names of the sub-tests to run
+#                 (to step around a crash, or to finish a suite that ran out of time).
 #
 # A suite that crashes or reaches the time limit writes no JSON: its row counts the
 # "<sub-test> passed" / "<sub-test> FAILED" lines of its log instead and says why it stopped.
@@ -40,8 +42,9 @@ LIMIT_MIN=15
 OUT=""
 WIMPY=1
 LIST=0
+ARGS=""
 
-usage() { sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,29p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -52,6 +55,7 @@ while [ $# -gt 0 ]; do
         --out) OUT=$2; shift 2 ;;
         --no-wimpy) WIMPY=0; shift ;;
         --list) LIST=1; shift ;;
+        --args) ARGS=$2; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) echo "error: unknown argument: $1" >&2; usage >&2; exit 2 ;;
     esac
@@ -188,6 +192,9 @@ for suite in "${suite_list[@]}"; do
     log="$OUT/$suite.log"
     rm -f "$json"
     extra=()
+    # Word splitting is wanted: --args is a list of names.
+    # shellcheck disable=SC2206
+    [ -n "$ARGS" ] && extra+=($ARGS)
     if [ "$WIMPY" -eq 1 ]; then
         case "$suite" in conversions|math_brute_force|bruteforce) extra+=(-w) ;; esac
     fi
