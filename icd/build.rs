@@ -145,7 +145,14 @@ fn write_missing(out: &mut String, name: &str, sig: &syn::TypeBareFn) {
     let mut params = Vec::new();
     let mut has_errcode = false;
     for (i, a) in sig.inputs.iter().enumerate() {
-        let pname = a.name.as_ref().map(|(n, _)| n.to_string()).unwrap_or_else(|| format!("arg{i}"));
+        let mut pname = a.name.as_ref().map(|(n, _)| n.to_string()).unwrap_or_else(|| format!("arg{i}"));
+        // Some typedefs in cl_icd.h leave their parameters unnamed (bindgen calls them argN:
+        // clCreatePipe, clCreateSamplerWithProperties): a last `cl_int *` is errcode_ret all
+        // the same.
+        let last = i + 1 == sig.inputs.len();
+        if last && a.ty.to_token_stream().to_string() == "* mut cl_int" {
+            pname = "errcode_ret".to_string();
+        }
         if pname == "errcode_ret" {
             has_errcode = true;
         }

@@ -17,7 +17,7 @@ SOFTCL_DEB_PACKAGES=(
     opencl-c-headers   # CL/cl.h (OpenCL 3.0), CL/cl_icd.h
     clinfo             # shows the registered platforms; used by a test
     libclang1-15       # libclang for bindgen
-    spirv-tools        # spirv-val
+    spirv-tools        # spirv-link (clLinkProgram), spirv-val, spirv-as (tests)
     pkg-config
     zlib1g-dev         # libraries LLVM 22 links against
     libzstd-dev

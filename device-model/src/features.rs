@@ -8,7 +8,24 @@
 //!
 //! [`Target`]: softcl_compiler::Target
 
-use crate::info::{DeviceInfo, NameVersion};
+use crate::info::{DeviceInfo, FpConfig, NameVersion};
+
+/// CL_DEVICE_DOUBLE_FP_CONFIG of a device with fp64 (the OpenCL 3.0 minimum for a device
+/// with cl_khr_fp64, which SoftCL meets on the host: IEEE 754 doubles with denormals, every
+/// rounding mode and fused multiply-add). Setting `double_fp_config` to this turns on
+/// `cl_khr_fp64` and `__opencl_c_fp64`.
+pub fn fp64_config() -> FpConfig {
+    FpConfig {
+        denorm: true,
+        inf_nan: true,
+        round_to_nearest: true,
+        round_to_zero: true,
+        round_to_inf: true,
+        fma: true,
+        correctly_rounded_divide_sqrt: false,
+        soft_float: false,
+    }
+}
 
 /// Extensions every SoftCL device supports whatever its flags (the OpenCL 1.0 atomics and
 /// byte-addressable stores are core since 1.1 but still listed, as every implementation does;
@@ -153,8 +170,6 @@ mod tests {
 
     /// What the brief for both devices requires the compiler to reject.
     const MUST_BE_DISABLED: &[&str] = &[
-        "cl_khr_fp64",
-        "__opencl_c_fp64",
         "cl_khr_fp16",
         "__opencl_c_images",
         "cl_khr_3d_image_writes",
@@ -198,24 +213,47 @@ mod tests {
                 assert!(disabled.iter().any(|d| d == name), "{name} not disabled for {}", info.name);
             }
             let ext: Vec<_> = info.extensions.iter().map(|e| e.name.as_str()).collect();
-            assert_eq!(ext, BASE_EXTENSIONS);
-            assert_eq!(extension_string(info).split(' ').count(), BASE_EXTENSIONS.len());
+            let with_fp64: Vec<_> = BASE_EXTENSIONS.iter().copied().chain(["cl_khr_fp64"]).collect();
+            assert_eq!(ext, with_fp64);
+            assert_eq!(extension_string(info).split(' ').count(), BASE_EXTENSIONS.len() + 1);
             let feats: Vec<_> = info.opencl_c_features.iter().map(|e| e.name.as_str()).collect();
             assert_eq!(
                 feats,
                 [
                     "__opencl_c_int64",
+                    "__opencl_c_fp64",
                     "__opencl_c_atomic_order_acq_rel",
                     "__opencl_c_atomic_order_seq_cst",
                     "__opencl_c_atomic_scope_device",
                     "__opencl_c_atomic_scope_all_devices"
                 ]
             );
+            assert_eq!(info.double_fp_config, Some(fp64_config()));
+            assert!(info.preferred_vector_widths.double > 0 && info.native_vector_widths.double > 0);
             let mem = info.atomic_memory_capabilities;
             assert!(mem.order_relaxed && mem.scope_work_group);
             let fence = info.atomic_fence_capabilities;
             assert!(fence.order_relaxed && fence.order_acq_rel && fence.scope_work_group);
         }
+    }
+
+    /// Gen11 and Xe-LP have no fp64 hardware: neither the extension, the feature, the config
+    /// nor a double vector width, and the compiler rejects doubles.
+    #[test]
+    fn no_fp64_without_the_hardware() {
+        use crate::gen::GenConfig;
+        for config in [GenConfig::gen11_gt2(), GenConfig::xe_lp()] {
+            let dev = GenDevice::new(config);
+            let info = dev.info();
+            check_consistent(info, &dev.target().disabled_features);
+            assert!(info.double_fp_config.is_none(), "{}", info.name);
+            assert_eq!((info.preferred_vector_widths.double, info.native_vector_widths.double), (0, 0));
+            for name in ["cl_khr_fp64", "__opencl_c_fp64"] {
+                assert!(dev.target().disabled_features.iter().any(|d| d == name), "{name} on {}", info.name);
+            }
+        }
+        let gt3 = GenDevice::new(GenConfig::gen9_gt3());
+        assert!(advertises(gt3.info(), "cl_khr_fp64") && gt3.info().preferred_vector_widths.double == 1);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! OpenCL C compiled by softcl_compiler and run on both devices.
 
 use softcl_compiler::{compile_source, ArgKind, KernelInfo, NativeProgram};
-use softcl_device_model::{CpuDevice, Device, GenDevice, Launch, LaunchError, LaunchReport};
+use softcl_device_model::{CpuDevice, Device, GenConfig, GenDevice, Launch, LaunchError, LaunchReport};
 use std::sync::Arc;
 
 /// A kernel argument as the runtime would set it.
@@ -213,9 +213,23 @@ fn too_much_local_memory_is_out_of_resources() {
 #[test]
 fn unsupported_features_do_not_build() {
     for dev in both_devices() {
-        let source = "kernel void k(global double *d) { d[0] = 1.0; }";
-        let error = compile_source(source, "-cl-std=CL3.0", dev.target()).expect_err("fp64 is not supported");
-        assert!(error.log.contains("cl_khr_fp64"), "{}: {}", dev.info().name, error.log);
+        let source = "kernel void k(global half *d) { d[0] = 1.0h; }";
+        let error = compile_source(source, "-cl-std=CL3.0", dev.target()).expect_err("fp16 is not supported");
+        assert!(error.log.contains("cl_khr_fp16"), "{}: {}", dev.info().name, error.log);
+    }
+}
+
+/// Doubles build on the CPU and Gen9, and not on the Gen configurations without fp64.
+#[test]
+fn fp64_builds_only_where_advertised() {
+    let source = "kernel void k(global double *d) { d[0] = 1.0; }";
+    for dev in both_devices() {
+        compile_source(source, "-cl-std=CL3.0", dev.target()).unwrap_or_else(|e| panic!("{}", e.log));
+    }
+    for config in [GenConfig::gen11_gt2(), GenConfig::xe_lp()] {
+        let dev = GenDevice::new(config);
+        let error = compile_source(source, "-cl-std=CL3.0", dev.target()).expect_err("no fp64 hardware");
+        assert!(error.log.contains("fp64"), "{}: {}", dev.info().name, error.log);
     }
 }
 

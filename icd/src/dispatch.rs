@@ -87,6 +87,8 @@ pub const FEATURE_NOT_SUPPORTED: &[(&str, &str)] = &[
     ("clSetDefaultDeviceCommandQueue", "device-side queues (CL_INVALID_OPERATION)"),
     ("clSetCommandQueueProperty", "the OpenCL 1.0 call to change queue properties (CL_INVALID_OPERATION)"),
     ("clGetSupportedImageFormats", "images: answers with no formats"),
+    ("clCreatePipe", "pipes: no device has CL_DEVICE_PIPE_SUPPORT (CL_INVALID_OPERATION)"),
+    ("clGetPipeInfo", "pipes: no memory object is a pipe (CL_INVALID_MEM_OBJECT)"),
 ];
 
 /// docs/API_STATUS.md: which dispatch slots have an implementation and which still return

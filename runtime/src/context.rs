@@ -55,7 +55,12 @@ impl Context {
                         return Err(CL_INVALID_PLATFORM);
                     }
                 }
-                CL_CONTEXT_INTEROP_USER_SYNC => {}
+                // "CL_CONTEXT_INTEROP_USER_SYNC | cl_bool | ... The default value is CL_FALSE."
+                CL_CONTEXT_INTEROP_USER_SYNC => {
+                    if *value != CL_TRUE as cl_context_properties && *value != CL_FALSE as cl_context_properties {
+                        return Err(CL_INVALID_PROPERTY);
+                    }
+                }
                 _ => return Err(CL_INVALID_PROPERTY),
             }
         }

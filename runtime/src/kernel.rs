@@ -10,9 +10,9 @@ use crate::memory::Mem;
 use crate::program::Program;
 use crate::queue::Work;
 use parking_lot::Mutex;
-use softcl_compiler::{ArgKind, KernelInfo, NativeProgram};
+use softcl_compiler::{AddressSpace, ArgKind, KernelInfo, NativeProgram};
 use softcl_device_model::{Launch, LaunchError};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 /// The value of one kernel argument, as clSetKernelArg set it.
 #[derive(Debug, Clone)]
@@ -23,6 +23,39 @@ pub enum ArgValue {
     Local(usize),
     /// A value passed by its bytes.
     Bytes(Vec<u8>),
+}
+
+/// An argument value as the kernel keeps it. A buffer is held weakly: setting it as an
+/// argument does not keep it alive. "After the memobj reference count becomes zero and
+/// commands queued for execution on a command-queue(s) that use memobj have finished, the
+/// memory object is deleted" (clReleaseMemObject), and its destructor callbacks run then,
+/// even while a kernel still names it (the CTS api test retain_mem_object_set_kernel_arg
+/// waits for that callback). A launch holds its buffers strongly until it has finished.
+#[derive(Debug, Clone)]
+enum StoredArg {
+    Buffer(Option<Weak<Mem>>),
+    Local(usize),
+    Bytes(Vec<u8>),
+}
+
+impl From<ArgValue> for StoredArg {
+    fn from(v: ArgValue) -> Self {
+        match v {
+            ArgValue::Buffer(m) => StoredArg::Buffer(m.as_ref().map(Arc::downgrade)),
+            ArgValue::Local(n) => StoredArg::Local(n),
+            ArgValue::Bytes(b) => StoredArg::Bytes(b),
+        }
+    }
+}
+
+/// The buffer a stored argument names, if the application still holds it: a buffer the
+/// application has released (API reference count 0) is no longer a valid memory object,
+/// even while a command still running keeps its storage.
+fn live_buffer(weak: &Weak<Mem>) -> Result<Arc<Mem>, cl_int> {
+    match weak.upgrade() {
+        Some(mem) if mem.header().api_ref_count() > 0 => Ok(mem),
+        _ => Err(CL_INVALID_MEM_OBJECT),
+    }
 }
 
 /// What clSetKernelArg must read from `arg_value` once the size and NULL checks passed.
@@ -62,7 +95,7 @@ pub struct Kernel {
     pub name: String,
     /// The kernel's metadata from the front end (arguments and their layout, attributes).
     pub info: KernelInfo,
-    args: Mutex<Vec<Option<ArgValue>>>,
+    args: Mutex<Vec<Option<StoredArg>>>,
 }
 
 impl ClObject for Kernel {
@@ -94,7 +127,7 @@ impl Kernel {
         Ok(Self::with_args(program, name.to_string(), info, Vec::new()))
     }
 
-    fn with_args(program: Arc<Program>, name: String, info: KernelInfo, mut args: Vec<Option<ArgValue>>) -> Arc<Self> {
+    fn with_args(program: Arc<Program>, name: String, info: KernelInfo, mut args: Vec<Option<StoredArg>>) -> Arc<Self> {
         args.resize(info.args.len(), None);
         program.attach_kernel();
         Arc::new(Self { header: Header::new(ObjectKind::Kernel), program, name, info, args: Mutex::new(args) })
@@ -184,7 +217,7 @@ impl Kernel {
             (ArgKind::Value, ArgValue::Bytes(_)) => return Err(CL_INVALID_ARG_SIZE),
             _ => return Err(CL_INVALID_ARG_VALUE),
         }
-        self.args.lock()[index as usize] = Some(value);
+        self.args.lock()[index as usize] = Some(value.into());
         Ok(())
     }
 
@@ -202,7 +235,7 @@ impl Kernel {
             .lock()
             .iter()
             .map(|a| match a {
-                Some(ArgValue::Local(n)) => *n as u64,
+                Some(StoredArg::Local(n)) => *n as u64,
                 _ => 0,
             })
             .sum();
@@ -225,6 +258,26 @@ impl Kernel {
         }
     }
 
+    /// The number of `__constant` pointer arguments and the bytes of the buffers set for them.
+    fn constant_args(&self) -> (usize, u64) {
+        let values = self.args.lock();
+        let constant = self
+            .info
+            .args
+            .iter()
+            .zip(values.iter())
+            .filter(|(a, _)| matches!(a.kind, ArgKind::Buffer { address_space: AddressSpace::Constant }));
+        let mut count = 0;
+        let mut bytes = 0u64;
+        for (_, value) in constant {
+            count += 1;
+            if let Some(StoredArg::Buffer(Some(mem))) = value {
+                bytes = bytes.saturating_add(mem.upgrade().map_or(0, |m| m.size as u64));
+            }
+        }
+        (count, bytes)
+    }
+
     /// CL_KERNEL_WORK_GROUP_SIZE: the device's maximum, or less when the kernel requires a
     /// work-group size.
     pub fn work_group_size(&self, device: &Device) -> usize {
@@ -245,14 +298,18 @@ impl Kernel {
             let value = value.as_ref().ok_or(CL_INVALID_KERNEL_ARGS)?;
             let slot = out.block.get_mut(arg.offset..arg.offset + arg.size).ok_or(CL_INVALID_KERNEL_DEFINITION)?;
             match value {
-                ArgValue::Buffer(Some(mem)) => {
+                StoredArg::Buffer(Some(weak)) => {
+                    // A buffer released by the application since clSetKernelArg: using it is
+                    // undefined by the spec; SoftCL refuses the launch instead of touching
+                    // freed memory.
+                    let mem = live_buffer(weak)?;
                     let address = (mem.address() as u64).to_ne_bytes();
                     slot.get_mut(..8).ok_or(CL_INVALID_KERNEL_DEFINITION)?.copy_from_slice(&address);
-                    out.buffers.push(mem.clone());
+                    out.buffers.push(mem);
                 }
-                ArgValue::Buffer(None) => {}
-                ArgValue::Local(n) => out.local_sizes.push((i, *n)),
-                ArgValue::Bytes(b) => {
+                StoredArg::Buffer(None) => {}
+                StoredArg::Local(n) => out.local_sizes.push((i, *n)),
+                StoredArg::Bytes(b) => {
                     let n = b.len().min(slot.len());
                     slot[..n].copy_from_slice(&b[..n]);
                 }
@@ -373,6 +430,13 @@ impl Kernel {
         if self.local_mem_size(device) > info.local_mem_size {
             return Err(CL_OUT_OF_RESOURCES);
         }
+        // The same for `__constant` memory: more `__constant` pointer arguments than
+        // CL_DEVICE_MAX_CONSTANT_ARGS, or buffers adding up to more than
+        // CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE, cannot run.
+        let (count, bytes) = self.constant_args();
+        if count > info.max_constant_args as usize || bytes > info.max_constant_buffer_size {
+            return Err(CL_OUT_OF_RESOURCES);
+        }
         Ok(Some(nd))
     }
 
@@ -435,7 +499,7 @@ fn run_launch(
 mod tests {
     use super::*;
     use crate::memory::BufferInit;
-    use softcl_compiler::{AccessQualifier, AddressSpace, KernelArg, TypeQualifiers};
+    use softcl_compiler::{AccessQualifier, KernelArg, TypeQualifiers};
 
     fn arg(name: &str, kind: ArgKind, offset: usize, size: usize) -> KernelArg {
         let address_space = match &kind {

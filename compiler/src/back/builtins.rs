@@ -9,9 +9,10 @@ use super::llvm::{
     as_int, as_ptr, bail, elem_type, gep, int_type, int_width, is_float_like, is_int_like, lanes, with_elem, Error,
     FnLower, Val, R,
 };
+use super::mathlib;
 use crate::ir::{self, ConvertOp, Rounding};
-use inkwell::types::BasicTypeEnum;
-use inkwell::values::{BasicValue, BasicValueEnum, IntValue};
+use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
+use inkwell::values::{BasicMetadataValueEnum, BasicValue, BasicValueEnum, IntValue};
 use inkwell::{FloatPredicate, IntPredicate};
 use spirv::OpenclStd100Op as Op;
 
@@ -103,7 +104,6 @@ pub fn lower<'ctx>(
 
     // Functions computed by libm, per component.
     let libm = match op {
-        Op::cbrt => Some(("cbrtf", "cbrt")),
         Op::expm1 => Some(("expm1f", "expm1")),
         Op::log1p => Some(("log1pf", "log1p")),
         Op::hypot => Some(("hypotf", "hypot")),
@@ -151,7 +151,9 @@ pub fn lower<'ctx>(
             let t = float_rt()?;
             let a = splat_all(fx, 2)?;
             let (x, y) = (a[0], a[1]);
-            let p = fx.intrinsic("llvm.pow", &[t], &a)?;
+            // pow(|x|, y): powr(-0, y) is powr(+0, y) (+inf for y < 0, not pow's -inf).
+            let ax = fx.intr("llvm.fabs", &[x])?;
+            let p = fx.intrinsic("llvm.pow", &[t], &[ax, y])?;
             let zero = fx.cfloat(t, 0.0)?;
             let inf = fx.cfloat(t, f64::INFINITY)?;
             let one = fx.cfloat(t, 1.0)?;
@@ -180,29 +182,41 @@ pub fn lower<'ctx>(
             let n = fx.int_resize(n, with_elem(t, fx.i32().into())?, true)?;
             fx.intrinsic("llvm.ldexp", &[t, n.get_type()], &[x, n])?
         }
-        Op::pown | Op::rootn => {
+        Op::cbrt => {
+            let t = float_rt()?;
+            let a = splat_all(fx, 1)?;
+            if int_width(t) == 64 {
+                let f64t = fx.cx().f64_type().into();
+                host_call(fx, mathlib::softcl_cbrt as *const () as usize, t, &[f64t], &a)?
+            } else {
+                fx.libm("cbrtf", "cbrt", t, &a)?
+            }
+        }
+        Op::pown => {
             need(2)?;
             let t = float_rt()?;
             let x = fx.splat_to(args[0], t)?;
             let n = fx.splat_to(args[1], with_elem(t, fx.i32().into())?)?;
+            // Narrow types in double (exact); doubles by libm's pow, whose integer powers
+            // are within 1 ulp and have pown's special values.
             let (xw, wt) = promote(fx, x)?;
             let nf = fx.cast(O::SIToFP, n, wt)?;
-            let r = if op == Op::pown {
-                fx.intrinsic("llvm.pow", &[wt], &[xw, nf])?
-            } else {
-                let ax = fx.intr("llvm.fabs", &[xw])?;
-                let inv = fx.binop(O::FDiv, fx.cfloat(wt, 1.0)?, nf)?;
-                let p = fx.intrinsic("llvm.pow", &[wt], &[ax, inv])?;
-                let nt = n.get_type();
-                let odd = fx.icmp(IntPredicate::NE, fx.binop(O::And, n, fx.cint(nt, 1)?)?, fx.cint(nt, 0)?)?;
-                let signed = fx.intrinsic("llvm.copysign", &[wt], &[p, xw])?;
-                let p = fx.select(odd, signed, p)?;
-                let xneg = fx.fcmp(FloatPredicate::OLT, xw, fx.cfloat(wt, 0.0)?)?;
-                let even = fx.binop(O::Xor, odd, fx.cint(odd.get_type(), 1)?)?;
-                let n0 = fx.icmp(IntPredicate::EQ, n, fx.cint(nt, 0)?)?;
-                let bad = fx.binop(O::Or, fx.binop(O::And, xneg, even)?, n0)?;
-                fx.select(bad, fx.cfloat(wt, f64::NAN)?, p)?
-            };
+            let r = fx.intrinsic("llvm.pow", &[wt], &[xw, nf])?;
+            demote(fx, r, t)?
+        }
+        Op::rootn => {
+            need(2)?;
+            let t = float_rt()?;
+            let x = widen_f64(fx, fx.splat_to(args[0], t)?)?;
+            let it = with_elem(t, fx.i32().into())?;
+            let n = fx.int_resize(fx.splat_to(args[1], it)?, it, true)?;
+            let r = host_call(
+                fx,
+                mathlib::softcl_rootn as *const () as usize,
+                x.get_type(),
+                &[fx.cx().f64_type().into(), fx.i32().into()],
+                &[x, n],
+            )?;
             demote(fx, r, t)?
         }
         Op::sinpi | Op::cospi | Op::tanpi => {
@@ -213,9 +227,9 @@ pub fn lower<'ctx>(
                 Op::sinpi => sinpi(fx, x)?,
                 Op::cospi => cospi(fx, x)?,
                 _ => {
-                    let s = sinpi(fx, x)?;
-                    let c = cospi(fx, x)?;
-                    fx.binop(O::FDiv, s, c)?
+                    let x = widen_f64(fx, x)?;
+                    let f64t = fx.cx().f64_type().into();
+                    host_call(fx, mathlib::softcl_tanpi as *const () as usize, x.get_type(), &[f64t], &[x])?
                 }
             };
             let _ = wt;
@@ -250,6 +264,9 @@ pub fn lower<'ctx>(
                     if fv.get_type() != ct { s.b.build_float_cast(fv, ct, "")?.into() } else { fv.into() };
                 let f = s.e.extern_fn(if wide { "ilogb" } else { "ilogbf" }, s.i32().into(), &[ct.into()], true);
                 let r = s.b.build_call(f, &[a.into()], "")?.try_as_basic_value().basic().ok_or("no result")?;
+                // OpenCL's FP_ILOGBNAN is INT_MAX (glibc's is INT_MIN, its FP_ILOGB0).
+                let nan = s.fcmp(FloatPredicate::UNO, a, a)?;
+                let r = s.select(nan, s.cint(r.get_type(), i32::MAX as u64)?, r)?;
                 s.int_resize(r, elem_type(t), true)
             })?
         }
@@ -322,15 +339,24 @@ pub fn lower<'ctx>(
             store_out(fx, args[1], e)?;
             m
         }
-        Op::remquo | Op::lgamma_r => {
+        Op::remquo => {
+            need(3)?;
             let t = float_rt()?;
-            let (vals, out_ptr) = if op == Op::remquo {
-                need(3)?;
-                (vec![fx.splat_to(args[0], t)?, fx.splat_to(args[1], t)?], args[2])
-            } else {
-                need(2)?;
-                (vec![fx.splat_to(args[0], t)?], args[1])
-            };
+            let x = widen_f64(fx, fx.splat_to(args[0], t)?)?;
+            let y = widen_f64(fx, fx.splat_to(args[1], t)?)?;
+            let f64t: BasicTypeEnum<'ctx> = fx.cx().f64_type().into();
+            let rem =
+                host_call(fx, mathlib::softcl_remquo_rem as *const () as usize, x.get_type(), &[f64t, f64t], &[x, y])?;
+            let qt = with_elem(t, fx.i32().into())?;
+            let quo = host_call(fx, mathlib::softcl_remquo_quo as *const () as usize, qt, &[f64t, f64t], &[x, y])?;
+            store_out(fx, args[2], quo)?;
+            // The remainder of narrower operands is exact in their type.
+            demote(fx, rem, t)?
+        }
+        Op::lgamma_r => {
+            let t = float_rt()?;
+            need(2)?;
+            let (vals, out_ptr) = (vec![fx.splat_to(args[0], t)?], args[1]);
             if vals.iter().any(|v| !is_float_like(v.get_type())) {
                 bail!("{op:?} of a non-float operand");
             }
@@ -338,12 +364,7 @@ pub fn lower<'ctx>(
             let mut outs: Vec<Val<'ctx>> = Vec::new();
             let wide = int_width(t) == 64;
             let ct: BasicTypeEnum<'ctx> = if wide { fx.cx().f64_type().into() } else { fx.cx().f32_type().into() };
-            let name = match (op, wide) {
-                (Op::remquo, false) => "remquof",
-                (Op::remquo, true) => "remquo",
-                (_, false) => "lgammaf_r",
-                (_, true) => "lgamma_r",
-            };
+            let name = if wide { "lgamma_r" } else { "lgammaf_r" };
             let mut ptys = vec![ct; vals.len()];
             ptys.push(fx.ptr_type().into());
             let cf = fx.e.extern_fn(name, ct, &ptys, false);
@@ -641,6 +662,8 @@ pub fn lower<'ctx>(
             let any_inf_s = fx.splat_to(any_inf, with_elem(t, fx.cx().bool_type().into())?)?;
             let x2 = if t.is_vector_type() { fx.select(any_inf_s, xi, x)? } else { fx.select(any_inf, xi, x)? };
             let (xw, wt) = promote(fx, x2)?;
+            // Doubles: the exactly scaled vector over its own length (no denormal length).
+            let xw = if int_width(wt) == 64 && wt.is_vector_type() { pow2_scaled(fx, xw)?.0 } else { xw };
             let l = length(fx, xw)?;
             let ls = fx.splat_to(l, wt)?;
             let q = fx.binop(O::FDiv, xw, ls)?;
@@ -802,6 +825,60 @@ pub fn lower<'ctx>(
     Ok(Some(r))
 }
 
+/// Where `module` computes with doubles, for a device without fp64 (programs from IL: clang
+/// already rejects OpenCL C source). Doubles that only carry values to printf (SPIR-V's form
+/// of printf's float promotion: a widening conversion or a constant) are not counted.
+pub fn fp64_use(module: &ir::Module) -> Option<String> {
+    use ir::{TypeData, ValueDef};
+    fn has_f64(types: &ir::TypeTable, t: ir::Type, depth: u32) -> bool {
+        if depth > 8 {
+            return false;
+        }
+        match types.get(t) {
+            TypeData::Float { bits } => *bits == 64,
+            TypeData::Vector { elem, .. } | TypeData::Array { elem, .. } => has_f64(types, *elem, depth + 1),
+            TypeData::Pointer { pointee, .. } => has_f64(types, *pointee, depth + 1),
+            TypeData::Struct { fields, .. } => fields.iter().any(|f| has_f64(types, *f, depth + 1)),
+            TypeData::Function { ret, params } => {
+                has_f64(types, *ret, depth + 1) || params.iter().any(|p| has_f64(types, *p, depth + 1))
+            }
+            _ => false,
+        }
+    }
+    let types = &module.types;
+    for (_, func) in module.functions.iter() {
+        // Values used by anything other than printf.
+        let mut used_elsewhere = std::collections::HashSet::new();
+        for (_, inst) in func.insts.iter() {
+            let printf = matches!(inst, ir::InstData::ExtInst { opcode, .. } if *opcode == Op::printf as u32);
+            if !printf {
+                inst.for_each_operand(|v| {
+                    used_elsewhere.insert(v);
+                });
+            }
+        }
+        let found = func.params.iter().any(|p| has_f64(types, *p, 0))
+            || has_f64(types, func.ret, 0)
+            || func.values.iter().any(|(v, data)| {
+                if !has_f64(types, data.ty, 0) {
+                    return false;
+                }
+                let carrier = match data.def {
+                    ValueDef::Const(_) => true,
+                    ValueDef::Result(i) => {
+                        matches!(func.insts[i], ir::InstData::Convert { op: ConvertOp::FConvert, .. })
+                    }
+                    _ => false,
+                };
+                !carrier || used_elsewhere.contains(&v)
+            });
+        if found {
+            return Some(func.name.clone());
+        }
+    }
+    module.globals.iter().any(|(_, g)| has_f64(types, g.ty, 0)).then(|| "a program-scope variable".to_string())
+}
+
 fn set_align(v: Val<'_>, align: u32) {
     if let Some(i) = v.as_instruction_value() {
         if align.is_power_of_two() {
@@ -840,6 +917,37 @@ fn const_wide<'ctx>(t: BasicTypeEnum<'ctx>, v: i128) -> R<Val<'ctx>> {
     super::llvm::splat_const(t, c.into())
 }
 
+/// Calls the host function at `addr` (a `mathlib` function) once per lane of `args`, whose
+/// lanes have the scalar types `params`; the result has type `ret_ty`.
+fn host_call<'ctx>(
+    fx: &FnLower<'_, 'ctx, '_>,
+    addr: usize,
+    ret_ty: BasicTypeEnum<'ctx>,
+    params: &[BasicTypeEnum<'ctx>],
+    args: &[Val<'ctx>],
+) -> R<Val<'ctx>> {
+    if params.len() != args.len() || params.iter().zip(args).any(|(p, a)| *p != elem_type(a.get_type())) {
+        bail!("host math function called with arguments of the wrong types");
+    }
+    let ps: Vec<BasicMetadataTypeEnum<'ctx>> = params.iter().map(|t| (*t).into()).collect();
+    let fn_ty = elem_type(ret_ty).fn_type(&ps, false);
+    let callee = fx.i64().const_int(addr as u64, false).const_to_pointer(fx.ptr_type());
+    fx.per_lane(ret_ty, args, |s, la| {
+        let cargs: Vec<BasicMetadataValueEnum<'ctx>> = la.iter().map(|a| (*a).into()).collect();
+        let call = s.b.build_indirect_call(fn_ty, callee, &cargs, "")?;
+        call.try_as_basic_value().basic().ok_or_else(|| Error("host math function without a result".into()))
+    })
+}
+
+/// `x` with its float lanes widened to f64 (exact).
+fn widen_f64<'ctx>(fx: &FnLower<'_, 'ctx, '_>, x: Val<'ctx>) -> R<Val<'ctx>> {
+    let t = x.get_type();
+    if int_width(t) == 64 {
+        return Ok(x);
+    }
+    fx.cast(O::FPExt, x, with_elem(t, fx.cx().f64_type().into())?)
+}
+
 /// Widens f16 lanes to f32 and f32 lanes to f64 (f64 stays): returns the value and its type.
 fn promote<'ctx>(fx: &FnLower<'_, 'ctx, '_>, x: Val<'ctx>) -> R<(Val<'ctx>, BasicTypeEnum<'ctx>)> {
     let t = x.get_type();
@@ -873,10 +981,10 @@ fn dot<'ctx>(fx: &FnLower<'_, 'ctx, '_>, a: Val<'ctx>, b: Val<'ctx>) -> R<Val<'c
 }
 
 /// Euclidean length without overflow: f32/f16 lanes arrive promoted (exact squares);
-/// f64 lanes are scaled by the largest magnitude.
+/// f64 lanes are scaled by a power of two (exactly) that brings the largest magnitude into
+/// [1, 2), and the root is scaled back with one rounding.
 fn length<'ctx>(fx: &FnLower<'_, 'ctx, '_>, v: Val<'ctx>) -> R<Val<'ctx>> {
     let t = v.get_type();
-    let et = elem_type(t);
     if !t.is_vector_type() {
         return fx.intr("llvm.fabs", &[v]);
     }
@@ -884,18 +992,35 @@ fn length<'ctx>(fx: &FnLower<'_, 'ctx, '_>, v: Val<'ctx>) -> R<Val<'ctx>> {
         let d = dot(fx, v, v)?;
         return fx.intr("llvm.sqrt", &[d]);
     }
+    let (s, k) = pow2_scaled(fx, v)?;
+    let r = fx.intr("llvm.sqrt", &[dot(fx, s, s)?])?;
+    let back = fx.binop(O::Sub, fx.cint(k.get_type(), 0)?, k)?;
+    let r = fx.intrinsic("llvm.ldexp", &[r.get_type(), k.get_type()], &[r, back])?;
+    // An infinite component makes the length infinite even next to a NaN.
     let abs = fx.intr("llvm.fabs", &[v])?;
     let m = fx.intr("llvm.vector.reduce.fmax", &[abs])?;
-    let ms = fx.splat_to(m, t)?;
-    let s = fx.binop(O::FDiv, v, ms)?;
-    let d = dot(fx, s, s)?;
-    let r = fx.binop(O::FMul, m, fx.intr("llvm.sqrt", &[d])?)?;
-    let zero = fx.cfloat(et, 0.0)?;
-    let inf = fx.cfloat(et, f64::INFINITY)?;
-    let is0 = fx.fcmp(FloatPredicate::OEQ, m, zero)?;
+    let inf = fx.cfloat(elem_type(t), f64::INFINITY)?;
     let isinf = fx.fcmp(FloatPredicate::OEQ, m, inf)?;
-    let r = fx.select(is0, zero, r)?;
     fx.select(isinf, inf, r)
+}
+
+/// A vector of doubles times 2^k (exact), where k (an i32) brings its largest finite
+/// magnitude into [1, 2) (k = 1023 for a zero vector, limited to [-1022, 1023]).
+fn pow2_scaled<'ctx>(fx: &FnLower<'_, 'ctx, '_>, v: Val<'ctx>) -> R<(Val<'ctx>, Val<'ctx>)> {
+    let t = v.get_type();
+    let abs = fx.intr("llvm.fabs", &[v])?;
+    let m = fx.intr("llvm.vector.reduce.fmax", &[abs])?;
+    let i64t: BasicTypeEnum<'ctx> = fx.i64().into();
+    let bits = fx.cast(O::BitCast, m, i64t)?;
+    let e = fx.binop(O::LShr, bits, fx.cint(i64t, 52)?)?;
+    // Biased exponent of the scale: 2046 - E, kept to [1, 2046] (normal powers of two).
+    let sb = fx.binop(O::Sub, fx.cint(i64t, 2046)?, e)?;
+    let sb = fx.intr("llvm.smax", &[sb, fx.cint(i64t, 1)?])?;
+    let sb = fx.intr("llvm.smin", &[sb, fx.cint(i64t, 2046)?])?;
+    let scale = fx.cast(O::BitCast, fx.binop(O::Shl, sb, fx.cint(i64t, 52)?)?, elem_type(t))?;
+    let s = fx.binop(O::FMul, v, fx.splat_to(scale, t)?)?;
+    let k = fx.binop(O::Sub, sb, fx.cint(i64t, 1023)?)?;
+    Ok((s, fx.int_resize(k, fx.i32().into(), true)?))
 }
 
 /// sin(pi * x) with exact argument reduction: x - 2 * rint(x / 2) lies in [-1, 1], folded

@@ -12,6 +12,7 @@
 pub mod builtins;
 pub mod jit;
 pub mod llvm;
+pub mod mathlib;
 pub mod printf;
 pub mod target;
 pub mod workgroup;
@@ -41,6 +42,13 @@ fn dump_enabled() -> bool {
 /// its own, which would be a silent change of meaning on a device that reports none.
 fn check_device_features(module: &ir::Module, target: &Target) -> Result<(), BuildError> {
     let disabled = |f: &str| target.disabled_features.iter().any(|d| d.trim_start_matches(['+', '-']) == f);
+    if disabled("__opencl_c_fp64") && disabled("cl_khr_fp64") {
+        if let Some(place) = builtins::fp64_use(module) {
+            return Err(fail(format!(
+                "{place} computes with doubles, but the device does not support fp64 (cl_khr_fp64, __opencl_c_fp64)"
+            )));
+        }
+    }
     if !(disabled("__opencl_c_subgroups") && disabled("cl_khr_subgroups")) {
         return Ok(());
     }

@@ -158,8 +158,8 @@ impl SimdBytes {
         Self { small_int, int, float }
     }
 
-    /// Vector widths in elements. `half` and `double` are 0: the device supports neither
-    /// (the specification requires 0 for an unsupported type).
+    /// Vector widths in elements. `half` is 0: the device does not support it (the
+    /// specification requires 0 for an unsupported type); doubles fill the registers as longs do.
     pub fn vector_widths(&self) -> VectorWidths {
         VectorWidths {
             char: self.small_int,
@@ -168,7 +168,7 @@ impl SimdBytes {
             long: self.int / 8,
             half: 0,
             float: self.float / 4,
-            double: 0,
+            double: self.float / 8,
         }
     }
 
@@ -219,13 +219,13 @@ mod tests {
         assert_eq!(avx512.float_lanes(), 16);
         assert_eq!(
             avx512.vector_widths(),
-            VectorWidths { char: 64, short: 32, int: 16, long: 8, half: 0, float: 16, double: 0 }
+            VectorWidths { char: 64, short: 32, int: 16, long: 8, half: 0, float: 16, double: 8 }
         );
         let avx2 = SimdBytes::from_features(false, false, true, true);
         assert_eq!(avx2.float_lanes(), 8);
         assert_eq!(
             avx2.vector_widths(),
-            VectorWidths { char: 32, short: 16, int: 8, long: 4, half: 0, float: 8, double: 0 }
+            VectorWidths { char: 32, short: 16, int: 8, long: 4, half: 0, float: 8, double: 4 }
         );
         let avx = SimdBytes::from_features(false, false, false, true);
         assert_eq!(avx.float_lanes(), 8);
@@ -234,7 +234,7 @@ mod tests {
         assert_eq!(sse.float_lanes(), 4);
         assert_eq!(
             sse.vector_widths(),
-            VectorWidths { char: 16, short: 8, int: 4, long: 2, half: 0, float: 4, double: 0 }
+            VectorWidths { char: 16, short: 8, int: 4, long: 2, half: 0, float: 4, double: 2 }
         );
     }
 }

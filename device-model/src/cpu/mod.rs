@@ -10,7 +10,9 @@
 //!   work-item state for a whole work-group (size x state per work-item across barriers), and
 //!   4096 keeps that bounded while leaving groups of hundreds of SIMD packets.
 //! - Preferred and native vector widths are the host's register widths (as PoCL reports
-//!   them); half and double are 0 because neither type is supported yet.
+//!   them); half is 0 because it is not supported yet.
+//! - fp64 (`cl_khr_fp64`) is the host's: IEEE 754 doubles with denormals, every rounding mode
+//!   and FMA (`features::fp64_config`); docs/MATH.md says how each built-in is computed.
 
 pub mod host;
 
@@ -139,13 +141,14 @@ pub fn host_device_info(simd: &SimdBytes) -> DeviceInfo {
         max_mem_alloc_size: max_alloc,
         global_mem_cacheline_size: 64,
         global_mem_cache_size: host::largest_cache_bytes().unwrap_or(FALLBACK_CACHE),
-        max_constant_buffer_size: max_alloc,
+        max_constant_buffer_size: 128 << 10, // as Intel's CPU runtime; the spec's minimum is 64 KiB
         local_mem_kind: LocalMemKind::Global,
         local_mem_size: CPU_LOCAL_MEM_SIZE,
         // The argument block is copied into a heap buffer: no hardware limit; 4 KiB.
         max_parameter_size: 4096,
         printf_buffer_size: 1 << 20,
         profiling_timer_resolution_ns: 1,
+        double_fp_config: Some(features::fp64_config()),
         ..common::softcl_device_base(DeviceKind::Cpu)
     };
     features::derive_feature_lists(&mut info);
@@ -180,9 +183,10 @@ mod tests {
         assert_eq!(info.max_work_group_size, 4096);
         assert!([4, 8, 16].contains(&info.preferred_work_group_size_multiple));
         assert_eq!(info.preferred_work_group_size_multiple, dev.simd_width());
-        assert_eq!(info.preferred_vector_widths.double, 0);
+        assert_eq!(info.preferred_vector_widths.double, info.preferred_vector_widths.long);
         assert_eq!(info.preferred_vector_widths.half, 0);
-        assert!(info.double_fp_config.is_none() && info.half_fp_config.is_none() && info.images.is_none());
+        assert_eq!(info.double_fp_config, Some(features::fp64_config()));
+        assert!(info.half_fp_config.is_none() && info.images.is_none());
         assert_eq!(info.version, format!("OpenCL 3.0 SoftCL {}", env!("CARGO_PKG_VERSION")));
         assert_eq!(info.ils.len(), 5);
         assert!(info.global_mem_cache_size >= 1 << 10);

@@ -43,7 +43,7 @@ pub struct GenConfig {
     pub grf_registers: u32,
     pub grf_register_bytes: u32,
     pub fp32_flops_per_clock_per_eu: u32,
-    /// fp64 throughput relative to fp32 (`None`: no fp64 hardware).
+    /// fp64 throughput relative to fp32 (`None`: no fp64 hardware, so no `cl_khr_fp64`).
     pub fp64_rate: Option<f32>,
     /// L3 cache of the whole GPU in bytes, and the part usable for data.
     pub l3_bytes: u64,

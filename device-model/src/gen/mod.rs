@@ -8,8 +8,9 @@
 //!
 //! Withheld until implemented (a real Gen9 has them; advertising them would let applications
 //! build code that then fails or computes wrongly):
-//! - fp64 (`cl_khr_fp64`, double vector widths 1) and fp16 (`cl_khr_fp16`, half widths 8):
-//!   widths are reported as 0, as the specification requires for unsupported types;
+//! - fp16 (`cl_khr_fp16`, half widths 8): widths are reported as 0, as the specification
+//!   requires for unsupported types (fp64 is reported where the hardware has it: Gen9, not
+//!   Gen11 or Xe-LP, from `GenConfig::fp64_rate`);
 //! - images and samplers (2D 16384^2, 3D 16384x16384x2048, 128 read / 128 write image args,
 //!   16 samplers; `cl_khr_3d_image_writes`, `cl_khr_image2d_from_buffer`,
 //!   `cl_khr_depth_images`);
@@ -162,7 +163,8 @@ pub fn gen_device_info(c: &GenConfig) -> DeviceInfo {
         std::fs::read_to_string("/proc/meminfo").ok().and_then(|t| host::parse_meminfo_total(&t)).unwrap_or(1 << 30);
     let global_mem = host_mem / 5 * 4;
     let max_alloc = global_mem.min(NEO_MAX_ALLOC);
-    let widths = VectorWidths { char: 16, short: 8, int: 4, long: 1, half: 0, float: 1, double: 0 };
+    let double = u32::from(c.fp64_rate.is_some());
+    let widths = VectorWidths { char: 16, short: 8, int: 4, long: 1, half: 0, float: 1, double };
     let mut info = DeviceInfo {
         name: c.device_name.into(),
         vendor: "Intel(R) Corporation".into(),
@@ -187,6 +189,7 @@ pub fn gen_device_info(c: &GenConfig) -> DeviceInfo {
         max_parameter_size: 2048,
         printf_buffer_size: c.printf_buffer_bytes,
         profiling_timer_resolution_ns: c.timer_resolution_ns,
+        double_fp_config: c.fp64_rate.map(|_| features::fp64_config()),
         ..common::softcl_device_base(DeviceKind::Gpu)
     };
     features::derive_feature_lists(&mut info);
@@ -212,7 +215,7 @@ mod tests {
         assert_eq!(i.preferred_work_group_size_multiple, 32);
         let w = i.preferred_vector_widths;
         assert_eq!((w.char, w.short, w.int, w.long, w.float), (16, 8, 4, 1, 1));
-        assert_eq!((w.half, w.double), (0, 0), "fp16/fp64 withheld");
+        assert_eq!((w.half, w.double), (0, 1), "fp16 withheld, fp64 as NEO reports it");
         assert_eq!(i.native_vector_widths, w);
         assert_eq!(i.address_bits, 64);
         assert_eq!(i.global_mem_cacheline_size, 64);
@@ -226,7 +229,8 @@ mod tests {
         assert_eq!(i.ils.iter().map(|v| v.version).collect::<Vec<_>>(), [(1, 0, 0), (1, 1, 0), (1, 2, 0), (1, 3, 0)]);
         assert!(i.max_mem_alloc_size <= i.global_mem_size);
         // Withheld until implemented.
-        assert!(i.double_fp_config.is_none() && i.half_fp_config.is_none() && i.images.is_none());
+        assert!(i.half_fp_config.is_none() && i.images.is_none());
+        assert_eq!(i.double_fp_config, Some(features::fp64_config()));
         assert!(i.sub_group_sizes.is_empty());
         assert_eq!(dev.config().simd_widths, [8, 16, 32]);
         assert_eq!(dev.target().cpu, None, "results are computed on the host");

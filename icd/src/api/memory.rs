@@ -235,3 +235,35 @@ pub extern "C" fn clGetSupportedImageFormats(
         Ok(())
     })
 }
+
+/// clCreatePipe: OpenCL 2.0 pipes, which no SoftCL device supports.
+pub extern "C" fn clCreatePipe(
+    context: cl_context,
+    _flags: cl_mem_flags,
+    _pipe_packet_size: cl_uint,
+    _pipe_max_packets: cl_uint,
+    _properties: *const cl_pipe_properties,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
+    entry::object("clCreatePipe", errcode_ret, || {
+        let _ctx: &Context = handles::borrow(context)?;
+        // "CL_INVALID_OPERATION if no devices in context support pipes": no SoftCL device
+        // does (clGetDeviceInfo answers CL_DEVICE_PIPE_SUPPORT with CL_FALSE).
+        Err(CL_INVALID_OPERATION)
+    })
+}
+
+pub extern "C" fn clGetPipeInfo(
+    pipe: cl_mem,
+    _param_name: cl_pipe_info,
+    _param_value_size: usize,
+    _param_value: *mut c_void,
+    _param_value_size_ret: *mut usize,
+) -> cl_int {
+    entry::code("clGetPipeInfo", || {
+        let _mem: &Mem = handles::borrow(pipe)?;
+        // "CL_INVALID_MEM_OBJECT if pipe is a not a valid pipe object": clCreatePipe never
+        // succeeds, so every memory object is a buffer.
+        Err(CL_INVALID_MEM_OBJECT)
+    })
+}

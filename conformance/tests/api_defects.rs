@@ -1,0 +1,294 @@
+//! API defects found by the Khronos CTS (issue 5), each checked through the loader on both
+//! devices: memory objects released while set as kernel arguments, entry points of features
+//! no device has (pipes, on-device queues), context property values, and the size of
+//! `__constant` memory.
+
+use softcl_conformance::*;
+use std::ffi::c_void;
+use std::ptr;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+const WRITE7: &str = "__kernel void k(__global int* p) { p[get_global_id(0)] = 7; }";
+
+/// clSetMemObjectDestructorCallback's function: counts calls in the AtomicU32 at user_data.
+extern "C" fn count_destructor(_mem: cl_mem, user_data: *mut c_void) {
+    // SAFETY: user_data is the leaked &'static AtomicU32 given at registration.
+    let counter = unsafe { &*(user_data as *const AtomicU32) };
+    counter.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Registers a destructor callback on `mem`; the returned counter counts its calls. The
+/// counter is leaked so that a callback arriving after a failed test still finds it.
+fn watch_destruction(mem: &Mem) -> &'static AtomicU32 {
+    let counter: &'static AtomicU32 = Box::leak(Box::new(AtomicU32::new(0)));
+    // SAFETY: a valid buffer; the callback and its user data live for the whole process.
+    unsafe {
+        cl!(clSetMemObjectDestructorCallback(
+            mem.raw(),
+            Some(count_destructor),
+            counter as *const AtomicU32 as *mut c_void
+        ))
+    };
+    counter
+}
+
+/// Waits up to 10 s for `counter` to reach `n`.
+fn wait_for(counter: &AtomicU32, n: u32) -> bool {
+    let start = Instant::now();
+    while counter.load(Ordering::SeqCst) < n {
+        if start.elapsed() > Duration::from_secs(10) {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    true
+}
+
+/// The CTS api test retain_mem_object_set_kernel_arg: a buffer released by the application
+/// while a kernel still has it as an argument is deleted (its destructor callback runs)
+/// without waiting for the kernel to be released. Enqueuing the kernel with that stale
+/// argument afterwards is refused, never a use of freed memory.
+#[test]
+fn released_kernel_argument_is_destroyed() {
+    for_each_device(|d| {
+        let env = d.env();
+        let k = env.kernel(WRITE7, "", "k");
+        let buf = env.buffer(CL_MEM_READ_ONLY, 32);
+        let destroyed = watch_destruction(&buf);
+        k.set_mem(0, &buf);
+        drop(buf);
+        assert!(
+            wait_for(destroyed, 1),
+            "the destructor callback did not run after clReleaseMemObject while the kernel holds the argument"
+        );
+        assert_eq!(destroyed.load(Ordering::SeqCst), 1, "destructor callback ran more than once");
+        let err = try_enqueue_nd(env.q(), &k, None, &[8], None, &[]).map(|_| ()).unwrap_err();
+        assert_eq!(err.code, CL_INVALID_MEM_OBJECT, "enqueue with a released buffer argument: {err}");
+        // The kernel stays usable with a new argument.
+        let fresh = env.buffer(CL_MEM_READ_WRITE, 32);
+        k.set_mem(0, &fresh);
+        env.run(&k, &[8], None);
+        assert_eq!(env.read::<i32>(&fresh, 8), vec![7; 8]);
+        env.finish();
+    });
+}
+
+/// A buffer released while a command using it is queued is deleted once that command has
+/// finished (the command keeps it alive, the kernel argument does not), and the command
+/// sees the buffer's memory.
+#[test]
+fn buffer_released_during_a_command_is_destroyed_after_it() {
+    for_each_device(|d| {
+        let env = d.env();
+        let k = env.kernel(WRITE7, "", "k");
+        let out = env.buffer(CL_MEM_READ_WRITE, 4096 * 4);
+        let destroyed = watch_destruction(&out);
+        k.set_mem(0, &out);
+        let event = env.enqueue(&k, &[4096], None);
+        // A second reference (clRetainMemObject) to read the result after the first release.
+        let keep = out.clone();
+        drop(out);
+        assert_eq!(destroyed.load(Ordering::SeqCst), 0, "destroyed while the application still holds it");
+        event.wait();
+        assert_eq!(env.read::<i32>(&keep, 4096), vec![7; 4096]);
+        drop(keep);
+        env.finish();
+        assert!(wait_for(destroyed, 1), "no destructor callback after the last release and clFinish");
+    });
+}
+
+/// OpenCL 3.0: pipes are optional. With CL_DEVICE_PIPE_SUPPORT false, clCreatePipe returns
+/// CL_INVALID_OPERATION and clGetPipeInfo on a buffer CL_INVALID_MEM_OBJECT (the CTS test
+/// consistency_pipes); handles are still checked first.
+#[test]
+fn pipes_are_unsupported_with_the_specs_errors() {
+    for_each_device(|d| {
+        assert_eq!(device_info::<cl_bool>(d.id, CL_DEVICE_PIPE_SUPPORT), CL_FALSE);
+        let env = d.env();
+        // SAFETY: valid or NULL handles; errcode_ret points at a local.
+        unsafe {
+            let (pipe, err) = cl_create_err!(clCreatePipe(
+                env.context.raw(),
+                CL_MEM_HOST_NO_ACCESS as cl_mem_flags,
+                4,
+                4,
+                ptr::null()
+            ));
+            assert!(pipe.is_null());
+            expect_error("clCreatePipe", err, CL_INVALID_OPERATION);
+            let (pipe, err) =
+                cl_create_err!(clCreatePipe(ptr::null_mut(), CL_MEM_HOST_NO_ACCESS as cl_mem_flags, 4, 4, ptr::null()));
+            assert!(pipe.is_null());
+            expect_error("clCreatePipe(NULL context)", err, CL_INVALID_CONTEXT);
+            let buf = env.buffer(CL_MEM_READ_WRITE, 4);
+            let mut u: cl_uint = 0;
+            let code =
+                clGetPipeInfo(buf.raw(), CL_PIPE_PACKET_SIZE, 4, (&mut u as *mut cl_uint).cast(), ptr::null_mut());
+            expect_error("clGetPipeInfo(buffer)", code, CL_INVALID_MEM_OBJECT);
+            let code = clGetPipeInfo(
+                ptr::null_mut(),
+                CL_PIPE_PACKET_SIZE,
+                4,
+                (&mut u as *mut cl_uint).cast(),
+                ptr::null_mut(),
+            );
+            expect_error("clGetPipeInfo(NULL)", code, CL_INVALID_MEM_OBJECT);
+        }
+    });
+}
+
+/// No device supports on-device queues (CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES is 0), so
+/// clSetDefaultDeviceCommandQueue returns CL_INVALID_OPERATION whatever queue it is given,
+/// NULL included (the CTS test consistency_device_enqueue).
+#[test]
+fn set_default_device_queue_is_an_invalid_operation() {
+    for_each_device(|d| {
+        assert_eq!(device_info::<cl_bitfield>(d.id, CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES), 0);
+        let env = d.env();
+        // SAFETY: valid or NULL handles only.
+        unsafe {
+            expect_error(
+                "clSetDefaultDeviceCommandQueue(NULL queue)",
+                clSetDefaultDeviceCommandQueue(env.context.raw(), d.id, ptr::null_mut()),
+                CL_INVALID_OPERATION,
+            );
+            expect_error(
+                "clSetDefaultDeviceCommandQueue(host queue)",
+                clSetDefaultDeviceCommandQueue(env.context.raw(), d.id, env.q()),
+                CL_INVALID_OPERATION,
+            );
+            expect_error(
+                "clSetDefaultDeviceCommandQueue(NULL context)",
+                clSetDefaultDeviceCommandQueue(ptr::null_mut(), d.id, env.q()),
+                CL_INVALID_CONTEXT,
+            );
+            expect_error(
+                "clSetDefaultDeviceCommandQueue(NULL device)",
+                clSetDefaultDeviceCommandQueue(env.context.raw(), ptr::null_mut(), env.q()),
+                CL_INVALID_DEVICE,
+            );
+        }
+    });
+}
+
+/// CL_CONTEXT_INTEROP_USER_SYNC is a cl_bool: CL_TRUE and CL_FALSE are accepted (and
+/// reported back by CL_CONTEXT_PROPERTIES), any other value is CL_INVALID_PROPERTY for both
+/// clCreateContext and clCreateContextFromType.
+#[test]
+fn interop_user_sync_must_be_a_cl_bool() {
+    for_each_device(|d| {
+        let sync = CL_CONTEXT_INTEROP_USER_SYNC as cl_context_properties;
+        for value in [CL_TRUE, CL_FALSE] {
+            let props = [sync, value as cl_context_properties, 0];
+            // SAFETY: a zero-terminated property list and one valid device id.
+            let ctx = unsafe {
+                let raw = cl_create!(clCreateContext(props.as_ptr(), 1, &d.id, None, ptr::null_mut()));
+                Context::from_raw(raw)
+            };
+            assert_eq!(context_info_array::<cl_context_properties>(ctx.raw(), CL_CONTEXT_PROPERTIES), props);
+        }
+        for bad in [2 as cl_context_properties, -1, 0x100] {
+            let props = [sync, bad, 0];
+            // SAFETY: as above; no context is returned on failure.
+            unsafe {
+                let (ctx, err) = cl_create_err!(clCreateContext(props.as_ptr(), 1, &d.id, None, ptr::null_mut()));
+                assert!(ctx.is_null());
+                expect_error(&format!("clCreateContext(INTEROP_USER_SYNC = {bad})"), err, CL_INVALID_PROPERTY);
+                // The loader routes clCreateContextFromType by CL_CONTEXT_PLATFORM.
+                let props =
+                    [CL_CONTEXT_PLATFORM as cl_context_properties, d.platform as cl_context_properties, sync, bad, 0];
+                let (ctx, err) =
+                    cl_create_err!(clCreateContextFromType(props.as_ptr(), d.kind.cl_type(), None, ptr::null_mut()));
+                assert!(ctx.is_null());
+                expect_error(&format!("clCreateContextFromType(INTEROP_USER_SYNC = {bad})"), err, CL_INVALID_PROPERTY);
+            }
+        }
+    });
+}
+
+/// `k(__constant int* c0, ..., __constant int* c{n-1}, __global int* out)`: out[0] is the sum
+/// of the last element of each of the n buffers.
+fn constant_kernel_source(n: usize, ints_each: usize) -> String {
+    let params: Vec<String> = (0..n).map(|i| format!("__constant int* c{i}")).collect();
+    let sum: Vec<String> = (0..n).map(|i| format!("c{i}[{}]", ints_each - 1)).collect();
+    format!(
+        "__kernel void k({}, __global int* out) {{ if (get_global_id(0) == 0) out[0] = {}; }}",
+        params.join(", "),
+        sum.join(" + ")
+    )
+}
+
+/// CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE is a real limit: at least the spec's 64 KiB, no more
+/// than one allocation, 128 KiB on the CPU device (as Intel's CPU runtime; it was the whole
+/// allocation size, so the CTS sized its buffers in gigabytes). A launch whose `__constant`
+/// buffers exceed it, or with more `__constant` arguments than CL_DEVICE_MAX_CONSTANT_ARGS,
+/// fails at enqueue with CL_OUT_OF_RESOURCES; at the limit it runs.
+#[test]
+fn constant_memory_limits_are_real() {
+    for_each_device(|d| {
+        let size = device_info::<cl_ulong>(d.id, CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE);
+        let max_alloc = device_info::<cl_ulong>(d.id, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+        let max_args = device_info::<cl_uint>(d.id, CL_DEVICE_MAX_CONSTANT_ARGS) as usize;
+        assert!(size >= 64 << 10, "CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE {size} is below the spec's 64 KiB");
+        assert!(size <= max_alloc, "CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE {size} exceeds one allocation");
+        assert!(max_args >= 8, "CL_DEVICE_MAX_CONSTANT_ARGS {max_args} is below the spec's 8");
+        if d.kind == DeviceKind::Cpu {
+            assert_eq!(size, 128 << 10, "the CPU device's constant buffer size");
+        }
+        let env = d.env();
+        let out = env.buffer(CL_MEM_READ_WRITE, 4);
+        if size <= 64 << 20 {
+            let ints = size as usize / 4;
+            let k = env.kernel(&constant_kernel_source(1, ints), "", "k");
+            k.set_mem(1, &out);
+            let data: Vec<i32> = (0..ints as i32).collect();
+            let exact = env.buffer_from(CL_MEM_READ_ONLY, &data);
+            k.set_mem(0, &exact);
+            env.run(&k, &[1], None);
+            assert_eq!(env.read::<i32>(&out, 1), vec![ints as i32 - 1], "a constant buffer of exactly the limit");
+            let over = env.buffer(CL_MEM_READ_ONLY, size as usize + 64);
+            k.set_mem(0, &over);
+            let err = try_enqueue_nd(env.q(), &k, None, &[1], None, &[]).map(|_| ()).unwrap_err();
+            assert_eq!(err.code, CL_OUT_OF_RESOURCES, "a constant buffer 64 bytes over the limit: {err}");
+        } else {
+            println!("note: {size}-byte constant limit: the over-the-limit launch is not tried");
+        }
+        // CL_DEVICE_MAX_CONSTANT_ARGS arguments run; one more does not.
+        for (n, ok) in [(max_args, true), (max_args + 1, false)] {
+            let k = env.kernel(&constant_kernel_source(n, 4), "", "k");
+            let bufs: Vec<Mem> = (0..n).map(|i| env.buffer_from(CL_MEM_READ_ONLY, &[0, 0, 0, i as i32 + 1])).collect();
+            for (i, b) in bufs.iter().enumerate() {
+                k.set_mem(i as cl_uint, b);
+            }
+            k.set_mem(n as cl_uint, &out);
+            match try_enqueue_nd(env.q(), &k, None, &[1], None, &[]) {
+                Ok(e) if ok => {
+                    e.wait();
+                    assert_eq!(env.read::<i32>(&out, 1), vec![(n * (n + 1) / 2) as i32]);
+                }
+                Ok(_) => panic!("{n} __constant arguments (max {max_args}) were accepted"),
+                Err(e) if ok => panic!("{n} __constant arguments (max {max_args}): {e}"),
+                Err(e) => assert_eq!(e.code, CL_OUT_OF_RESOURCES, "{n} __constant arguments: {e}"),
+            }
+        }
+        env.finish();
+    });
+}
+
+/// A missing entry point that returns an object sets errcode_ret to CL_INVALID_OPERATION,
+/// also where cl_icd.h leaves the parameter unnamed: clCreateSamplerWithProperties left it
+/// unwritten (and clCreatePipe did), so callers saw a NULL object with CL_SUCCESS.
+#[test]
+fn missing_object_constructors_set_errcode() {
+    for_each_device(|d| {
+        assert_eq!(device_info::<cl_bool>(d.id, CL_DEVICE_IMAGE_SUPPORT), CL_FALSE);
+        let env = d.env();
+        // SAFETY: a valid context, a NULL property list; errcode_ret points at a local.
+        unsafe {
+            let (sampler, err) = cl_create_err!(clCreateSamplerWithProperties(env.context.raw(), ptr::null()));
+            assert!(sampler.is_null());
+            expect_error("clCreateSamplerWithProperties", err, CL_INVALID_OPERATION);
+        }
+    });
+}
