@@ -70,3 +70,31 @@ fn untouched_buffer_storage_is_not_committed() {
         );
     });
 }
+
+/// hashcat's bcrypt kernel (m03200) defines helpers as plain `inline` functions (C99: an
+/// inline definition only). Calls clang does not inline - every call under -cl-opt-disable,
+/// calls from large functions at -O2 - were left as imports of a function nobody defined, and
+/// clBuildProgram / clLinkProgram failed with "undefined symbol". Real drivers accept these
+/// sources; the function must be defined and called.
+const PLAIN_INLINE: &str = r#"
+inline uint twice(uint x) { return x * 2u; }
+inline void store(__global uint *p, uint v) { p[get_global_id(0)] = v; }
+__kernel void k(__global uint *p) { store(p, twice(p[get_global_id(0)]) + 1u); }
+"#;
+
+#[test]
+fn plain_inline_functions_are_defined_when_not_inlined() {
+    for_each_device(|d| {
+        let env = d.env();
+        for options in ["-cl-opt-disable", ""] {
+            let k = env.kernel(PLAIN_INLINE, options, "k");
+            let input: Vec<u32> = (0..64).collect();
+            let buf = env.buffer_from(CL_MEM_READ_WRITE, &input);
+            k.set_mem(0, &buf);
+            env.run(&k, &[input.len()], None);
+            let out: Vec<u32> = env.read(&buf, input.len());
+            let want: Vec<u32> = input.iter().map(|x| x * 2 + 1).collect();
+            assert_eq!(out, want, "options {options:?}");
+        }
+    });
+}
