@@ -74,6 +74,13 @@ pub fn clang_arguments(options: &BuildOptions, target: &Target) -> Vec<String> {
         if options.optimize { "-O2" } else { "-O0" }.into(),
         "-cl-kernel-arg-info".into(),
         "-fno-color-diagnostics".into(),
+        // OpenCL C inherits C99's `inline`: a plain `inline` function is only an inline
+        // definition, and a call the optimiser does not inline (any call at -O0, big callers
+        // at -O2: hashcat's bcrypt kernel) is left to an external definition nobody provides,
+        // so the program failed to link. Kernel sources are written for drivers that accept
+        // them; GNU89 semantics emit the definition (`static inline` and `extern inline` keep
+        // their meaning).
+        "-fgnu89-inline".into(),
     ];
     // clang defines no __OPENCL_VERSION__; the application's -D/-U come after and win.
     args.push(format!("-D__OPENCL_VERSION__={}", target.opencl_version));

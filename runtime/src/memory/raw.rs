@@ -16,14 +16,18 @@ use std::ptr::NonNull;
 /// Alignment of every buffer allocation: CL_DEVICE_MEM_BASE_ADDR_ALIGN is 1024 bits.
 pub const BUFFER_ALIGN: usize = 128;
 
+/// The largest alignment for which the system allocator's `alloc_zeroed` is `calloc` (glibc's
+/// malloc alignment on 64-bit hosts).
+const CALLOC_ALIGN: usize = 16;
+
 /// The bytes of a buffer: an owned, zero-initialised allocation aligned to [`BUFFER_ALIGN`], or
 /// the application's memory for CL_MEM_USE_HOST_PTR.
 #[derive(Debug)]
 pub struct Storage {
     ptr: NonNull<u8>,
     len: usize,
-    /// The layout of an owned allocation; None for the application's memory.
-    owned: Option<Layout>,
+    /// An owned allocation: its base address and layout; None for the application's memory.
+    owned: Option<(NonNull<u8>, Layout)>,
 }
 
 // SAFETY: Storage is a pointer to memory owned by it (or lent by the application for its whole
@@ -35,12 +39,26 @@ unsafe impl Sync for Storage {}
 
 impl Storage {
     /// A zero-initialised allocation of `len` (> 0) bytes aligned to [`BUFFER_ALIGN`].
+    ///
+    /// The memory is committed lazily, page by page as it is first touched, like a real
+    /// driver's: applications probe free memory by creating buffers they barely touch
+    /// (hashcat creates 64 MiB buffers up to CL_DEVICE_GLOBAL_MEM_SIZE). `alloc_zeroed` with
+    /// an alignment above the allocator's minimum is `posix_memalign` + memset, which commits
+    /// every page; with the minimum alignment it is `calloc`, whose large blocks are fresh
+    /// zero pages (mmap). So the block is over-allocated at the minimum alignment and the
+    /// buffer starts at its first [`BUFFER_ALIGN`] boundary.
     pub fn alloc(len: usize) -> Result<Self, cl_int> {
-        let layout = Layout::from_size_align(len.max(1), BUFFER_ALIGN).map_err(|_| CL_INVALID_BUFFER_SIZE)?;
-        // SAFETY: the layout has a non-zero size (len.max(1)).
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        let ptr = NonNull::new(ptr).ok_or(CL_MEM_OBJECT_ALLOCATION_FAILURE)?;
-        Ok(Self { ptr, len, owned: Some(layout) })
+        let size = len.max(1).checked_add(BUFFER_ALIGN).ok_or(CL_INVALID_BUFFER_SIZE)?;
+        let layout = Layout::from_size_align(size, CALLOC_ALIGN).map_err(|_| CL_INVALID_BUFFER_SIZE)?;
+        // SAFETY: the layout has a non-zero size.
+        let base = unsafe { std::alloc::alloc_zeroed(layout) };
+        let base = NonNull::new(base).ok_or(CL_MEM_OBJECT_ALLOCATION_FAILURE)?;
+        let skip = base.as_ptr().align_offset(BUFFER_ALIGN);
+        debug_assert!(skip < BUFFER_ALIGN);
+        // SAFETY: skip < BUFFER_ALIGN, so `base + skip .. + len` lies inside the block of
+        // len.max(1) + BUFFER_ALIGN bytes.
+        let ptr = unsafe { base.add(skip) };
+        Ok(Self { ptr, len, owned: Some((base, layout)) })
     }
 
     /// The application's memory as a buffer's storage (CL_MEM_USE_HOST_PTR): never copied.
@@ -93,10 +111,10 @@ impl Storage {
 
 impl Drop for Storage {
     fn drop(&mut self) {
-        if let Some(layout) = self.owned {
-            // SAFETY: `ptr` was returned by `alloc_zeroed(layout)` in `Storage::alloc` and is
+        if let Some((base, layout)) = self.owned {
+            // SAFETY: `base` was returned by `alloc_zeroed(layout)` in `Storage::alloc` and is
             // deallocated exactly once, here.
-            unsafe { std::alloc::dealloc(self.ptr.as_ptr(), layout) };
+            unsafe { std::alloc::dealloc(base.as_ptr(), layout) };
         }
     }
 }
