@@ -59,12 +59,14 @@ cp -r "$TESTS"/. "$RUN"/
 softcl_step "pytest on $DEVICE"
 LOG="$WORK/pytest-${DEVICE//[^A-Za-z0-9]/_}.log"
 (cd "$RUN" && OCL_ICD_VENDORS="$SOFTCL_ICD_FILE" PYOPENCL_TEST="$DEVICE" \
-    XDG_CACHE_HOME="$CACHE" "$VENV/bin/pytest" -q -rfE --timeout "$TIMEOUT" \
+    XDG_CACHE_HOME="$CACHE" "$VENV/bin/pytest" -q -rfEs --timeout "$TIMEOUT" \
     -p no:cacheprovider "$@") 2>&1 | tee "$LOG"
 status=${PIPESTATUS[0]}
 
-summary=$(grep -E '^=+ .*(passed|failed).* in [0-9.]+s' "$LOG" | tail -1)
+# pytest -q ends with e.g. "1 failed, 290 passed, 17 skipped, 16 warnings in 693.35s".
+summary=$(grep -E '[0-9]+ (passed|failed).* in [0-9.]+s' "$LOG" | tail -1)
 passed=$(grep -oE '[0-9]+ passed' <<<"$summary" | grep -oE '[0-9]+' || echo 0)
 failed=$(grep -oE '[0-9]+ failed' <<<"$summary" | grep -oE '[0-9]+' || echo 0)
-echo "[softcl] pyopencl $VER on $DEVICE: passed=${passed:-0} failed=${failed:-0} (log: $LOG)"
+skipped=$(grep -oE '[0-9]+ skipped' <<<"$summary" | grep -oE '[0-9]+' || echo 0)
+echo "[softcl] pyopencl $VER on $DEVICE: passed=${passed:-0} failed=${failed:-0} skipped=${skipped:-0} (log: $LOG)"
 exit "$status"
