@@ -114,3 +114,24 @@ fn out_of_order_queue_keeps_event_dependencies() {
         assert_eq!(out, want, "{} device", d.kind);
     });
 }
+
+/// With out-of-order queues offered, the CTS api test consistency_device_enqueue reaches
+/// clSetDefaultDeviceCommandQueue(context, device, NULL) and expects CL_INVALID_OPERATION
+/// (the device has no on-device queues); SoftCL answered CL_INVALID_COMMAND_QUEUE.
+#[test]
+fn set_default_device_queue_without_device_enqueue_is_invalid_operation() {
+    for_each_device(|d| {
+        let caps: cl_device_device_enqueue_capabilities = device_info(d.id, CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES);
+        assert_eq!(caps, 0, "{} device", d.kind);
+        let env = d.env();
+        // SAFETY: a valid context and device; NULL and a host queue are both not device queues.
+        let (null, host) = unsafe {
+            (
+                clSetDefaultDeviceCommandQueue(env.context.raw(), d.id, ptr::null_mut()),
+                clSetDefaultDeviceCommandQueue(env.context.raw(), d.id, env.q()),
+            )
+        };
+        expect_error("clSetDefaultDeviceCommandQueue(NULL)", null, CL_INVALID_OPERATION);
+        expect_error("clSetDefaultDeviceCommandQueue(host queue)", host, CL_INVALID_OPERATION);
+    });
+}
