@@ -98,7 +98,9 @@ pub(crate) fn softcl_device_base(kind: DeviceKind) -> DeviceInfo {
         sub_group_independent_forward_progress: false,
 
         profiling_timer_resolution_ns: 0,
-        queue_out_of_order: false,
+        // Out-of-order host queues run their commands in order (runtime/src/queue.rs), which
+        // the specification allows; wait lists, markers and barriers keep their meaning.
+        queue_out_of_order: true,
     }
 }
 

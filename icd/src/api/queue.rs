@@ -174,7 +174,7 @@ pub extern "C" fn clFinish(command_queue: cl_command_queue) -> cl_int {
 pub extern "C" fn clSetDefaultDeviceCommandQueue(
     context: cl_context,
     device: cl_device_id,
-    command_queue: cl_command_queue,
+    _command_queue: cl_command_queue,
 ) -> cl_int {
     entry::code("clSetDefaultDeviceCommandQueue", || {
         context_and_device(context, device)?;
