@@ -182,7 +182,6 @@ pub extern "C" fn clSetDefaultDeviceCommandQueue(
         // queue": no device supports on-device queues, so there is no command_queue to check
         // (the CTS passes NULL and expects CL_INVALID_OPERATION, not
         // CL_INVALID_COMMAND_QUEUE).
-        let _ = command_queue;
         Err(CL_INVALID_OPERATION)
     })
 }
