@@ -474,15 +474,7 @@ impl Field {
             digits.insert(0, b'0');
         }
         let prefix: &[u8] = if signed {
-            if neg {
-                b"-"
-            } else if s.plus {
-                b"+"
-            } else if s.space {
-                b" "
-            } else {
-                b""
-            }
+            self.sign(neg)
         } else if s.hash && mag != 0 && s.conv == b'x' {
             b"0x"
         } else if s.hash && mag != 0 && s.conv == b'X' {
@@ -493,18 +485,24 @@ impl Field {
         self.pad(out, prefix, &digits, s.zero && !s.minus && self.precision.is_none());
     }
 
-    fn float(&self, out: &mut Vec<u8>, x: f64) {
-        let s = &self.spec;
-        let upper = s.conv.is_ascii_uppercase();
-        let sign: &[u8] = if x.is_sign_negative() && !x.is_nan() {
+    /// The sign a signed conversion prints: `-` for a negative value, else `+` with the `+`
+    /// flag, a space with the ` ` flag, or nothing.
+    fn sign(&self, negative: bool) -> &'static [u8] {
+        if negative {
             b"-"
-        } else if s.plus {
+        } else if self.spec.plus {
             b"+"
-        } else if s.space {
+        } else if self.spec.space {
             b" "
         } else {
             b""
-        };
+        }
+    }
+
+    fn float(&self, out: &mut Vec<u8>, x: f64) {
+        let s = &self.spec;
+        let upper = s.conv.is_ascii_uppercase();
+        let sign = self.sign(x.is_sign_negative() && !x.is_nan());
         if !x.is_finite() {
             let word: &[u8] = match (x.is_nan(), upper) {
                 (true, false) => b"nan",

@@ -15,16 +15,8 @@ use crate::info::{DeviceInfo, FpConfig, NameVersion};
 /// rounding mode and fused multiply-add). Setting `double_fp_config` to this turns on
 /// `cl_khr_fp64` and `__opencl_c_fp64`.
 pub fn fp64_config() -> FpConfig {
-    FpConfig {
-        denorm: true,
-        inf_nan: true,
-        round_to_nearest: true,
-        round_to_zero: true,
-        round_to_inf: true,
-        fma: true,
-        correctly_rounded_divide_sqrt: false,
-        soft_float: false,
-    }
+    // The host computes doubles with the same IEEE 754 properties as floats.
+    crate::common::fp32_config()
 }
 
 /// Extensions every SoftCL device supports whatever its flags (the OpenCL 1.0 atomics and
