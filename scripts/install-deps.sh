@@ -16,6 +16,7 @@ SOFTCL_DEB_PACKAGES=(
     ocl-icd-opencl-dev # libOpenCL.so for linking the conformance tests
     opencl-c-headers   # CL/cl.h (OpenCL 3.0), CL/cl_icd.h
     clinfo             # shows the registered platforms; used by a test
+    libsleef3          # SLEEF vector math for math built-ins on vectors (compiler/src/back/vecmath.rs)
     libclang1-15       # libclang for bindgen
     spirv-tools        # spirv-link (clLinkProgram), spirv-val, spirv-as (tests)
     pkg-config

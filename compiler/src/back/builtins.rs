@@ -10,6 +10,7 @@ use super::llvm::{
     FnLower, Val, R,
 };
 use super::mathlib;
+use super::vecmath::{self, Func};
 use crate::ir::{self, ConvertOp, Rounding};
 use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
 use inkwell::values::{BasicMetadataValueEnum, BasicValue, BasicValueEnum, IntValue};
@@ -99,6 +100,9 @@ pub fn lower<'ctx>(
             _ => 1,
         };
         let a = splat_all(fx, arity)?;
+        if let Some((f, fast)) = sleef_func(op) {
+            return Ok(Some(math(fx, f, fast, name, t, &a)?));
+        }
         return Ok(Some(fx.intrinsic(name, &[t], &a)?));
     }
 
@@ -123,6 +127,11 @@ pub fn lower<'ctx>(
         let t = float_rt()?;
         let arity = if matches!(op, Op::hypot | Op::remainder | Op::nextafter) { 2 } else { 1 };
         let a = splat_all(fx, arity)?;
+        if let Some((f, fast)) = sleef_func(op) {
+            if let Some(v) = vecmath::call(fx, f, fast, t, &a)? {
+                return Ok(Some(v));
+            }
+        }
         return Ok(Some(fx.libm(n32, n64, t, &a)?));
     }
 
@@ -144,6 +153,7 @@ pub fn lower<'ctx>(
             fx.binop(O::FDiv, fx.cfloat(t, 1.0)?, a[0])?
         }
         Op::fmod => {
+            // Not SLEEF's fmod: it returns NaN for denormal divisors (SLEEF 3.5.1).
             let a = splat_all(fx, 2)?;
             fx.binop(O::FRem, a[0], a[1])?
         }
@@ -153,7 +163,7 @@ pub fn lower<'ctx>(
             let (x, y) = (a[0], a[1]);
             // pow(|x|, y): powr(-0, y) is powr(+0, y) (+inf for y < 0, not pow's -inf).
             let ax = fx.intr("llvm.fabs", &[x])?;
-            let p = fx.intrinsic("llvm.pow", &[t], &[ax, y])?;
+            let p = math(fx, Func::Pow, op != Op::powr, "llvm.pow", t, &[ax, y])?;
             let zero = fx.cfloat(t, 0.0)?;
             let inf = fx.cfloat(t, f64::INFINITY)?;
             let one = fx.cfloat(t, 1.0)?;
@@ -185,7 +195,9 @@ pub fn lower<'ctx>(
         Op::cbrt => {
             let t = float_rt()?;
             let a = splat_all(fx, 1)?;
-            if int_width(t) == 64 {
+            if let Some(v) = vecmath::call(fx, Func::Cbrt, false, t, &a)? {
+                v
+            } else if int_width(t) == 64 {
                 let f64t = fx.cx().f64_type().into();
                 host_call(fx, mathlib::softcl_cbrt as *const () as usize, t, &[f64t], &a)?
             } else {
@@ -201,7 +213,7 @@ pub fn lower<'ctx>(
             // are within 1 ulp and have pown's special values.
             let (xw, wt) = promote(fx, x)?;
             let nf = fx.cast(O::SIToFP, n, wt)?;
-            let r = fx.intrinsic("llvm.pow", &[wt], &[xw, nf])?;
+            let r = math(fx, Func::Pow, false, "llvm.pow", wt, &[xw, nf])?;
             demote(fx, r, t)?
         }
         Op::rootn => {
@@ -241,12 +253,12 @@ pub fn lower<'ctx>(
             let a = splat_all(fx, n)?;
             let (x, wt) = promote(fx, a[0])?;
             let r = match op {
-                Op::asinpi => fx.intrinsic("llvm.asin", &[wt], &[x])?,
-                Op::acospi => fx.intrinsic("llvm.acos", &[wt], &[x])?,
-                Op::atanpi => fx.intrinsic("llvm.atan", &[wt], &[x])?,
+                Op::asinpi => math(fx, Func::Asin, false, "llvm.asin", wt, &[x])?,
+                Op::acospi => math(fx, Func::Acos, false, "llvm.acos", wt, &[x])?,
+                Op::atanpi => math(fx, Func::Atan, false, "llvm.atan", wt, &[x])?,
                 _ => {
                     let (y, _) = promote(fx, a[1])?;
-                    fx.intrinsic("llvm.atan2", &[wt], &[x, y])?
+                    math(fx, Func::Atan2, false, "llvm.atan2", wt, &[x, y])?
                 }
             };
             let r = fx.binop(O::FDiv, r, fx.cfloat(wt, PI)?)?;
@@ -315,8 +327,8 @@ pub fn lower<'ctx>(
             need(2)?;
             let t = float_rt()?;
             let x = fx.splat_to(args[0], t)?;
-            let s = fx.intr("llvm.sin", &[x])?;
-            let c = fx.intr("llvm.cos", &[x])?;
+            let s = math(fx, Func::Sin, false, "llvm.sin", t, &[x])?;
+            let c = math(fx, Func::Cos, false, "llvm.cos", t, &[x])?;
             store_out(fx, args[1], c)?;
             s
         }
@@ -1035,7 +1047,7 @@ fn sinpi<'ctx>(fx: &FnLower<'_, 'ctx, '_>, x: Val<'ctx>) -> R<Val<'ctx>> {
     let lt = fx.fcmp(FloatPredicate::OLT, r, fx.cfloat(t, -0.5)?)?;
     let r = fx.select(gt, fx.binop(O::FSub, one, r)?, r)?;
     let r = fx.select(lt, fx.binop(O::FSub, fx.cfloat(t, -1.0)?, r)?, r)?;
-    let s = fx.intr("llvm.sin", &[fx.binop(O::FMul, r, fx.cfloat(t, PI)?)?])?;
+    let s = math(fx, Func::Sin, false, "llvm.sin", t, &[fx.binop(O::FMul, r, fx.cfloat(t, PI)?)?])?;
     // sinpi(+-0) = +-0; other exact zeros carry the sign of x.
     let z = fx.fcmp(FloatPredicate::OEQ, s, fx.cfloat(t, 0.0)?)?;
     let sz = fx.intrinsic("llvm.copysign", &[t], &[fx.cfloat(t, 0.0)?, x])?;
@@ -1050,8 +1062,82 @@ fn cospi<'ctx>(fx: &FnLower<'_, 'ctx, '_>, x: Val<'ctx>) -> R<Val<'ctx>> {
     let r = fx.binop(O::FSub, x, fx.binop(O::FMul, k, fx.cfloat(t, 2.0)?)?)?;
     let r = fx.intr("llvm.fabs", &[r])?;
     let a = fx.binop(O::FSub, fx.cfloat(t, 0.5)?, r)?;
-    let s = fx.intr("llvm.sin", &[fx.binop(O::FMul, a, fx.cfloat(t, PI)?)?])?;
+    let s = math(fx, Func::Sin, false, "llvm.sin", t, &[fx.binop(O::FMul, a, fx.cfloat(t, PI)?)?])?;
     // cospi of a half-integer is +0.
     let z = fx.fcmp(FloatPredicate::OEQ, s, fx.cfloat(t, 0.0)?)?;
     fx.select(z, fx.cfloat(t, 0.0)?, s)
+}
+
+/// The SLEEF function (and whether a 3.5-ulp variant is good enough) for an OpenCL.std
+/// instruction that maps onto one.
+fn sleef_func(op: Op) -> Option<(Func, bool)> {
+    let native = matches!(
+        op,
+        Op::native_sin
+            | Op::half_sin
+            | Op::native_cos
+            | Op::half_cos
+            | Op::native_tan
+            | Op::half_tan
+            | Op::native_exp
+            | Op::half_exp
+            | Op::native_exp2
+            | Op::half_exp2
+            | Op::native_exp10
+            | Op::half_exp10
+            | Op::native_log
+            | Op::half_log
+            | Op::native_log2
+            | Op::half_log2
+            | Op::native_log10
+            | Op::half_log10
+    );
+    let f = match op {
+        Op::sin | Op::native_sin | Op::half_sin => Func::Sin,
+        Op::cos | Op::native_cos | Op::half_cos => Func::Cos,
+        Op::tan | Op::native_tan | Op::half_tan => Func::Tan,
+        Op::asin => Func::Asin,
+        Op::acos => Func::Acos,
+        Op::atan => Func::Atan,
+        Op::atan2 => Func::Atan2,
+        Op::sinh => Func::Sinh,
+        Op::cosh => Func::Cosh,
+        Op::tanh => Func::Tanh,
+        Op::asinh => Func::Asinh,
+        Op::acosh => Func::Acosh,
+        Op::atanh => Func::Atanh,
+        Op::exp | Op::native_exp | Op::half_exp => Func::Exp,
+        Op::exp2 | Op::native_exp2 | Op::half_exp2 => Func::Exp2,
+        Op::exp10 | Op::native_exp10 | Op::half_exp10 => Func::Exp10,
+        Op::expm1 => Func::Expm1,
+        Op::log | Op::native_log | Op::half_log => Func::Log,
+        Op::log2 | Op::native_log2 | Op::half_log2 => Func::Log2,
+        Op::log10 | Op::native_log10 | Op::half_log10 => Func::Log10,
+        Op::log1p => Func::Log1p,
+        Op::pow => Func::Pow,
+        Op::hypot => Func::Hypot,
+        Op::erf => Func::Erf,
+        Op::erfc => Func::Erfc,
+        Op::tgamma => Func::Tgamma,
+        Op::lgamma => Func::Lgamma,
+        Op::nextafter => Func::Nextafter,
+        _ => return None,
+    };
+    Some((f, native))
+}
+
+/// `f` on `args` (all of type `t`): SLEEF's vector function for vectors where the target and
+/// library allow it (`vecmath`), otherwise the LLVM intrinsic `intr` (libm per lane).
+fn math<'ctx>(
+    fx: &FnLower<'_, 'ctx, '_>,
+    f: Func,
+    fast: bool,
+    intr: &str,
+    t: BasicTypeEnum<'ctx>,
+    args: &[Val<'ctx>],
+) -> R<Val<'ctx>> {
+    match vecmath::call(fx, f, fast, t, args)? {
+        Some(v) => Ok(v),
+        None => fx.intrinsic(intr, &[t], args),
+    }
 }

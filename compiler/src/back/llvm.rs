@@ -114,6 +114,8 @@ pub struct Emitter<'ctx, 'ir> {
     pub funcs: HashMap<(Func, Option<usize>), FunctionValue<'ctx>>,
     pub layouts: Vec<LocalLayout>,
     pub uses_local: Vec<bool>,
+    /// Widest SIMD register (bits) math built-ins may pass vectors in (`vecmath`); 0 = none.
+    pub math_vector_bits: u32,
 }
 
 pub fn is_local_var(g: &ir::GlobalVarData) -> bool {
@@ -132,6 +134,7 @@ impl<'ctx, 'ir> Emitter<'ctx, 'ir> {
             funcs: HashMap::new(),
             layouts: Vec::new(),
             uses_local: Vec::new(),
+            math_vector_bits: 0,
         };
         e.build_types();
         e.compute_uses_local();

@@ -15,6 +15,7 @@ pub mod llvm;
 pub mod mathlib;
 pub mod printf;
 pub mod target;
+pub mod vecmath;
 pub mod workgroup;
 
 use crate::ir::{self, FuncKind, InstData};
@@ -128,6 +129,7 @@ fn emit(context: &Context, m: &ir::Module, tm: &TargetMachine) -> Result<Emitted
     llm.set_triple(&tm.get_triple());
     llm.set_data_layout(&tm.get_target_data().get_data_layout());
     let mut e = Emitter::new(context, llm, m, tm.get_target_data()).map_err(|e| fail(e.0))?;
+    e.math_vector_bits = vecmath::vector_bits(&tm.get_feature_string().to_string_lossy());
     e.declare_globals().map_err(|e| fail(e.0))?;
 
     // Local memory layouts and the functions each kernel reaches.
