@@ -1068,6 +1068,37 @@ fn cospi<'ctx>(fx: &FnLower<'_, 'ctx, '_>, x: Val<'ctx>) -> R<Val<'ctx>> {
     fx.select(z, fx.cfloat(t, 0.0)?, s)
 }
 
+/// The build-log line saying that math built-ins on vectors in `module` run per lane because
+/// the vector path is unavailable (`vecmath::status`); `None` when it is available or unused.
+pub fn vector_math_note(module: &ir::Module, vector_bits: u32) -> Option<String> {
+    let why = vecmath::status(vector_bits).err()?;
+    let through_sleef = |op: Op| {
+        sleef_func(op).is_some()
+            || matches!(
+                op,
+                Op::cbrt
+                    | Op::pown
+                    | Op::powr
+                    | Op::sincos
+                    | Op::sinpi
+                    | Op::cospi
+                    | Op::asinpi
+                    | Op::acospi
+                    | Op::atanpi
+                    | Op::atan2pi
+            )
+    };
+    let used = module.functions.iter().any(|(_, func)| {
+        func.insts.iter().any(|(i, inst)| {
+            let ir::InstData::ExtInst { opcode, .. } = inst else { return false };
+            let vector = func.inst_result[i]
+                .is_some_and(|v| matches!(module.types.get(func.value_type(v)), ir::TypeData::Vector { .. }));
+            vector && Op::from_u32(*opcode).is_some_and(through_sleef)
+        })
+    });
+    used.then_some(why)
+}
+
 /// The SLEEF function (and whether a 3.5-ulp variant is good enough) for an OpenCL.std
 /// instruction that maps onto one.
 fn sleef_func(op: Op) -> Option<(Func, bool)> {

@@ -84,6 +84,11 @@ pub fn codegen(module: &ir::Module, target: &Target) -> Result<Arc<NativeProgram
 
     let host = target::HostTarget::resolve(target);
     let tm = host.machine().map_err(fail)?;
+    let mut log = String::new();
+    if let Some(note) = builtins::vector_math_note(&m, vecmath::vector_bits(&host.features)) {
+        log.push_str(&note);
+        log.push('\n');
+    }
     let t1 = std::time::Instant::now();
     let (object, infos, times) = {
         let context = Context::create();
@@ -113,7 +118,7 @@ pub fn codegen(module: &ir::Module, target: &Target) -> Result<Arc<NativeProgram
         let entry = unsafe { std::mem::transmute::<usize, WorkGroupEntry>(addr) };
         kernels.push(NativeKernel { info, entry });
     }
-    Ok(Arc::new(NativeProgram { kernels, _code: Box::new(jit) }))
+    Ok(Arc::new(NativeProgram { kernels, log, _code: Box::new(jit) }))
 }
 
 fn entry_symbol(k: usize) -> String {
