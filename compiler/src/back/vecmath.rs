@@ -119,9 +119,9 @@ impl Func {
 
     /// Whether float lanes are computed in double (and rounded once): SLEEF's float sinh and
     /// cosh overflow early (to inf from |x| = 88.72, where the results reach FLT_MAX only at
-    /// 89.42).
+    /// 89.42); its float tgamma is 29 ulp off near FLT_MIN (x = -34.996).
     fn float_in_double(self) -> bool {
-        matches!(self, Func::Sinh | Func::Cosh)
+        matches!(self, Func::Sinh | Func::Cosh | Func::Tgamma)
     }
 
     /// The SLEEF symbol for `lanes` lanes of `bits`-bit floats.
@@ -343,15 +343,11 @@ fn fix_overflow<'ctx>(fx: &FnLower<'_, 'ctx, '_>, f: Func, fast: bool, x: Val<'c
             fx.select(big, sub(Func::Log, x)?, r)
         }
         Func::Tgamma => {
-            // Underflow of a negative non-integer x: a zero with the sign of Gamma, which is
-            // negative where floor(x) is odd (SLEEF returns +0).
-            let fl = fx.intr("llvm.floor", &[x])?;
-            let half = fx.intr("llvm.floor", &[fx.binop(O::FMul, fl, fx.cfloat(t, 0.5)?)?])?;
-            let odd = fx.fcmp(P::ONE, fx.binop(O::FMul, half, fx.cfloat(t, 2.0)?)?, fl)?;
-            let zero = fx.fcmp(P::OEQ, r, fx.cfloat(t, 0.0)?)?;
-            let neg = fx.fcmp(P::OLT, x, fx.cfloat(t, 0.0)?)?;
-            let fix = fx.binop(O::And, fx.binop(O::And, zero, neg)?, odd)?;
-            fx.select(fix, fx.cfloat(t, -0.0)?, r)
+            // SLEEF's double tgamma loses all accuracy below x = -171 (results near and below
+            // DBL_MIN: 952 ulp at -172 + 1e-9, +0 for -0 underflows): glibc there, per lane,
+            // in a branch taken only when some lane needs it.
+            let bad = fx.fcmp(P::OLT, x, fx.cfloat(t, -170.0)?)?;
+            rare_fix(fx, bad, r, || fx.libm("tgammaf", "tgamma", t, &[x]))
         }
         _ => Ok(r),
     }
@@ -374,41 +370,53 @@ fn fix_pow<'ctx>(fx: &FnLower<'_, 'ctx, '_>, fast: bool, x: Val<'ctx>, y: Val<'c
     let y_fin = fx.fcmp(P::OLT, ay, inf)?;
     let x_nz = fx.fcmp(P::ONE, ax, fx.cfloat(t, 0.0)?)?;
     let bad = fx.binop(O::And, fx.binop(O::And, r_inf, x_fin)?, fx.binop(O::And, y_fin, x_nz)?)?;
-    let any = fx.intr("llvm.vector.reduce.or", &[bad])?.into_int_value();
+    rare_fix(fx, bad, r, || {
+        let raw = |g: Func, a: &[Val<'ctx>]| -> R<Val<'ctx>> {
+            call_sleef(fx, g, fast, t, a, false)?.ok_or_else(|| Error(format!("vector {g:?} unavailable")))
+        };
+        // |y| <= 1000: pow(|x| s, y) * 2^(+-y) with s = 1/2 for |x| >= 1 (2 for |x| < 1): the
+        // scaled power is far from overflow and 2^(+-y) is finite (within 3 ulp in all).
+        let ge1 = fx.fcmp(P::OGE, ax, fx.cfloat(t, 1.0)?)?;
+        let s = fx.select(ge1, fx.cfloat(t, 0.5)?, fx.cfloat(t, 2.0)?)?;
+        let e = fx.select(ge1, y, fx.binop(O::FMul, y, fx.cfloat(t, -1.0)?)?)?;
+        let small = fx.binop(O::FMul, raw(Func::Pow, &[fx.binop(O::FMul, ax, s)?, y])?, raw(Func::Exp2, &[e])?)?;
+        // Larger |y| (x close to 1): pow(|x|, y/2)^2, which may still overflow within 2 ulp
+        // of DBL_MAX.
+        let hy = fx.binop(O::FMul, y, fx.cfloat(t, 0.5)?)?;
+        let v = raw(Func::Pow, &[ax, hy])?;
+        let big = fx.binop(O::FMul, v, v)?;
+        let y_small = fx.fcmp(P::OLE, ay, fx.cfloat(t, 1000.0)?)?;
+        let v2 = fx.select(y_small, small, big)?;
+        // y odd: an integer whose half is not one.
+        let y_int = fx.fcmp(P::OEQ, fx.intr("llvm.rint", &[y])?, y)?;
+        let h_frac = fx.fcmp(P::ONE, fx.intr("llvm.rint", &[hy])?, hy)?;
+        let odd = fx.binop(O::And, y_int, h_frac)?;
+        let signed = fx.intrinsic("llvm.copysign", &[t], &[v2, x])?;
+        fx.select(odd, signed, v2)
+    })
+}
 
+/// `r` with the lanes where `bad` holds replaced by `alt()`, which is computed in a branch
+/// taken only when some lane is bad (the common case pays one reduction and a branch).
+fn rare_fix<'ctx>(
+    fx: &FnLower<'_, 'ctx, '_>,
+    bad: Val<'ctx>,
+    r: Val<'ctx>,
+    alt: impl FnOnce() -> R<Val<'ctx>>,
+) -> R<Val<'ctx>> {
+    let any = fx.intr("llvm.vector.reduce.or", &[bad])?.into_int_value();
     let cx = fx.cx();
     let from = fx.b.get_insert_block().ok_or("builder not positioned")?;
-    let fix_bb = cx.append_basic_block(fx.llf, "pow.fix");
-    let done = cx.append_basic_block(fx.llf, "pow.done");
+    let fix_bb = cx.append_basic_block(fx.llf, "math.fix");
+    let done = cx.append_basic_block(fx.llf, "math.done");
     fx.b.build_conditional_branch(any, fix_bb, done)?;
     fx.b.position_at_end(fix_bb);
-    let raw = |g: Func, a: &[Val<'ctx>]| -> R<Val<'ctx>> {
-        call_sleef(fx, g, fast, t, a, false)?.ok_or_else(|| Error(format!("vector {g:?} unavailable")))
-    };
-    // |y| <= 1000: pow(|x| s, y) * 2^(+-y) with s = 1/2 for |x| >= 1 (2 for |x| < 1): the
-    // scaled power is far from overflow and 2^(+-y) is finite (within 3 ulp in all).
-    let ge1 = fx.fcmp(P::OGE, ax, fx.cfloat(t, 1.0)?)?;
-    let s = fx.select(ge1, fx.cfloat(t, 0.5)?, fx.cfloat(t, 2.0)?)?;
-    let e = fx.select(ge1, y, fx.binop(O::FMul, y, fx.cfloat(t, -1.0)?)?)?;
-    let small = fx.binop(O::FMul, raw(Func::Pow, &[fx.binop(O::FMul, ax, s)?, y])?, raw(Func::Exp2, &[e])?)?;
-    // Larger |y| (x close to 1): pow(|x|, y/2)^2, which may still overflow within 2 ulp of
-    // DBL_MAX.
-    let hy = fx.binop(O::FMul, y, fx.cfloat(t, 0.5)?)?;
-    let v = raw(Func::Pow, &[ax, hy])?;
-    let big = fx.binop(O::FMul, v, v)?;
-    let y_small = fx.fcmp(P::OLE, ay, fx.cfloat(t, 1000.0)?)?;
-    let v2 = fx.select(y_small, small, big)?;
-    // y odd: an integer whose half is not one.
-    let y_int = fx.fcmp(P::OEQ, fx.intr("llvm.rint", &[y])?, y)?;
-    let h_frac = fx.fcmp(P::ONE, fx.intr("llvm.rint", &[hy])?, hy)?;
-    let odd = fx.binop(O::And, y_int, h_frac)?;
-    let signed = fx.intrinsic("llvm.copysign", &[t], &[v2, x])?;
-    let v2 = fx.select(odd, signed, v2)?;
-    let fixed = fx.select(bad, v2, r)?;
+    let a = alt()?;
+    let fixed = fx.select(bad, a, r)?;
     let fix_end = fx.b.get_insert_block().ok_or("builder not positioned")?;
     fx.b.build_unconditional_branch(done)?;
     fx.b.position_at_end(done);
-    let phi = fx.b.build_phi(t, "")?;
+    let phi = fx.b.build_phi(r.get_type(), "")?;
     phi.add_incoming(&[(&r, from), (&fixed, fix_end)]);
     Ok(phi.as_basic_value())
 }
