@@ -10,7 +10,7 @@ use super::llvm::{
     FnLower, Val, R,
 };
 use super::mathlib;
-use super::vecmath::{self, Func};
+use super::vecmath::{self, Accuracy, Func};
 use crate::ir::{self, ConvertOp, Rounding};
 use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
 use inkwell::values::{BasicMetadataValueEnum, BasicValue, BasicValueEnum, IntValue};
@@ -100,8 +100,8 @@ pub fn lower<'ctx>(
             _ => 1,
         };
         let a = splat_all(fx, arity)?;
-        if let Some((f, fast)) = sleef_func(op) {
-            return Ok(Some(math(fx, f, fast, name, t, &a)?));
+        if let Some((f, acc)) = sleef_func(op) {
+            return Ok(Some(math(fx, f, acc, name, t, &a)?));
         }
         return Ok(Some(fx.intrinsic(name, &[t], &a)?));
     }
@@ -127,8 +127,8 @@ pub fn lower<'ctx>(
         let t = float_rt()?;
         let arity = if matches!(op, Op::hypot | Op::remainder | Op::nextafter) { 2 } else { 1 };
         let a = splat_all(fx, arity)?;
-        if let Some((f, fast)) = sleef_func(op) {
-            if let Some(v) = vecmath::call(fx, f, fast, t, &a)? {
+        if let Some((f, acc)) = sleef_func(op) {
+            if let Some(v) = vecmath::call(fx, f, acc, t, &a)? {
                 return Ok(Some(v));
             }
         }
@@ -163,7 +163,8 @@ pub fn lower<'ctx>(
             let (x, y) = (a[0], a[1]);
             // pow(|x|, y): powr(-0, y) is powr(+0, y) (+inf for y < 0, not pow's -inf).
             let ax = fx.intr("llvm.fabs", &[x])?;
-            let p = math(fx, Func::Pow, op != Op::powr, "llvm.pow", t, &[ax, y])?;
+            let acc = if op == Op::powr { Accuracy::Bound } else { Accuracy::Native };
+            let p = math(fx, Func::Pow, acc, "llvm.pow", t, &[ax, y])?;
             let zero = fx.cfloat(t, 0.0)?;
             let inf = fx.cfloat(t, f64::INFINITY)?;
             let one = fx.cfloat(t, 1.0)?;
@@ -195,7 +196,7 @@ pub fn lower<'ctx>(
         Op::cbrt => {
             let t = float_rt()?;
             let a = splat_all(fx, 1)?;
-            if let Some(v) = vecmath::call(fx, Func::Cbrt, false, t, &a)? {
+            if let Some(v) = vecmath::call(fx, Func::Cbrt, Accuracy::Bound, t, &a)? {
                 v
             } else if int_width(t) == 64 {
                 let f64t = fx.cx().f64_type().into();
@@ -213,7 +214,7 @@ pub fn lower<'ctx>(
             // are within 1 ulp and have pown's special values.
             let (xw, wt) = promote(fx, x)?;
             let nf = fx.cast(O::SIToFP, n, wt)?;
-            let r = math(fx, Func::Pow, false, "llvm.pow", wt, &[xw, nf])?;
+            let r = math(fx, Func::Pow, Accuracy::Bound, "llvm.pow", wt, &[xw, nf])?;
             demote(fx, r, t)?
         }
         Op::rootn => {
@@ -253,12 +254,12 @@ pub fn lower<'ctx>(
             let a = splat_all(fx, n)?;
             let (x, wt) = promote(fx, a[0])?;
             let r = match op {
-                Op::asinpi => math(fx, Func::Asin, false, "llvm.asin", wt, &[x])?,
-                Op::acospi => math(fx, Func::Acos, false, "llvm.acos", wt, &[x])?,
-                Op::atanpi => math(fx, Func::Atan, false, "llvm.atan", wt, &[x])?,
+                Op::asinpi => math(fx, Func::Asin, Accuracy::Tight, "llvm.asin", wt, &[x])?,
+                Op::acospi => math(fx, Func::Acos, Accuracy::Tight, "llvm.acos", wt, &[x])?,
+                Op::atanpi => math(fx, Func::Atan, Accuracy::Tight, "llvm.atan", wt, &[x])?,
                 _ => {
                     let (y, _) = promote(fx, a[1])?;
-                    math(fx, Func::Atan2, false, "llvm.atan2", wt, &[x, y])?
+                    math(fx, Func::Atan2, Accuracy::Tight, "llvm.atan2", wt, &[x, y])?
                 }
             };
             let r = fx.binop(O::FDiv, r, fx.cfloat(wt, PI)?)?;
@@ -327,8 +328,8 @@ pub fn lower<'ctx>(
             need(2)?;
             let t = float_rt()?;
             let x = fx.splat_to(args[0], t)?;
-            let s = math(fx, Func::Sin, false, "llvm.sin", t, &[x])?;
-            let c = math(fx, Func::Cos, false, "llvm.cos", t, &[x])?;
+            let s = math(fx, Func::Sin, Accuracy::Bound, "llvm.sin", t, &[x])?;
+            let c = math(fx, Func::Cos, Accuracy::Bound, "llvm.cos", t, &[x])?;
             store_out(fx, args[1], c)?;
             s
         }
@@ -1047,7 +1048,7 @@ fn sinpi<'ctx>(fx: &FnLower<'_, 'ctx, '_>, x: Val<'ctx>) -> R<Val<'ctx>> {
     let lt = fx.fcmp(FloatPredicate::OLT, r, fx.cfloat(t, -0.5)?)?;
     let r = fx.select(gt, fx.binop(O::FSub, one, r)?, r)?;
     let r = fx.select(lt, fx.binop(O::FSub, fx.cfloat(t, -1.0)?, r)?, r)?;
-    let s = math(fx, Func::Sin, false, "llvm.sin", t, &[fx.binop(O::FMul, r, fx.cfloat(t, PI)?)?])?;
+    let s = math(fx, Func::Sin, Accuracy::Tight, "llvm.sin", t, &[fx.binop(O::FMul, r, fx.cfloat(t, PI)?)?])?;
     // sinpi(+-0) = +-0; other exact zeros carry the sign of x.
     let z = fx.fcmp(FloatPredicate::OEQ, s, fx.cfloat(t, 0.0)?)?;
     let sz = fx.intrinsic("llvm.copysign", &[t], &[fx.cfloat(t, 0.0)?, x])?;
@@ -1062,7 +1063,7 @@ fn cospi<'ctx>(fx: &FnLower<'_, 'ctx, '_>, x: Val<'ctx>) -> R<Val<'ctx>> {
     let r = fx.binop(O::FSub, x, fx.binop(O::FMul, k, fx.cfloat(t, 2.0)?)?)?;
     let r = fx.intr("llvm.fabs", &[r])?;
     let a = fx.binop(O::FSub, fx.cfloat(t, 0.5)?, r)?;
-    let s = math(fx, Func::Sin, false, "llvm.sin", t, &[fx.binop(O::FMul, a, fx.cfloat(t, PI)?)?])?;
+    let s = math(fx, Func::Sin, Accuracy::Tight, "llvm.sin", t, &[fx.binop(O::FMul, a, fx.cfloat(t, PI)?)?])?;
     // cospi of a half-integer is +0.
     let z = fx.fcmp(FloatPredicate::OEQ, s, fx.cfloat(t, 0.0)?)?;
     fx.select(z, fx.cfloat(t, 0.0)?, s)
@@ -1099,9 +1100,9 @@ pub fn vector_math_note(module: &ir::Module, vector_bits: u32) -> Option<String>
     used.then_some(why)
 }
 
-/// The SLEEF function (and whether a 3.5-ulp variant is good enough) for an OpenCL.std
-/// instruction that maps onto one.
-fn sleef_func(op: Op) -> Option<(Func, bool)> {
+/// The SLEEF function (and the accuracy it needs) for an OpenCL.std instruction that maps
+/// onto one.
+fn sleef_func(op: Op) -> Option<(Func, Accuracy)> {
     let native = matches!(
         op,
         Op::native_sin
@@ -1154,7 +1155,7 @@ fn sleef_func(op: Op) -> Option<(Func, bool)> {
         Op::nextafter => Func::Nextafter,
         _ => return None,
     };
-    Some((f, native))
+    Some((f, if native { Accuracy::Native } else { Accuracy::Bound }))
 }
 
 /// `f` on `args` (all of type `t`): SLEEF's vector function for vectors where the target and
@@ -1162,12 +1163,12 @@ fn sleef_func(op: Op) -> Option<(Func, bool)> {
 fn math<'ctx>(
     fx: &FnLower<'_, 'ctx, '_>,
     f: Func,
-    fast: bool,
+    acc: Accuracy,
     intr: &str,
     t: BasicTypeEnum<'ctx>,
     args: &[Val<'ctx>],
 ) -> R<Val<'ctx>> {
-    match vecmath::call(fx, f, fast, t, args)? {
+    match vecmath::call(fx, f, acc, t, args)? {
         Some(v) => Ok(v),
         None => fx.intrinsic(intr, &[t], args),
     }

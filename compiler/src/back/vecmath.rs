@@ -22,6 +22,20 @@ use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum};
 use inkwell::values::{BasicMetadataValueEnum, BasicValue, BasicValueEnum, IntValue};
 use std::sync::OnceLock;
 
+/// Which of SLEEF's variants a call may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Accuracy {
+    /// Within the OpenCL C full-profile bound of the built-in itself: the 3.5-ulp variant
+    /// where that bound is 4 ulp or more (sin, cos, tan, asin, acos, atan, atan2, sinh, cosh,
+    /// tanh, hypot), the most accurate one otherwise.
+    Bound,
+    /// The most accurate variant: a step inside a built-in with its own error budget
+    /// (sinpi's sin, asinpi's asin, ...).
+    Tight,
+    /// `native_*`, `half_*`: the 3.5-ulp variant wherever SLEEF has one.
+    Native,
+}
+
 /// A function SLEEF computes on vectors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Func {
@@ -104,12 +118,43 @@ impl Func {
         }
     }
 
-    /// SLEEF's accuracy suffix: the most accurate variant, or for `fast` (native_*, half_*)
-    /// the 3.5-ulp one where it exists.
-    fn suffix(self, fast: bool) -> &'static str {
+    /// Whether SLEEF has a 3.5-ulp variant.
+    fn has_u35(self) -> bool {
         use Func::*;
+        matches!(
+            self,
+            Sin | Cos
+                | Tan
+                | Asin
+                | Acos
+                | Atan
+                | Atan2
+                | Sinh
+                | Cosh
+                | Tanh
+                | Exp2
+                | Exp10
+                | Log
+                | Log2
+                | Cbrt
+                | Hypot
+        )
+    }
+
+    /// SLEEF's accuracy suffix for `acc`.
+    fn suffix(self, acc: Accuracy) -> &'static str {
+        use Func::*;
+        let u35 = self.has_u35()
+            && match acc {
+                Accuracy::Native => true,
+                // OpenCL C full profile: 4 ulp or more for these (float and double).
+                Accuracy::Bound => {
+                    matches!(self, Sin | Cos | Tan | Asin | Acos | Atan | Atan2 | Sinh | Cosh | Tanh | Hypot)
+                }
+                Accuracy::Tight => false,
+            };
         match self {
-            Sin | Cos | Tan | Exp2 | Exp10 | Log | Log2 if fast => "_u35",
+            _ if u35 => "_u35",
             Hypot | Sinpi | Cospi => "_u05",
             Erfc => "_u15",
             Nextafter => "",
@@ -125,9 +170,9 @@ impl Func {
     }
 
     /// The SLEEF symbol for `lanes` lanes of `bits`-bit floats.
-    pub fn symbol(self, bits: u32, lanes: u32, fast: bool) -> String {
+    pub fn symbol(self, bits: u32, lanes: u32, acc: Accuracy) -> String {
         let t = if bits == 64 { 'd' } else { 'f' };
-        format!("Sleef_{}{t}{lanes}{}", self.name(), self.suffix(fast))
+        format!("Sleef_{}{t}{lanes}{}", self.name(), self.suffix(acc))
     }
 }
 
@@ -221,11 +266,11 @@ fn plan(n: u32, widths: &[u32]) -> Vec<(u32, u32, u32)> {
 pub fn call<'ctx>(
     fx: &FnLower<'_, 'ctx, '_>,
     f: Func,
-    fast: bool,
+    acc: Accuracy,
     t: BasicTypeEnum<'ctx>,
     args: &[Val<'ctx>],
 ) -> R<Option<Val<'ctx>>> {
-    call_sleef(fx, f, fast, t, args, true)
+    call_sleef(fx, f, acc, t, args, true)
 }
 
 /// [`call`]; `fix` applies the corrections of SLEEF's defects (the corrections' own calls
@@ -233,7 +278,7 @@ pub fn call<'ctx>(
 fn call_sleef<'ctx>(
     fx: &FnLower<'_, 'ctx, '_>,
     f: Func,
-    fast: bool,
+    acc: Accuracy,
     t: BasicTypeEnum<'ctx>,
     args: &[Val<'ctx>],
     fix: bool,
@@ -257,7 +302,7 @@ fn call_sleef<'ctx>(
     // Every symbol first, so that a missing one leaves no half-built code behind.
     let mut addrs = Vec::with_capacity(chunks.len());
     for &(_, _, w) in &chunks {
-        match lookup(&f.symbol(ew, w, fast)) {
+        match lookup(&f.symbol(ew, w, acc)) {
             Some(a) => addrs.push(a),
             None => return Ok(None),
         }
@@ -271,7 +316,7 @@ fn call_sleef<'ctx>(
         args.to_vec()
     };
     let n = lanes(t);
-    let mut acc: Option<Val<'ctx>> = None;
+    let mut out: Option<Val<'ctx>> = None;
     for (&(off, len, w), addr) in chunks.iter().zip(addrs) {
         let whole = off == 0 && len == n && w == n;
         let sub: Vec<Val<'ctx>> = if whole {
@@ -282,13 +327,13 @@ fn call_sleef<'ctx>(
         };
         let r = sleef_call(fx, addr, ct, w, &sub)?;
         if whole {
-            acc = Some(r);
+            out = Some(r);
             continue;
         }
         // The chunk's lanes at their place in an n-lane vector, the others poison.
         let placed: Vec<Option<u32>> = (0..n).map(|i| (i >= off && i < off + len).then(|| i - off)).collect();
         let spread = shuffle_opt(fx, r, None, &placed)?;
-        acc = Some(match acc {
+        out = Some(match out {
             None => spread,
             Some(prev) => {
                 let mask: Vec<u32> = (0..n).map(|i| if i >= off && i < off + len { n + i } else { i }).collect();
@@ -296,12 +341,12 @@ fn call_sleef<'ctx>(
             }
         });
     }
-    let Some(mut r) = acc else { return Ok(None) };
+    let Some(mut r) = out else { return Ok(None) };
     if fix && matches!(f, Func::Asinh | Func::Acosh | Func::Sinh | Func::Cosh | Func::Log1p | Func::Tgamma) {
-        r = fix_overflow(fx, f, fast, args[0], r)?;
+        r = fix_overflow(fx, f, acc, args[0], r)?;
     }
     if fix && f == Func::Pow && ew == 64 {
-        r = fix_pow(fx, fast, args[0], args[1], r)?;
+        r = fix_pow(fx, acc, args[0], args[1], r)?;
     }
     let r = if wt != t { fx.cast(inkwell::values::InstructionOpcode::FPTrunc, r, t)? } else { r };
     Ok(Some(r))
@@ -312,14 +357,14 @@ fn call_sleef<'ctx>(
 /// float); there asinh(x) = sign(x) (log|x| + log 2) and acosh(x) = log x + log 2 to well
 /// within an ulp. Double sinh and cosh overflow from |x| ~ 709.8 (the results reach DBL_MAX
 /// only at 710.48): beyond 709, w = exp(|x|/2) (|x|/2 is exact) gives (w/2) w within 3 ulp.
-fn fix_overflow<'ctx>(fx: &FnLower<'_, 'ctx, '_>, f: Func, fast: bool, x: Val<'ctx>, r: Val<'ctx>) -> R<Val<'ctx>> {
+fn fix_overflow<'ctx>(fx: &FnLower<'_, 'ctx, '_>, f: Func, acc: Accuracy, x: Val<'ctx>, r: Val<'ctx>) -> R<Val<'ctx>> {
     use inkwell::values::InstructionOpcode as O;
     use inkwell::FloatPredicate as P;
     let t = x.get_type();
     let double = elem_type(t).into_float_type().get_bit_width() == 64;
     let ax = fx.intr("llvm.fabs", &[x])?;
     let sub = |g: Func, a: Val<'ctx>| -> R<Val<'ctx>> {
-        call_sleef(fx, g, fast, t, &[a], false)?.ok_or_else(|| Error(format!("vector {g:?} unavailable")))
+        call_sleef(fx, g, acc, t, &[a], false)?.ok_or_else(|| Error(format!("vector {g:?} unavailable")))
     };
     match f {
         Func::Asinh | Func::Acosh => {
@@ -357,7 +402,7 @@ fn fix_overflow<'ctx>(fx: &FnLower<'_, 'ctx, '_>, f: Func, fast: bool, x: Val<'c
 /// pow(2^512 - x, 2)). Where it returned an infinity for finite operands, the result is
 /// recomputed without the overflow (the sign is that of x for odd integers y), in a branch
 /// taken only when some lane needs it.
-fn fix_pow<'ctx>(fx: &FnLower<'_, 'ctx, '_>, fast: bool, x: Val<'ctx>, y: Val<'ctx>, r: Val<'ctx>) -> R<Val<'ctx>> {
+fn fix_pow<'ctx>(fx: &FnLower<'_, 'ctx, '_>, acc: Accuracy, x: Val<'ctx>, y: Val<'ctx>, r: Val<'ctx>) -> R<Val<'ctx>> {
     use inkwell::values::InstructionOpcode as O;
     use inkwell::FloatPredicate as P;
     let t = x.get_type();
@@ -372,7 +417,7 @@ fn fix_pow<'ctx>(fx: &FnLower<'_, 'ctx, '_>, fast: bool, x: Val<'ctx>, y: Val<'c
     let bad = fx.binop(O::And, fx.binop(O::And, r_inf, x_fin)?, fx.binop(O::And, y_fin, x_nz)?)?;
     rare_fix(fx, bad, r, || {
         let raw = |g: Func, a: &[Val<'ctx>]| -> R<Val<'ctx>> {
-            call_sleef(fx, g, fast, t, a, false)?.ok_or_else(|| Error(format!("vector {g:?} unavailable")))
+            call_sleef(fx, g, acc, t, a, false)?.ok_or_else(|| Error(format!("vector {g:?} unavailable")))
         };
         // |y| <= 1000: pow(|x| s, y) * 2^(+-y) with s = 1/2 for |x| >= 1 (2 for |x| < 1): the
         // scaled power is far from overflow and 2^(+-y) is finite (within 3 ulp in all).
@@ -513,10 +558,14 @@ mod tests {
 
     #[test]
     fn symbols() {
-        assert_eq!(Func::Sin.symbol(32, 16, false), "Sleef_sinf16_u10");
-        assert_eq!(Func::Sin.symbol(32, 16, true), "Sleef_sinf16_u35");
-        assert_eq!(Func::Exp.symbol(64, 8, true), "Sleef_expd8_u10");
-        assert_eq!(Func::Nextafter.symbol(64, 2, false), "Sleef_nextafterd2");
-        assert_eq!(Func::Erfc.symbol(32, 4, false), "Sleef_erfcf4_u15");
+        use Accuracy::*;
+        assert_eq!(Func::Sin.symbol(32, 16, Tight), "Sleef_sinf16_u10");
+        assert_eq!(Func::Sin.symbol(32, 16, Bound), "Sleef_sinf16_u35");
+        assert_eq!(Func::Log.symbol(32, 16, Bound), "Sleef_logf16_u10");
+        assert_eq!(Func::Log.symbol(64, 8, Native), "Sleef_logd8_u35");
+        assert_eq!(Func::Exp.symbol(64, 8, Native), "Sleef_expd8_u10");
+        assert_eq!(Func::Hypot.symbol(64, 4, Tight), "Sleef_hypotd4_u05");
+        assert_eq!(Func::Nextafter.symbol(64, 2, Bound), "Sleef_nextafterd2");
+        assert_eq!(Func::Erfc.symbol(32, 4, Bound), "Sleef_erfcf4_u15");
     }
 }
