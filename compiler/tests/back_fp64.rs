@@ -930,7 +930,8 @@ fn vector_forms_of_double_builtins() {
         assert_eq!(o[j], remainder_oracle(x[j], y[j]), "remquo lane {j}");
         let k = ((x[j] - o[j]) / y[j]).round() as i32;
         assert_eq!(q[j], k.signum() * (k.abs() & 0x7f), "remquo quotient lane {j}");
-        assert_eq!(o[9 + j], y[j].cbrt(), "cbrt lane {j}");
+        // Vectors take SLEEF's cbrt (within 1 ulp; the bound is 2), not glibc's.
+        assert!(ulps(o[9 + j], y[j].cbrt()) <= 1.0, "cbrt lane {j}: {}", o[9 + j]);
         let (m, e) = (o[12 + j], q[3 + j]);
         assert_eq!(m * 2f64.powi(e), x[j], "frexp lane {j}");
         assert!((0.5..1.0).contains(&m.abs()), "frexp mantissa lane {j}");
