@@ -12,9 +12,11 @@
 //! `SOFTCL_VECMATH=0` is set, [`call`] answers `None` and the caller keeps the per-lane
 //! libm path (the program's build log says so in one line).
 //!
-//! Accuracy (docs/MATH.md): the `_u10` functions are within 1.0 ulp, `_u05` within 0.5x ulp,
-//! `erfc`'s `_u15` within 1.5 ulp; all meet the OpenCL C full-profile bounds for float and
-//! double. `native_*` and `half_*` take the `_u35` functions (3.5 ulp) where SLEEF has one.
+//! Accuracy (docs/MATH.md, [`Accuracy`]): the `_u10` functions are within 1.0 ulp, `_u05`
+//! within 0.5x ulp, `erfc`'s `_u15` within 1.5 ulp, `_u35` within 3.5 ulp, which is used
+//! where the built-in's OpenCL C full-profile bound is at least 4 ulp and for `native_*` /
+//! `half_*`. SLEEF 3.5.1's defects at extreme arguments are corrected here (`fix_overflow`,
+//! `fix_pow`).
 
 use super::llvm::{bail, elem_type, lanes, with_elem, Error, FnLower, Val, R};
 use inkwell::attributes::{Attribute, AttributeLoc};
@@ -352,11 +354,13 @@ fn call_sleef<'ctx>(
     Ok(Some(r))
 }
 
-/// Where SLEEF 3.5.1 overflows early, the result from a formula without the overflow:
+/// Corrections of SLEEF 3.5.1 (docs/MATH.md lists them). Where it overflows early, the
+/// result from a formula without the overflow:
 /// asinh and acosh return +-inf once x^2 overflows (|x| > ~1.3e154 in double, ~1.8e19 in
 /// float); there asinh(x) = sign(x) (log|x| + log 2) and acosh(x) = log x + log 2 to well
 /// within an ulp. Double sinh and cosh overflow from |x| ~ 709.8 (the results reach DBL_MAX
 /// only at 710.48): beyond 709, w = exp(|x|/2) (|x|/2 is exact) gives (w/2) w within 3 ulp.
+/// log1p of a huge x is log x; double tgamma below -170 is glibc's.
 fn fix_overflow<'ctx>(fx: &FnLower<'_, 'ctx, '_>, f: Func, acc: Accuracy, x: Val<'ctx>, r: Val<'ctx>) -> R<Val<'ctx>> {
     use inkwell::values::InstructionOpcode as O;
     use inkwell::FloatPredicate as P;
