@@ -554,6 +554,99 @@ fn half_vectors_through_float() {
     }
 }
 
+/// Widths OpenCL C has no type for, which the work-item vectorizer produces (<W x float>,
+/// float4 x W = <4W x float>): built from IR, every lane against the oracle.
+#[test]
+fn wide_and_odd_vectors_from_ir() {
+    use softcl_compiler::back::codegen;
+    use softcl_compiler::ir::{FuncKind, Module, WorkItemQuery as Q};
+    use softcl_compiler::AddressSpace as S;
+    use spirv::OpenclStd100Op as Op;
+    type Case = (Op, fn(f64, f64) -> f64, f64);
+    let cases: [Case; 5] = [
+        (Op::sin, |x, _| x.sin(), 4.0),
+        (Op::exp, |x, _| x.exp(), 3.0),
+        (Op::pow, |x, y| x.abs().powf(y), 16.0),
+        // SAFETY: pure libm functions.
+        (Op::asinh, |x, _| unsafe { asinh(x) }, 4.0),
+        (Op::tgamma, |x, _| unsafe { tgamma(x) }, 16.0),
+    ];
+    let mut r = Rng(99);
+    for (bits, widths) in [(32u16, &[5u32, 24, 32, 64][..]), (64, &[12, 64][..])] {
+        let float = bits == 32;
+        for &w in widths {
+            for (op, oracle, bound) in cases {
+                let mut m = Module::new();
+                let ft = m.types.float(bits);
+                let vt = m.types.vector(ft, w);
+                let void = m.types.void();
+                let pv = m.types.pointer(S::Global, vt);
+                let (mut fb, p) = Fb::new(&mut m, "k", FuncKind::Kernel, &[pv, pv, pv], void);
+                let gid = fb.wi(Q::GlobalId, 0);
+                let x = {
+                    let px = fb.index(p[0], gid);
+                    fb.load(px)
+                };
+                let y = {
+                    let py = fb.index(p[1], gid);
+                    fb.load(py)
+                };
+                let args = if op == Op::pow {
+                    let ax = fb.ext(Op::fabs, vec![x], vt);
+                    vec![ax, y]
+                } else {
+                    vec![x]
+                };
+                let res = fb.ext(op, args, vt);
+                let po = fb.index(p[2], gid);
+                fb.store(po, res);
+                fb.ret(None);
+                fb.finish_kernel(args_info("k", &[buffer_arg(), buffer_arg(), buffer_arg()]));
+                let prog = codegen(&m, &Target::default()).expect("codegen");
+                let k = prog.kernel("k").unwrap();
+                // Vectors of other lengths are padded in memory (LLVM's alloc size): one each.
+                let groups = if w.is_power_of_two() { 3usize } else { 1 };
+                let n = groups * w as usize;
+                let size = usize::from(bits / 8);
+                let round = |v: f64| if float { f64::from(v as f32) } else { v };
+                let mut xs: Vec<f64> = (0..n).map(|_| round(r.range(-30.0, 30.0))).collect();
+                // Lanes that take the corrections: huge asinh arguments, tgamma below -170.
+                xs[1] = round(if float { 1.0e30 } else { 1.0e200 });
+                xs[n - 1] = round(-171.7);
+                let ys: Vec<f64> = (0..n).map(|_| round(r.range(-4.0, 4.0))).collect();
+                let fill = |v: &[f64]| {
+                    let mut b = AlignedBuf::new(n * size);
+                    for (c, x) in b.bytes_mut().chunks_mut(size).zip(v) {
+                        if float {
+                            c.copy_from_slice(&(*x as f32).to_le_bytes());
+                        } else {
+                            c.copy_from_slice(&x.to_le_bytes());
+                        }
+                    }
+                    b
+                };
+                let (xb, yb) = (fill(&xs), fill(&ys));
+                let mut ob = AlignedBuf::new(n * size);
+                let mut a = ArgBlock::new(&k.info);
+                a.set_ptr(&k.info, 0, xb.bytes().as_ptr());
+                a.set_ptr(&k.info, 1, yb.bytes().as_ptr());
+                a.set_ptr(&k.info, 2, ob.as_mut_ptr());
+                run_1d(k, &mut a, groups as u64, 1);
+                for (i, c) in ob.bytes().chunks(size).enumerate() {
+                    let got = if float {
+                        f64::from(f32::from_le_bytes(c.try_into().unwrap()))
+                    } else {
+                        f64::from_le_bytes(c.try_into().unwrap())
+                    };
+                    let want = oracle(xs[i], ys[i]);
+                    let what = format!("<{w} x f{bits}> {op:?} lane {i}: x = {:e}, y = {:e}", xs[i], ys[i]);
+                    check(&what, got, want, bound + if float { 0.0 } else { 2.0 }, float).unwrap();
+                }
+            }
+        }
+    }
+}
+
 // ------------------------------------------------------------- the vector path is taken
 
 /// Compiles kernels using math built-ins on float16 / double8 / float3 and prints the LLVM IR
