@@ -153,7 +153,8 @@ pub fn lower<'ctx>(
             fx.binop(O::FDiv, fx.cfloat(t, 1.0)?, a[0])?
         }
         Op::fmod => {
-            // Not SLEEF's fmod: it returns NaN for denormal divisors (SLEEF 3.5.1).
+            // Not SLEEF's fmod: it returns NaN for denormal divisors and huge quotients
+            // (fmod(DBL_MAX, 0.5); SLEEF 3.5.1).
             let a = splat_all(fx, 2)?;
             fx.binop(O::FRem, a[0], a[1])?
         }
