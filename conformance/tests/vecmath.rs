@@ -86,7 +86,11 @@ fn per_lane_child() {
 fn float16_sin_exp_vector_path_and_speed() {
     for_each_device(|d| {
         let (ms, log) = run_and_time(d);
-        assert!(!log.contains("vector math:"), "{}: unexpected note in the build log: {log:?}", d.name);
+        assert!(
+            !log.contains("vector math:"),
+            "{}: the vector path is off (is libsleef3 installed? scripts/install-deps.sh): {log:?}",
+            d.name
+        );
         if d.kind != DeviceKind::Cpu {
             return;
         }
