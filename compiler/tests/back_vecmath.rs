@@ -18,8 +18,8 @@ fn build(src: &str) -> Arc<NativeProgram> {
 }
 
 /// Runs `o = expr` over `lanes`-component vectors of `elem` ("float" or "double"): `x`, `y`
-/// are the vectors at `a`, `b`; `c` is a vector initialised to 0 that `expr` may write
-/// through a pointer (stored to the second output). Values travel as f64.
+/// are the vectors at `a`, `b`; `c` and the int vector `ie` are initialised to 0, `expr` may
+/// write them through pointers (their sum goes to the second output). Values travel as f64.
 fn run_vec(elem: &str, lanes: u32, expr: &str, a: &[f64], b: &[f64]) -> (Vec<f64>, Vec<f64>) {
     run_vec_opts(elem, lanes, expr, a, b, "")
 }
@@ -29,12 +29,18 @@ fn run_vec_opts(elem: &str, lanes: u32, expr: &str, a: &[f64], b: &[f64], prefix
     let n = lanes as usize;
     let len = a.len().div_ceil(n) * n;
     let v = if lanes == 1 { String::new() } else { lanes.to_string() };
+    // Scalars: plain loads and stores.
+    let scalar = lanes == 1;
+    let load = if scalar { "a[i], y = b[i]".to_string() } else { format!("vload{v}(i, a), y = vload{v}(i, b)") };
+    let st = |e: &str, o: &str| if scalar { format!("{o}[i] = {e};") } else { format!("vstore{v}({e}, i, {o});") };
+    let (s1, s2) = (st(expr, "o"), st(&format!("c + convert_{elem}{v}(ie)"), "o2"));
     let src = format!(
         "{prefix}kernel void k(global const {elem}* a, global const {elem}* b, global {elem}* o, global {elem}* o2) {{
             size_t i = get_global_id(0);
-            {elem}{v} x = vload{v}(i, a), y = vload{v}(i, b), c = 0;
-            vstore{v}({expr}, i, o);
-            vstore{v}(c, i, o2);
+            {elem}{v} x = {load}, c = 0;
+            int{v} ie = 0;
+            {s1}
+            {s2}
         }}"
     );
     let p = build(&src);
@@ -647,6 +653,71 @@ fn wide_and_odd_vectors_from_ir() {
     }
 }
 
+extern "C" {
+    fn frexp(x: f64, e: *mut i32) -> f64;
+    fn frexpf(x: f32, e: *mut i32) -> f32;
+    fn ilogb(x: f64) -> i32;
+    fn ilogbf(x: f32) -> i32;
+    fn logb(x: f64) -> f64;
+    fn logbf(x: f32) -> f32;
+}
+
+/// frexp, ilogb and logb are computed inline from the exponent bits (no libm call per lane):
+/// every special value, denormal and random bit pattern against glibc, scalars and vectors,
+/// float and double (ilogb(NaN) is OpenCL's FP_ILOGBNAN = INT_MAX, glibc's INT_MIN).
+#[test]
+fn frexp_ilogb_logb_exact() {
+    let mut r = Rng(5);
+    for elem in ["float", "double"] {
+        let float = elem == "float";
+        let mut xs = special(float);
+        xs.extend((0..600).map(|i| {
+            let v = r.any_finite(float);
+            // Denormals: a third of the random values.
+            if i % 3 == 0 {
+                if float {
+                    f64::from(f32::from_bits((r.next() as u32) & 0x807f_ffff))
+                } else {
+                    f64::from_bits(r.next() & 0x800f_ffff_ffff_ffff)
+                }
+            } else {
+                v
+            }
+        }));
+        for w in [1u32, 3, 16] {
+            let v = if w == 1 { String::new() } else { w.to_string() };
+            let (m, e) = run_vec(elem, w, "frexp(x, &ie)", &xs, &xs);
+            let (lb, _) = run_vec(elem, w, "logb(x)", &xs, &xs);
+            let (il, _) = run_vec(elem, w, &format!("convert_{elem}{v}(ilogb(x))"), &xs, &xs);
+            for i in 0..xs.len() {
+                let x = xs[i];
+                // SAFETY: pure libm functions; `ex` outlives the call.
+                let (wm, we, wl, wi) = unsafe {
+                    let mut ex = 0i32;
+                    if float {
+                        let wm = f64::from(frexpf(x as f32, &mut ex));
+                        (wm, ex, f64::from(logbf(x as f32)), ilogbf(x as f32))
+                    } else {
+                        (frexp(x, &mut ex), ex, logb(x), ilogb(x))
+                    }
+                };
+                let wi = if x.is_nan() { i32::MAX } else { wi };
+                // Through convert_float, INT_MAX becomes 2^31.
+                let wi = if float { f64::from(wi as f32) } else { f64::from(wi) };
+                let same = |a: f64, b: f64| (a.is_nan() && b.is_nan()) || a.to_bits() == b.to_bits();
+                assert!(
+                    same(m[i], wm) && e[i] == f64::from(we),
+                    "{elem}{w} frexp({x:e}) = ({}, {}), want ({wm}, {we})",
+                    m[i],
+                    e[i]
+                );
+                assert!(same(lb[i], wl), "{elem}{w} logb({x:e}) = {}, want {wl}", lb[i]);
+                assert_eq!(il[i], wi, "{elem}{w} ilogb({x:e})");
+            }
+        }
+    }
+}
+
 // ------------------------------------------------------------- the vector path is taken
 
 /// Compiles kernels using math built-ins on float16 / double8 / float3 and prints the LLVM IR
@@ -659,7 +730,8 @@ fn child_dump_vector_math_ir() {
             size_t i = get_global_id(0);
             a[i] = sin(a[i]) + exp(a[i]) * pow(a[i], a[i + 1]) + log1p(a[i]) + erfc(a[i]) + nextafter(a[i], a[i + 2]);
             b[i] = cos(b[i]) + log(b[i]) + tgamma(b[i]) + atan2(b[i], b[i + 1]) + cbrt(b[i]);
-            c[i] = tan(c[i]) + acosh(c[i]) + hypot(c[i], c[i + 1]);
+            int3 e;
+            c[i] = tan(c[i]) + acosh(c[i]) + hypot(c[i], c[i + 1]) + logb(c[i]) + frexp(c[i], &e) + convert_float3(ilogb(c[i]) + e);
         }",
     );
 }
@@ -685,6 +757,9 @@ fn dumped_ir(env: &[(&str, &str)]) -> String {
 /// outside the branches for rare arguments (`math.fix` blocks: tgamma below -170).
 fn libm_calls(ir: &str) -> Vec<String> {
     let names = [
+        "logb",
+        "frexp",
+        "ilogb",
         "sin",
         "cos",
         "tan",

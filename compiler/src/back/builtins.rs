@@ -13,7 +13,7 @@ use super::mathlib;
 use super::vecmath::{self, Accuracy, Func};
 use crate::ir::{self, ConvertOp, Rounding};
 use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
-use inkwell::values::{BasicMetadataValueEnum, BasicValue, BasicValueEnum, IntValue};
+use inkwell::values::{BasicMetadataValueEnum, BasicValue, IntValue};
 use inkwell::{FloatPredicate, IntPredicate};
 use spirv::OpenclStd100Op as Op;
 
@@ -120,7 +120,6 @@ pub fn lower<'ctx>(
         Op::atanh => Some(("atanhf", "atanh")),
         Op::remainder => Some(("remainderf", "remainder")),
         Op::nextafter => Some(("nextafterf", "nextafter")),
-        Op::logb => Some(("logbf", "logb")),
         _ => None,
     };
     if let Some((n32, n64)) = libm {
@@ -270,19 +269,28 @@ pub fn lower<'ctx>(
             need(1)?;
             let t = int_rt()?;
             let x = args[0];
-            fx.per_lane(t, &[x], |s, la| {
-                let BasicValueEnum::FloatValue(fv) = la[0] else { bail!("ilogb of a non-float") };
-                let wide = fv.get_type().get_bit_width() == 64;
-                let ct = if wide { s.cx().f64_type() } else { s.cx().f32_type() };
-                let a: Val<'ctx> =
-                    if fv.get_type() != ct { s.b.build_float_cast(fv, ct, "")?.into() } else { fv.into() };
-                let f = s.e.extern_fn(if wide { "ilogb" } else { "ilogbf" }, s.i32().into(), &[ct.into()], true);
-                let r = s.b.build_call(f, &[a.into()], "")?.try_as_basic_value().basic().ok_or("no result")?;
-                // OpenCL's FP_ILOGBNAN is INT_MAX (glibc's is INT_MIN, its FP_ILOGB0).
-                let nan = s.fcmp(FloatPredicate::UNO, a, a)?;
-                let r = s.select(nan, s.cint(r.get_type(), i32::MAX as u64)?, r)?;
-                s.int_resize(r, elem_type(t), true)
-            })?
+            let (_, _, k) = exponent(fx, x)?;
+            let ax = fx.intr("llvm.fabs", &[x])?;
+            let xt = x.get_type();
+            let zero = fx.fcmp(FloatPredicate::OEQ, x, fx.cfloat(xt, 0.0)?)?;
+            // OpenCL's FP_ILOGB0 is INT_MIN, FP_ILOGBNAN is INT_MAX; inf gives INT_MAX.
+            let big = fx.fcmp(FloatPredicate::UEQ, ax, fx.cfloat(xt, f64::INFINITY)?)?;
+            let kt = k.get_type();
+            let r = fx.select(zero, fx.cint(kt, i32::MIN as u32 as u64)?, k)?;
+            let r = fx.select(big, fx.cint(kt, i32::MAX as u64)?, r)?;
+            fx.int_resize(r, t, true)?
+        }
+        Op::logb => {
+            let t = float_rt()?;
+            let x = splat_all(fx, 1)?[0];
+            let (_, _, k) = exponent(fx, x)?;
+            let r = fx.cast(O::SIToFP, k, t)?;
+            let ax = fx.intr("llvm.fabs", &[x])?;
+            let zero = fx.fcmp(FloatPredicate::OEQ, x, fx.cfloat(t, 0.0)?)?;
+            let r = fx.select(zero, fx.cfloat(t, f64::NEG_INFINITY)?, r)?;
+            // inf -> +inf, NaN -> NaN: |x| itself.
+            let special = fx.fcmp(FloatPredicate::UEQ, ax, fx.cfloat(t, f64::INFINITY)?)?;
+            fx.select(special, ax, r)?
         }
         Op::fdim => {
             let t = float_rt()?;
@@ -338,18 +346,22 @@ pub fn lower<'ctx>(
             need(2)?;
             let t = float_rt()?;
             let x = fx.splat_to(args[0], t)?;
-            let et = with_elem(t, fx.i32().into())?;
-            // Per component: LLVM 22 crashes costing llvm.frexp on 3-component vectors.
-            let (mut ms, mut es) = (Vec::new(), Vec::new());
-            for lane in 0..lanes(t) {
-                let l = fx.extract(x, lane)?;
-                let pair = fx.intrinsic("llvm.frexp", &[l.get_type(), fx.i32().into()], &[l])?;
-                let BasicValueEnum::StructValue(sv) = pair else { bail!("llvm.frexp result") };
-                ms.push(fx.b.build_extract_value(sv, 0, "")?);
-                es.push(fx.b.build_extract_value(sv, 1, "")?);
-            }
-            let m = fx.gather(t, &ms)?;
-            let e = fx.gather(et, &es)?;
+            let (mant, bits, k) = exponent(fx, x)?;
+            let w = int_width(t);
+            let it = bits.get_type();
+            // The significand with the exponent of [0.5, 1): bias - 1.
+            let (emask, bias) = exp_field(w);
+            let keep = fx.binop(O::And, bits, fx.cint(it, !(emask << mant))?)?;
+            let mbits = fx.binop(O::Or, keep, fx.cint(it, (bias - 1) << mant)?)?;
+            let m = fx.cast(O::BitCast, mbits, t)?;
+            let e = fx.binop(O::Add, k, fx.cint(k.get_type(), 1)?)?;
+            // 0, inf, NaN: x itself and exponent 0.
+            let ax = fx.intr("llvm.fabs", &[x])?;
+            let nz = fx.fcmp(FloatPredicate::ONE, x, fx.cfloat(t, 0.0)?)?;
+            let fin = fx.fcmp(FloatPredicate::OLT, ax, fx.cfloat(t, f64::INFINITY)?)?;
+            let ok = fx.binop(O::And, nz, fin)?;
+            let m = fx.select(ok, m, x)?;
+            let e = fx.select(ok, e, fx.cint(k.get_type(), 0)?)?;
             store_out(fx, args[1], e)?;
             m
         }
@@ -837,6 +849,42 @@ pub fn lower<'ctx>(
         bail!("{op:?} produced {} for a result of type {t}", r.get_type());
     }
     Ok(Some(r))
+}
+
+/// The exponent field mask and bias of `w`-bit floats.
+fn exp_field(w: u32) -> (u64, u64) {
+    match w {
+        16 => (0x1f, 15),
+        32 => (0xff, 127),
+        _ => (0x7ff, 1023),
+    }
+}
+
+/// Exponent of the float lanes of `x`, exactly and without libm: returns the number of
+/// significand bits, the bits of `x` with denormals scaled to normal numbers (by 2^(mant+1),
+/// exact), and floor(log2|x|) as i32 lanes (meaningless for 0, inf and NaN).
+fn exponent<'ctx>(fx: &FnLower<'_, 'ctx, '_>, x: Val<'ctx>) -> R<(u64, Val<'ctx>, Val<'ctx>)> {
+    let t = x.get_type();
+    let w = int_width(t);
+    let mant: u64 = match w {
+        16 => 10,
+        32 => 23,
+        64 => 52,
+        _ => bail!("exponent of a {w}-bit float"),
+    };
+    let (emask, bias) = exp_field(w);
+    let min_normal = f64::powi(2.0, 1 - bias as i32);
+    let ax = fx.intr("llvm.fabs", &[x])?;
+    let den = fx.fcmp(FloatPredicate::OLT, ax, fx.cfloat(t, min_normal)?)?;
+    let scaled = fx.binop(O::FMul, x, fx.cfloat(t, f64::powi(2.0, mant as i32 + 1))?)?;
+    let xs = fx.select(den, scaled, x)?;
+    let it = with_elem(t, int_type(fx.cx(), w)?.into())?;
+    let bits = fx.cast(O::BitCast, xs, it)?;
+    let field = fx.binop(O::And, fx.binop(O::LShr, bits, fx.cint(it, mant)?)?, fx.cint(it, emask)?)?;
+    let adj = fx.select(den, fx.cint(it, bias + mant + 1)?, fx.cint(it, bias)?)?;
+    let k = fx.binop(O::Sub, field, adj)?;
+    let kt = with_elem(t, fx.i32().into())?;
+    Ok((mant, bits, fx.int_resize(k, kt, true)?))
 }
 
 /// Where `module` computes with doubles, for a device without fp64 (programs from IL: clang
