@@ -302,3 +302,55 @@ fn add_block_param_passes_an_argument_on_every_edge() {
     h.append_block_param(s1, fx.i32t);
     assert!(errors(&mut fx, h).iter().any(|e| e.contains("passes 1 arguments")));
 }
+
+#[test]
+fn split_edge_moves_the_arguments_to_the_new_jump() {
+    let mut fx = fixture();
+    let Diamond { mut f, b, y, z, branch, .. } = diamond(&mut fx);
+    // The else edge (number 1) of block0's branch passes y to block2.
+    let mid = f.split_edge(branch, 1).unwrap();
+    let f = check(&mut fx, f);
+    assert_eq!(f.layout.blocks, vec![b[0], mid, b[1], b[2], b[3]]);
+    match &f.insts[branch] {
+        InstData::Branch { then_dest, else_dest, .. } => {
+            assert_eq!((then_dest.block, then_dest.args.clone()), (b[1], vec![z]));
+            assert_eq!((else_dest.block, else_dest.args.clone()), (mid, vec![]));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        matches!(&f.insts[f.terminator(mid).unwrap()], InstData::Jump { dest } if dest.block == b[2] && dest.args == vec![y])
+    );
+    let cfg = Cfg::new(&f);
+    assert_eq!(cfg.preds(b[2]), &[mid]);
+    assert_eq!(DomTree::new(&cfg).idom(b[2]), Some(mid));
+
+    // One of two switch edges to the same block.
+    let mut g = Function::new("sw", FuncKind::Function, vec![fx.i32t], fx.i32t);
+    let s0 = g.create_block();
+    let s1 = g.create_block();
+    let sel = g.append_block_param(s0, fx.i32t);
+    let p = g.append_block_param(s1, fx.i32t);
+    let (sw, _) = g.append_inst(
+        s0,
+        InstData::Switch { selector: sel, default: call(s1, vec![sel]), cases: vec![(7, call(s1, vec![sel]))] },
+        None,
+    );
+    g.append_inst(s1, InstData::Return { value: Some(p) }, None);
+    let mid = g.split_edge(sw, 1).unwrap();
+    let mut g = check(&mut fx, g);
+    let targets: Vec<Block> = g.insts[sw].successors().iter().map(|c| c.block).collect();
+    assert_eq!(targets, [s1, mid]);
+    let cfg = Cfg::new(&g);
+    assert_eq!(cfg.preds(s1), &[s0, mid]);
+    // No such edge, or not a terminator: nothing changes.
+    let blocks_before = g.layout.blocks.clone();
+    assert_eq!(g.split_edge(sw, 2), None);
+    let first = g.layout.insts[mid][0];
+    assert_eq!(g.split_edge(first, 1), None);
+    let (loose, _) = g.make_inst(InstData::Jump { dest: call(s1, vec![sel]) }, None);
+    assert_eq!(g.split_edge(loose, 0), None);
+    assert_eq!(g.layout.blocks, blocks_before);
+    assert_eq!(g.blocks.len(), 3, "no block created by a failed split");
+    check(&mut fx, g);
+}

@@ -252,6 +252,26 @@ impl Function {
         Some(new)
     }
 
+    /// Puts a new block on edge number `edge` (the position in `InstData::successors`) of
+    /// the terminator `term`: the edge now leads to the new block, which jumps to the old
+    /// target passing the edge's arguments (they are defined in or above the branching
+    /// block, which dominates the new one). The new block is placed right after the
+    /// branching block and has no parameters. Other edges of `term` to the same target are
+    /// left alone. Returns the new block, `None` if `term` is not a placed terminator with
+    /// that edge.
+    pub fn split_edge(&mut self, term: Inst, edge: usize) -> Option<Block> {
+        let (from, _) = self.layout.position(term)?;
+        if edge >= self.insts[term].successors().len() {
+            return None;
+        }
+        let new = self.blocks.push(BlockData::default());
+        let mut calls = self.insts[term].successors_mut();
+        let old = std::mem::replace(&mut *calls[edge], BlockCall { block: new, args: Vec::new() });
+        self.layout.insert_block_after(from, new);
+        self.append_inst(new, InstData::Jump { dest: old }, None);
+        Some(new)
+    }
+
     /// The placed terminators that branch to `b` (each once), in layout order.
     pub fn branches_to(&self, b: Block) -> Vec<Inst> {
         let mut out = Vec::new();
