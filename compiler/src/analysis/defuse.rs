@@ -44,7 +44,12 @@ impl DefUse {
             }
             for &inst in &f.layout.insts[b] {
                 let Some(data) = f.insts.get(inst) else { continue };
-                let mut add = |v: Value, kind: UseKind| uses[v].push(Use { inst, kind });
+                let mut add = |v: Value, kind: UseKind| {
+                    // Operands that name no value (broken IR) have no chain.
+                    if f.values.is_valid(v) {
+                        uses[v].push(Use { inst, kind })
+                    }
+                };
                 match data {
                     InstData::Jump { .. } | InstData::Branch { .. } | InstData::Switch { .. } => {
                         match data {

@@ -328,6 +328,29 @@ fn def_use() {
     assert_eq!(du.def_block(k), None);
 }
 
+#[test]
+fn broken_ir_gives_answers_not_panics() {
+    let (mut f, b) = graph(&[&[1, 2], &[2], &[]]);
+    // An operand that names no value, an instruction that does not exist in the layout, a
+    // block without instructions and a branch to a block that does not exist.
+    let term = f.layout.last_inst(b[1]).unwrap();
+    f.insts[term] = InstData::Return { value: Some(Value(u32::MAX)) };
+    f.layout.insts[b[2]].clear();
+    f.layout.insts[b[0]].insert(0, crate::ir::Inst(999));
+    let t0 = f.layout.last_inst(b[0]).unwrap();
+    if let InstData::Branch { else_dest, .. } = &mut f.insts[t0] {
+        else_dest.block = Block(u32::MAX);
+    }
+    let a = analyse(&f);
+    assert_eq!(ids(&b, a.cfg.rpo()), [0, 1]);
+    assert_eq!(ids(&b, a.cfg.unreachable_blocks()), [2]);
+    assert_eq!(ids(&b, a.cfg.succs(b[0])), [1]);
+    assert_eq!(a.pdom.ipdom(b[0]), Some(b[1]));
+    let du = DefUse::new(&f);
+    assert!(!du.is_used(Value(u32::MAX)) && du.def_block(Value(u32::MAX)).is_none());
+    assert_eq!(a.cfg.loop_order().len(), 2);
+}
+
 /// A deterministic pseudo-random generator (no dependencies).
 struct Lcg(u64);
 
