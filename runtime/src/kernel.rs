@@ -403,7 +403,8 @@ impl Kernel {
                 }
             }
             None => {
-                nd.local = device.model.pick_local_size(kinfo, work_dim, nd.global);
+                let non_uniform = !uniform && info.non_uniform_work_group_support;
+                nd.local = device.model.pick_local_size(kinfo, work_dim, nd.global, non_uniform);
                 let items = nd.local.iter().try_fold(1usize, |a, &l| a.checked_mul(l));
                 if nd.local.contains(&0)
                     || (0..3).any(|d| nd.local[d] > info.max_work_item_sizes[d])

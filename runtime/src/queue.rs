@@ -72,7 +72,11 @@ impl Shared {
 
     /// Runs a command taken with [`Shared::take`] (the lock is not held).
     fn run(&self, cmd: Command) {
-        run_command(cmd);
+        // `run_command` catches the work's panics; this backstop (a panicking callback) keeps
+        // the queue going: `busy` is always cleared.
+        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_command(cmd))).is_err() {
+            eprintln!("SoftCL: internal error while completing a command");
+        }
         let mut p = self.pending.lock();
         p.busy = false;
         p.done += 1;
