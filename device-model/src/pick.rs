@@ -67,7 +67,8 @@ pub fn pick_local_size(
         let limit = budget.min(p.max_work_item_sizes[d].max(1)).min(g[d]);
         let others = groups / g[d] as u128;
         let enough = |l: usize| others * g[d].div_ceil(l) as u128 >= target;
-        let divisors = || (1..=limit).rev().filter(|&l| g[d].is_multiple_of(l));
+        let all_divisors = divisors_up_to(g[d], limit);
+        let divisors = || all_divisors.iter().rev().copied();
         let l = if d == 0 {
             let ideal = ideal_size(g[0], limit, simd, others, target);
             let good = |l: &usize| l * 2 >= ideal;
@@ -86,6 +87,49 @@ pub fn pick_local_size(
         groups = others * g[d].div_ceil(l) as u128;
     }
     local
+}
+
+/// The divisors of `g` that are at most `limit`, ascending. From the prime factors of `g`
+/// up to `limit`, found by trial division (at most `min(limit, sqrt(g))` divisions: this runs
+/// on every enqueue with a NULL local size).
+fn divisors_up_to(g: usize, limit: usize) -> Vec<usize> {
+    let mut factors: Vec<(usize, u32)> = Vec::new();
+    let mut rest = g.max(1);
+    let mut p = 2usize;
+    while p <= limit && p.saturating_mul(p) <= rest {
+        if rest.is_multiple_of(p) {
+            let mut e = 0;
+            while rest.is_multiple_of(p) {
+                rest /= p;
+                e += 1;
+            }
+            factors.push((p, e));
+        }
+        p += if p == 2 { 1 } else { 2 };
+    }
+    // What is left is 1, a prime, or (when trial division stopped at `limit`) a product of
+    // primes above `limit`; only a prime within `limit` divides into the list.
+    if rest > 1 && rest <= limit {
+        factors.push((rest, 1));
+    }
+    let mut divisors = vec![1usize];
+    for (p, e) in factors {
+        let known = divisors.len();
+        for i in 0..known {
+            let mut d = divisors[i];
+            for _ in 0..e {
+                match d.checked_mul(p).filter(|&n| n <= limit) {
+                    Some(n) => {
+                        d = n;
+                        divisors.push(n);
+                    }
+                    None => break,
+                }
+            }
+        }
+    }
+    divisors.sort_unstable();
+    divisors
 }
 
 /// The smallest multiple of `simd` (when `limit` holds one; else `limit`) that splits `g` work-items into
@@ -209,6 +253,16 @@ mod tests {
         // A uniform split at least half the ideal size is kept.
         assert_eq!(pick(&CPU, 0, 1, [1000, 1, 1], true), [500, 1, 1]);
         assert_eq!(pick(&CPU, 0, 1, [1 << 20, 1, 1], true), [4096, 1, 1]);
+    }
+
+    #[test]
+    fn divisors_within_a_limit() {
+        for g in (1..3000).chain(SIZES).chain([1 << 40, (1 << 31) - 1, 4099 * 4111, 2 * 3 * 5 * 7 * 11 * 13 * 17]) {
+            for limit in [1usize, 2, 16, 256, 4096] {
+                let expected: Vec<usize> = (1..=limit.min(g)).filter(|&l| g.is_multiple_of(l)).collect();
+                assert_eq!(divisors_up_to(g, limit), expected, "divisors of {g} up to {limit}");
+            }
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Measures kernel launch overhead through the ICD loader, on any platform.
 //!
-//! Usage: `softcl-launch-latency [--global N] [--rounds R] [platform ...]`, where a platform is
+//! Usage: `softcl-launch-latency [--global N] [--rounds R] [--options "build options"]
+//! [platform ...]`, where a platform is
 //! a name ("SoftCL", "Portable Computing Language") or an index into the loader's list;
 //! without one, every platform is measured. On each platform's first CPU device (else its
 //! first device) it builds `kernel void empty(global int *p) {}` and measures, R times
@@ -24,16 +25,18 @@ const SINGLES: usize = 200;
 struct Options {
     global: usize,
     rounds: usize,
+    options: String,
     platforms: Vec<String>,
 }
 
 fn parse_args() -> Option<Options> {
-    let mut o = Options { global: 1, rounds: 3, platforms: Vec::new() };
+    let mut o = Options { global: 1, rounds: 3, options: String::new(), platforms: Vec::new() };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--global" => o.global = args.next()?.parse().ok().filter(|&g| g > 0)?,
             "--rounds" => o.rounds = args.next()?.parse().ok().filter(|&r| r > 0)?,
+            "--options" => o.options = args.next()?,
             "-h" | "--help" => return None,
             _ => o.platforms.push(a),
         }
@@ -80,7 +83,7 @@ fn measure(platform: cl_platform_id, o: &Options) -> Result<(String, Result1), S
     let context = context_for(&[device]);
     let queue = queue_for(&context, device, 0);
     let program = program_from_source(&context, "kernel void empty(global int *p) {}");
-    let program = build_program(program, &[device], "").map_err(|e| e.to_string())?;
+    let program = build_program(program, &[device], &o.options).map_err(|e| e.to_string())?;
     let kernel = create_kernel(&program, "empty").map_err(|e| e.to_string())?;
     // SAFETY: a valid context; no host pointer.
     let buf =
@@ -135,7 +138,10 @@ fn measure(platform: cl_platform_id, o: &Options) -> Result<(String, Result1), S
 
 fn main() -> ExitCode {
     let Some(o) = parse_args() else {
-        eprintln!("usage: softcl-launch-latency [--global N] [--rounds R] [platform name or index ...]");
+        eprintln!(
+            "usage: softcl-launch-latency [--global N] [--rounds R] [--options \"build options\"] \
+             [platform name or index ...]"
+        );
         return ExitCode::from(2);
     };
     if let Err(e) = register_vendors() {
@@ -165,9 +171,9 @@ fn main() -> ExitCode {
         return ExitCode::from(4);
     }
     println!(
-        "empty kernel, global size {}, NULL local size; best of {} rounds; batch = {BATCH} enqueues + 1 clFinish, \
-         single = median of {SINGLES} enqueue + clFinish",
-        o.global, o.rounds
+        "empty kernel, global size {}, NULL local size, build options {:?}; best of {} rounds; \
+         batch = {BATCH} enqueues + 1 clFinish, single = median of {SINGLES} enqueue + clFinish",
+        o.global, o.options, o.rounds
     );
     println!("{:<32} {:<40} {:>16} {:>18}", "platform", "device", "batch us/launch", "single median us");
     let mut failed = false;
