@@ -2,8 +2,9 @@
 //! persistent thread pool.
 //!
 //! Design:
-//! - One [`Executor`] per device owns a pool of worker threads (one per host hardware thread),
-//!   started on the device's first launch and kept until the device is dropped.
+//! - One [`Executor`] per device owns a pool of worker threads (one per host hardware thread
+//!   but one: the launching thread works too), started by the device's first launch that
+//!   needs it and kept until the device is dropped.
 //! - A launch becomes a [`Job`]: the kernel, a copy of the argument block, the layout of
 //!   `__local` memory, the NDRange and a [`Schedule`]. The job is published in a slot and every
 //!   worker takes it; workers claim work-groups in chunks from one atomic counter.
@@ -19,7 +20,10 @@
 //!   worker is caught and turned into a [`LaunchError`]; the launch and the pool survive it.
 //! - Small launches skip the pool: one work-group, or a kernel whose last launch measured its
 //!   work-groups at less in all than waking the pool costs, runs on the launching thread with
-//!   the executor's own buffers (see [`run_inline`]).
+//!   the executor's own buffers (see [`run_inline`]). Other launches run on the launching
+//!   thread and up to `threads - 1` pool workers (only as many are woken as there are further
+//!   chunks); an idle worker polls for 50 us before it sleeps, so a batch of launches does not
+//!   pay a wake-up each.
 //!
 //! Everything a job holds is owned (`Arc`s and copies), so the persistent workers never see a
 //! borrowed pointer and no lifetime needs erasing. The launching thread does not return before
@@ -595,6 +599,8 @@ struct Slot {
 
 struct Shared {
     slot: Mutex<Slot>,
+    /// The generation of the last job posted, readable without the lock (for polling).
+    posted: AtomicU64,
     /// Wakes workers: a new job or shutdown.
     wake: Condvar,
     /// Wakes the launching thread: a worker let go of the job.
@@ -610,6 +616,7 @@ impl Pool {
     fn start(threads: usize, name: &str) -> Result<Self, LaunchError> {
         let shared = Arc::new(Shared {
             slot: Mutex::new(Slot { generation: 0, job: None, active: 0, shutdown: false }),
+            posted: AtomicU64::new(0),
             wake: Condvar::new(),
             done: Condvar::new(),
         });
@@ -629,20 +636,24 @@ impl Pool {
         Ok(Self { shared, threads: handles })
     }
 
-    /// Runs `job` on `helpers` workers (the others keep sleeping; any worker that wakes takes
-    /// part).
-    fn run(&self, job: Arc<Job>, helpers: usize) {
+    /// Runs `job` on the launching thread (with `scratch`) and `helpers` workers (the others
+    /// keep sleeping; any worker that is awake takes part too).
+    fn run(&self, job: Arc<Job>, helpers: usize, scratch: &mut Scratch) {
         let shared = &self.shared;
         let mut slot = shared.slot.lock();
         slot.generation += 1;
+        shared.posted.store(slot.generation, Ordering::SeqCst);
         slot.job = Some(Arc::clone(&job));
         if helpers >= self.threads.len() {
             shared.wake.notify_all();
         } else {
-            for _ in 0..helpers.max(1) {
+            for _ in 0..helpers {
                 shared.wake.notify_one();
             }
         }
+        drop(slot);
+        run_backstop(&job, scratch);
+        let mut slot = shared.slot.lock();
         while !(job.is_over() && slot.active == 0) {
             shared.done.wait(&mut slot);
         }
@@ -650,9 +661,20 @@ impl Pool {
     }
 }
 
+/// Runs `job.work` catching what escapes it (`work` catches each work-group's panic; this is
+/// the backstop for the rest); a panic fails the job and resets the buffers.
+fn run_backstop(job: &Job, scratch: &mut Scratch) {
+    if let Err(payload) = catch_unwind(AssertUnwindSafe(|| job.work(scratch))) {
+        job.fail(LaunchError::Invalid(format!("launch panicked: {}", panic_message(&*payload))));
+        *scratch = Scratch::default();
+    }
+}
+
 impl Drop for Pool {
     fn drop(&mut self) {
         self.shared.slot.lock().shutdown = true;
+        // Ends a worker's polling at once.
+        self.shared.posted.store(u64::MAX, Ordering::SeqCst);
         self.shared.wake.notify_all();
         for handle in self.threads.drain(..) {
             let _ = handle.join();
@@ -664,6 +686,13 @@ fn worker_main(shared: &Shared) {
     let mut scratch = Scratch::default();
     let mut seen = 0;
     loop {
+        // Poll for a while before sleeping: launches of a batch follow each other within
+        // microseconds, sooner than a sleeping thread wakes.
+        let start = Instant::now();
+        while shared.posted.load(Ordering::SeqCst) == seen && start.elapsed() < POOL_SPIN {
+            std::hint::spin_loop();
+            std::thread::yield_now();
+        }
         let job = {
             let mut slot = shared.slot.lock();
             loop {
@@ -680,12 +709,8 @@ fn worker_main(shared: &Shared) {
                 shared.wake.wait(&mut slot);
             }
         };
-        // `work` catches panics of each work-group; this is the backstop for the rest, so the
-        // accounting below always runs and the launching thread is never left waiting.
-        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| job.work(&mut scratch))) {
-            job.fail(LaunchError::Invalid(format!("worker panicked: {}", panic_message(&*payload))));
-            scratch = Scratch::default();
-        }
+        // The accounting below always runs, so the launching thread is never left waiting.
+        run_backstop(&job, &mut scratch);
         drop(job);
         let mut slot = shared.slot.lock();
         slot.active -= 1;
@@ -710,6 +735,8 @@ struct ExecState {
 /// What waking the pool costs the launching thread before the first work-group starts (the
 /// threads' wake-up latency), in nanoseconds.
 const POOL_WAKE_NS: u64 = 10_000;
+/// How long an idle pool worker polls for the next launch before it sleeps.
+const POOL_SPIN: std::time::Duration = std::time::Duration::from_micros(50);
 /// Forget the costs once this many kernels have been seen (they are only estimates).
 const MAX_COST_ENTRIES: usize = 4096;
 
@@ -725,6 +752,9 @@ pub(crate) struct Executor {
     state: Mutex<ExecState>,
     /// The last launch's printf storage (all zero), for the next launch that calls printf.
     printf_spare: Mutex<Option<Vec<u8>>>,
+    /// Launches that went to the pool.
+    #[cfg(test)]
+    pool_launches: AtomicUsize,
 }
 
 impl std::fmt::Debug for Executor {
@@ -749,7 +779,14 @@ pub(crate) fn run_inline(groups: usize, threads: usize, per_group_ns: Option<u64
 impl Executor {
     /// An executor that will run on `threads` workers (at least one).
     pub(crate) fn new(threads: usize, name: &'static str) -> Self {
-        Self { threads: threads.max(1), name, state: Mutex::new(ExecState::default()), printf_spare: Mutex::new(None) }
+        Self {
+            threads: threads.max(1),
+            name,
+            state: Mutex::new(ExecState::default()),
+            printf_spare: Mutex::new(None),
+            #[cfg(test)]
+            pool_launches: AtomicUsize::new(0),
+        }
     }
 
     /// Runs every work-group of `job`; returns when all have finished or one failed, after
@@ -768,22 +805,22 @@ impl Executor {
         let job = if run_inline(total, self.threads, known) {
             job.chunk = total;
             let job = Arc::new(job);
-            // As in `worker_main`: `work` catches each work-group's panic; this is the backstop.
-            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| job.work(&mut state.scratch))) {
-                job.fail(LaunchError::Invalid(format!("launch panicked: {}", panic_message(&*payload))));
-                state.scratch = Scratch::default();
-            }
+            run_backstop(&job, &mut state.scratch);
             job
         } else {
-            // Chunks: about 8 per worker to balance uneven groups, at most 64 groups each.
+            // Chunks: about 8 per thread to balance uneven groups, at most 64 groups each. The
+            // launching thread takes part, so `threads - 1` workers are woken at most.
             job.chunk = (total / (self.threads * 8)).clamp(1, 64);
-            let helpers = total.div_ceil(job.chunk).min(self.threads);
+            let helpers = (total.div_ceil(job.chunk) - 1).min(self.threads - 1);
             let job = Arc::new(job);
-            let pool = match &mut state.pool {
+            let ExecState { pool, scratch, .. } = &mut *state;
+            let pool = match pool {
                 Some(pool) => pool,
-                empty => empty.insert(Pool::start(self.threads, self.name)?),
+                empty => empty.insert(Pool::start(self.threads - 1, self.name)?),
             };
-            pool.run(Arc::clone(&job), helpers);
+            #[cfg(test)]
+            self.pool_launches.fetch_add(1, Ordering::SeqCst);
+            pool.run(Arc::clone(&job), helpers, scratch);
             job
         };
         let completed = job.completed.load(Ordering::SeqCst);

@@ -611,28 +611,36 @@ fn small_launches_run_on_the_launching_thread_and_big_ones_on_the_pool() {
     let exec = Executor::new(2, "where");
     let me = std::thread::current().name().unwrap_or("").to_string();
     let range = |groups: usize| NdRange::new(1, [0; 3], [4 * groups, 1, 1], [4, 1, 1]).unwrap();
-    let on_pool = |names: &[String]| names.iter().all(|n| n.starts_with("softcl-where-"));
+    let pool_launches = || exec.pool_launches.load(Ordering::SeqCst);
 
     let one = WhereRun::new("one", 0);
     exec.execute(job(one.clone(), range(1), Schedule::WholeGroup, None)).unwrap();
     assert_eq!(one.take_threads(), vec![me.clone()], "one work-group runs on the launching thread");
+    assert_eq!(pool_launches(), 0);
 
-    let slow = WhereRun::new("slow", 2_000);
-    for _ in 0..2 {
+    // Slow work-groups: the pool, where a worker shares them with the launching thread.
+    let slow = WhereRun::new("slow", 5_000);
+    for launch in 1..=2 {
         exec.execute(job(slow.clone(), range(8), Schedule::WholeGroup, None)).unwrap();
+        assert_eq!(pool_launches(), launch);
         let names = slow.take_threads();
         assert_eq!(names.len(), 8);
-        assert!(on_pool(&names), "8 work-groups of 2 ms run on the pool: {names:?}");
+        assert!(names.iter().all(|n| *n == me || n.starts_with("softcl-where-")), "{names:?}");
+        assert!(names.iter().any(|n| n.starts_with("softcl-where-")), "no worker took part: {names:?}");
     }
 
     // A cheap kernel: the pool the first time (its cost is unknown), then the launching thread.
     let cheap = WhereRun::new("cheap", 0);
     exec.execute(job(cheap.clone(), range(2), Schedule::WholeGroup, None)).unwrap();
-    assert!(on_pool(&cheap.take_threads()));
+    assert_eq!(pool_launches(), 3);
+    assert_eq!(cheap.take_threads().len(), 2);
     // Tries a few times: a preempted thread may make one launch look expensive.
     let inline = (0..20).any(|_| {
+        let before = pool_launches();
         exec.execute(job(cheap.clone(), range(2), Schedule::WholeGroup, None)).unwrap();
-        cheap.take_threads() == vec![me.clone(), me.clone()]
+        let names = cheap.take_threads();
+        assert_eq!(names.len(), 2);
+        pool_launches() == before && names == vec![me.clone(), me.clone()]
     });
     assert!(inline, "cheap launches of two work-groups run on the launching thread");
 }
