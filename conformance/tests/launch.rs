@@ -132,6 +132,46 @@ fn profiling_intervals_of_an_in_order_queue_do_not_overlap() {
     });
 }
 
+#[test]
+fn kernels_with_large_private_arrays_run_while_the_application_waits() {
+    // 16 KiB of private memory per work-item: such kernels run on the queue's worker, never on
+    // the thread waiting in clFinish (whose stack size SoftCL does not know).
+    const BIG: &str = r#"
+    kernel void big(global int *out, int i) {
+        int a[4096];
+        for (int k = 0; k < 4096; k++)
+            a[k] = k * i + (int)get_global_id(0);
+        out[i * 4 + get_global_id(0)] = a[(i * 7) % 4096] + a[4095];
+    }
+    "#;
+    for_each_device(|d| {
+        let env = d.env();
+        let k = env.kernel(BIG, "", "big");
+        if is_softcl() {
+            let private: cl_ulong = kernel_wg_info(k.raw(), env.dev(), CL_KERNEL_PRIVATE_MEM_SIZE);
+            assert!(private > 8192, "CL_KERNEL_PRIVATE_MEM_SIZE {private}: the test needs more than 8 KiB");
+        }
+        let launches = 40usize;
+        let out = env.buffer_from(CL_MEM_READ_WRITE, &vec![0i32; launches * 4]);
+        k.set_mem(0, &out);
+        for i in 0..launches {
+            k.set_arg(1, &(i as cl_int));
+            drop(env.enqueue(&k, &[4], None));
+            if i % 2 == 0 {
+                env.finish();
+            }
+        }
+        env.finish();
+        let got = env.read::<i32>(&out, launches * 4);
+        for i in 0..launches {
+            for g in 0..4 {
+                let expected = ((i * 7) % 4096 * i + g + 4095 * i + g) as i32;
+                assert_eq!(got[i * 4 + g], expected, "launch {i}, work-item {g}");
+            }
+        }
+    });
+}
+
 extern "C" fn count_complete(_event: cl_event, status: cl_int, user_data: *mut c_void) {
     // SAFETY: user_data is an Arc<AtomicUsize> leaked by the test, one reference per
     // callback registered; the callback runs once and takes that reference back.

@@ -475,7 +475,7 @@ impl Kernel {
 
 /// The private memory per work-item up to which a kernel may run on an application thread
 /// (one blocked in clFinish, see `queue.rs`): with 16 work-items per SIMD packet that is
-/// 128 KiB of stack, which every thread an application makes has.
+/// 128 KiB of stack, a small part of the usual thread stacks (glibc's 8 MiB, Rust's 2 MiB).
 pub const ANY_THREAD_PRIVATE_BYTES: u64 = 8 << 10;
 
 fn report_enabled() -> bool {
