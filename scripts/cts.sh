@@ -198,9 +198,18 @@ for suite in "${suite_list[@]}"; do
     if [ "$WIMPY" -eq 1 ]; then
         case "$suite" in conversions|math_brute_force|bruteforce) extra+=(-w) ;; esac
     fi
+    # test_conversions puts the wildcard "all" last on its command line, which its harness
+    # then reads as the device type CL_DEVICE_TYPE_ALL, whatever CL_DEVICE_TYPE says (and a
+    # device word on the command line is taken for a conversion's name). Among all of
+    # SoftCL's devices the CPU device is index 0 and the Gen device index 1: pick by index
+    # (the device check below catches a change of that order).
+    index_env=()
+    if [ "$suite" = conversions ]; then
+        if [ "$DEVICE" = gpu ]; then index_env=(CL_DEVICE_INDEX=1); else index_env=(CL_DEVICE_INDEX=0); fi
+    fi
     start=$(date +%s)
     # Each suite runs from its own folder (some read files next to the binary).
-    (cd "$(dirname "$bin")" && CL_CONFORMANCE_RESULTS_FILENAME="$json" \
+    (cd "$(dirname "$bin")" && env "${index_env[@]}" CL_CONFORMANCE_RESULTS_FILENAME="$json" \
         timeout -k 10 "${LIMIT_MIN}m" "./$(basename "$bin")" "${extra[@]}") > "$log" 2>&1
     code=$?
     secs=$(( $(date +%s) - start ))
@@ -210,6 +219,14 @@ for suite in "${suite_list[@]}"; do
         0) result="ok" ;;
         124|137) result="time limit (${LIMIT_MIN} min), counted from the log" ;;
         *) if [ "$source" = log ]; then result="exit $code (crash?), counted from the log"; else result="exit $code"; fi ;;
+    esac
+    # The device the suite really ran on, from the harness's log: a suite that ignores
+    # CL_DEVICE_TYPE must not be counted for the wrong device.
+    ran_on=$(grep -m1 -o 'Device Name: .*' "$log" | sed 's/^Device Name: //')
+    case "$DEVICE:$ran_on" in
+        gpu:*Gen*|gpu:*Graphics*|gpu:"") ;;
+        gpu:*) result="$result; ran on the wrong device: $ran_on"; code=1 ;;
+        cpu:*Gen*|cpu:*Graphics*) result="$result; ran on the wrong device: $ran_on"; code=1 ;;
     esac
     fails=$(failed_names "$json" "$log")
     [ -n "$fails" ] && result="$result; failed: $fails"

@@ -84,4 +84,6 @@ pub struct KernelInfo {
     /// The kernel (or a function it calls) calls printf: the device gives each launch a
     /// printf buffer (`abi::PrintfBuffer`) and prints its records when the launch completes.
     pub uses_printf: bool,
+    /// Work-items per packet of the compiled entry (the vector width W; 0 or 1 = scalar).
+    pub simd_width: u32,
 }

@@ -2,8 +2,9 @@
 //! persistent thread pool.
 //!
 //! Design:
-//! - One [`Executor`] per device owns a pool of worker threads (one per host hardware thread),
-//!   started on the device's first launch and kept until the device is dropped.
+//! - One [`Executor`] per device owns a pool of worker threads (one per host hardware thread
+//!   but one: the launching thread works too), started by the device's first launch that
+//!   needs it and kept until the device is dropped.
 //! - A launch becomes a [`Job`]: the kernel, a copy of the argument block, the layout of
 //!   `__local` memory, the NDRange and a [`Schedule`]. The job is published in a slot and every
 //!   worker takes it; workers claim work-groups in chunks from one atomic counter.
@@ -17,6 +18,12 @@
 //!   threads (the Gen device) and checks that they all reach the same barrier.
 //! - Launches on one device are serialised (each already uses every worker). A panic in a
 //!   worker is caught and turned into a [`LaunchError`]; the launch and the pool survive it.
+//! - Small launches skip the pool: one work-group, or a kernel whose last launch measured its
+//!   work-groups at less in all than waking the pool costs, runs on the launching thread with
+//!   the executor's own buffers (see [`run_inline`]). Other launches run on the launching
+//!   thread and up to `threads - 1` pool workers (only as many are woken as there are further
+//!   chunks); an idle worker polls for 50 us before it sleeps, so a batch of launches does not
+//!   pay a wake-up each.
 //!
 //! Everything a job holds is owned (`Arc`s and copies), so the persistent workers never see a
 //! borrowed pointer and no lifetime needs erasing. The launching thread does not return before
@@ -28,10 +35,12 @@ use crate::observer::Observer;
 use parking_lot::{Condvar, Mutex};
 use softcl_compiler::abi::{PrintfBuffer, BLOCK_ALIGN};
 use softcl_compiler::{ArgKind, KernelInfo, NativeKernel, WorkGroupContext, FINISHED};
+use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Instant;
 
 /// Compiled code the executor can run: [`NativeKernel`] in production, mocks in tests.
 pub(crate) trait GroupKernel: Send + Sync {
@@ -325,6 +334,9 @@ pub(crate) struct Job {
     completed: AtomicUsize,
     aborted: AtomicBool,
     error: Mutex<Option<LaunchError>>,
+    /// Nanoseconds the threads of this launch spent running its work-groups (summed over
+    /// threads): what the executor learns a kernel's cost per work-group from.
+    busy_ns: AtomicU64,
 }
 
 impl Job {
@@ -422,6 +434,7 @@ impl Job {
             completed: AtomicUsize::new(0),
             aborted: AtomicBool::new(false),
             error: Mutex::new(None),
+            busy_ns: AtomicU64::new(0),
         })
     }
 
@@ -437,8 +450,16 @@ impl Job {
         self.aborted.load(Ordering::SeqCst) || self.completed.load(Ordering::SeqCst) >= self.range.group_count
     }
 
-    /// The worker side: prepare buffers, then claim and run chunks of work-groups.
+    /// The worker side: prepare buffers, then claim and run chunks of work-groups; adds the
+    /// time spent to `busy_ns`.
     fn work(&self, scratch: &mut Scratch) {
+        let start = Instant::now();
+        self.work_groups(scratch);
+        let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.busy_ns.fetch_add(ns, Ordering::Relaxed);
+    }
+
+    fn work_groups(&self, scratch: &mut Scratch) {
         let mut ctx = match scratch.prepare(self) {
             Ok(ctx) => ctx,
             Err(e) => return self.fail(e),
@@ -578,6 +599,8 @@ struct Slot {
 
 struct Shared {
     slot: Mutex<Slot>,
+    /// The generation of the last job posted, readable without the lock (for polling).
+    posted: AtomicU64,
     /// Wakes workers: a new job or shutdown.
     wake: Condvar,
     /// Wakes the launching thread: a worker let go of the job.
@@ -593,6 +616,7 @@ impl Pool {
     fn start(threads: usize, name: &str) -> Result<Self, LaunchError> {
         let shared = Arc::new(Shared {
             slot: Mutex::new(Slot { generation: 0, job: None, active: 0, shutdown: false }),
+            posted: AtomicU64::new(0),
             wake: Condvar::new(),
             done: Condvar::new(),
         });
@@ -612,12 +636,24 @@ impl Pool {
         Ok(Self { shared, threads: handles })
     }
 
-    fn run(&self, job: Arc<Job>) {
+    /// Runs `job` on the launching thread (with `scratch`) and `helpers` workers (the others
+    /// keep sleeping; any worker that is awake takes part too).
+    fn run(&self, job: Arc<Job>, helpers: usize, scratch: &mut Scratch) {
         let shared = &self.shared;
         let mut slot = shared.slot.lock();
         slot.generation += 1;
+        shared.posted.store(slot.generation, Ordering::SeqCst);
         slot.job = Some(Arc::clone(&job));
-        shared.wake.notify_all();
+        if helpers >= self.threads.len() {
+            shared.wake.notify_all();
+        } else {
+            for _ in 0..helpers {
+                shared.wake.notify_one();
+            }
+        }
+        drop(slot);
+        run_backstop(&job, scratch);
+        let mut slot = shared.slot.lock();
         while !(job.is_over() && slot.active == 0) {
             shared.done.wait(&mut slot);
         }
@@ -625,9 +661,20 @@ impl Pool {
     }
 }
 
+/// Runs `job.work` catching what escapes it (`work` catches each work-group's panic; this is
+/// the backstop for the rest); a panic fails the job and resets the buffers.
+fn run_backstop(job: &Job, scratch: &mut Scratch) {
+    if let Err(payload) = catch_unwind(AssertUnwindSafe(|| job.work(scratch))) {
+        job.fail(LaunchError::Invalid(format!("launch panicked: {}", panic_message(&*payload))));
+        *scratch = Scratch::default();
+    }
+}
+
 impl Drop for Pool {
     fn drop(&mut self) {
         self.shared.slot.lock().shutdown = true;
+        // Ends a worker's polling at once.
+        self.shared.posted.store(u64::MAX, Ordering::SeqCst);
         self.shared.wake.notify_all();
         for handle in self.threads.drain(..) {
             let _ = handle.join();
@@ -639,6 +686,13 @@ fn worker_main(shared: &Shared) {
     let mut scratch = Scratch::default();
     let mut seen = 0;
     loop {
+        // Poll for a while before sleeping: launches of a batch follow each other within
+        // microseconds, sooner than a sleeping thread wakes.
+        let start = Instant::now();
+        while shared.posted.load(Ordering::SeqCst) == seen && start.elapsed() < POOL_SPIN {
+            std::hint::spin_loop();
+            std::thread::yield_now();
+        }
         let job = {
             let mut slot = shared.slot.lock();
             loop {
@@ -655,12 +709,8 @@ fn worker_main(shared: &Shared) {
                 shared.wake.wait(&mut slot);
             }
         };
-        // `work` catches panics of each work-group; this is the backstop for the rest, so the
-        // accounting below always runs and the launching thread is never left waiting.
-        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| job.work(&mut scratch))) {
-            job.fail(LaunchError::Invalid(format!("worker panicked: {}", panic_message(&*payload))));
-            scratch = Scratch::default();
-        }
+        // The accounting below always runs, so the launching thread is never left waiting.
+        run_backstop(&job, &mut scratch);
         drop(job);
         let mut slot = shared.slot.lock();
         slot.active -= 1;
@@ -670,15 +720,41 @@ fn worker_main(shared: &Shared) {
     }
 }
 
+/// What the executor keeps across launches; held for the whole of a launch, which
+/// serialises launches on the device.
+#[derive(Default)]
+struct ExecState {
+    /// The pool, started by the first launch that needs it.
+    pool: Option<Pool>,
+    /// The launching thread's buffers, for launches it runs itself.
+    scratch: Scratch,
+    /// Per kernel name: the nanoseconds one work-group took in the kernel's last launch.
+    cost: HashMap<String, u64>,
+}
+
+/// What waking the pool costs the launching thread before the first work-group starts (the
+/// threads' wake-up latency), in nanoseconds.
+const POOL_WAKE_NS: u64 = 10_000;
+/// How long an idle pool worker polls for the next launch before it sleeps.
+const POOL_SPIN: std::time::Duration = std::time::Duration::from_micros(50);
+/// Forget the costs once this many kernels have been seen (they are only estimates).
+const MAX_COST_ENTRIES: usize = 4096;
+
 /// A device's executor: its lazily started pool.
+///
+/// Small launches run on the launching thread (the queue's worker, or a thread blocked in
+/// clFinish): a launch of one work-group, or one whose kernel's last launch shows that all of
+/// its work-groups take less time on one thread than waking the pool would save. Everything
+/// else runs on the pool, whose threads wake only as many as there are chunks of work.
 pub(crate) struct Executor {
     threads: usize,
     name: &'static str,
-    /// The pool, started by the first launch. Held for the whole of a launch, which
-    /// serialises launches on the device.
-    pool: Mutex<Option<Pool>>,
+    state: Mutex<ExecState>,
     /// The last launch's printf storage (all zero), for the next launch that calls printf.
     printf_spare: Mutex<Option<Vec<u8>>>,
+    /// Launches that went to the pool.
+    #[cfg(test)]
+    pool_launches: AtomicUsize,
 }
 
 impl std::fmt::Debug for Executor {
@@ -687,10 +763,30 @@ impl std::fmt::Debug for Executor {
     }
 }
 
+/// Whether a launch of `groups` work-groups, each estimated at `per_group_ns` (None: never
+/// measured), is cheaper on the launching thread alone than on `threads` pool threads.
+pub(crate) fn run_inline(groups: usize, threads: usize, per_group_ns: Option<u64>) -> bool {
+    if groups <= 1 || threads <= 1 {
+        return true;
+    }
+    let Some(per_group) = per_group_ns else { return false };
+    // Serial time T inline, against about T / n + the wake-up on n threads.
+    let n = threads.min(groups) as u128;
+    let serial = per_group as u128 * groups as u128;
+    serial * (n - 1) < POOL_WAKE_NS as u128 * n
+}
+
 impl Executor {
     /// An executor that will run on `threads` workers (at least one).
     pub(crate) fn new(threads: usize, name: &'static str) -> Self {
-        Self { threads: threads.max(1), name, pool: Mutex::new(None), printf_spare: Mutex::new(None) }
+        Self {
+            threads: threads.max(1),
+            name,
+            state: Mutex::new(ExecState::default()),
+            printf_spare: Mutex::new(None),
+            #[cfg(test)]
+            pool_launches: AtomicUsize::new(0),
+        }
     }
 
     /// Runs every work-group of `job`; returns when all have finished or one failed, after
@@ -700,21 +796,48 @@ impl Executor {
         if total == 0 {
             return Ok(());
         }
-        // Chunks: about 8 per worker to balance uneven groups, at most 64 groups each.
-        job.chunk = (total / (self.threads * 8)).clamp(1, 64);
         if let Some(capacity) = job.printf_capacity {
             let spare = self.printf_spare.lock().take();
             job.printf = Some(PrintfStore::new(capacity, spare)?);
         }
-        let job = Arc::new(job);
-        {
-            let mut pool = self.pool.lock();
-            let pool = match &mut *pool {
+        let mut state = self.state.lock();
+        let known = state.cost.get(job.kernel.info().name.as_str()).copied();
+        let job = if run_inline(total, self.threads, known) {
+            job.chunk = total;
+            let job = Arc::new(job);
+            run_backstop(&job, &mut state.scratch);
+            job
+        } else {
+            // Chunks: about 8 per thread to balance uneven groups, at most 64 groups each. The
+            // launching thread takes part, so `threads - 1` workers are woken at most.
+            job.chunk = (total / (self.threads * 8)).clamp(1, 64);
+            let helpers = (total.div_ceil(job.chunk) - 1).min(self.threads - 1);
+            let job = Arc::new(job);
+            let ExecState { pool, scratch, .. } = &mut *state;
+            let pool = match pool {
                 Some(pool) => pool,
-                empty => empty.insert(Pool::start(self.threads, self.name)?),
+                empty => empty.insert(Pool::start(self.threads - 1, self.name)?),
             };
-            pool.run(Arc::clone(&job));
+            #[cfg(test)]
+            self.pool_launches.fetch_add(1, Ordering::SeqCst);
+            pool.run(Arc::clone(&job), helpers, scratch);
+            job
+        };
+        let completed = job.completed.load(Ordering::SeqCst);
+        if completed > 0 {
+            if state.cost.len() >= MAX_COST_ENTRIES {
+                state.cost.clear();
+            }
+            let per_group = job.busy_ns.load(Ordering::Relaxed) / completed as u64;
+            let name = job.kernel.info().name.as_str();
+            match state.cost.get_mut(name) {
+                Some(c) => *c = per_group,
+                None => {
+                    state.cost.insert(name.to_string(), per_group);
+                }
+            }
         }
+        drop(state);
         if let Some(store) = &job.printf {
             crate::printf::emit(store.records());
         }

@@ -31,8 +31,15 @@ pub trait Device: Send + Sync + std::fmt::Debug {
     /// Runs a whole NDRange to completion on the device's workers. Returns when every
     /// work-group has finished.
     fn launch(&self, launch: &Launch<'_>) -> Result<LaunchReport, LaunchError>;
-    /// The work-group size the device picks when the application passes a NULL local size.
-    fn pick_local_size(&self, kernel: &softcl_compiler::KernelInfo, work_dim: u32, global: [usize; 3]) -> [usize; 3];
+    /// The work-group size the device picks when the application passes a NULL local size;
+    /// `non_uniform`: the program allows non-uniform work-groups (`pick.rs`).
+    fn pick_local_size(
+        &self,
+        kernel: &softcl_compiler::KernelInfo,
+        work_dim: u32,
+        global: [usize; 3],
+        non_uniform: bool,
+    ) -> [usize; 3];
 }
 
 /// The devices of the SoftCL platform, in the order clGetDeviceIDs lists them: the host CPU,

@@ -57,7 +57,7 @@ fn launch(
 ) -> Result<LaunchReport, LaunchError> {
     let kernel = program.kernel(kernel).expect("kernel exists");
     let (block, locals) = arg_block(&kernel.info, args);
-    let local = local.unwrap_or_else(|| dev.pick_local_size(&kernel.info, work_dim, global));
+    let local = local.unwrap_or_else(|| dev.pick_local_size(&kernel.info, work_dim, global, false));
     dev.launch(&Launch {
         kernel,
         args: &block,

@@ -183,6 +183,16 @@ impl Event {
         Ok(())
     }
 
+    /// Blocks an application thread until the event completes, running the pending commands
+    /// of its queue up to it on this thread when the queue's worker has not taken them yet
+    /// (clWaitForEvents, blocking enqueues); returns the final status.
+    pub fn wait_helping(&self) -> cl_int {
+        if let Some(q) = &self.queue {
+            q.run_until(self);
+        }
+        self.wait()
+    }
+
     /// Blocks until the event completes; returns its final status (CL_COMPLETE or an error).
     pub fn wait(&self) -> cl_int {
         let mut st = self.state.lock();
@@ -200,7 +210,7 @@ pub fn wait_for_all(events: &[Arc<Event>]) -> Result<(), cl_int> {
         if let Some(q) = &e.queue {
             q.flush();
         }
-        failed |= e.wait() < 0;
+        failed |= e.wait_helping() < 0;
     }
     if failed {
         Err(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)

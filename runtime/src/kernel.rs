@@ -5,12 +5,13 @@
 use crate::cl::*;
 use crate::context::Context;
 use crate::device::Device;
+use crate::event::Event;
 use crate::handle::{ClObject, Header, ObjectKind};
 use crate::memory::Mem;
 use crate::program::Program;
-use crate::queue::Work;
+use crate::queue::{Queue, Work};
 use parking_lot::Mutex;
-use softcl_compiler::{AddressSpace, ArgKind, KernelInfo, NativeProgram};
+use softcl_compiler::{AddressSpace, ArgKind, KernelInfo, NativeKernel};
 use softcl_device_model::{Launch, LaunchError};
 use std::sync::{Arc, Weak};
 
@@ -402,7 +403,8 @@ impl Kernel {
                 }
             }
             None => {
-                nd.local = device.model.pick_local_size(kinfo, work_dim, nd.global);
+                let non_uniform = !uniform && info.non_uniform_work_group_support;
+                nd.local = device.model.pick_local_size(kinfo, work_dim, nd.global, non_uniform);
                 let items = nd.local.iter().try_fold(1usize, |a, &l| a.checked_mul(l));
                 if nd.local.contains(&0)
                     || (0..3).any(|d| nd.local[d] > info.max_work_item_sizes[d])
@@ -442,30 +444,46 @@ impl Kernel {
 
     /// The command of a checked NDRange: runs it on `device` and reports the device's time.
     /// The argument values are captured now (later clSetKernelArg calls do not affect it).
-    pub fn launch_work(&self, device: Arc<Device>, nd: Option<NdRange>) -> Result<Work, cl_int> {
+    /// Also says whether the command may run on any thread: false for a kernel whose
+    /// work-items need more private memory than [`ANY_THREAD_PRIVATE_BYTES`].
+    fn launch_command(&self, device: Arc<Device>, nd: Option<NdRange>) -> Result<(Work, bool), cl_int> {
         let Some(nd) = nd else {
-            return Ok(Box::new(|| Ok(None)));
+            return Ok((Box::new(|| Ok(None)), true));
         };
         let (native, _) = self.program.executable_for(&device).ok_or(CL_INVALID_PROGRAM_EXECUTABLE)?;
-        let info = native.kernel(&self.name).ok_or(CL_INVALID_KERNEL_NAME)?.info.clone();
-        let args = self.launch_args(&info)?;
-        let name = self.name.clone();
-        Ok(Box::new(move || run_launch(&device, &native, &name, &args, nd)))
+        let index = native.kernels.iter().position(|k| k.info.name == self.name).ok_or(CL_INVALID_KERNEL_NAME)?;
+        let info = &native.kernels[index].info;
+        let args = self.launch_args(info)?;
+        let any_thread = info.private_mem_size <= ANY_THREAD_PRIVATE_BYTES;
+        Ok((Box::new(move || run_launch(&device, &native.kernels[index], &args, nd)), any_thread))
+    }
+
+    /// Enqueues a checked NDRange on `queue` (clEnqueueNDRangeKernel, clEnqueueTask). A kernel
+    /// whose work-items need more private memory than [`ANY_THREAD_PRIVATE_BYTES`] runs only on
+    /// the queue's worker, never on an application thread waiting in clFinish.
+    pub fn enqueue_ndrange(
+        &self,
+        queue: &Arc<Queue>,
+        command_type: cl_command_type,
+        wait_for: Vec<Arc<Event>>,
+        nd: Option<NdRange>,
+    ) -> Result<Arc<Event>, cl_int> {
+        let (work, any_thread) = self.launch_command(queue.device.clone(), nd)?;
+        Ok(queue.enqueue_command(command_type, wait_for, work, any_thread))
     }
 }
+
+/// The private memory per work-item up to which a kernel may run on an application thread
+/// (one blocked in clFinish, see `queue.rs`): with 16 work-items per SIMD packet that is
+/// 128 KiB of stack, a small part of the usual thread stacks (glibc's 8 MiB, Rust's 2 MiB).
+pub const ANY_THREAD_PRIVATE_BYTES: u64 = 8 << 10;
 
 fn report_enabled() -> bool {
     std::env::var_os("SOFTCL_GEN_REPORT").is_some_and(|v| !v.is_empty() && v != "0")
 }
 
-fn run_launch(
-    device: &Device,
-    native: &NativeProgram,
-    name: &str,
-    args: &LaunchArgs,
-    nd: NdRange,
-) -> Result<Option<u64>, cl_int> {
-    let kernel = native.kernel(name).ok_or(CL_INVALID_KERNEL_NAME)?;
+fn run_launch(device: &Device, kernel: &NativeKernel, args: &LaunchArgs, nd: NdRange) -> Result<Option<u64>, cl_int> {
+    let name = kernel.info.name.as_str();
     let launch = Launch {
         kernel,
         args: &args.block,

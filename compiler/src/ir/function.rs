@@ -2,7 +2,7 @@
 //! program order (so that edits never renumber).
 
 use super::entities::{Arena, Block, Const, GlobalVar, Inst, SecondaryMap, Type, Value};
-use super::instructions::InstData;
+use super::instructions::{BlockCall, InstData};
 
 /// Where a value comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,6 +50,44 @@ impl Layout {
     /// The terminator (last instruction) of a block.
     pub fn last_inst(&self, b: Block) -> Option<Inst> {
         self.insts[b].last().copied()
+    }
+
+    /// The block holding `i` and its position there (`None` if `i` is not placed).
+    pub fn position(&self, i: Inst) -> Option<(Block, usize)> {
+        let b = self.inst_block[i]?;
+        Some((b, self.insts[b].iter().position(|&x| x == i)?))
+    }
+
+    /// Places `i` right before `before`; false (and nothing placed) if `before` is not placed.
+    pub fn insert_inst_before(&mut self, before: Inst, i: Inst) -> bool {
+        let Some((b, pos)) = self.position(before) else { return false };
+        self.insts[b].insert(pos, i);
+        self.inst_block[i] = Some(b);
+        true
+    }
+
+    /// Places `i` right after `after`; false (and nothing placed) if `after` is not placed.
+    pub fn insert_inst_after(&mut self, after: Inst, i: Inst) -> bool {
+        let Some((b, pos)) = self.position(after) else { return false };
+        self.insts[b].insert(pos + 1, i);
+        self.inst_block[i] = Some(b);
+        true
+    }
+
+    /// Takes `i` out of the program (its data stays in the arena); false if it was not placed.
+    pub fn remove_inst(&mut self, i: Inst) -> bool {
+        let Some((b, pos)) = self.position(i) else { return false };
+        self.insts[b].remove(pos);
+        self.inst_block[i] = None;
+        true
+    }
+
+    /// Places block `b` right after `after` (at the end if `after` is not in the layout).
+    pub fn insert_block_after(&mut self, after: Block, b: Block) {
+        match self.blocks.iter().position(|&x| x == after) {
+            Some(pos) => self.blocks.insert(pos + 1, b),
+            None => self.blocks.push(b),
+        }
     }
 }
 
@@ -110,11 +148,156 @@ impl Function {
 
     /// Appends an instruction to `b`; `result_ty` is `Some` for instructions with a result.
     pub fn append_inst(&mut self, b: Block, data: InstData, result_ty: Option<Type>) -> (Inst, Option<Value>) {
+        let (i, r) = self.make_inst(data, result_ty);
+        self.layout.append_inst(b, i);
+        (i, r)
+    }
+
+    /// A new instruction (and its result value), not placed in the layout yet.
+    pub fn make_inst(&mut self, data: InstData, result_ty: Option<Type>) -> (Inst, Option<Value>) {
         let i = self.insts.push(data);
         let r = result_ty.map(|ty| self.values.push(ValueData { ty, def: ValueDef::Result(i) }));
         self.inst_result[i] = r;
-        self.layout.append_inst(b, i);
         (i, r)
+    }
+
+    // ---------------------------------------------------------------------------------
+    // Editing. Analyses (`crate::analysis`) are not updated: recompute them after edits that
+    // change the CFG. An anchor instruction or block that is not in the layout leaves the new
+    // instruction unplaced (the validator then reports any use of its result).
+
+    /// Inserts a new instruction right before `before` (several inserted before the same
+    /// instruction keep their order).
+    pub fn insert_inst_before(
+        &mut self,
+        before: Inst,
+        data: InstData,
+        result_ty: Option<Type>,
+    ) -> (Inst, Option<Value>) {
+        let (i, r) = self.make_inst(data, result_ty);
+        self.layout.insert_inst_before(before, i);
+        (i, r)
+    }
+
+    /// Inserts a new instruction right after `after` (which must not be a terminator).
+    pub fn insert_inst_after(&mut self, after: Inst, data: InstData, result_ty: Option<Type>) -> (Inst, Option<Value>) {
+        let (i, r) = self.make_inst(data, result_ty);
+        self.layout.insert_inst_after(after, i);
+        (i, r)
+    }
+
+    /// Inserts a new instruction at the end of `b`: before its terminator, or last if the
+    /// block has none yet.
+    pub fn insert_inst_at_end(&mut self, b: Block, data: InstData, result_ty: Option<Type>) -> (Inst, Option<Value>) {
+        match self.terminator(b) {
+            Some(t) => self.insert_inst_before(t, data, result_ty),
+            None => self.append_inst(b, data, result_ty),
+        }
+    }
+
+    /// Takes `i` out of the program (its data stays in the arena; its result, if any, must
+    /// have no uses left). False if it was not placed.
+    pub fn remove_inst(&mut self, i: Inst) -> bool {
+        self.layout.remove_inst(i)
+    }
+
+    /// The terminator of `b` (`None` if its last instruction is not one).
+    pub fn terminator(&self, b: Block) -> Option<Inst> {
+        self.layout.last_inst(b).filter(|&i| self.insts.get(i).is_some_and(InstData::is_terminator))
+    }
+
+    /// Replaces `old` by `new` in every placed instruction, branch arguments included;
+    /// returns how many operands changed.
+    pub fn replace_all_uses(&mut self, old: Value, new: Value) -> usize {
+        let mut count = 0;
+        for &b in &self.layout.blocks {
+            for &i in &self.layout.insts[b] {
+                if self.insts.is_valid(i) {
+                    count += replace_in(&mut self.insts[i], old, new);
+                }
+            }
+        }
+        count
+    }
+
+    /// Replaces `old` by `new` among the operands of `inst`; returns how many changed.
+    pub fn replace_uses_in(&mut self, inst: Inst, old: Value, new: Value) -> usize {
+        if !self.insts.is_valid(inst) {
+            return 0;
+        }
+        replace_in(&mut self.insts[inst], old, new)
+    }
+
+    /// A new block placed right after `after` in the layout.
+    pub fn create_block_after(&mut self, after: Block) -> Block {
+        let b = self.blocks.push(BlockData::default());
+        self.layout.insert_block_after(after, b);
+        b
+    }
+
+    /// Splits the block holding `at`: `at` and the instructions after it move to a new block
+    /// placed right after, and the original block ends with a jump to it. The new block has
+    /// no parameters; the moved terminator keeps its targets and arguments, which stay valid
+    /// (the original block dominates the new one). Returns the new block, `None` if `at` is
+    /// not placed.
+    pub fn split_block(&mut self, at: Inst) -> Option<Block> {
+        let (b, pos) = self.layout.position(at)?;
+        let tail = self.layout.insts[b].split_off(pos);
+        let new = self.create_block_after(b);
+        for &i in &tail {
+            self.layout.inst_block[i] = Some(new);
+        }
+        self.layout.insts[new] = tail;
+        self.append_inst(b, InstData::Jump { dest: BlockCall { block: new, args: Vec::new() } }, None);
+        Some(new)
+    }
+
+    /// Puts a new block on edge number `edge` (the position in `InstData::successors`) of
+    /// the terminator `term`: the edge now leads to the new block, which jumps to the old
+    /// target passing the edge's arguments (they are defined in or above the branching
+    /// block, which dominates the new one). The new block is placed right after the
+    /// branching block and has no parameters. Other edges of `term` to the same target are
+    /// left alone. Returns the new block, `None` if `term` is not a placed terminator with
+    /// that edge.
+    pub fn split_edge(&mut self, term: Inst, edge: usize) -> Option<Block> {
+        let (from, _) = self.layout.position(term)?;
+        if edge >= self.insts[term].successors().len() {
+            return None;
+        }
+        let new = self.blocks.push(BlockData::default());
+        let mut calls = self.insts[term].successors_mut();
+        let old = std::mem::replace(&mut *calls[edge], BlockCall { block: new, args: Vec::new() });
+        self.layout.insert_block_after(from, new);
+        self.append_inst(new, InstData::Jump { dest: old }, None);
+        Some(new)
+    }
+
+    /// The placed terminators that branch to `b` (each once), in layout order.
+    pub fn branches_to(&self, b: Block) -> Vec<Inst> {
+        let mut out = Vec::new();
+        for &from in &self.layout.blocks {
+            if let Some(t) = self.terminator(from) {
+                if self.insts[t].successors().iter().any(|c| c.block == b) {
+                    out.push(t);
+                }
+            }
+        }
+        out
+    }
+
+    /// Adds a parameter of type `ty` to `b` and passes it an argument from every placed
+    /// branch to `b`: `incoming(terminator)` gives the value each branch passes (once per
+    /// terminator, for all its edges to `b`). Returns the parameter.
+    pub fn add_block_param(&mut self, b: Block, ty: Type, mut incoming: impl FnMut(Inst) -> Value) -> Value {
+        for t in self.branches_to(b) {
+            let arg = incoming(t);
+            for call in self.insts[t].successors_mut() {
+                if call.block == b {
+                    call.args.push(arg);
+                }
+            }
+        }
+        self.append_block_param(b, ty)
     }
 
     /// A value standing for a module constant.
@@ -142,15 +325,16 @@ impl Function {
             None => Vec::new(),
         }
     }
+}
 
-    /// Predecessor lists of every block in layout order.
-    pub fn predecessors(&self) -> SecondaryMap<Block, Vec<Block>> {
-        let mut preds: SecondaryMap<Block, Vec<Block>> = SecondaryMap::default();
-        for &b in &self.layout.blocks {
-            for s in self.successors(b) {
-                preds[s].push(b);
-            }
+/// Replaces `old` by `new` among the operands of `data`; returns how many changed.
+fn replace_in(data: &mut InstData, old: Value, new: Value) -> usize {
+    let mut count = 0;
+    data.for_each_operand_mut(|v| {
+        if *v == old {
+            *v = new;
+            count += 1;
         }
-        preds
-    }
+    });
+    count
 }

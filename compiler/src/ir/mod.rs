@@ -4,6 +4,9 @@
 //! `Function` owns its blocks, instructions and values in arenas; program order is its
 //! `Layout`. There are no phi nodes: blocks take parameters and branches pass arguments.
 //! `validate::validate` checks the invariants and runs after every pass in debug builds.
+//! Passes edit through `Function`'s editing methods (insert, remove, replace uses, split
+//! blocks and edges, add block parameters) and read `crate::analysis` (CFG, dominators,
+//! loops, def-use), recomputed after edits.
 
 pub mod entities;
 pub mod function;

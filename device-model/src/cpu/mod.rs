@@ -104,8 +104,8 @@ impl Device for CpuDevice {
     fn launch(&self, launch: &Launch<'_>) -> Result<LaunchReport, LaunchError> {
         self.launch_observed(launch, None)
     }
-    fn pick_local_size(&self, kernel: &KernelInfo, work_dim: u32, global: [usize; 3]) -> [usize; 3] {
-        pick_local_size(&self.pick_params(), kernel, work_dim, global)
+    fn pick_local_size(&self, kernel: &KernelInfo, work_dim: u32, global: [usize; 3], non_uniform: bool) -> [usize; 3] {
+        pick_local_size(&self.pick_params(), kernel, work_dim, global, non_uniform)
     }
 }
 

@@ -559,3 +559,107 @@ fn printf_storage_is_reused_and_rezeroed() {
     let other = PrintfStore::new(32, Some(again.into_storage())).unwrap();
     assert_eq!(other.storage.len(), 32, "another size: a new buffer");
 }
+
+/// Records the name of the thread each work-group runs on; each group spins for `spin`.
+struct WhereRun {
+    info: KernelInfo,
+    spin: std::time::Duration,
+    threads: Mutex<Vec<String>>,
+}
+
+impl WhereRun {
+    fn new(name: &str, spin_us: u64) -> Arc<Self> {
+        Arc::new(Self {
+            info: kernel_info(name, 0),
+            spin: std::time::Duration::from_micros(spin_us),
+            threads: Mutex::new(Vec::new()),
+        })
+    }
+    fn take_threads(&self) -> Vec<String> {
+        std::mem::take(&mut *self.threads.lock())
+    }
+}
+
+impl GroupKernel for WhereRun {
+    fn info(&self) -> &KernelInfo {
+        &self.info
+    }
+    fn run(&self, _: &[u8], _: &WorkGroupContext, _: u32, _: u32, _: u32) -> u32 {
+        let start = Instant::now();
+        while start.elapsed() < self.spin {
+            std::hint::spin_loop();
+        }
+        self.threads.lock().push(std::thread::current().name().unwrap_or("").to_string());
+        FINISHED
+    }
+}
+
+#[test]
+fn inline_rule() {
+    assert!(run_inline(1, 8, None), "one work-group: nothing to share");
+    assert!(run_inline(100, 1, None), "one thread");
+    assert!(!run_inline(2, 2, None), "unknown cost: the pool");
+    assert!(run_inline(2, 2, Some(1_000)), "2 us in all");
+    assert!(run_inline(4, 2, Some(4_000)), "16 us in all: less than 8 us + a wake-up");
+    assert!(!run_inline(2, 2, Some(50_000)));
+    assert!(!run_inline(1000, 2, Some(1_000)), "1 ms in all");
+    assert!(!run_inline(16, 16, Some(1_500)), "24 us on one thread against 11.5 us on 16");
+}
+
+#[test]
+fn small_launches_run_on_the_launching_thread_and_big_ones_on_the_pool() {
+    let exec = Executor::new(2, "where");
+    let me = std::thread::current().name().unwrap_or("").to_string();
+    let range = |groups: usize| NdRange::new(1, [0; 3], [4 * groups, 1, 1], [4, 1, 1]).unwrap();
+    let pool_launches = || exec.pool_launches.load(Ordering::SeqCst);
+
+    let one = WhereRun::new("one", 0);
+    exec.execute(job(one.clone(), range(1), Schedule::WholeGroup, None)).unwrap();
+    assert_eq!(one.take_threads(), vec![me.clone()], "one work-group runs on the launching thread");
+    assert_eq!(pool_launches(), 0);
+
+    // Slow work-groups: the pool, where a worker shares them with the launching thread.
+    let slow = WhereRun::new("slow", 5_000);
+    for launch in 1..=2 {
+        exec.execute(job(slow.clone(), range(8), Schedule::WholeGroup, None)).unwrap();
+        assert_eq!(pool_launches(), launch);
+        let names = slow.take_threads();
+        assert_eq!(names.len(), 8);
+        assert!(names.iter().all(|n| *n == me || n.starts_with("softcl-where-")), "{names:?}");
+        assert!(names.iter().any(|n| n.starts_with("softcl-where-")), "no worker took part: {names:?}");
+    }
+
+    // A cheap kernel: the pool the first time (its cost is unknown), then the launching thread.
+    let cheap = WhereRun::new("cheap", 0);
+    exec.execute(job(cheap.clone(), range(2), Schedule::WholeGroup, None)).unwrap();
+    assert_eq!(pool_launches(), 3);
+    assert_eq!(cheap.take_threads().len(), 2);
+    // Tries a few times: a preempted thread may make one launch look expensive.
+    let inline = (0..20).any(|_| {
+        let before = pool_launches();
+        exec.execute(job(cheap.clone(), range(2), Schedule::WholeGroup, None)).unwrap();
+        let names = cheap.take_threads();
+        assert_eq!(names.len(), 2);
+        pool_launches() == before && names == vec![me.clone(), me.clone()]
+    });
+    assert!(inline, "cheap launches of two work-groups run on the launching thread");
+}
+
+#[test]
+fn inline_launches_catch_panics_and_report_errors() {
+    let exec = Executor::new(2, "inline-panic");
+    // Group 3 of 4 panics; a single work-group runs on the launching thread.
+    let range = NdRange::new(1, [0; 3], [16, 1, 1], [16, 1, 1]).unwrap();
+    let k = Arc::new(Panicking(kernel_info("panicking", 0)));
+    let err = exec.execute(job(k.clone(), range, Schedule::WholeGroup, None));
+    assert!(err.is_ok(), "one group: group id 0 only");
+    let range = NdRange::new(1, [0; 3], [16, 1, 1], [4, 1, 1]).unwrap();
+    for _ in 0..3 {
+        // Cheap: after the first launch these run on the launching thread.
+        let err = exec.execute(job(k.clone(), range, Schedule::WholeGroup, None));
+        assert!(matches!(err, Err(LaunchError::Invalid(ref m)) if m.contains("boom in group 3")), "{err:?}");
+    }
+    let k = Arc::new(Coverage::new([0; 3], [16, 1, 1]));
+    exec.execute(job(k.clone(), range, Schedule::WholeGroup, None)).unwrap();
+    k.assert_each_once();
+}

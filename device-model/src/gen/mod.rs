@@ -117,14 +117,14 @@ impl Device for GenDevice {
     fn launch(&self, launch: &Launch<'_>) -> Result<LaunchReport, LaunchError> {
         self.launch_observed(launch, None)
     }
-    fn pick_local_size(&self, kernel: &KernelInfo, work_dim: u32, global: [usize; 3]) -> [usize; 3] {
+    fn pick_local_size(&self, kernel: &KernelInfo, work_dim: u32, global: [usize; 3], non_uniform: bool) -> [usize; 3] {
         let params = PickParams {
             max_work_group_size: self.info.max_work_group_size,
             max_work_item_sizes: self.info.max_work_item_sizes,
             multiple: self.config.preferred_work_group_multiple,
             target_groups: self.config.subslices() as usize,
         };
-        pick_local_size(&params, kernel, work_dim, global)
+        pick_local_size(&params, kernel, work_dim, global, non_uniform)
     }
 }
 
@@ -266,8 +266,8 @@ mod tests {
     fn picks_multiples_of_32_up_to_256() {
         let dev = GenDevice::default();
         let k = KernelInfo::default();
-        assert_eq!(dev.pick_local_size(&k, 1, [1 << 20, 1, 1]), [256, 1, 1]);
-        assert_eq!(dev.pick_local_size(&k, 1, [96, 1, 1]), [32, 1, 1]);
-        assert_eq!(dev.pick_local_size(&k, 2, [640, 480, 1]), [160, 1, 1]);
+        assert_eq!(dev.pick_local_size(&k, 1, [1 << 20, 1, 1], false), [256, 1, 1]);
+        assert_eq!(dev.pick_local_size(&k, 1, [96, 1, 1], false), [32, 1, 1]);
+        assert_eq!(dev.pick_local_size(&k, 2, [640, 480, 1], false), [160, 1, 1]);
     }
 }

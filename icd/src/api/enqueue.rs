@@ -86,7 +86,7 @@ impl Enqueue {
         // "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST if the read and write operations are
         // blocking and the execution status of any of the events in event_wait_list is a
         // negative integer value."
-        if blocking != CL_FALSE && ev.wait() < 0 {
+        if blocking != CL_FALSE && ev.wait_helping() < 0 {
             return Err(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
         }
         Ok(())

@@ -326,8 +326,7 @@ fn enqueue_ndrange(
     };
     let (offset, global, local) = (read(global_work_offset)?, read(global_work_size)?, read(local_work_size)?);
     let nd = k.check_ndrange(&queue.device, work_dim, offset, global, local)?;
-    let work = k.launch_work(queue.device.clone(), nd)?;
-    return_event(queue.enqueue(command_type, wait_for, work), event);
+    return_event(k.enqueue_ndrange(&queue, command_type, wait_for, nd)?, event);
     Ok(())
 }
 
