@@ -84,11 +84,8 @@ pub fn codegen(module: &ir::Module, target: &Target) -> Result<Arc<NativeProgram
 
     let host = target::HostTarget::resolve(target);
     let tm = host.machine().map_err(fail)?;
-    let mut log = String::new();
-    if let Some(note) = builtins::vector_math_note(&m, vecmath::vector_bits(&host.features)) {
-        log.push_str(&note);
-        log.push('\n');
-    }
+    // The build-log line for math on vectors running per lane (libsleef missing).
+    let math_note = builtins::vector_math_note(&m, vecmath::vector_bits(&host.features)).map(|n| n + "\n");
     let t1 = std::time::Instant::now();
     let (object, infos, times) = {
         let context = Context::create();
@@ -118,7 +115,7 @@ pub fn codegen(module: &ir::Module, target: &Target) -> Result<Arc<NativeProgram
         let entry = unsafe { std::mem::transmute::<usize, WorkGroupEntry>(addr) };
         kernels.push(NativeKernel { info, entry });
     }
-    Ok(Arc::new(NativeProgram { kernels, log, _code: Box::new(jit) }))
+    Ok(Arc::new(NativeProgram { kernels, log: math_note.unwrap_or_default(), _code: Box::new(jit) }))
 }
 
 fn entry_symbol(k: usize) -> String {
