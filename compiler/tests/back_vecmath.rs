@@ -297,6 +297,11 @@ fn cospi_oracle(x: f64, _: f64, _: bool) -> f64 {
     (std::f64::consts::PI * (0.5 - r)).sin()
 }
 
+/// SoftCL's own double tanpi (back_fp64 holds it to the bound); float rounds it.
+fn tanpi_oracle(x: f64, _: f64, _: bool) -> f64 {
+    softcl_compiler::back::mathlib::softcl_tanpi(x)
+}
+
 fn cbrt_oracle(x: f64, _: f64, float: bool) -> f64 {
     if float {
         // SAFETY: a pure libm function; glibc's double cbrt is far within float's bound.
@@ -343,6 +348,7 @@ fn cases() -> Vec<Case> {
         c("nextafter(x, y)", Own(nextafter_either), 0.0, 0.0, 0.0, (-1.0e3, 1.0e3), (-1.0e3, 1.0e3)),
         c("sinpi(x)", Own(sinpi_oracle), 4.0, 4.0, 1.0, (-100.0, 100.0), none),
         c("cospi(x)", Own(cospi_oracle), 4.0, 4.0, 1.0, (-100.0, 100.0), none),
+        c("tanpi(x)", Own(tanpi_oracle), 6.0, 6.0, 0.0, (-100.0, 100.0), none),
         c("powr(x, y)", Two(pow), 16.0, 16.0, 1.0, (0.0, 10.0), (-40.0, 40.0)),
     ]
 }
@@ -441,7 +447,7 @@ fn float_vectors_within_bounds_and_special_values() {
 
 #[test]
 fn double_vectors_within_bounds_and_special_values() {
-    run_all("double", &[2, 3, 8], |c| !c.expr.starts_with("sinpi") && !c.expr.starts_with("cospi"));
+    run_all("double", &[2, 3, 8], |c| !["sinpi", "cospi", "tanpi"].iter().any(|f| c.expr.starts_with(f)));
 }
 
 /// lgamma has no bound in OpenCL C; it is held to 16 ulp away from its zeros (x = 1, 2 and
@@ -728,7 +734,8 @@ fn child_dump_vector_math_ir() {
     build(
         "kernel void k(global float16* a, global double8* b, global float3* c) {
             size_t i = get_global_id(0);
-            a[i] = sin(a[i]) + exp(a[i]) * pow(a[i], a[i + 1]) + log1p(a[i]) + erfc(a[i]) + nextafter(a[i], a[i + 2]);
+            a[i] = sin(a[i]) + exp(a[i]) * pow(a[i], a[i + 1]) + log1p(a[i]) + erfc(a[i]) + nextafter(a[i], a[i + 2])
+                + tanpi(a[i]);
             b[i] = cos(b[i]) + log(b[i]) + tgamma(b[i]) + atan2(b[i], b[i + 1]) + cbrt(b[i]);
             int3 e;
             c[i] = tan(c[i]) + acosh(c[i]) + hypot(c[i], c[i + 1]) + logb(c[i]) + frexp(c[i], &e) + convert_float3(ilogb(c[i]) + e);
@@ -783,6 +790,10 @@ fn libm_calls(ir: &str) -> Vec<String> {
         }
         if in_fix || !line.contains("call ") {
             continue;
+        }
+        // Scalar calls of host functions by address (mathlib's, per lane).
+        if ["call float inttoptr", "call double inttoptr"].iter().any(|p| line.contains(p)) {
+            found.push(line.trim().to_string());
         }
         for n in names {
             for pat in [format!("@{n}f("), format!("@{n}("), format!("@llvm.{n}.")] {

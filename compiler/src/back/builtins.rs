@@ -241,8 +241,13 @@ pub fn lower<'ctx>(
                 Op::cospi => cospi(fx, x)?,
                 _ => {
                     let x = widen_f64(fx, x)?;
-                    let f64t = fx.cx().f64_type().into();
-                    host_call(fx, mathlib::softcl_tanpi as *const () as usize, x.get_type(), &[f64t], &[x])?
+                    match tanpi_narrow_vector(fx, x, int_width(t))? {
+                        Some(v) => v,
+                        None => {
+                            let f64t = fx.cx().f64_type().into();
+                            host_call(fx, mathlib::softcl_tanpi as *const () as usize, x.get_type(), &[f64t], &[x])?
+                        }
+                    }
                 }
             };
             let _ = wt;
@@ -849,6 +854,41 @@ pub fn lower<'ctx>(
         bail!("{op:?} produced {} for a result of type {t}", r.get_type());
     }
     Ok(Some(r))
+}
+
+/// tanpi of float or half vectors (`x` widened to double, `bits` the original width) with
+/// SLEEF's double tan: r = x - rint(x) is exact, and tan(pi r) in double is far within float's
+/// bound even next to the poles (a float lies at least 2^-25 from a half-integer, so the
+/// rounding of pi r is amplified at most 2^24 times: 2^-29 relative). Exact zeros and
+/// infinities at integers and half-integers as `mathlib::softcl_tanpi`. `None` for doubles
+/// (which need tan of a double-double) and scalars, or without the vector path.
+fn tanpi_narrow_vector<'ctx>(fx: &FnLower<'_, 'ctx, '_>, x: Val<'ctx>, bits: u32) -> R<Option<Val<'ctx>>> {
+    let t = x.get_type();
+    if bits == 64 || !t.is_vector_type() {
+        return Ok(None);
+    }
+    let k = fx.intr("llvm.rint", &[x])?;
+    let r = fx.binop(O::FSub, x, k)?;
+    let Some(tn) = vecmath::call(fx, Func::Tan, Accuracy::Tight, t, &[fx.binop(O::FMul, r, fx.cfloat(t, PI)?)?])?
+    else {
+        return Ok(None);
+    };
+    // k odd: k/2 is not an integer (exact for any double).
+    let half_k = fx.binop(O::FMul, k, fx.cfloat(t, 0.5)?)?;
+    let k_odd = fx.fcmp(FloatPredicate::ONE, fx.intr("llvm.floor", &[half_k])?, half_k)?;
+    // Integers: copysign(0, x), negated for odd k.
+    let z = fx.intrinsic("llvm.copysign", &[t], &[fx.cfloat(t, 0.0)?, x])?;
+    let z = fx.select(k_odd, fx.binop(O::FMul, z, fx.cfloat(t, -1.0)?)?, z)?;
+    let is_int = fx.fcmp(FloatPredicate::OEQ, r, fx.cfloat(t, 0.0)?)?;
+    // Half-integers n + 1/2: +inf for even n = floor(x), -inf for odd n.
+    let n = fx.intr("llvm.floor", &[x])?;
+    let half_n = fx.binop(O::FMul, n, fx.cfloat(t, 0.5)?)?;
+    let n_odd = fx.fcmp(FloatPredicate::ONE, fx.intr("llvm.floor", &[half_n])?, half_n)?;
+    let inf = fx.select(n_odd, fx.cfloat(t, f64::NEG_INFINITY)?, fx.cfloat(t, f64::INFINITY)?)?;
+    let is_half = fx.fcmp(FloatPredicate::OEQ, fx.intr("llvm.fabs", &[r])?, fx.cfloat(t, 0.5)?)?;
+    let v = fx.select(is_int, z, tn)?;
+    // inf and NaN: r is NaN, and so is tan.
+    Ok(Some(fx.select(is_half, inf, v)?))
 }
 
 /// The exponent field mask and bias of `w`-bit floats.
