@@ -508,6 +508,33 @@ fn sincos_and_pi_functions_on_vectors() {
     }
 }
 
+/// rootn of float vectors goes through SLEEF's double pow: special values (zeros, infinities,
+/// negative x with even n, n = 0) and random values against SoftCL's own double rootn.
+#[test]
+fn rootn_on_float_vectors() {
+    let sp = [0.0, -0.0, 8.0, -8.0, 1.0, -1.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 1.0e-40, 3.0e38, 0.3];
+    let ns = [0.0, 1.0, -1.0, 2.0, -2.0, 3.0, -3.0, 7.0, -8.0, 1000.0];
+    let (mut xs, mut ys) = (Vec::new(), Vec::new());
+    for &x in &sp {
+        for &n in &ns {
+            xs.push(f64::from(x as f32));
+            ys.push(n);
+        }
+    }
+    let mut r = Rng(31);
+    for _ in 0..2000 {
+        xs.push(r.any_finite(true));
+        ys.push((r.next() % 41) as f64 - 20.0);
+    }
+    for (w, conv) in [(3u32, "convert_int3"), (16, "convert_int16")] {
+        let (got, _) = run_vec("float", w, &format!("rootn(x, {conv}(y))"), &xs, &ys);
+        for i in 0..xs.len() {
+            let want = softcl_compiler::back::mathlib::softcl_rootn(xs[i], ys[i] as i32);
+            check(&format!("float{w} rootn({:e}, {})", xs[i], ys[i]), got[i], want, 16.0, true).unwrap();
+        }
+    }
+}
+
 /// pown(x, n) for vectors goes through the vector pow (in double for float).
 #[test]
 fn pown_on_vectors() {
@@ -735,7 +762,7 @@ fn child_dump_vector_math_ir() {
         "kernel void k(global float16* a, global double8* b, global float3* c) {
             size_t i = get_global_id(0);
             a[i] = sin(a[i]) + exp(a[i]) * pow(a[i], a[i + 1]) + log1p(a[i]) + erfc(a[i]) + nextafter(a[i], a[i + 2])
-                + tanpi(a[i]);
+                + tanpi(a[i]) + rootn(a[i], (int16)(3));
             b[i] = cos(b[i]) + log(b[i]) + tgamma(b[i]) + atan2(b[i], b[i + 1]) + cbrt(b[i]);
             int3 e;
             c[i] = tan(c[i]) + acosh(c[i]) + hypot(c[i], c[i + 1]) + logb(c[i]) + frexp(c[i], &e) + convert_float3(ilogb(c[i]) + e);

@@ -223,13 +223,16 @@ pub fn lower<'ctx>(
             let x = widen_f64(fx, fx.splat_to(args[0], t)?)?;
             let it = with_elem(t, fx.i32().into())?;
             let n = fx.int_resize(fx.splat_to(args[1], it)?, it, true)?;
-            let r = host_call(
-                fx,
-                mathlib::softcl_rootn as *const () as usize,
-                x.get_type(),
-                &[fx.cx().f64_type().into(), fx.i32().into()],
-                &[x, n],
-            )?;
+            let r = match rootn_narrow_vector(fx, x, n, int_width(t))? {
+                Some(v) => v,
+                None => host_call(
+                    fx,
+                    mathlib::softcl_rootn as *const () as usize,
+                    x.get_type(),
+                    &[fx.cx().f64_type().into(), fx.i32().into()],
+                    &[x, n],
+                )?,
+            };
             demote(fx, r, t)?
         }
         Op::sinpi | Op::cospi | Op::tanpi => {
@@ -854,6 +857,42 @@ pub fn lower<'ctx>(
         bail!("{op:?} produced {} for a result of type {t}", r.get_type());
     }
     Ok(Some(r))
+}
+
+/// rootn of float or half vectors (`x` widened to double, `n` i32 lanes, `bits` the original
+/// width) with SLEEF's double pow: |x|^(1/n), where rounding 1/n in double changes the result
+/// by at most |log x| 2^-53 (< 2^-46 relative for floats): far within float's bound. Special
+/// values as `mathlib::softcl_rootn`. `None` for doubles and scalars, or without the vector
+/// path.
+fn rootn_narrow_vector<'ctx>(
+    fx: &FnLower<'_, 'ctx, '_>,
+    x: Val<'ctx>,
+    n: Val<'ctx>,
+    bits: u32,
+) -> R<Option<Val<'ctx>>> {
+    let t = x.get_type();
+    if bits == 64 || !t.is_vector_type() {
+        return Ok(None);
+    }
+    let nf = fx.cast(O::SIToFP, n, t)?;
+    let inv = fx.binop(O::FDiv, fx.cfloat(t, 1.0)?, nf)?;
+    let ax = fx.intr("llvm.fabs", &[x])?;
+    let Some(p) = vecmath::call(fx, Func::Pow, Accuracy::Tight, t, &[ax, inv])? else { return Ok(None) };
+    let it = n.get_type();
+    let odd = fx.icmp(IntPredicate::NE, fx.binop(O::And, n, fx.cint(it, 1)?)?, fx.cint(it, 0)?)?;
+    let n0 = fx.icmp(IntPredicate::EQ, n, fx.cint(it, 0)?)?;
+    let zero = fx.cfloat(t, 0.0)?;
+    // Odd n keep the sign of x (also for zeros and infinities).
+    let signed = fx.intrinsic("llvm.copysign", &[t], &[p, x])?;
+    let r = fx.select(odd, signed, p)?;
+    // x = +-0: n > 0 gives +-0 (odd) or +0; n < 0 gives 1/that (+-inf). pow(0, 1/n) is +0 or
+    // +inf already; only the sign needs the select above.
+    // x = +-inf: pow(inf, 1/n) is +inf (n > 0) or +0 (n < 0), signed above for odd n.
+    // NaN: x NaN, n = 0, or x < 0 with even n.
+    let xneg = fx.fcmp(FloatPredicate::OLT, x, zero)?;
+    let even = fx.binop(O::Xor, odd, fx.cint(odd.get_type(), 1)?)?;
+    let bad = fx.binop(O::Or, n0, fx.binop(O::And, xneg, even)?)?;
+    Ok(Some(fx.select(bad, fx.cfloat(t, f64::NAN)?, r)?))
 }
 
 /// tanpi of float or half vectors (`x` widened to double, `bits` the original width) with
