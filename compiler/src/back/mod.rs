@@ -86,7 +86,7 @@ pub fn codegen(module: &ir::Module, target: &Target) -> Result<Arc<NativeProgram
     let t1 = std::time::Instant::now();
     let (object, infos, times) = {
         let context = Context::create();
-        emit(&context, &m, &tm)?
+        emit(&context, &m, &tm, target)?
     };
 
     let t2 = std::time::Instant::now();
@@ -122,7 +122,7 @@ fn entry_symbol(k: usize) -> String {
 /// Generates and optimises the LLVM module; returns the object file and the kernel infos.
 type Emitted = (Vec<u8>, Vec<KernelInfo>, [std::time::Duration; 3]);
 
-fn emit(context: &Context, m: &ir::Module, tm: &TargetMachine) -> Result<Emitted, BuildError> {
+fn emit(context: &Context, m: &ir::Module, tm: &TargetMachine, target: &Target) -> Result<Emitted, BuildError> {
     let t0 = std::time::Instant::now();
     let llm = context.create_module("softcl");
     llm.set_triple(&tm.get_triple());
@@ -166,6 +166,8 @@ fn emit(context: &Context, m: &ir::Module, tm: &TargetMachine) -> Result<Emitted
         let order = llvm::rpo(func, entry);
         let analysis = workgroup::analyze(func, &order);
         let plan = plan_state(&e, func, &kernel.info, &analysis).map_err(kerr)?;
+        let _width = crate::vectorize::width::choose(m, func, &kernel.info, &target.vectorizer)
+            .map_err(|msg| fail(format!("kernel `{}`: {msg}", kernel.info.name)))?;
 
         let cx = e.cx;
         let ptr = cx.ptr_type(inkwell::AddressSpace::default());
@@ -185,7 +187,7 @@ fn emit(context: &Context, m: &ir::Module, tm: &TargetMachine) -> Result<Emitted
         FnLower::new(&e, func, wi, k, Mode::Kernel { info: &kernel.info, plan: &plan })
             .and_then(|l| l.lower())
             .map_err(kerr)?;
-        workgroup::build_entry(&e, &entry_symbol(k), wi, plan.size).map_err(kerr)?;
+        workgroup::build_entry(&e, &entry_symbol(k), wi, plan.size, 1).map_err(kerr)?;
 
         let mut info = kernel.info.clone();
         info.static_local_mem_size = e.layouts.get(k).map(|l| l.size).unwrap_or(0);
