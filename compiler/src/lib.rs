@@ -159,6 +159,9 @@ pub fn link(inputs: &[&Program], create_library: bool) -> Result<Program, BuildE
 /// Native code for the kernels of a program; kernels stay valid while this lives.
 pub struct NativeProgram {
     pub kernels: Vec<NativeKernel>,
+    /// Notes of the code generator for the build log (the vectorizer report when
+    /// `SOFTCL_VECTORIZER_REPORT=1`), one per line; empty otherwise.
+    pub log: String,
     /// Keeps the JIT (and the memory holding the code) alive.
     pub(crate) _code: Box<dyn std::any::Any + Send + Sync>,
 }

@@ -699,7 +699,7 @@ fn executable(built: Built, options: &str, compile_options: &str, uniform: bool)
             build: DeviceBuild {
                 status: CL_BUILD_SUCCESS as cl_build_status,
                 options: options.to_string(),
-                log: front.log.clone(),
+                log: format!("{}{}", front.log, native.log),
                 binary_type: CL_PROGRAM_BINARY_TYPE_EXECUTABLE,
                 front: Some(front),
                 native: Some(native),

@@ -646,6 +646,8 @@ pub struct FnLower<'a, 'ctx, 'ir> {
     resume_blocks: Vec<(u32, BasicBlock<'ctx>)>,
     /// Stores to do at the start of the entry block (byval copies into state).
     entry_copies: Vec<(PointerValue<'ctx>, PointerValue<'ctx>, u64, u32)>,
+    /// Vector mode (`back::vector`): W work-items per call.
+    pub vec: Option<super::vector::VecState<'a, 'ctx>>,
 }
 
 impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
@@ -698,6 +700,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             dispatch,
             resume_blocks: Vec::new(),
             entry_copies: Vec::new(),
+            vec: None,
         })
     }
 
@@ -736,7 +739,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 self.b.position_at_end(llb);
                 let mut phis = Vec::new();
                 for &p in &f.blocks[bb].params {
-                    let ty = self.ty(f.value_type(p))?;
+                    let ty = self.value_llty(p)?;
                     phis.push(self.b.build_phi(ty, "")?);
                 }
                 self.phis.insert(bb, phis);
@@ -949,7 +952,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             ValueDef::Global(g) => Ok(self.global_address(g)?.into()),
             _ => {
                 if let Some(off) = self.demoted_offset(v) {
-                    let ty = self.ty(vd.ty)?;
+                    let ty = self.value_llty(v)?;
                     let slot = self.state_slot(off)?;
                     let l = self.b.build_load(ty, slot, "")?;
                     return Ok(l);
@@ -964,7 +967,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
 
     /// Records the value of `v` (and keeps it in the work-item state if it lives across a barrier).
     pub fn define(&mut self, v: Value, val: Val<'ctx>) -> R<()> {
-        let want = self.ty(self.f.value_type(v))?;
+        let want = self.value_llty(v)?;
         if val.get_type() != want {
             bail!("produces {} where the IR says {}", val.get_type(), want);
         }
@@ -1089,7 +1092,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
 
     /// A work-item query as a value of `ty` (a vector takes the dimensions, a scalar the
     /// first component), computed in the prologue.
-    fn work_item_value(&mut self, q: WorkItemQuery, ty: BasicTypeEnum<'ctx>) -> R<Val<'ctx>> {
+    pub(crate) fn work_item_value(&mut self, q: WorkItemQuery, ty: BasicTypeEnum<'ctx>) -> R<Val<'ctx>> {
         let raw = self.work_item_raw(q)?;
         let BasicTypeEnum::IntType(et) = elem_type(ty) else { bail!("work-item query of a non-integer type {ty}") };
         let pb = &self.pb;
@@ -1325,7 +1328,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 if self.e.is_void(t) {
                     Ok(None)
                 } else {
-                    Ok(Some(self.ty(t)?))
+                    Ok(Some(self.value_llty(v)?))
                 }
             }
             None => Ok(None),
@@ -1334,10 +1337,13 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
 
     fn need_result(&self, i: Inst) -> R<(Value, BasicTypeEnum<'ctx>)> {
         let v = self.f.inst_result[i].ok_or("instruction has no result")?;
-        Ok((v, self.ty(self.f.value_type(v))?))
+        Ok((v, self.value_llty(v)?))
     }
 
     fn lower_inst(&mut self, i: Inst) -> R<()> {
+        if self.vec.is_some() && self.lower_vector_inst(i)? {
+            return Ok(());
+        }
         let data = &self.f.insts[i];
         use InstData as I;
         let result: Option<Val<'ctx>> = match data {
@@ -1529,7 +1535,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         Ok(())
     }
 
-    fn lower_binary(&self, op: ir::BinaryOp, a: Val<'ctx>, b: Val<'ctx>) -> R<Val<'ctx>> {
+    pub(crate) fn lower_binary(&self, op: ir::BinaryOp, a: Val<'ctx>, b: Val<'ctx>) -> R<Val<'ctx>> {
         use ir::BinaryOp as B;
         use InstructionOpcode as O;
         let ty = a.get_type();
@@ -1666,7 +1672,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         })
     }
 
-    fn lower_unary(&self, op: UnaryOp, a: Val<'ctx>, rt: BasicTypeEnum<'ctx>) -> R<Val<'ctx>> {
+    pub(crate) fn lower_unary(&self, op: UnaryOp, a: Val<'ctx>, rt: BasicTypeEnum<'ctx>) -> R<Val<'ctx>> {
         use InstructionOpcode as O;
         let ty = a.get_type();
         Ok(match op {
@@ -1735,7 +1741,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         })
     }
 
-    fn lower_compare(&self, op: CmpOp, a: Val<'ctx>, b: Val<'ctx>) -> R<Val<'ctx>> {
+    pub(crate) fn lower_compare(&self, op: CmpOp, a: Val<'ctx>, b: Val<'ctx>) -> R<Val<'ctx>> {
         use CmpOp as C;
         let ip = |p| self.icmp(p, a, b);
         let fp = |p| self.fcmp(p, a, b);
@@ -2018,7 +2024,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         gep(&self.b, src_ty, p, &idx, in_bounds)
     }
 
-    fn const_index(&self, v: Value) -> Option<u64> {
+    pub(crate) fn const_index(&self, v: Value) -> Option<u64> {
         match self.f.values.get(v)?.def {
             ValueDef::Const(c) => match self.e.ir.constants.get(c)? {
                 ConstData::Int { bits, .. } => Some(*bits),
@@ -2325,7 +2331,12 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         // Phi operands: collect argument values before the terminator.
         let mut edges: Vec<(Block, Vec<Val<'ctx>>)> = Vec::with_capacity(succs.len());
         for bc in &succs {
-            let vals: Vec<Val<'ctx>> = bc.args.iter().map(|a| self.get(*a)).collect::<R<_>>()?;
+            let params = &self.f.blocks[bc.block].params;
+            if bc.args.len() != params.len() {
+                bail!("branch to {} with {} arguments", bc.block, bc.args.len());
+            }
+            let vals: Vec<Val<'ctx>> =
+                bc.args.iter().zip(params).map(|(a, p)| self.get_edge_arg(*a, *p)).collect::<R<_>>()?;
             if vals.len() != self.f.blocks[bc.block].params.len() {
                 bail!("branch to {} with {} arguments", bc.block, vals.len());
             }
