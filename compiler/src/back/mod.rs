@@ -197,7 +197,8 @@ fn emit(context: &Context, m: &ir::Module, tm: &TargetMachine, target: &Target) 
         let ptr = cx.ptr_type(inkwell::AddressSpace::default());
         let i64t = cx.i64_type();
         let i32t = cx.i32_type();
-        let mut wi_params = vec![ptr.into(), ptr.into(), i64t.into(), i64t.into(), i64t.into(), ptr.into(), i32t.into()];
+        let mut wi_params =
+            vec![ptr.into(), ptr.into(), i64t.into(), i64t.into(), i64t.into(), ptr.into(), i32t.into()];
         if lanes > 1 {
             // The active lanes lo..hi of the packet.
             wi_params.push(i32t.into());

@@ -164,12 +164,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     }
 
     /// A vector of `W` pointers `base + index` elements of `elem` (LLVM vector GEP).
-    fn vector_gep(
-        &self,
-        elem: BasicTypeEnum<'ctx>,
-        base: Val<'ctx>,
-        index: Val<'ctx>,
-    ) -> R<VectorValue<'ctx>> {
+    fn vector_gep(&self, elem: BasicTypeEnum<'ctx>, base: Val<'ctx>, index: Val<'ctx>) -> R<VectorValue<'ctx>> {
         let mut idx = [index.as_value_ref()];
         // SAFETY: `elem` is a sized LLVM type, `base` a pointer or vector of pointers and
         // `index` an integer or integer vector of the same width, which is what LLVMBuildGEP2
@@ -226,7 +221,8 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         if n == slots {
             return Ok(ext);
         }
-        let keep: Vec<IntValue<'ctx>> = (0..w * slots).map(|j| bool_t.const_int((j % slots < n) as u64, false)).collect();
+        let keep: Vec<IntValue<'ctx>> =
+            (0..w * slots).map(|j| bool_t.const_int((j % slots < n) as u64, false)).collect();
         Ok(self.b.build_and(ext, VectorType::const_vector(&keep), "")?)
     }
 
@@ -270,7 +266,11 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         }
         let mut parts = Vec::with_capacity(n as usize);
         for c in 0..n {
-            let pc = if c == 0 { pw } else { self.vector_gep(elem, pw.into(), self.i64().const_int(c as u64, false).into())? };
+            let pc = if c == 0 {
+                pw
+            } else {
+                self.vector_gep(elem, pw.into(), self.i64().const_int(c as u64, false).into())?
+            };
             let vt = wide_ty(elem, w)?.into_vector_type();
             let call = self.call_intrinsic(
                 "llvm.masked.gather",
@@ -327,7 +327,11 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             return Ok(());
         }
         for c in 0..n {
-            let pc = if c == 0 { pw } else { self.vector_gep(elem, pw.into(), self.i64().const_int(c as u64, false).into())? };
+            let pc = if c == 0 {
+                pw
+            } else {
+                self.vector_gep(elem, pw.into(), self.i64().const_int(c as u64, false).into())?
+            };
             let part = if n == 1 {
                 xw
             } else {
@@ -354,9 +358,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let et = wide.get_type().get_element_type().into_int_type();
         // Lane offsets for component 0 only (the first W elements in SoA order).
         let n = wide.get_type().get_size();
-        let offs: Vec<IntValue<'ctx>> = (0..n)
-            .map(|j| et.const_int(if j < w { j as u64 } else { 0 }, false))
-            .collect();
+        let offs: Vec<IntValue<'ctx>> = (0..n).map(|j| et.const_int(if j < w { j as u64 } else { 0 }, false)).collect();
         Ok(self.b.build_int_add(wide, VectorType::const_vector(&offs), "")?.into())
     }
 
@@ -453,8 +455,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 let x = self.get_wide(*value)?.into_vector_value();
                 let n = v.get_type().get_size();
                 let xe = self.shuffle(x, None, &(0..n).map(|j| (j < w).then_some(j)).collect::<Vec<_>>())?;
-                let idx: Vec<Option<u32>> =
-                    (0..n).map(|j| Some(if j / w == c { n + j % w } else { j })).collect();
+                let idx: Vec<Option<u32>> = (0..n).map(|j| Some(if j / w == c { n + j % w } else { j })).collect();
                 self.shuffle(v, Some(xe), &idx)?.into()
             }
             I::Shuffle { a, b, mask } => {
@@ -464,9 +465,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 let m: Vec<Option<u32>> = mask
                     .iter()
                     .flat_map(|c| {
-                        (0..w).map(move |k| {
-                            c.map(|c| if c < na { c * w + k } else { na * w + (c - na) * w + k })
-                        })
+                        (0..w).map(move |k| c.map(|c| if c < na { c * w + k } else { na * w + (c - na) * w + k }))
                     })
                     .collect();
                 let both = self.concat(&[va, vb])?;

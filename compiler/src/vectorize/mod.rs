@@ -51,7 +51,9 @@ pub fn blocker(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis, barriers
                     Some(format!("a call of `{}` (per-lane calls are not implemented yet)", m.functions[*func].name))
                 }
                 InstData::Variable { .. } => Some("private variables (per-lane storage is not implemented yet)".into()),
-                InstData::CopyMemory { .. } if any_varying => Some("a memory copy that differs between work-items".into()),
+                InstData::CopyMemory { .. } if any_varying => {
+                    Some("a memory copy that differs between work-items".into())
+                }
                 InstData::WorkItem {
                     query:
                         WorkItemQuery::SubgroupId
@@ -62,7 +64,8 @@ pub fn blocker(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis, barriers
                 } => Some("sub-group built-ins".into()),
                 InstData::ExtInst { opcode, args } if any_varying || *opcode == 184 => {
                     let rt = f.inst_result[i].map(|r| f.value_type(r));
-                    let ptr_arg = args.iter().any(|a| matches!(m.types.get(f.value_type(*a)), TypeData::Pointer { .. }));
+                    let ptr_arg =
+                        args.iter().any(|a| matches!(m.types.get(f.value_type(*a)), TypeData::Pointer { .. }));
                     let mixed = rt.is_none_or(|rt| args.iter().any(|a| lanes(f.value_type(*a)) != lanes(rt)));
                     if *opcode == 184 {
                         Some("printf (per-lane calls are not implemented yet)".into())
@@ -78,7 +81,9 @@ pub fn blocker(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis, barriers
                     let _ = vector;
                     Some("a vector component chosen at run time".into())
                 }
-                InstData::Unary { op: UnaryOp::Any | UnaryOp::All, arg } if varying(*arg) && lanes(f.value_type(*arg)) > 1 => {
+                InstData::Unary { op: UnaryOp::Any | UnaryOp::All, arg }
+                    if varying(*arg) && lanes(f.value_type(*arg)) > 1 =>
+                {
                     Some("any() / all() of a varying vector".into())
                 }
                 InstData::ExtractValue { .. } | InstData::InsertValue { .. } if any_varying => {
@@ -117,16 +122,17 @@ pub fn inline_kernel_calls(m: &mut ir::Module, limit: usize) -> Result<(), Strin
         }
         for _ in 0..limit {
             let func = &m.functions[kf];
-            let call = func.layout.blocks.iter().flat_map(|&b| func.layout.insts[b].iter().copied()).find_map(|i| {
-                match &func.insts[i] {
+            let call =
+                func.layout.blocks.iter().flat_map(|&b| func.layout.insts[b].iter().copied()).find_map(|i| match &func
+                    .insts[i]
+                {
                     InstData::Call { func: c, .. }
                         if m.functions.is_valid(*c) && m.functions[*c].kind != ir::FuncKind::Import && *c != kf =>
                     {
                         Some((i, *c))
                     }
                     _ => None,
-                }
-            });
+                });
             let Some((call, callee)) = call else { break };
             let callee_fn = m.functions[callee].clone();
             crate::passes::inline::inline_call(&mut m.functions[kf], call, &callee_fn)?;
@@ -137,8 +143,9 @@ pub fn inline_kernel_calls(m: &mut ir::Module, limit: usize) -> Result<(), Strin
 
 fn const_operand(m: &ir::Module, f: &ir::Function, v: ir::Value) -> Option<()> {
     match f.values.get(v)?.def {
-        ir::ValueDef::Const(c) => matches!(m.constants.get(c)?, ir::ConstData::Int { .. } | ir::ConstData::Null { .. })
-            .then_some(()),
+        ir::ValueDef::Const(c) => {
+            matches!(m.constants.get(c)?, ir::ConstData::Int { .. } | ir::ConstData::Null { .. }).then_some(())
+        }
         _ => None,
     }
 }
