@@ -8,6 +8,7 @@
 //! - [`Program::codegen`]: a built program -> [`NativeProgram`] of callable kernels.
 
 pub mod abi;
+pub mod analysis;
 pub mod back;
 pub mod front;
 pub mod ir;

@@ -730,9 +730,10 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     pub fn lower(mut self) -> R<()> {
         let f = self.f;
         let entry = f.layout.entry().ok_or_else(|| self.err("has no body"))?;
-        let order = rpo(f, entry);
+        let cfg = crate::analysis::Cfg::new(f);
+        let order = cfg.rpo();
         // Blocks and phis first, so that branches can target anything.
-        for &bb in &order {
+        for &bb in order {
             let llb = self.cx().append_basic_block(self.llf, "");
             self.blocks[bb] = Some(llb);
             if bb != entry {
@@ -745,14 +746,13 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 self.phis.insert(bb, phis);
             }
         }
-        let preds = f.predecessors();
-        if !preds[entry].is_empty() {
+        if !cfg.preds(entry).is_empty() {
             return Err(self.err("the entry block has predecessors"));
         }
         self.setup_params(entry)?;
-        self.setup_variables(&order)?;
+        self.setup_variables(order)?;
 
-        for &bb in &order {
+        for &bb in order {
             let llb = self.blocks[bb].ok_or_else(|| self.err("block not created"))?;
             self.b.position_at_end(llb);
             if bb == entry {
@@ -2409,32 +2409,6 @@ fn set_align(v: Val<'_>, align: u32) {
             let _ = i.set_alignment(align);
         }
     }
-}
-
-/// Blocks reachable from `entry` in reverse post-order.
-pub fn rpo(f: &ir::Function, entry: Block) -> Vec<Block> {
-    let mut seen: SecondaryMap<Block, bool> = SecondaryMap::default();
-    let mut post = Vec::new();
-    let mut stack: Vec<(Block, Vec<Block>)> = vec![(entry, f.successors(entry))];
-    seen[entry] = true;
-    while let Some((b, succ)) = stack.last_mut() {
-        let b = *b;
-        match succ.pop() {
-            Some(s) => {
-                if f.blocks.is_valid(s) && !seen[s] {
-                    seen[s] = true;
-                    let ss = f.successors(s);
-                    stack.push((s, ss));
-                }
-            }
-            None => {
-                post.push(b);
-                stack.pop();
-            }
-        }
-    }
-    post.reverse();
-    post
 }
 
 /// A short description of an instruction for error messages.

@@ -167,9 +167,11 @@ fn emit(context: &Context, m: &ir::Module, tm: &TargetMachine, target: &Target) 
     for (k, kernel) in m.kernels.iter().enumerate() {
         let kerr = |e: Error| fail(format!("kernel `{}`: {}", kernel.info.name, e.0));
         let func = &m.functions[kernel.func];
-        let entry = func.layout.entry().ok_or_else(|| fail(format!("kernel `{}` has no body", kernel.info.name)))?;
-        let order = llvm::rpo(func, entry);
-        let analysis = workgroup::analyze(func, &order);
+        let cfg = crate::analysis::Cfg::new(func);
+        if cfg.entry().is_none() {
+            return Err(fail(format!("kernel `{}` has no body", kernel.info.name)));
+        }
+        let analysis = workgroup::analyze(func, cfg.rpo());
         let plan = plan_state(&e, func, &kernel.info, &analysis).map_err(kerr)?;
         let width = vectorize::width::choose(m, func, &kernel.info, &target.vectorizer)
             .map_err(|msg| fail(format!("kernel `{}`: {msg}", kernel.info.name)))?;

@@ -312,7 +312,7 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
                     .collect::<TResult<Vec<usize>>>()
             })
             .collect::<TResult<_>>()?;
-        let order = reverse_post_order(&successors);
+        let order = crate::analysis::reverse_post_order(&successors, 0);
         let mut reachable = vec![false; spv_fn.blocks.len()];
         for &b in &order {
             reachable[b] = true;
@@ -1393,30 +1393,4 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
         }
         Ok(())
     }
-}
-
-/// Reverse post-order of the blocks reachable from block 0.
-fn reverse_post_order(successors: &[Vec<usize>]) -> Vec<usize> {
-    let mut visited = vec![false; successors.len()];
-    let mut post_order = Vec::with_capacity(successors.len());
-    let mut stack: Vec<(usize, usize)> = Vec::new();
-    if successors.is_empty() {
-        return post_order;
-    }
-    visited[0] = true;
-    stack.push((0, 0));
-    while let Some(&mut (block, ref mut next)) = stack.last_mut() {
-        if let Some(&succ) = successors[block].get(*next) {
-            *next += 1;
-            if !visited[succ] {
-                visited[succ] = true;
-                stack.push((succ, 0));
-            }
-        } else {
-            post_order.push(block);
-            stack.pop();
-        }
-    }
-    post_order.reverse();
-    post_order
 }

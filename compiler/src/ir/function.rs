@@ -142,15 +142,4 @@ impl Function {
             None => Vec::new(),
         }
     }
-
-    /// Predecessor lists of every block in layout order.
-    pub fn predecessors(&self) -> SecondaryMap<Block, Vec<Block>> {
-        let mut preds: SecondaryMap<Block, Vec<Block>> = SecondaryMap::default();
-        for &b in &self.layout.blocks {
-            for s in self.successors(b) {
-                preds[s].push(b);
-            }
-        }
-        preds
-    }
 }

@@ -20,6 +20,7 @@ use super::function::{FuncKind, Function, ValueDef};
 use super::instructions::{AtomicOp, BinaryOp, BlockCall, CmpOp, ConvertOp, InstData, UnaryOp};
 use super::types::TypeData;
 use super::{ConstData, Module};
+use crate::analysis::{Cfg, DomTree};
 use crate::kernel_info::AddressSpace;
 use std::collections::HashMap;
 
@@ -222,108 +223,6 @@ fn produces_value(module: &Module, data: &InstData) -> Option<bool> {
     })
 }
 
-/// Immediate dominators over the blocks reachable from the entry (Cooper, Harvey, Kennedy).
-struct Dominators {
-    /// Reverse post-order number of each reachable block.
-    rpo_number: HashMap<Block, usize>,
-    /// Immediate dominator of each block by RPO number (the entry's is itself).
-    idom: Vec<usize>,
-}
-
-impl Dominators {
-    fn compute(entry: Block, successors: &HashMap<Block, Vec<Block>>) -> Dominators {
-        // Post-order by an explicit stack.
-        let mut post_order: Vec<Block> = Vec::new();
-        let mut visited: HashMap<Block, ()> = HashMap::new();
-        let mut stack: Vec<(Block, usize)> = vec![(entry, 0)];
-        visited.insert(entry, ());
-        while let Some(top) = stack.last_mut() {
-            let (block, next) = *top;
-            let succs = successors.get(&block).map(Vec::as_slice).unwrap_or(&[]);
-            if let Some(&succ) = succs.get(next) {
-                top.1 += 1;
-                if visited.insert(succ, ()).is_none() {
-                    stack.push((succ, 0));
-                }
-            } else {
-                post_order.push(block);
-                stack.pop();
-            }
-        }
-        let rpo: Vec<Block> = post_order.into_iter().rev().collect();
-        let rpo_number: HashMap<Block, usize> = rpo.iter().enumerate().map(|(i, b)| (*b, i)).collect();
-        let mut predecessors: Vec<Vec<usize>> = vec![Vec::new(); rpo.len()];
-        for (i, b) in rpo.iter().enumerate() {
-            for s in successors.get(b).map(Vec::as_slice).unwrap_or(&[]) {
-                if let Some(&n) = rpo_number.get(s) {
-                    predecessors[n].push(i);
-                }
-            }
-        }
-        const UNDEFINED: usize = usize::MAX;
-        let mut idom = vec![UNDEFINED; rpo.len()];
-        if !rpo.is_empty() {
-            idom[0] = 0;
-        }
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for b in 1..rpo.len() {
-                let mut new_idom = UNDEFINED;
-                for &p in &predecessors[b] {
-                    if idom[p] == UNDEFINED {
-                        continue;
-                    }
-                    new_idom = if new_idom == UNDEFINED {
-                        p
-                    } else {
-                        let (mut x, mut y) = (p, new_idom);
-                        while x != y {
-                            while x > y {
-                                x = idom[x];
-                            }
-                            while y > x {
-                                y = idom[y];
-                            }
-                        }
-                        x
-                    };
-                }
-                if new_idom != UNDEFINED && idom[b] != new_idom {
-                    idom[b] = new_idom;
-                    changed = true;
-                }
-            }
-        }
-        Dominators { rpo_number, idom }
-    }
-
-    fn is_reachable(&self, b: Block) -> bool {
-        self.rpo_number.contains_key(&b)
-    }
-
-    /// Whether `a` dominates `b` (every block dominates itself).
-    fn dominates(&self, a: Block, b: Block) -> bool {
-        let (Some(&a), Some(&b)) = (self.rpo_number.get(&a), self.rpo_number.get(&b)) else {
-            return false;
-        };
-        let mut current = b;
-        loop {
-            if current == a {
-                return true;
-            }
-            if current == 0 || current < a {
-                return false;
-            }
-            let up = self.idom[current];
-            if up == current || up == usize::MAX {
-                return false;
-            }
-            current = up;
-        }
-    }
-}
-
 struct FunctionValidator<'m> {
     module: &'m Module,
     function: &'m Function,
@@ -433,22 +332,16 @@ impl<'m> FunctionValidator<'m> {
             self.error(format!("the entry block's parameters do not match the function's parameters ({entry})"));
         }
 
-        // CFG and dominators.
-        let mut successors: HashMap<Block, Vec<Block>> = HashMap::new();
+        // CFG and dominators (branches out of the layout are left out of the CFG).
         for &b in &f.layout.blocks {
             let Some(last) = f.layout.last_inst(b) else { continue };
-            let targets: Vec<Block> = f.insts[last].successors().iter().map(|c| c.block).collect();
-            let mut valid = Vec::new();
-            for t in targets {
-                if self.in_layout.contains_key(&t) {
-                    valid.push(t);
-                } else {
+            for t in f.insts[last].successors().iter().map(|c| c.block) {
+                if !self.in_layout.contains_key(&t) {
                     self.error(format!("{b} branches to {t}, which is not in the layout"));
                 }
             }
-            successors.insert(b, valid);
         }
-        let dominators = Dominators::compute(entry, &successors);
+        let dominators = DomTree::new(&Cfg::new(f));
         for &b in &f.layout.blocks {
             let insts = f.layout.insts[b].clone();
             for (pos, i) in insts.into_iter().enumerate() {
@@ -459,7 +352,7 @@ impl<'m> FunctionValidator<'m> {
         }
     }
 
-    fn check_operands(&mut self, dominators: &Dominators, block: Block, pos: usize, inst: Inst) {
+    fn check_operands(&mut self, dominators: &DomTree, block: Block, pos: usize, inst: Inst) {
         let f = self.function;
         let operands = f.insts[inst].operands();
         for v in operands {
