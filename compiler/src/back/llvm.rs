@@ -648,6 +648,8 @@ pub struct FnLower<'a, 'ctx, 'ir> {
     entry_copies: Vec<(PointerValue<'ctx>, PointerValue<'ctx>, u64, u32)>,
     /// Vector mode (`back::vector`): W work-items per call.
     pub vec: Option<super::vector::VecState<'a, 'ctx>>,
+    /// Linearized control flow (`back::linearize`) of a vector function with divergence.
+    pub lin: Option<super::linearize::Lin<'ctx>>,
 }
 
 impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
@@ -701,6 +703,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             resume_blocks: Vec::new(),
             entry_copies: Vec::new(),
             vec: None,
+            lin: None,
         })
     }
 
@@ -732,11 +735,12 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let entry = f.layout.entry().ok_or_else(|| self.err("has no body"))?;
         let cfg = crate::analysis::Cfg::new(f);
         let order = cfg.rpo();
+        let linearize = self.vec.as_ref().is_some_and(|v| !v.wa.divergent_branches.is_empty());
         // Blocks and phis first, so that branches can target anything.
         for &bb in order {
             let llb = self.cx().append_basic_block(self.llf, "");
             self.blocks[bb] = Some(llb);
-            if bb != entry {
+            if bb != entry && !linearize {
                 self.b.position_at_end(llb);
                 let mut phis = Vec::new();
                 for &p in &f.blocks[bb].params {
@@ -751,16 +755,22 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         }
         self.setup_params(entry)?;
         self.setup_variables(order)?;
+        if linearize {
+            self.setup_linearized(entry)?;
+        }
 
         for &bb in order {
             let llb = self.blocks[bb].ok_or_else(|| self.err("block not created"))?;
             self.b.position_at_end(llb);
+            if linearize {
+                self.lin_enter(bb)?;
+            }
             if bb == entry {
                 for (dst, src, size, align) in std::mem::take(&mut self.entry_copies) {
                     let n = self.i64().const_int(size, false);
                     self.b.build_memcpy(dst, align, src, align, n)?;
                 }
-            } else {
+            } else if !linearize {
                 let phis = self.phis.get(&bb).cloned().unwrap_or_default();
                 for (&p, phi) in f.blocks[bb].params.iter().zip(phis) {
                     self.define(p, phi.as_basic_value())?;
@@ -780,7 +790,10 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             }
         }
         // The dispatch block: start of the body, or the resume point of a barrier.
-        let body = self.blocks[entry].ok_or_else(|| self.err("no entry block"))?;
+        let body = match &self.lin {
+            Some(lin) => lin.dispatch,
+            None => self.blocks[entry].ok_or_else(|| self.err("no entry block"))?,
+        };
         self.b.position_at_end(self.dispatch);
         match (&self.mode, self.resume_blocks.is_empty()) {
             (Mode::Kernel { .. }, false) => {
@@ -957,6 +970,9 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                     let l = self.b.build_load(ty, slot, "")?;
                     return Ok(l);
                 }
+                if let Some(x) = self.lin_get(v)? {
+                    return Ok(x);
+                }
                 match self.vals[v] {
                     Some(x) => Ok(x),
                     None => bail!("value {v} is used where its definition does not reach"),
@@ -976,7 +992,22 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             self.b.build_store(slot, val)?;
         }
         self.vals[v] = Some(val);
-        Ok(())
+        self.lin_define(v, val)
+    }
+
+    /// The LLVM block of `b`, once created.
+    pub fn blocks_of(&self, b: Block) -> Option<BasicBlock<'ctx>> {
+        self.blocks[b]
+    }
+
+    /// Whether `v` has a value at this point of the lowering.
+    pub fn vals_has(&self, v: Value) -> bool {
+        self.vals[v].is_some()
+    }
+
+    /// Records `x` as the value of `v` without keeping it anywhere.
+    pub fn set_val(&mut self, v: Value, x: Val<'ctx>) {
+        self.vals[v] = Some(x);
     }
 
     fn global_address(&mut self, g: GlobalVar) -> R<PointerValue<'ctx>> {
@@ -1341,6 +1372,9 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     }
 
     fn lower_inst(&mut self, i: Inst) -> R<()> {
+        if self.lin.is_some() && self.f.insts[i].is_terminator() {
+            return self.lin_terminator(&self.f.insts[i]);
+        }
         if self.vec.is_some() && self.lower_vector_inst(i)? {
             return Ok(());
         }

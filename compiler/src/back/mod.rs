@@ -11,6 +11,7 @@
 
 pub mod builtins;
 pub mod jit;
+pub mod linearize;
 pub mod llvm;
 pub mod mathlib;
 pub mod printf;

@@ -11,15 +11,19 @@
 //! PoCL's vectorizers do) and pointer arithmetic strided. Loads from uniform addresses are
 //! uniform; results of atomics and calls are varying.
 //!
-//! Divergence: a branch or switch on a non-uniform condition is divergent. Until the
-//! post-dominator and loop analyses are available, its effect is over-approximated: every
-//! block parameter and every value defined in a block reachable from a divergent branch is
-//! varying (correct, if slower than the exact join / temporal-divergence rules).
+//! Divergence: a branch or switch on a non-uniform condition is divergent. The blocks
+//! between it and its immediate post-dominator are divergently reached (their code runs
+//! under a mask); the parameters of those blocks and of the post-dominator (the joins) are
+//! varying. A loop containing a divergent branch whose post-dominator lies outside the loop
+//! has a divergent exit: lanes leave it in different iterations, so values defined in the
+//! loop and used outside it, and the parameters of its exit blocks, are varying (temporal
+//! divergence).
 //!
 //! Memory accesses are classified as uniform (one scalar access), consecutive (one vector
-//! access), strided or random (gather / scatter), and masked when they lie in a block
-//! reachable from a divergent branch.
+//! access), strided or random (gather / scatter), and masked when they lie in a divergently
+//! reached block or a loop with a divergent exit.
 
+use crate::analysis::{Cfg, DomTree, LoopInfo, PostDomTree};
 use crate::ir::{self, BinaryOp, Block, ConstData, ConvertOp, Function, Inst, InstData, TypeData, Value, ValueDef};
 use crate::ir::{SecondaryMap, WorkItemQuery};
 use std::collections::HashSet;
@@ -65,8 +69,13 @@ pub struct WorkItemAnalysis {
     pub shapes: SecondaryMap<Value, Option<Shape>>,
     /// Branches and switches on a non-uniform condition.
     pub divergent_branches: Vec<Inst>,
-    /// Blocks reachable from a divergent branch (their code runs under a mask).
+    /// Blocks that run under a mask: between a divergent branch and its post-dominator,
+    /// and the blocks of loops with a divergent exit.
     pub divergent_blocks: HashSet<Block>,
+    /// Blocks whose parameters are varying joins.
+    join_blocks: HashSet<Block>,
+    /// Values made varying by temporal divergence.
+    forced: HashSet<Value>,
     /// Memory accesses (loads, stores, atomics) with their class.
     pub accesses: Vec<(Inst, Access)>,
 }
@@ -151,9 +160,22 @@ pub fn analyze(m: &ir::Module, f: &Function) -> WorkItemAnalysis {
         shapes: SecondaryMap::default(),
         divergent_branches: Vec::new(),
         divergent_blocks: HashSet::new(),
+        join_blocks: HashSet::new(),
+        forced: HashSet::new(),
         accesses: Vec::new(),
     };
     let Some(entry) = f.layout.entry() else { return a };
+    let cfg = Cfg::new(f);
+    let pdom = PostDomTree::new(&cfg);
+    let dom = DomTree::new(&cfg);
+    let loops = LoopInfo::new(&cfg, &dom);
+    let def_block = |v: Value| -> Option<Block> {
+        match f.values.get(v)?.def {
+            ValueDef::Result(i) => f.layout.inst_block[i],
+            ValueDef::Param(b, _) => Some(b),
+            _ => None,
+        }
+    };
     for &p in &f.blocks[entry].params {
         a.shapes[p] = Some(Shape::Uniform);
     }
@@ -162,10 +184,9 @@ pub fn analyze(m: &ir::Module, f: &Function) -> WorkItemAnalysis {
     loop {
         let mut changed = false;
         for &b in &f.layout.blocks {
-            let forced = a.divergent_blocks.contains(&b);
             for &i in &f.layout.insts[b] {
                 let Some(r) = f.inst_result[i] else { continue };
-                let s = if forced { Some(Shape::Varying) } else { inst_shape(m, f, &a, i) };
+                let s = if a.forced.contains(&r) { Some(Shape::Varying) } else { inst_shape(m, f, &a, i) };
                 let Some(s) = s else { continue };
                 let old = a.shapes[r];
                 let new = match old {
@@ -181,9 +202,9 @@ pub fn analyze(m: &ir::Module, f: &Function) -> WorkItemAnalysis {
             let Some(t) = f.layout.last_inst(b) else { continue };
             for call in f.insts[t].successors() {
                 let params = &f.blocks[call.block].params;
-                let join_forced = a.divergent_blocks.contains(&call.block);
+                let join_forced = a.join_blocks.contains(&call.block);
                 for (&p, &arg) in params.iter().zip(&call.args) {
-                    let s = if join_forced {
+                    let s = if join_forced || a.forced.contains(&p) {
                         Some(Shape::Varying)
                     } else {
                         match f.values.get(arg).map(|d| d.def) {
@@ -217,11 +238,42 @@ pub fn analyze(m: &ir::Module, f: &Function) -> WorkItemAnalysis {
             }
             a.divergent_branches.push(t);
             changed = true;
-            let mut work = f.successors(b);
+            // The region up to the immediate post-dominator runs under a mask.
+            let ipdom = pdom.ipdom(b);
+            let mut work: Vec<Block> = cfg.succs(b).to_vec();
+            let mut region = HashSet::new();
             while let Some(x) = work.pop() {
-                if a.divergent_blocks.insert(x) {
-                    work.extend(f.successors(x));
+                if Some(x) == ipdom || !region.insert(x) {
+                    continue;
                 }
+                work.extend(cfg.succs(x).iter().copied());
+            }
+            a.join_blocks.extend(region.iter().copied());
+            a.join_blocks.extend(ipdom);
+            a.divergent_blocks.extend(region);
+            // Loops the lanes may leave in different iterations.
+            let mut l = loops.loop_of(b);
+            while let Some(id) = l {
+                let lp = loops.get(id);
+                if ipdom.is_some_and(|p| loops.contains(id, p)) {
+                    break;
+                }
+                a.divergent_blocks.extend(lp.blocks.iter().copied());
+                a.join_blocks.extend(lp.exits.iter().copied());
+                let inside: HashSet<Block> = lp.blocks.iter().copied().collect();
+                for &ob in &f.layout.blocks {
+                    if inside.contains(&ob) {
+                        continue;
+                    }
+                    for &oi in &f.layout.insts[ob] {
+                        f.insts[oi].for_each_operand(|v| {
+                            if def_block(v).is_some_and(|db| inside.contains(&db)) {
+                                a.forced.insert(v);
+                            }
+                        });
+                    }
+                }
+                l = lp.parent;
             }
         }
         if !changed {

@@ -28,10 +28,11 @@ pub fn blocker(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis, barriers
         return Some("work-group barriers (vector barrier regions are not implemented yet)".into());
     }
     if !wa.divergent_branches.is_empty() {
-        return Some(format!(
-            "{} divergent branch(es) (linearization is not implemented yet)",
-            wa.divergent_branches.len()
-        ));
+        let cfg = crate::analysis::Cfg::new(f);
+        let dom = crate::analysis::DomTree::new(&cfg);
+        if crate::analysis::LoopInfo::new(&cfg, &dom).is_irreducible() {
+            return Some("irreducible control flow with divergent branches".into());
+        }
     }
     let varying = |v: ir::Value| !wa.shape(f, v).is_uniform();
     let aggregate = |t: ir::Type| matches!(m.types.get(t), TypeData::Struct { .. } | TypeData::Array { .. });
