@@ -906,7 +906,11 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             for &i in &f.layout.insts[bb] {
                 let InstData::Variable { ty, .. } = &f.insts[i] else { continue };
                 let Some(r) = f.inst_result[i] else { continue };
-                let llty = self.ty(*ty)?;
+                let llty = match &self.vec {
+                    // One variable holds every lane's copy.
+                    Some(vs) if vs.wa.private_regs.contains(&r) => super::vector::wide_ty(self.ty(*ty)?, vs.width)?,
+                    _ => self.ty(*ty)?,
+                };
                 let state_off = match &self.mode {
                     Mode::Kernel { plan, .. } => plan.state_vars.get(&i).copied(),
                     Mode::Function => None,
@@ -998,6 +1002,11 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     /// The LLVM block of `b`, once created.
     pub fn blocks_of(&self, b: Block) -> Option<BasicBlock<'ctx>> {
         self.blocks[b]
+    }
+
+    /// The recorded value of `v` (no slot or state lookup).
+    pub fn vals_get(&self, v: Value) -> R<Val<'ctx>> {
+        self.vals[v].ok_or_else(|| Error(format!("value {v} has no value yet")))
     }
 
     /// Whether `v` has a value at this point of the lowering.

@@ -375,6 +375,29 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             I::Jump { .. } | I::Branch { .. } | I::Switch { .. } | I::Return { .. } | I::Unreachable => {
                 return Ok(false)
             }
+            I::Variable { init, .. } => {
+                let r = res.ok_or("variable without result")?;
+                if let Some(init) = init {
+                    let p = as_ptr(self.vals_get(r)?)?;
+                    let x = self.get_wide(*init)?;
+                    self.register_store(p, x)?;
+                }
+                return Ok(true);
+            }
+            I::Load { ptr, .. } if self.is_register_var(*ptr) => {
+                let r = res.ok_or("load without result")?;
+                let p = as_ptr(self.get(*ptr)?)?;
+                let ty = self.value_llty(r)?;
+                let x = self.b.build_load(ty, p, "")?;
+                self.define(r, x)?;
+                return Ok(true);
+            }
+            I::Store { ptr, value, .. } if self.is_register_var(*ptr) => {
+                let p = as_ptr(self.get(*ptr)?)?;
+                let x = self.get_wide(*value)?;
+                self.register_store(p, x)?;
+                return Ok(true);
+            }
             I::Load { ptr, align, .. } => {
                 if self.is_uniform(*ptr) {
                     return Ok(false);
@@ -494,6 +517,27 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         };
         self.define(r, out)?;
         Ok(true)
+    }
+
+    fn is_register_var(&self, p: Value) -> bool {
+        self.vec.as_ref().is_some_and(|vs| vs.wa.private_regs.contains(&p))
+    }
+
+    /// Stores `x` into a register variable for the active lanes.
+    fn register_store(&self, p: inkwell::values::PointerValue<'ctx>, x: Val<'ctx>) -> R<()> {
+        let mask = self.vec.as_ref().ok_or("not in vector mode")?.mask;
+        let old = self.b.build_load(x.get_type(), p, "")?;
+        let m: Val<'ctx> = if x.get_type().into_vector_type().get_size() == mask.get_type().get_size() {
+            mask.into()
+        } else {
+            let w = mask.get_type().get_size();
+            let n = x.get_type().into_vector_type().get_size();
+            let idx: Vec<Option<u32>> = (0..n).map(|j| Some(j % w)).collect();
+            self.shuffle(mask, None, &idx)?.into()
+        };
+        let v = self.select(m, x, old)?;
+        self.b.build_store(p, v)?;
+        Ok(())
     }
 
     /// Pointer arithmetic with varying operands: a vector GEP per index.

@@ -78,6 +78,13 @@ pub struct WorkItemAnalysis {
     forced: HashSet<Value>,
     /// Memory accesses (loads, stores, atomics) with their class.
     pub accesses: Vec<(Inst, Access)>,
+    /// Private scalar or vector variables only loaded and stored whole whose content varies:
+    /// each lane's copy lives in one `<W x T>` register variable (structure of arrays).
+    /// Such variables that only ever hold uniform values (stored outside divergent code) are
+    /// uniform: one scalar variable for the packet.
+    pub private_regs: HashSet<Value>,
+    /// Whole-access scalar, vector and pointer variables: registers, uniform or not.
+    pub reg_candidates: HashSet<Value>,
 }
 
 /// Counts for the vectorizer report.
@@ -163,6 +170,8 @@ pub fn analyze(m: &ir::Module, f: &Function) -> WorkItemAnalysis {
         join_blocks: HashSet::new(),
         forced: HashSet::new(),
         accesses: Vec::new(),
+        private_regs: HashSet::new(),
+        reg_candidates: register_variables(m, f),
     };
     let Some(entry) = f.layout.entry() else { return a };
     let cfg = Cfg::new(f);
@@ -222,6 +231,23 @@ pub fn analyze(m: &ir::Module, f: &Function) -> WorkItemAnalysis {
                         a.shapes[p] = Some(new);
                         changed = true;
                     }
+                }
+            }
+        }
+        // Register variables holding varying values (or written under divergence).
+        for &b in &f.layout.blocks {
+            for &i in &f.layout.insts[b] {
+                let InstData::Store { ptr, value, .. } = &f.insts[i] else { continue };
+                if !a.reg_candidates.contains(ptr) || a.private_regs.contains(ptr) {
+                    continue;
+                }
+                let varying = match f.values.get(*value).map(|d| d.def) {
+                    Some(ValueDef::Const(_)) | Some(ValueDef::Global(_)) => false,
+                    _ => a.shapes[*value].is_some_and(|s| s != Shape::Uniform),
+                };
+                if varying || a.divergent_blocks.contains(&b) {
+                    a.private_regs.insert(*ptr);
+                    changed = true;
                 }
             }
         }
@@ -295,6 +321,9 @@ pub fn analyze(m: &ir::Module, f: &Function) -> WorkItemAnalysis {
                 },
                 _ => continue,
             };
+            if a.reg_candidates.contains(&ptr) {
+                continue;
+            }
             let size = m.types.size_of(ty) as i64;
             let class = match a.shape(f, ptr) {
                 Shape::Uniform => Access::Uniform,
@@ -306,6 +335,43 @@ pub fn analyze(m: &ir::Module, f: &Function) -> WorkItemAnalysis {
         }
     }
     a
+}
+
+/// Variables of scalar or vector type whose address is only used by whole loads and
+/// stores (at -O0, or when the translator needed clang's unoptimised module, every local
+/// variable is one).
+fn register_variables(m: &ir::Module, f: &Function) -> HashSet<Value> {
+    let mut vars = HashSet::new();
+    for &b in &f.layout.blocks {
+        for &i in &f.layout.insts[b] {
+            if let (InstData::Variable { ty, .. }, Some(r)) = (&f.insts[i], f.inst_result[i]) {
+                if matches!(
+                    m.types.get(*ty),
+                    TypeData::Int { .. }
+                        | TypeData::Float { .. }
+                        | TypeData::Bool
+                        | TypeData::Vector { .. }
+                        | TypeData::Pointer { .. }
+                ) {
+                    vars.insert(r);
+                }
+            }
+        }
+    }
+    for &b in &f.layout.blocks {
+        for &i in &f.layout.insts[b] {
+            match &f.insts[i] {
+                InstData::Load { .. } => {}
+                InstData::Store { value, .. } => {
+                    vars.remove(value);
+                }
+                d => d.for_each_operand(|v| {
+                    vars.remove(&v);
+                }),
+            }
+        }
+    }
+    vars
 }
 
 /// The shape of the result of `i` from its operands' shapes; `None` while an operand is
@@ -447,8 +513,15 @@ fn inst_shape(m: &ir::Module, f: &Function, a: &WorkItemAnalysis, i: Inst) -> Op
             Uniform => Uniform,
             _ => Varying,
         },
-        // Each lane has its own private variable.
-        InstData::Variable { .. } => Varying,
+        // Each lane has its own private variable, unless all lanes always hold the same.
+        InstData::Variable { .. } => {
+            let r = f.inst_result[i]?;
+            if a.reg_candidates.contains(&r) && !a.private_regs.contains(&r) {
+                Uniform
+            } else {
+                Varying
+            }
+        }
         InstData::Select { cond, if_true, if_false } => match (sh(*cond)?, sh(*if_true)?, sh(*if_false)?) {
             (Uniform, x, y) if x == y => x,
             (c, x, y) => {
