@@ -37,6 +37,9 @@ pub struct Lin<'ctx> {
     def_block: HashMap<Value, Block>,
     pub dispatch: BasicBlock<'ctx>,
     pub cur: Option<Block>,
+    /// The dispatcher's mask and last active lane.
+    mask: VectorValue<'ctx>,
+    last: IntValue<'ctx>,
 }
 
 impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
@@ -73,7 +76,8 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             }
             for &i in &f.layout.insts[b] {
                 if let Some(r) = f.inst_result[i] {
-                    if !matches!(f.insts[i], InstData::Variable { .. }) {
+                    // Variables and work-item ids are set up in the prologue (every entry).
+                    if !matches!(f.insts[i], InstData::Variable { .. } | InstData::WorkItem { .. }) {
                         def_block.insert(r, b);
                     }
                 }
@@ -165,7 +169,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             vs.mask = mask;
             vs.last = last;
         }
-        self.lin = Some(Lin { ids, cont_of, back_edges, next, slots, def_block, dispatch, cur: None });
+        self.lin = Some(Lin { ids, cont_of, back_edges, next, slots, def_block, dispatch, cur: None, mask, last });
         Ok(())
     }
 
@@ -207,6 +211,11 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let f = self.f;
         if let Some(lin) = self.lin.as_mut() {
             lin.cur = Some(b);
+            let (m, l) = (lin.mask, lin.last);
+            if let Some(vs) = self.vec.as_mut() {
+                vs.mask = m;
+                vs.last = l;
+            }
         }
         let Some(lin) = &self.lin else { return Ok(()) };
         if f.layout.entry() == Some(b) {
@@ -219,8 +228,22 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             loaded.push((p, self.b.build_load(ty, slot, "")?));
         }
         for (p, v) in loaded {
-            self.set_val(p, v);
+            // Through `define`: a parameter live across a barrier goes to the state too.
+            self.define(p, v)?;
         }
+        Ok(())
+    }
+
+    /// After a barrier's return: every lane of the packet continues here (a barrier is
+    /// never under divergence), so the mask is the packet's and no lane waits elsewhere.
+    pub fn lin_resume(&mut self) -> R<()> {
+        let Some(lin) = &self.lin else { return Ok(()) };
+        let next = lin.next;
+        let vs = self.vec.as_mut().ok_or("not in vector mode")?;
+        vs.mask = vs.static_mask;
+        vs.last = vs.static_last;
+        let w = vs.width;
+        self.b.build_store(next, self.splat_i32(DONE, w))?;
         Ok(())
     }
 

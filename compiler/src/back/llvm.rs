@@ -861,7 +861,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                                     &self.pb,
                                     self.cx().i8_type().into(),
                                     state,
-                                    &[self.i64().const_int(*off, false)],
+                                    &[self.i64().const_int(self.packet_off(*off), false)],
                                     true,
                                 )?;
                                 self.entry_copies.push((dst, at, size, align.min(8)));
@@ -918,7 +918,8 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 let ptr = match state_off {
                     Some(off) => {
                         let state = self.state.ok_or("no state pointer")?;
-                        gep(&self.pb, self.cx().i8_type().into(), state, &[self.i64().const_int(off, false)], true)?
+                        let at = self.i64().const_int(self.packet_off(off), false);
+                        gep(&self.pb, self.cx().i8_type().into(), state, &[at], true)?
                     }
                     None => {
                         let a = self.pb.build_alloca(llty, "")?;
@@ -951,7 +952,13 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
 
     fn state_slot(&self, off: u64) -> R<PointerValue<'ctx>> {
         let state = self.state.ok_or("no state pointer")?;
-        gep(&self.b, self.cx().i8_type().into(), state, &[self.i64().const_int(off, false)], true)
+        gep(&self.b, self.cx().i8_type().into(), state, &[self.i64().const_int(self.packet_off(off), false)], true)
+    }
+
+    /// The offset in a packet's state of what a work-item keeps at `off`: packets keep W
+    /// work-items' state in structure-of-arrays form (a varying value stored whole).
+    pub fn packet_off(&self, off: u64) -> u64 {
+        off * self.vec.as_ref().map_or(1, |v| v.width as u64)
     }
 
     /// The LLVM value of `v` at the current position.
@@ -972,6 +979,10 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                     let ty = self.value_llty(v)?;
                     let slot = self.state_slot(off)?;
                     let l = self.b.build_load(ty, slot, "")?;
+                    if self.vec.is_some() {
+                        // Packets keep W values in a row: aligned to the element only.
+                        set_align(l, 1);
+                    }
                     return Ok(l);
                 }
                 if let Some(x) = self.lin_get(v)? {
@@ -993,7 +1004,19 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         }
         if let Some(off) = self.demoted_offset(v) {
             let slot = self.state_slot(off)?;
-            self.b.build_store(slot, val)?;
+            let val = match (&self.vec, &self.lin) {
+                // Under divergence only the active lanes' part is theirs to write.
+                (Some(vs), Some(_)) if !self.is_uniform(v) => {
+                    let old = self.b.build_load(val.get_type(), slot, "")?;
+                    set_align(old, 1);
+                    self.select(vs.mask.into(), val, old)?
+                }
+                _ => val,
+            };
+            let st = self.b.build_store(slot, val)?;
+            if self.vec.is_some() {
+                let _ = st.set_alignment(1);
+            }
         }
         self.vals[v] = Some(val);
         self.lin_define(v, val)
@@ -1575,7 +1598,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let resume = self.cx().append_basic_block(self.llf, &format!("resume{id}"));
         self.resume_blocks.push((id, resume));
         self.b.position_at_end(resume);
-        Ok(())
+        self.lin_resume()
     }
 
     pub(crate) fn lower_binary(&self, op: ir::BinaryOp, a: Val<'ctx>, b: Val<'ctx>) -> R<Val<'ctx>> {

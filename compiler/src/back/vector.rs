@@ -29,6 +29,9 @@ pub struct VecState<'a, 'ctx> {
     pub mask: VectorValue<'ctx>,
     /// The last active lane (hi - 1) as i32.
     pub last: IntValue<'ctx>,
+    /// The packet's lanes lo..hi and its last lane (the mask at the start and after a barrier).
+    pub static_mask: VectorValue<'ctx>,
+    pub static_last: IntValue<'ctx>,
 }
 
 impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
@@ -68,7 +71,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let lt = pb.build_int_compare(IntPredicate::ULT, iota32, splat32(hi)?, "")?;
         let mask = pb.build_and(ge, lt, "mask")?;
         let last = pb.build_int_sub(hi, i32t.const_int(1, false), "")?;
-        self.vec = Some(VecState { width, wa, mask, last });
+        self.vec = Some(VecState { width, wa, mask, last, static_mask: mask, static_last: last });
         Ok(())
     }
 
@@ -353,13 +356,20 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     fn vector_work_item(&mut self, q: ir::WorkItemQuery, ir_ty: ir::Type) -> R<Val<'ctx>> {
         let t = self.ty(ir_ty)?;
         let scalar = self.work_item_value(q, t)?;
+        // In the prologue, like the scalar ids: recomputed at every entry (barriers).
+        let at = self.b.get_insert_block().ok_or("builder not positioned")?;
+        if let Some(term) = self.pb.get_insert_block().and_then(|b| b.get_terminator()) {
+            self.b.position_before(&term);
+        }
         let wide = self.broadcast(scalar)?.into_vector_value();
         let w = self.width()?;
         let et = wide.get_type().get_element_type().into_int_type();
         // Lane offsets for component 0 only (the first W elements in SoA order).
         let n = wide.get_type().get_size();
         let offs: Vec<IntValue<'ctx>> = (0..n).map(|j| et.const_int(if j < w { j as u64 } else { 0 }, false)).collect();
-        Ok(self.b.build_int_add(wide, VectorType::const_vector(&offs), "")?.into())
+        let r = self.b.build_int_add(wide, VectorType::const_vector(&offs), "")?;
+        self.b.position_at_end(at);
+        Ok(r.into())
     }
 
     /// Lowers instruction `i` in vector mode if it involves varying values; `false` leaves it

@@ -25,7 +25,14 @@ const CROSS_COMPONENT: &[u32] = &[
 /// of it. `barriers`: the kernel has work-group barriers.
 pub fn blocker(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis, barriers: bool) -> Option<String> {
     if barriers {
-        return Some("work-group barriers (vector barrier regions are not implemented yet)".into());
+        for &b in &f.layout.blocks {
+            let in_divergence = wa.divergent_blocks.contains(&b);
+            if in_divergence
+                && f.layout.insts[b].iter().any(|&i| crate::passes::inline::is_work_group_barrier(&f.insts[i]))
+            {
+                return Some("a barrier in divergent control flow (not every work-item of a packet reaches it)".into());
+            }
+        }
     }
     if !wa.divergent_branches.is_empty() {
         let cfg = crate::analysis::Cfg::new(f);

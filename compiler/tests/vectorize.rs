@@ -1,0 +1,127 @@
+//! The vectorizer at compiler level: the work-item analysis on small kernels (memory access
+//! classes and divergence) and vectorized kernels run against the scalar build.
+
+mod common;
+
+use softcl_compiler::ir::InstData;
+use softcl_compiler::vectorize::analysis::{analyze, Access, AccessCounts};
+use softcl_compiler::{compile_source, passes, Target};
+
+/// Compiles `src`, inlines the kernel `name`'s calls and returns the analysis counts and
+/// the number of divergent branches.
+fn counts(src: &str, name: &str) -> (AccessCounts, usize, Vec<Access>) {
+    let t = Target::default();
+    let mut prog = compile_source(src, "", &t).unwrap_or_else(|e| panic!("front end: {}", e.log));
+    passes::inline::inline_barrier_calls(&mut prog.module).unwrap();
+    softcl_compiler::vectorize::inline_kernel_calls(&mut prog.module, 256).unwrap();
+    let k = prog.module.kernel(name).expect("kernel");
+    let f = &prog.module.functions[k.func];
+    if std::env::var("SHOW_IR").is_ok() {
+        eprintln!("{}", prog.module.display_function(k.func));
+    }
+    let a = analyze(&prog.module, f);
+    let mut classes = Vec::new();
+    for &b in &f.layout.blocks {
+        for &i in &f.layout.insts[b] {
+            if matches!(f.insts[i], InstData::Load { .. } | InstData::Store { .. } | InstData::Atomic { .. }) {
+                classes.push(a.access(i).expect("every access is classified"));
+            }
+        }
+    }
+    (a.counts(f), a.divergent_branches.len(), classes)
+}
+
+#[test]
+fn mandel_ir() {
+    let (c, d, _) = counts(
+        r#"__kernel void mandel(__global int* out, int w, int h, int max_iter) {
+            int px = get_global_id(0), py = get_global_id(1);
+            float cr = -2.0f + 3.0f * px / w, ci = -1.5f + 3.0f * py / h;
+            float zr = 0.0f, zi = 0.0f;
+            int k = 0;
+            while (k < max_iter && zr * zr + zi * zi <= 4.0f) {
+                float t = zr * zr - zi * zi + cr;
+                zi = 2.0f * zr * zi + ci;
+                zr = t;
+                k++;
+            }
+            out[py * w + px] = k;
+        }
+        __kernel void nested(__global const int* lim, __global int* out) {
+            int i = get_global_id(0);
+            int acc = 0;
+            for (int a = 0; a < lim[i]; a++) {
+                if (a % 3 == 1) continue;
+                for (int b = 0; b < a; b++) {
+                    if (b > i % 5) break;
+                    acc += a * 10 + b;
+                }
+                if (acc > 500) break;
+            }
+            out[i] = acc;
+        }"#,
+        "mandel",
+    );
+    eprintln!("{c:?} {d}");
+}
+
+fn vtarget(width: Option<u32>) -> Target {
+    Target {
+        vectorizer: match width {
+            Some(w) => softcl_compiler::Vectorizer::Forced { width: w, register_bytes: 64 },
+            None => softcl_compiler::Vectorizer::Off,
+        },
+        ..Target::default()
+    }
+}
+
+#[test]
+fn local_reduction_with_barriers_vectorized() {
+    use common::*;
+    let src = r#"__kernel void reduce(__global const float* in, __global float* partial,
+                             __local float* scratch) {
+            uint lid = get_local_id(0);
+            scratch[lid] = in[get_global_id(0)];
+            barrier(CLK_LOCAL_MEM_FENCE);
+            for (uint s = get_local_size(0) / 2; s > 0; s >>= 1) {
+                if (lid < s)
+                    scratch[lid] += scratch[lid + s];
+                barrier(CLK_LOCAL_MEM_FENCE);
+            }
+            if (lid == 0)
+                partial[get_group_id(0)] = scratch[0];
+        }"#;
+    let n = 256usize;
+    let input: Vec<f32> = (0..n).map(|i| ((i * 7) % 31) as f32).collect();
+    let widths: Vec<Option<u32>> = match std::env::var("W") {
+        Ok(x) => vec![Some(x.parse().unwrap())],
+        _ => vec![None, Some(4), Some(16)],
+    };
+    for w in widths {
+        let t = vtarget(w);
+        let prog = compile_source(src, "", &t).unwrap_or_else(|e| panic!("{}", e.log));
+        let native = prog.codegen(&t).unwrap_or_else(|e| panic!("{}", e.log));
+        let k = native.kernel("reduce").unwrap();
+        assert_eq!(k.info.simd_width, w.unwrap_or(0), "width");
+        for local in [32usize, 64] {
+            let mut part = vec![0f32; n / local];
+            let mut args = ArgBlock::new(&k.info);
+            args.set_ptr(&k.info, 0, input.as_ptr());
+            args.set_ptr(&k.info, 1, part.as_mut_ptr());
+            run_ndrange(
+                k,
+                &mut args,
+                1,
+                [n as u64, 1, 1],
+                [local as u64, 1, 1],
+                [0; 3],
+                Pattern::Whole,
+                &[(2, local * 4)],
+            );
+            for (g, p) in part.iter().enumerate() {
+                let want: f32 = input[g * local..(g + 1) * local].iter().sum();
+                assert_eq!(*p, want, "width {w:?} local {local} group {g}");
+            }
+        }
+    }
+}
