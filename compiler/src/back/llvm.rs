@@ -2287,13 +2287,29 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         comparator: Option<Value>,
         rt: Option<BasicTypeEnum<'ctx>>,
     ) -> R<Option<Val<'ctx>>> {
-        use ir::AtomicOp as A;
         let p = as_ptr(self.get(ptr)?)?;
-        let sc = AtomicOrdering::SequentiallyConsistent;
         let val = match value {
             Some(v) => Some(self.get(v)?),
             None => None,
         };
+        let cmp = match comparator {
+            Some(c) => Some(self.get(c)?),
+            None => None,
+        };
+        self.atomic_on(op, p, val, cmp, rt)
+    }
+
+    /// An atomic operation on LLVM values (one work-item's).
+    pub(crate) fn atomic_on(
+        &mut self,
+        op: ir::AtomicOp,
+        p: PointerValue<'ctx>,
+        val: Option<Val<'ctx>>,
+        cmp: Option<Val<'ctx>>,
+        rt: Option<BasicTypeEnum<'ctx>>,
+    ) -> R<Option<Val<'ctx>>> {
+        use ir::AtomicOp as A;
+        let sc = AtomicOrdering::SequentiallyConsistent;
         let need_val = || val.ok_or_else(|| Error("atomic operation without an operand".into()));
         let rmw = |s: &Self, op: AtomicRMWBinOp, v: Val<'ctx>| -> R<Val<'ctx>> {
             match v {
@@ -2333,7 +2349,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             }
             A::CompareExchange => {
                 let v = need_val()?;
-                let c = self.get(comparator.ok_or("compare-exchange without a comparator")?)?;
+                let c = cmp.ok_or("compare-exchange without a comparator")?;
                 if v.get_type() != c.get_type() {
                     bail!("compare-exchange operands of different types");
                 }

@@ -408,6 +408,10 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 self.register_store(p, x)?;
                 return Ok(true);
             }
+            I::Atomic { op, ptr, value, comparator, .. } => {
+                self.atomic_per_lane(i, *op, *ptr, *value, *comparator)?;
+                return Ok(true);
+            }
             I::Load { ptr, align, .. } => {
                 if self.is_uniform(*ptr) {
                     return Ok(false);
@@ -527,6 +531,77 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         };
         self.define(r, out)?;
         Ok(true)
+    }
+
+    /// An atomic operation in vector code: one scalar atomic per active lane, in lane order.
+    fn atomic_per_lane(
+        &mut self,
+        i: Inst,
+        op: ir::AtomicOp,
+        ptr: Value,
+        value: Option<Value>,
+        comparator: Option<Value>,
+    ) -> R<()> {
+        let w = self.width()?;
+        let res = self.f.inst_result[i].filter(|r| !self.e.is_void(self.f.value_type(*r)));
+        let rt = match res {
+            Some(r) => Some(self.ty(self.f.value_type(r))?),
+            None => None,
+        };
+        let pw = self.get_wide(ptr)?.into_vector_value();
+        let vw = match value {
+            Some(v) => Some(self.get_wide(v)?.into_vector_value()),
+            None => None,
+        };
+        let cw = match comparator {
+            Some(c) => Some(self.get_wide(c)?.into_vector_value()),
+            None => None,
+        };
+        let mask = self.vec.as_ref().ok_or("not in vector mode")?.mask;
+        let mut acc: Option<VectorValue<'ctx>> = match rt {
+            Some(t) => Some(wide_ty(t, w)?.into_vector_type().get_undef()),
+            None => None,
+        };
+        for k in 0..w {
+            let kc = self.i32().const_int(k as u64, false);
+            let on = self.b.build_extract_element(mask, kc, "")?.into_int_value();
+            let from = self.b.get_insert_block().ok_or("builder not positioned")?;
+            let run = self.cx().append_basic_block(self.llf, "lane");
+            let join = self.cx().append_basic_block(self.llf, "lane.next");
+            self.b.build_conditional_branch(on, run, join)?;
+            self.b.position_at_end(run);
+            let p = self.b.build_extract_element(pw, kc, "")?.into_pointer_value();
+            let v = match vw {
+                Some(x) => Some(self.b.build_extract_element(x, kc, "")?),
+                None => None,
+            };
+            let c = match cw {
+                Some(x) => Some(self.b.build_extract_element(x, kc, "")?),
+                None => None,
+            };
+            let r = self.atomic_on(op, p, v, c, rt)?;
+            let with = match (acc, r) {
+                (Some(a), Some(r)) => Some(self.b.build_insert_element(a, r, kc, "")?),
+                _ => None,
+            };
+            let ran = self.b.get_insert_block().ok_or("builder not positioned")?;
+            self.b.build_unconditional_branch(join)?;
+            self.b.position_at_end(join);
+            if let (Some(a), Some(with)) = (acc, with) {
+                let phi = self.b.build_phi(a.get_type(), "")?;
+                phi.add_incoming(&[(&a, from), (&with, ran)]);
+                acc = Some(phi.as_basic_value().into_vector_value());
+            }
+        }
+        if let (Some(r), Some(a)) = (res, acc) {
+            let out: Val<'ctx> = if self.is_uniform(r) {
+                self.lane_of(a.into(), self.f.value_type(r), self.i32().const_zero())?
+            } else {
+                a.into()
+            };
+            self.define(r, out)?;
+        }
+        Ok(())
     }
 
     fn is_register_var(&self, p: Value) -> bool {

@@ -54,7 +54,6 @@ pub fn blocker(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis, barriers
                 }
             }
             let why = match d {
-                InstData::Atomic { .. } => Some("atomic operations (per-lane execution is not implemented yet)".into()),
                 InstData::Call { func, .. } => {
                     Some(format!("a call of `{}` (per-lane calls are not implemented yet)", m.functions[*func].name))
                 }
