@@ -1,0 +1,273 @@
+//! The results of a run: the Markdown table and the JSON file.
+
+use std::fmt::Write as _;
+
+use crate::cases::Bound;
+use crate::host::Roofs;
+
+/// One device's result in a row.
+#[derive(Clone, Debug)]
+pub enum Cell {
+    /// Verified kernel run: best kernel time, best wall time, median kernel time (ms).
+    Kernel { ms: f64, wall_ms: f64, median_ms: f64, note: String },
+    /// A launch probe: microseconds per launch.
+    Launch { us: f64 },
+    /// An OpenCL error or a wrong result.
+    Failed(String),
+}
+
+/// One table row: a kernel (or a launch probe) and each device's result.
+pub struct Row {
+    pub kernel: String,
+    pub size: String,
+    /// Work per launch (kernels only): the bounding roof, bytes and flops.
+    pub work: Option<(Bound, f64, f64)>,
+    pub cells: Vec<Cell>,
+}
+
+impl Row {
+    /// The time in milliseconds of device `d`, when it ran and was verified.
+    fn ms(&self, d: usize) -> Option<f64> {
+        match self.cells.get(d)? {
+            Cell::Kernel { ms, .. } => Some(*ms),
+            Cell::Launch { us } => Some(us / 1e3),
+            _ => None,
+        }
+    }
+}
+
+/// A whole run.
+pub struct Report {
+    pub labels: Vec<String>,
+    pub devices: Vec<(String, String)>,
+    pub size: String,
+    pub reps: usize,
+    pub host_cpu: String,
+    pub threads: usize,
+    pub load_start: String,
+    pub load_end: String,
+    pub roofs: Roofs,
+    pub rows: Vec<Row>,
+}
+
+impl Report {
+    /// The device whose metric is shown (SoftCL's, else the first) and the one it is
+    /// compared with (PoCL's), as indices into `labels`.
+    fn subject_and_reference(&self) -> (usize, Option<usize>) {
+        let subject = self.labels.iter().position(|l| l == "SoftCL").unwrap_or(0);
+        let reference = self.labels.iter().position(|l| l == "PoCL").filter(|&r| r != subject);
+        (subject, reference)
+    }
+
+    /// Speed ratio of the subject against the reference (reference time / subject time).
+    fn ratio(&self, row: &Row) -> Option<f64> {
+        let (s, r) = self.subject_and_reference();
+        Some(row.ms(r?)? / row.ms(s)?)
+    }
+
+    /// Geometric mean of the kernel rows' ratios (the launch probes excluded) and how many.
+    pub fn geomean(&self) -> Option<(f64, usize)> {
+        let ratios: Vec<f64> = self.rows.iter().filter(|r| r.work.is_some()).filter_map(|r| self.ratio(r)).collect();
+        if ratios.is_empty() {
+            return None;
+        }
+        let mean = ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64;
+        Some((mean.exp(), ratios.len()))
+    }
+
+    /// The metric and share of its roof for the subject's cell of a kernel row.
+    fn metric(&self, row: &Row, d: usize) -> (String, String) {
+        match (&row.work, row.cells.get(d)) {
+            (Some((bound, bytes, flops)), Some(Cell::Kernel { ms, .. })) => match bound {
+                Bound::Memory => {
+                    let gbs = bytes / ms / 1e6;
+                    (format!("{gbs:.1} GB/s"), format!("{:.0}% copy", 100.0 * gbs / self.roofs.copy_gbs))
+                }
+                Bound::Compute => {
+                    let gf = flops / ms / 1e6;
+                    (format!("{gf:.1} GFLOP/s"), format!("{:.1}% FMA", 100.0 * gf / self.roofs.fma_gflops))
+                }
+            },
+            (None, Some(Cell::Launch { us })) => (format!("{us:.1} us/launch"), "-".into()),
+            (_, Some(Cell::Failed(_))) => ("FAILED".into(), "-".into()),
+            _ => ("-".into(), "-".into()),
+        }
+    }
+
+    /// The Markdown table with its header lines.
+    pub fn markdown(&self) -> String {
+        let (s, r) = self.subject_and_reference();
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "Host: {} ({} threads); copy bandwidth {:.1} GB/s (read + write), FP32 FMA peak {:.1} GFLOP/s \
+             ({}-bit vectors); load average {} at start, {} at end.",
+            self.host_cpu,
+            self.threads,
+            self.roofs.copy_gbs,
+            self.roofs.fma_gflops,
+            self.roofs.fma_bits,
+            self.load_start,
+            self.load_end
+        );
+        for (label, (platform, name)) in self.labels.iter().zip(&self.devices) {
+            let _ = writeln!(out, "{label}: {platform} / {name}");
+        }
+        let _ = writeln!(
+            out,
+            "Size {}, kernel time = best of {} after a warm-up (profiling END-START).\n",
+            self.size, self.reps
+        );
+        let mut header = vec!["kernel".to_string(), "size".into(), format!("{} ms", self.labels[s]), "metric".into()];
+        header.push("% of roof".into());
+        let others: Vec<usize> = (0..self.labels.len()).filter(|&d| d != s).collect();
+        for &d in &others {
+            header.push(format!("{} ms", self.labels[d]));
+        }
+        if let Some(r) = r {
+            header.push(format!("{}/{}", self.labels[s], self.labels[r]));
+        }
+        let _ = writeln!(out, "| {} |", header.join(" | "));
+        let _ = writeln!(out, "|{}", header.iter().map(|_| "---|").collect::<String>());
+        for row in &self.rows {
+            let (metric, roof) = self.metric(row, s);
+            let mut cols = vec![row.kernel.clone(), row.size.clone(), time_cell(row, s), metric, roof];
+            for &d in &others {
+                cols.push(time_cell(row, d));
+            }
+            if r.is_some() {
+                cols.push(self.ratio(row).map_or("-".into(), |x| format!("{x:.2}x")));
+            }
+            let _ = writeln!(out, "| {} |", cols.join(" | "));
+        }
+        if let Some(r) = r {
+            match self.geomean() {
+                Some((g, n)) => {
+                    let _ = writeln!(
+                        out,
+                        "\nGeomean {}/{} over {n} kernels: {g:.2}x (speed ratio: {} time / {} time; > 1 means {} is faster).",
+                        self.labels[s], self.labels[r], self.labels[r], self.labels[s], self.labels[s]
+                    );
+                }
+                None => {
+                    let _ = writeln!(
+                        out,
+                        "\nGeomean: no kernel ran verified on both {} and {}.",
+                        self.labels[s], self.labels[r]
+                    );
+                }
+            }
+        }
+        out
+    }
+
+    /// The run as JSON.
+    pub fn json(&self) -> String {
+        let mut out = String::from("{\n");
+        let _ = writeln!(out, "  \"size\": {},", json_str(&self.size));
+        let _ = writeln!(out, "  \"reps\": {},", self.reps);
+        let _ = writeln!(
+            out,
+            "  \"host\": {{\"cpu\": {}, \"threads\": {}, \"copy_gbs\": {}, \"fma_gflops\": {}, \"fma_bits\": {}, \
+             \"load_start\": {}, \"load_end\": {}}},",
+            json_str(&self.host_cpu),
+            self.threads,
+            json_num(self.roofs.copy_gbs),
+            json_num(self.roofs.fma_gflops),
+            self.roofs.fma_bits,
+            json_str(&self.load_start),
+            json_str(&self.load_end)
+        );
+        let devices: Vec<String> = self
+            .labels
+            .iter()
+            .zip(&self.devices)
+            .map(|(l, (p, n))| {
+                format!("{{\"label\": {}, \"platform\": {}, \"device\": {}}}", json_str(l), json_str(p), json_str(n))
+            })
+            .collect();
+        let _ = writeln!(out, "  \"devices\": [{}],", devices.join(", "));
+        let mut results = Vec::new();
+        for row in &self.rows {
+            for (d, cell) in row.cells.iter().enumerate() {
+                let mut f = vec![
+                    format!("\"kernel\": {}", json_str(&row.kernel)),
+                    format!("\"size\": {}", json_str(&row.size)),
+                    format!("\"device\": {}", json_str(&self.labels[d])),
+                ];
+                match cell {
+                    Cell::Kernel { ms, wall_ms, median_ms, note } => {
+                        f.push("\"verified\": true".into());
+                        f.push(format!("\"kernel_ms\": {}", json_num(*ms)));
+                        f.push(format!("\"median_ms\": {}", json_num(*median_ms)));
+                        f.push(format!("\"wall_ms\": {}", json_num(*wall_ms)));
+                        if let Some((bound, bytes, flops)) = row.work {
+                            f.push(format!("\"gbs\": {}", json_num(bytes / ms / 1e6)));
+                            f.push(format!("\"gflops\": {}", json_num(flops / ms / 1e6)));
+                            let roof_pct = match bound {
+                                Bound::Memory => 100.0 * bytes / ms / 1e6 / self.roofs.copy_gbs,
+                                Bound::Compute => 100.0 * flops / ms / 1e6 / self.roofs.fma_gflops,
+                            };
+                            let roof = if bound == Bound::Memory { "copy" } else { "fma" };
+                            f.push(format!("\"roof\": \"{roof}\", \"roof_pct\": {}", json_num(roof_pct)));
+                        }
+                        f.push(format!("\"check\": {}", json_str(note)));
+                    }
+                    Cell::Launch { us } => {
+                        f.push("\"verified\": true".into());
+                        f.push(format!("\"us_per_launch\": {}", json_num(*us)));
+                    }
+                    Cell::Failed(e) => {
+                        f.push("\"verified\": false".into());
+                        f.push(format!("\"error\": {}", json_str(e)));
+                    }
+                }
+                results.push(format!("    {{{}}}", f.join(", ")));
+            }
+        }
+        let _ = writeln!(out, "  \"results\": [\n{}\n  ],", results.join(",\n"));
+        let ratios: Vec<String> = self
+            .rows
+            .iter()
+            .filter_map(|r| self.ratio(r).map(|x| format!("{}: {}", json_str(&r.kernel), json_num(x))))
+            .collect();
+        let _ = writeln!(out, "  \"ratios\": {{{}}},", ratios.join(", "));
+        let _ = writeln!(out, "  \"geomean_ratio\": {}", self.geomean().map_or("null".into(), |(g, _)| json_num(g)));
+        out.push_str("}\n");
+        out
+    }
+}
+
+fn time_cell(row: &Row, d: usize) -> String {
+    match row.cells.get(d) {
+        Some(Cell::Kernel { ms, .. }) => format!("{ms:.3}"),
+        Some(Cell::Launch { us }) => format!("{:.4}", us / 1e3),
+        Some(Cell::Failed(_)) => "FAILED".into(),
+        _ => "-".into(),
+    }
+}
+
+fn json_num(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.6}")
+    } else {
+        "null".into()
+    }
+}
+
+fn json_str(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
