@@ -109,6 +109,8 @@ pub const KERNELS: &[(&str, &str)] = &[
     ("mandelbrot", "Mandelbrot iteration counts: a divergent loop"),
     ("particles_float4", "particle update on an array of {float4 pos, vel} structs"),
     ("math", "sin(x) * exp(-x*x/10) + sqrt(x*x + 1): math built-ins"),
+    ("mad_float", "clpeak-style compute: two dependent mad chains per work-item on float"),
+    ("mad_float16", "the same on float16: the explicit-vector peak mad_float is held against"),
 ];
 
 /// Builds the case named `name` at `size` (its inputs and reference data included).
@@ -126,6 +128,8 @@ pub fn build(name: &str, size: Size) -> Option<Case> {
         "mandelbrot" => mandelbrot(size),
         "particles_float4" => particles(size),
         "math" => math(size),
+        "mad_float" => mad_chains(size, 1),
+        "mad_float16" => mad_chains(size, 16),
         _ => return None,
     })
 }
@@ -458,7 +462,7 @@ __kernel void particles(float dt, float4 gravity, __global const Particle *restr
 fn histogram(size: Size) -> Case {
     const PER_ITEM: usize = 64;
     const LOCAL: usize = 256;
-    let n = size.pick(1 << 22, 1 << 26);
+    let n = size.pick(1 << 22, 1 << 25);
     let mut rng = Rng::new(9);
     // A triangular distribution (the mean of two bytes): some bins are hot.
     let data: Vec<u8> = (0..n)
@@ -906,6 +910,67 @@ __kernel void math(__global const float *restrict x, __global float *restrict y)
                 (t1 + t2, (16.0 + 4.0 * arg.abs()) * U * t1.abs() + 8.0 * U * t2 + f64::from(f32::MIN_POSITIVE))
             })
         }),
+    }
+}
+
+/// clpeak-style compute throughput: each work-item runs two dependent chains of
+/// `x = mad(x, a, b)` on `float` (lanes = 1) or `float16` (lanes = 16). With a = -1 the
+/// arithmetic is exact (every value is an integer or a half-integer well inside f32's
+/// precision), so the result is known whatever the implementation does with `mad`, and a
+/// skipped or repeated step changes it.
+fn mad_chains(size: Size, lanes: usize) -> Case {
+    const STEPS_PER_ITER: usize = 16;
+    let (items, iters) = match (size, lanes) {
+        (Size::Small, 1) => (1 << 14, 64),
+        (Size::Small, _) => (1 << 12, 64),
+        (Size::Full, 1) => (1 << 16, 256),
+        (Size::Full, _) => (1 << 16, 256),
+    };
+    let (a, b) = (-1.0f32, 0.5f32);
+    let (ty, name, kernel, lane_init) = if lanes == 1 {
+        ("float", "mad_float", "mad_float", "0.0f".to_string())
+    } else {
+        let l: Vec<String> = (0..lanes).map(|l| format!("{l}.0f")).collect();
+        ("float16", "mad_float16", "mad_float16", format!("(float16)({})", l.join(", ")))
+    };
+    let steps: String = (0..STEPS_PER_ITER / 2).map(|_| "        x = mad(x, a, b); y = mad(y, a, b);\n").collect();
+    let source = format!(
+        r#"
+__kernel void {kernel}(__global {ty} *restrict out, int iters, float a, float b) {{
+    int gid = get_global_id(0);
+    {ty} x = ({ty})((float)gid) + {lane_init};
+    {ty} y = ({ty})((float)(gid & 255)) - {lane_init};
+    for (int i = 0; i < iters; ++i) {{
+{steps}    }}
+    x = mad(x, a, b);
+    out[gid] = x + y;
+}}"#
+    );
+    // Each chain made iters * STEPS_PER_ITER / 2 steps (even: back where it started), then x
+    // one more (b - x).
+    let want = move |k: usize| -> f32 {
+        let (gid, lane) = (k / lanes, (k % lanes) as f32);
+        let x0 = gid as f32 + lane;
+        let y0 = (gid & 255) as f32 - lane;
+        (b - x0) + y0
+    };
+    Case {
+        name,
+        size: format!("{}x{}", mega(items), iters * STEPS_PER_ITER / 2),
+        source,
+        kernel,
+        global: vec![items],
+        local: None,
+        args: vec![
+            Arg::Output(items * lanes * 4),
+            Arg::Scalar(Scalar::I32(iters as i32)),
+            Arg::Scalar(Scalar::F32(a)),
+            Arg::Scalar(Scalar::F32(b)),
+        ],
+        bytes: (items * lanes * 4) as f64,
+        flops: (items * lanes) as f64 * (iters * STEPS_PER_ITER + 1) as f64 * 2.0,
+        bound: Bound::Compute,
+        check: Box::new(move |out| check_f32("out", &f32s(&out[0]), items * lanes, |k| (f64::from(want(k)), 0.0))),
     }
 }
 
