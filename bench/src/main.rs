@@ -243,6 +243,10 @@ fn main() -> ExitCode {
         rows,
     };
     println!("{}", report.markdown());
+    let targets = report.targets();
+    if !targets.is_empty() {
+        println!("{targets}");
+    }
     if let Some(path) = &opts.json {
         if let Err(e) = std::fs::write(path, report.json()) {
             eprintln!("softcl-bench: cannot write {path}: {e}");

@@ -100,7 +100,7 @@ impl Report {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "Host: {} ({} threads); copy bandwidth {:.1} GB/s (read + write), FP32 FMA peak {:.1} GFLOP/s \
+            "- Host: {} ({} threads); copy bandwidth {:.1} GB/s (read + write), FP32 FMA peak {:.1} GFLOP/s \
              ({}-bit vectors); load average {} at start, {} at end.",
             self.host_cpu,
             self.threads,
@@ -111,11 +111,11 @@ impl Report {
             self.load_end
         );
         for (label, (platform, name)) in self.labels.iter().zip(&self.devices) {
-            let _ = writeln!(out, "{label}: {platform} / {name}");
+            let _ = writeln!(out, "- {label}: {platform} / {name}");
         }
         let _ = writeln!(
             out,
-            "Size {}, kernel time = best of {} after a warm-up (profiling END-START).\n",
+            "- Size {}, kernel time = best of {} after a warm-up (profiling END-START).\n",
             self.size, self.reps
         );
         let mut header = vec!["kernel".to_string(), "size".into(), format!("{} ms", self.labels[s]), "metric".into()];
@@ -157,6 +157,95 @@ impl Report {
                     );
                 }
             }
+        }
+        out
+    }
+
+    /// The row named `kernel`.
+    fn subject_row(&self, kernel: &str) -> Option<&Row> {
+        self.rows.iter().find(|r| r.kernel == kernel)
+    }
+
+    /// Issue 6's targets, each with what this run measured and whether it is met: a
+    /// Markdown table, empty when the subject is not SoftCL.
+    pub fn targets(&self) -> String {
+        let (s, r) = self.subject_and_reference();
+        if self.labels[s] != "SoftCL" {
+            return String::new();
+        }
+        let mut lines: Vec<(String, String, Option<bool>)> = Vec::new();
+        let ratio = |k: &str| self.subject_row(k).and_then(|row| self.ratio(row));
+        let share = |k: &str| {
+            let row = self.subject_row(k)?;
+            let (bound, bytes, flops) = row.work?;
+            let ms = row.ms(s)?;
+            Some(match bound {
+                Bound::Memory => 100.0 * bytes / ms / 1e6 / self.roofs.copy_gbs,
+                Bound::Compute => 100.0 * flops / ms / 1e6 / self.roofs.fma_gflops,
+            })
+        };
+        let fmt_x = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.2}x"));
+        let fmt_pct = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.0}%"));
+        if r.is_some() {
+            let g = self.geomean().map(|g| g.0);
+            lines.push(("geomean >= 2.5x PoCL".into(), fmt_x(g), g.map(|g| g >= 2.5)));
+            let ratios: Vec<(String, f64)> = self
+                .rows
+                .iter()
+                .filter(|row| row.work.is_some())
+                .filter_map(|row| Some((row.kernel.clone(), self.ratio(row)?)))
+                .collect();
+            let below: Vec<String> =
+                ratios.iter().filter(|(_, x)| *x < 1.0).map(|(k, x)| format!("{k} {x:.2}x")).collect();
+            let text = if below.is_empty() { "none".to_string() } else { below.join(", ") };
+            lines.push(("no kernel below 1.0x PoCL".into(), text, (!ratios.is_empty()).then_some(below.is_empty())));
+        }
+        for k in ["vecadd", "saxpy", "stencil5"] {
+            let x = share(k);
+            lines.push((format!("{k} >= 80% of copy bandwidth"), fmt_pct(x), x.map(|x| x >= 80.0)));
+        }
+        if r.is_some() {
+            for (k, want) in [("matmul_naive", 10.0), ("black_scholes", 5.0)] {
+                let x = ratio(k);
+                lines.push((format!("{k} >= {want}x PoCL"), fmt_x(x), x.map(|x| x >= want)));
+            }
+        }
+        for k in ["nbody", "mandelbrot"] {
+            let x = share(k);
+            lines.push((format!("{k} >= 25% of FMA peak"), fmt_pct(x), x.map(|x| x >= 25.0)));
+        }
+        let gflops = |k: &str| {
+            let row = self.subject_row(k)?;
+            Some(row.work?.2 / row.ms(s)? / 1e6)
+        };
+        let mad = gflops("mad_float16").zip(gflops("mad_float")).map(|(v, f)| v / f);
+        lines.push(("mad_float within 1.5x of mad_float16 (GFLOP/s)".into(), fmt_x(mad), mad.map(|x| x <= 1.5)));
+        let batch = self.subject_row("empty launch, batch").and_then(|row| row.ms(s)).map(|ms| ms * 1e3);
+        lines.push((
+            "empty launch in a batch <= 3 us".into(),
+            batch.map_or("-".into(), |us| format!("{us:.1} us")),
+            batch.map(|us| us <= 3.0),
+        ));
+        if let Some(r) = r {
+            let single = self.subject_row("empty enqueue+finish");
+            let pair = single.and_then(|row| Some((row.ms(s)? * 1e3, row.ms(r)? * 1e3)));
+            lines.push((
+                "empty enqueue+finish no slower than PoCL".into(),
+                pair.map_or("-".into(), |(a, b)| format!("{a:.1} us vs {b:.1} us")),
+                pair.map(|(a, b)| a <= b),
+            ));
+        }
+        let mut out = String::from(
+            "Issue 6's targets (set for --size full on the 2-core AVX-512 machine):\n\n\
+             | issue 6 target | measured | met |\n|---|---|---|\n",
+        );
+        for (target, measured, met) in lines {
+            let met = match met {
+                Some(true) => "yes",
+                Some(false) => "no",
+                None => "-",
+            };
+            let _ = writeln!(out, "| {target} | {measured} | {met} |");
         }
         out
     }

@@ -52,6 +52,9 @@ fn small_run_on_softcl_cpu_verifies_every_kernel() {
     }
     assert!(results.iter().filter(|r| r.contains("\"us_per_launch\"")).count() == 2, "{json}");
     assert!(stdout.contains("| kernel | size | SoftCL ms | metric | % of roof |"), "{stdout}");
+    // The issue-6 target summary is printed for SoftCL (PoCL's ratios are absent here).
+    assert!(stdout.contains("| issue 6 target | measured | met |"), "{stdout}");
+    assert!(stdout.contains("| mad_float within 1.5x of mad_float16 (GFLOP/s) |"), "{stdout}");
 }
 
 #[test]
