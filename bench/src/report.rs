@@ -360,3 +360,73 @@ fn json_str(s: &str) -> String {
     out.push('"');
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kernel(ms: f64) -> Cell {
+        Cell::Kernel { ms, wall_ms: ms, median_ms: ms, note: String::new() }
+    }
+
+    fn report(rows: Vec<Row>) -> Report {
+        Report {
+            labels: vec!["PoCL".into(), "SoftCL".into()],
+            devices: vec![("Portable Computing Language".into(), "cpu".into()), ("SoftCL".into(), "cpu".into())],
+            size: "full".into(),
+            reps: 5,
+            host_cpu: "test".into(),
+            threads: 2,
+            load_start: "0".into(),
+            load_end: "0".into(),
+            roofs: Roofs { copy_gbs: 10.0, fma_gflops: 100.0, fma_bits: 512 },
+            rows,
+        }
+    }
+
+    #[test]
+    fn ratios_are_pocl_time_over_softcl_time_and_the_geomean_skips_launch_rows() {
+        let rows = vec![
+            // SoftCL twice as fast, then half as fast: geomean 1.
+            Row {
+                kernel: "vecadd".into(),
+                size: "1".into(),
+                work: Some((Bound::Memory, 1e9, 0.0)),
+                cells: vec![kernel(200.0), kernel(100.0)],
+            },
+            Row {
+                kernel: "nbody".into(),
+                size: "1".into(),
+                work: Some((Bound::Compute, 0.0, 1e9)),
+                cells: vec![kernel(50.0), kernel(100.0)],
+            },
+            Row {
+                kernel: "empty launch, batch".into(),
+                size: "x1".into(),
+                work: None,
+                cells: vec![Cell::Launch { us: 1.0 }, Cell::Launch { us: 8.0 }],
+            },
+            Row {
+                kernel: "math".into(),
+                size: "1".into(),
+                work: Some((Bound::Compute, 0.0, 1e9)),
+                cells: vec![kernel(10.0), Cell::Failed("wrong".into())],
+            },
+        ];
+        let r = report(rows);
+        assert_eq!(r.subject_and_reference(), (1, Some(0)), "SoftCL is the subject wherever it is listed");
+        assert!((r.ratio(&r.rows[0]).unwrap() - 2.0).abs() < 1e-12);
+        assert!((r.ratio(&r.rows[1]).unwrap() - 0.5).abs() < 1e-12);
+        assert!(r.ratio(&r.rows[3]).is_none(), "a failed run has no ratio");
+        let (g, n) = r.geomean().unwrap();
+        assert_eq!(n, 2);
+        assert!((g - 1.0).abs() < 1e-12);
+        let md = r.markdown();
+        assert!(md.contains("| vecadd | 1 | 100.000 | 10.0 GB/s | 100% copy | 200.000 | 2.00x |"), "{md}");
+        assert!(md.contains("| math | 1 | FAILED | FAILED | - | 10.000 | - |"), "{md}");
+        let targets = r.targets();
+        assert!(targets.contains("| geomean >= 2.5x PoCL | 1.00x | no |"), "{targets}");
+        assert!(targets.contains("| empty launch in a batch <= 3 us | 8.0 us | no |"), "{targets}");
+        assert!(targets.contains("| vecadd >= 80% of copy bandwidth | 100% | yes |"), "{targets}");
+    }
+}
