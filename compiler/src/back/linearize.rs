@@ -200,7 +200,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         } else {
             let mask = self.vec.as_ref().ok_or("not in vector mode")?.mask;
             let old = self.b.build_load(val.get_type(), *slot, "")?;
-            self.select(mask.into(), val, old)?
+            self.blend(mask, val, old)?
         };
         self.b.build_store(*slot, store)?;
         Ok(())
@@ -305,20 +305,21 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 let ty = self.value_llty(p)?;
                 let val = self.get_edge_arg(a, p)?;
                 let old = self.b.build_load(ty, slot, "")?;
-                let cond: BasicValueEnum<'ctx> = if self.is_uniform(p) {
+                let blended = if self.is_uniform(p) {
                     // Any lane taking the edge.
                     let decl = inkwell::intrinsics::Intrinsic::find("llvm.vector.reduce.or")
                         .and_then(|i| i.get_declaration(&self.e.m, &[bool_w.into()]))
                         .ok_or("cannot declare llvm.vector.reduce.or")?;
-                    self.b
+                    let any = self
+                        .b
                         .build_call(decl, &[(*em).into()], "")?
                         .try_as_basic_value()
                         .basic()
-                        .ok_or("reduce.or without result")?
+                        .ok_or("reduce.or without result")?;
+                    self.select(any, val, old)?
                 } else {
-                    (*em).into()
+                    self.blend(*em, val, old)?
                 };
-                let blended = self.select(cond, val, old)?;
                 self.b.build_store(slot, blended)?;
             }
             let lin = self.lin.as_ref().ok_or("not linearized")?;

@@ -1009,7 +1009,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 (Some(vs), Some(_)) if !self.is_uniform(v) => {
                     let old = self.b.build_load(val.get_type(), slot, "")?;
                     set_align(old, 1);
-                    self.select(vs.mask.into(), val, old)?
+                    self.blend(vs.mask, val, old)?
                 }
                 _ => val,
             };

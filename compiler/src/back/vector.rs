@@ -612,17 +612,26 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     fn register_store(&self, p: inkwell::values::PointerValue<'ctx>, x: Val<'ctx>) -> R<()> {
         let mask = self.vec.as_ref().ok_or("not in vector mode")?.mask;
         let old = self.b.build_load(x.get_type(), p, "")?;
-        let m: Val<'ctx> = if x.get_type().into_vector_type().get_size() == mask.get_type().get_size() {
+        let v = self.blend(mask, x, old)?;
+        self.b.build_store(p, v)?;
+        Ok(())
+    }
+
+    /// `new` in the lanes of `mask`, `old` elsewhere; a wide IR vector (n*W elements, SoA)
+    /// takes lane k's mask bit for each of its components.
+    pub fn blend(&self, mask: VectorValue<'ctx>, new: Val<'ctx>, old: Val<'ctx>) -> R<Val<'ctx>> {
+        let w = mask.get_type().get_size();
+        let n = match new.get_type() {
+            BasicTypeEnum::VectorType(v) => v.get_size(),
+            _ => bail!("blend of a scalar {}", new.get_type()),
+        };
+        let m: Val<'ctx> = if n == w {
             mask.into()
         } else {
-            let w = mask.get_type().get_size();
-            let n = x.get_type().into_vector_type().get_size();
             let idx: Vec<Option<u32>> = (0..n).map(|j| Some(j % w)).collect();
             self.shuffle(mask, None, &idx)?.into()
         };
-        let v = self.select(m, x, old)?;
-        self.b.build_store(p, v)?;
-        Ok(())
+        self.select(m, new, old)
     }
 
     /// Pointer arithmetic with varying operands: a vector GEP per index.

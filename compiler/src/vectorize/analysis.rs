@@ -85,6 +85,9 @@ pub struct WorkItemAnalysis {
     pub private_regs: HashSet<Value>,
     /// Whole-access scalar, vector and pointer variables: registers, uniform or not.
     pub reg_candidates: HashSet<Value>,
+    /// The shape of what a register variable holds: the meet of the values stored to it,
+    /// varying when a store lies in divergent code.
+    var_shape: std::collections::HashMap<Value, Shape>,
 }
 
 /// Counts for the vectorizer report.
@@ -172,6 +175,7 @@ pub fn analyze(m: &ir::Module, f: &Function) -> WorkItemAnalysis {
         accesses: Vec::new(),
         private_regs: HashSet::new(),
         reg_candidates: register_variables(m, f),
+        var_shape: std::collections::HashMap::new(),
     };
     let Some(entry) = f.layout.entry() else { return a };
     let cfg = Cfg::new(f);
@@ -241,13 +245,20 @@ pub fn analyze(m: &ir::Module, f: &Function) -> WorkItemAnalysis {
                 if !a.reg_candidates.contains(ptr) || a.private_regs.contains(ptr) {
                     continue;
                 }
-                let varying = match f.values.get(*value).map(|d| d.def) {
-                    Some(ValueDef::Const(_)) | Some(ValueDef::Global(_)) => false,
-                    _ => a.shapes[*value].is_some_and(|s| s != Shape::Uniform),
+                let s = match f.values.get(*value).map(|d| d.def) {
+                    Some(ValueDef::Const(_)) | Some(ValueDef::Global(_)) => Some(Shape::Uniform),
+                    _ => a.shapes[*value],
                 };
-                if varying || a.divergent_blocks.contains(&b) {
-                    a.private_regs.insert(*ptr);
+                let Some(s) = s else { continue };
+                let s = if a.divergent_blocks.contains(&b) { Shape::Varying } else { s };
+                let old = a.var_shape.get(ptr).copied();
+                let new = old.map_or(s, |o| o.meet(s));
+                if old != Some(new) {
+                    a.var_shape.insert(*ptr, new);
                     changed = true;
+                }
+                if new != Shape::Uniform {
+                    a.private_regs.insert(*ptr);
                 }
             }
         }
@@ -509,6 +520,8 @@ fn inst_shape(m: &ir::Module, f: &Function, a: &WorkItemAnalysis, i: Inst) -> Op
                 Strided(stride)
             }
         }
+        // A register variable holds values of one shape (or is varying).
+        InstData::Load { ptr, .. } if a.reg_candidates.contains(ptr) => *a.var_shape.get(ptr)?,
         InstData::Load { ptr, .. } => match sh(*ptr)? {
             Uniform => Uniform,
             _ => Varying,
