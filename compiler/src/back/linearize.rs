@@ -37,9 +37,8 @@ pub struct Lin<'ctx> {
     def_block: HashMap<Value, Block>,
     pub dispatch: BasicBlock<'ctx>,
     pub cur: Option<Block>,
-    /// The dispatcher's mask and last active lane.
-    mask: VectorValue<'ctx>,
-    last: IntValue<'ctx>,
+    /// The mask of the block running (set by the dispatcher; a direct jump keeps it).
+    cur_mask: PointerValue<'ctx>,
 }
 
 impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
@@ -163,14 +162,30 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             cases.push((i32t.const_int(cid as u64, false), cb));
         }
         cases.sort_by_key(|(c, _)| c.get_zero_extended_constant());
+        let _ = last;
+        let cur_mask = self.pb.build_alloca(self.cx().bool_type().vec_type(w), "mask")?;
+        b.build_store(cur_mask, mask)?;
         b.build_switch(n, exit, &cases)?;
-
-        if let Some(vs) = self.vec.as_mut() {
-            vs.mask = mask;
-            vs.last = last;
-        }
-        self.lin = Some(Lin { ids, cont_of, back_edges, next, slots, def_block, dispatch, cur: None, mask, last });
+        self.lin = Some(Lin { ids, cont_of, back_edges, next, slots, def_block, dispatch, cur: None, cur_mask });
         Ok(())
+    }
+
+    /// The last active lane of `mask` (i32).
+    fn last_lane(&self, mask: VectorValue<'ctx>, w: u32) -> R<IntValue<'ctx>> {
+        let iw = super::llvm::int_type(self.cx(), w)?;
+        let bits = self.b.build_bit_cast(mask, iw, "")?.into_int_value();
+        let ctlz = inkwell::intrinsics::Intrinsic::find("llvm.ctlz")
+            .and_then(|i| i.get_declaration(&self.e.m, &[iw.into()]))
+            .ok_or("cannot declare llvm.ctlz")?;
+        let lz = self
+            .b
+            .build_call(ctlz, &[bits.into(), self.cx().bool_type().const_zero().into()], "")?
+            .try_as_basic_value()
+            .basic()
+            .ok_or("ctlz without result")?
+            .into_int_value();
+        let lz = self.b.build_int_cast_sign_flag(lz, self.i32(), false, "")?;
+        Ok(self.b.build_int_sub(self.i32().const_int(w as u64 - 1, false), lz, "")?)
     }
 
     fn splat_i32(&self, x: u64, w: u32) -> VectorValue<'ctx> {
@@ -211,7 +226,10 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let f = self.f;
         if let Some(lin) = self.lin.as_mut() {
             lin.cur = Some(b);
-            let (m, l) = (lin.mask, lin.last);
+            let cm = lin.cur_mask;
+            let w = self.vec.as_ref().map(|v| v.width).ok_or("not in vector mode")?;
+            let m = self.b.build_load(self.cx().bool_type().vec_type(w), cm, "mask")?.into_vector_value();
+            let l = self.last_lane(m, w)?;
             if let Some(vs) = self.vec.as_mut() {
                 vs.mask = m;
                 vs.last = l;
@@ -238,12 +256,13 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     /// never under divergence), so the mask is the packet's and no lane waits elsewhere.
     pub fn lin_resume(&mut self) -> R<()> {
         let Some(lin) = &self.lin else { return Ok(()) };
-        let next = lin.next;
+        let (next, cur_mask) = (lin.next, lin.cur_mask);
         let vs = self.vec.as_mut().ok_or("not in vector mode")?;
         vs.mask = vs.static_mask;
         vs.last = vs.static_last;
-        let w = vs.width;
+        let (w, m) = (vs.width, vs.static_mask);
         self.b.build_store(next, self.splat_i32(DONE, w))?;
+        self.b.build_store(cur_mask, m)?;
         Ok(())
     }
 
@@ -294,6 +313,9 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         }
         let nt = self.i32().vec_type(w);
         let mut nv = self.b.build_load(nt, next, "")?.into_vector_value();
+        let nv_old = nv;
+        // (edge mask, id the dispatcher would see, block to jump to directly)
+        let mut direct: Vec<(VectorValue<'ctx>, u32, Block)> = Vec::new();
         for (em, target, args) in &edges {
             let params = self.f.blocks[*target].params.clone();
             if params.len() != args.len() {
@@ -329,11 +351,45 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 *lin.ids.get(target).ok_or("branch to an unreachable block")?
             };
             nv = self.b.build_select(*em, self.splat_i32(id as u64, w), nv, "")?.into_vector_value();
+            direct.push((*em, id, *target));
         }
         if let Some(rm) = returns {
             nv = self.b.build_select(rm, self.splat_i32(DONE, w), nv, "")?.into_vector_value();
         }
         self.b.build_store(next, nv)?;
+        if direct.is_empty() {
+            self.b.build_unconditional_branch(dispatch)?;
+            return Ok(());
+        }
+        // When every active lane takes one edge and no other lane waits at a smaller id,
+        // the dispatcher would pick that edge's block with this very mask: jump there.
+        let reduce = |fx: &Self, name: &str, v: VectorValue<'ctx>| -> R<IntValue<'ctx>> {
+            let decl = inkwell::intrinsics::Intrinsic::find(name)
+                .and_then(|i| i.get_declaration(&fx.e.m, &[v.get_type().into()]))
+                .ok_or_else(|| super::llvm::Error(format!("cannot declare {name}")))?;
+            Ok(fx
+                .b
+                .build_call(decl, &[v.into()], "")?
+                .try_as_basic_value()
+                .basic()
+                .ok_or("reduction without result")?
+                .into_int_value())
+        };
+        let others = self.b.build_select(mask, self.splat_i32(DONE, w), nv_old, "")?.into_vector_value();
+        let others_min = reduce(self, "llvm.vector.reduce.umin", others)?;
+        for (em, id, target) in direct {
+            let not_e = self.b.build_not(em, "")?;
+            let stray = self.b.build_and(mask, not_e, "")?;
+            let any_stray = reduce(self, "llvm.vector.reduce.or", stray)?;
+            let later =
+                self.b.build_int_compare(IntPredicate::UGT, others_min, self.i32().const_int(id as u64, false), "")?;
+            let no_stray = self.b.build_not(any_stray, "")?;
+            let ok = self.b.build_and(no_stray, later, "")?;
+            let dest = self.blocks_of(target).ok_or("branch to an unreachable block")?;
+            let check_next = self.cx().append_basic_block(self.llf, "lanes.check");
+            self.b.build_conditional_branch(ok, dest, check_next)?;
+            self.b.position_at_end(check_next);
+        }
         self.b.build_unconditional_branch(dispatch)?;
         Ok(())
     }

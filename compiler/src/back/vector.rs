@@ -241,9 +241,10 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let elem = self.ty(elem_ir)?;
         let pw = self.get_wide(ptr)?.into_vector_value();
         let ealign = self.e.ir.types.size_of(elem_ir).max(1) as u32;
-        if access == Access::Consecutive {
+        let esize = self.e.ir.types.size_of(elem_ir).max(1) as i64;
+        if let Some(slots) = span_slots(access, esize, n) {
             let p0 = self.b.build_extract_element(pw, self.i32().const_zero(), "")?;
-            if n == 1 {
+            if n == 1 && slots == 1 {
                 let vt = wide_ty(elem, w)?.into_vector_type();
                 let call = self.call_intrinsic(
                     "llvm.masked.load",
@@ -253,7 +254,8 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 self.call_align(call, 0, if align > 0 { align } else { ealign });
                 return call.try_as_basic_value().basic().ok_or_else(|| Error("masked load without result".into()));
             }
-            let slots = if n == 3 { 4 } else { n };
+            // One masked load of the span of the packet (lane k's element at k * slots),
+            // only the accessed components enabled.
             let vt = wide_ty(elem, w * slots)?.into_vector_type();
             let m = self.aos_mask(slots, n)?;
             let call = self.call_intrinsic(
@@ -310,13 +312,14 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         }
         let pw = self.get_wide(ptr)?.into_vector_value();
         let xw = self.get_wide(value)?.into_vector_value();
-        if access == Access::Consecutive {
+        let esize = self.e.ir.types.size_of(elem_ir).max(1) as i64;
+        if let Some(slots) = span_slots(access, esize, n) {
             let p0 = self.b.build_extract_element(pw, self.i32().const_zero(), "")?;
-            let (data, m) = if n == 1 {
+            let (data, m) = if n == 1 && slots == 1 {
                 (xw, mask)
             } else {
-                let slots = if n == 3 { 4 } else { n };
-                // SoA -> AoS; the padding slot of a 3-component vector is not written.
+                // SoA -> AoS; slots past the components (padding of a 3-component vector,
+                // other members of a struct) are not written.
                 let idx: Vec<Option<u32>> =
                     (0..w * slots).map(|j| (j % slots < n).then_some((j % slots) * w + j / slots)).collect();
                 (self.shuffle(xw, None, &idx)?, self.aos_mask(slots, n)?)
@@ -677,6 +680,24 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
 }
 
 use inkwell::types::VectorType;
+
+/// The elements per lane of one masked load or store covering a packet's accesses: lane k's
+/// `n` components at k * slots (consecutive accesses, and small positive strides that are a
+/// multiple of the element); `None` = gather / scatter.
+fn span_slots(access: Access, esize: i64, n: u32) -> Option<u32> {
+    let slots = match access {
+        Access::Consecutive => {
+            if n == 3 {
+                4
+            } else {
+                n
+            }
+        }
+        Access::Strided(s) if s > 0 && s % esize == 0 && s / esize <= 16 => (s / esize) as u32,
+        _ => return None,
+    };
+    (slots >= n).then_some(slots)
+}
 
 /// `t` widened to `w` lanes (IR vectors of n become n*w, component-major).
 pub fn wide_ty(t: BasicTypeEnum<'_>, w: u32) -> R<BasicTypeEnum<'_>> {
