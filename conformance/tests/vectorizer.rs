@@ -463,8 +463,7 @@ fn atomics_under_divergence_barriers_in_loops_and_private_arrays() {
             out[i] = a[i % 8] + a[(i + 3) % 8];
         }"#;
     let env = cpu_env();
-    // `priv` (a private array indexed at run time) may stay scalar.
-    let p = build(&env, SRC, "", &["histogram", "reduce"]);
+    let p = build(&env, SRC, "", &["histogram", "reduce", "priv"]);
     let h = kernel(&p, "histogram");
     let n = 300usize;
     let data: Vec<i32> = (0..n as i32).map(|i| if i % 5 == 0 { -1 } else { i * 13 }).collect();
@@ -502,6 +501,34 @@ fn atomics_under_divergence_barriers_in_loops_and_private_arrays() {
     let got: Vec<i32> = env.read(&bp, 50);
     for (i, g) in got.iter().enumerate() {
         assert_eq!(*g, (i * (i % 8) + i * ((i + 3) % 8)) as i32, "priv[{i}]");
+    }
+}
+
+#[test]
+fn vec_type_hint_narrows_the_width() {
+    if run_in_every_mode("vec_type_hint_narrows_the_width") {
+        return;
+    }
+    const SRC: &str = r#"
+        __kernel __attribute__((vec_type_hint(float4)))
+        void hinted(__global float* a) { size_t i = get_global_id(0); a[i] = a[i] * 2.0f + 1.0f; }"#;
+    let env = cpu_env();
+    // Vectorized on AVX-512 (4 lanes of float4 width), scalar on narrower registers.
+    let p = build(&env, SRC, "", &[]);
+    let log = program_build_info_string(p.raw(), env.dev(), CL_PROGRAM_BUILD_LOG);
+    if mode() == "auto" {
+        // 128-bit hint: 512 / 128 = 4 lanes on AVX-512, 2 -> scalar on AVX2 and SSE.
+        let line = log.lines().find(|l| l.contains("kernel `hinted`")).unwrap_or_default();
+        assert!(line.contains("vec_type_hint(float4)"), "{log}");
+    }
+    let k = kernel(&p, "hinted");
+    let data: Vec<f32> = (0..37).map(|i| i as f32).collect();
+    let b = env.buffer_from(CL_MEM_READ_WRITE, &data);
+    k.set_mem(0, &b);
+    env.run(&k, &[37], Some(&[37]));
+    let got: Vec<f32> = env.read(&b, 37);
+    for i in 0..37 {
+        assert_eq!(got[i], data[i] * 2.0 + 1.0);
     }
 }
 

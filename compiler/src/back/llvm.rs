@@ -906,9 +906,20 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             for &i in &f.layout.insts[bb] {
                 let InstData::Variable { ty, .. } = &f.insts[i] else { continue };
                 let Some(r) = f.inst_result[i] else { continue };
+                // Vector code: a varying register variable holds every lane's copy; an array
+                // (or a variable whose address is used) has W copies, lane k's at k * size.
+                let mut lane_copies = None;
                 let llty = match &self.vec {
-                    // One variable holds every lane's copy.
                     Some(vs) if vs.wa.private_regs.contains(&r) => super::vector::wide_ty(self.ty(*ty)?, vs.width)?,
+                    Some(vs) if !vs.wa.reg_candidates.contains(&r) => {
+                        let one = self.ty(*ty)?;
+                        let size = self.e.ir.types.size_of(*ty).max(1);
+                        if self.e.alloc_size(one) > size {
+                            bail!("private variable of {} bytes laid out in {}", size, self.e.alloc_size(one));
+                        }
+                        lane_copies = Some(size);
+                        self.cx().i8_type().array_type((size * vs.width as u64) as u32).into()
+                    }
                     _ => self.ty(*ty)?,
                 };
                 let state_off = match &self.mode {
@@ -935,7 +946,10 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                         a
                     }
                 };
-                self.vals[r] = Some(ptr.into());
+                self.vals[r] = Some(match lane_copies {
+                    Some(size) => self.lane_pointers(ptr, size)?,
+                    None => ptr.into(),
+                });
             }
         }
         Ok(())

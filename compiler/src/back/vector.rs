@@ -390,6 +390,14 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             }
             I::Variable { init, .. } => {
                 let r = res.ok_or("variable without result")?;
+                if !self.is_register_var(r) {
+                    // Set up in the prologue (lane copies, or one variable for the packet
+                    // whose initializer the scalar lowering stores).
+                    if init.is_some() && !self.is_uniform(r) {
+                        bail!("a private array with an initializer");
+                    }
+                    return Ok(init.is_none() || !self.is_uniform(r));
+                }
                 if let Some(init) = init {
                     let p = as_ptr(self.vals_get(r)?)?;
                     let x = self.get_wide(*init)?;
@@ -605,6 +613,21 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             self.define(r, out)?;
         }
         Ok(())
+    }
+
+    /// `<W x ptr>`: `base + k * size` for lane k (in the prologue).
+    pub fn lane_pointers(&self, base: inkwell::values::PointerValue<'ctx>, size: u64) -> R<Val<'ctx>> {
+        let w = self.width()?;
+        let offs: Vec<IntValue<'ctx>> = (0..w).map(|k| self.i64().const_int(k as u64 * size, false)).collect();
+        let at = self.b.get_insert_block();
+        if let Some(term) = self.pb.get_insert_block().and_then(|b| b.get_terminator()) {
+            self.b.position_before(&term);
+        }
+        let v = self.vector_gep(self.cx().i8_type().into(), base.into(), VectorType::const_vector(&offs).into())?;
+        if let Some(at) = at {
+            self.b.position_at_end(at);
+        }
+        Ok(v.into())
     }
 
     fn is_register_var(&self, p: Value) -> bool {

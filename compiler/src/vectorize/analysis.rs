@@ -531,8 +531,12 @@ fn inst_shape(m: &ir::Module, f: &Function, a: &WorkItemAnalysis, i: Inst) -> Op
             let r = f.inst_result[i]?;
             if a.reg_candidates.contains(&r) && !a.private_regs.contains(&r) {
                 Uniform
-            } else {
+            } else if a.reg_candidates.contains(&r) {
                 Varying
+            } else {
+                // Arrays and variables whose address is used: W copies, lane k's at k * size.
+                let InstData::Variable { ty, .. } = &f.insts[i] else { return Some(Varying) };
+                Strided(m.types.size_of(*ty).max(1) as i64)
             }
         }
         InstData::Select { cond, if_true, if_false } => match (sh(*cond)?, sh(*if_true)?, sh(*if_false)?) {

@@ -57,10 +57,11 @@ pub fn blocker(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis, barriers
                 InstData::Call { func, .. } => {
                     Some(format!("a call of `{}` (per-lane calls are not implemented yet)", m.functions[*func].name))
                 }
-                InstData::Variable { .. } if !f.inst_result[i].is_some_and(|r| wa.reg_candidates.contains(&r)) => Some(
-                    "private arrays or variables whose address is taken (per-lane storage is not implemented yet)"
-                        .into(),
-                ),
+                InstData::Variable { init: Some(_), .. }
+                    if !f.inst_result[i].is_some_and(|r| wa.reg_candidates.contains(&r)) =>
+                {
+                    Some("a private array with an initializer".into())
+                }
                 InstData::CopyMemory { .. } if any_varying => {
                     Some("a memory copy that differs between work-items".into())
                 }
