@@ -15,6 +15,11 @@ const CHILD: &str = "SOFTCL_VECTORIZER_TEST_CHILD";
 /// In the parent: runs test `name` in one child per vectorizer setting and returns true
 /// (the parent has nothing else to do). In a child: returns false.
 fn run_in_every_mode(name: &str) -> bool {
+    run_in_every_mode_checking(name, |_, _| {})
+}
+
+/// [`run_in_every_mode`], with `check(mode, stdout)` called on each child's output.
+fn run_in_every_mode_checking(name: &str, check: impl Fn(&str, &str)) -> bool {
     if std::env::var(CHILD).is_ok() {
         return false;
     }
@@ -38,6 +43,7 @@ fn run_in_every_mode(name: &str) -> bool {
             out.status.success() && stdout.contains("1 passed"),
             "{name} with the vectorizer {mode}:\n{stdout}\n{stderr}"
         );
+        check(mode, &stdout);
     }
     true
 }
@@ -530,6 +536,39 @@ fn vec_type_hint_narrows_the_width() {
     for i in 0..37 {
         assert_eq!(got[i], data[i] * 2.0 + 1.0);
     }
+}
+
+#[test]
+fn printf_under_divergence_prints_once_per_work_item() {
+    let check = |mode: &str, out: &str| {
+        // The first line may follow the harness's "test ... " on the same line.
+        let mut lines: Vec<&str> = out.lines().filter_map(|l| l.find("wi ").map(|at| &l[at..])).collect();
+        lines.sort();
+        let mut want: Vec<String> = (0..37)
+            .filter(|i| i % 3 != 2)
+            .map(|i| format!("wi {i} is {} of {}", if i % 2 == 1 { "odd" } else { "even" }, i * i))
+            .collect();
+        want.sort();
+        assert_eq!(lines, want, "printf lines with the vectorizer {mode}");
+    };
+    if run_in_every_mode_checking("printf_under_divergence_prints_once_per_work_item", check) {
+        return;
+    }
+    const SRC: &str = r#"
+        __kernel void talk(__global int* sq) {
+            int i = get_global_id(0);
+            if (i % 3 != 2) printf("wi %d is %s of %d\n", i, (i % 2) ? "odd" : "even", i * i);
+            sq[i] = i * i;
+        }"#;
+    let env = cpu_env();
+    let p = build(&env, SRC, "", &["talk"]);
+    let k = kernel(&p, "talk");
+    let b = env.buffer(CL_MEM_WRITE_ONLY, 37 * 4);
+    k.set_mem(0, &b);
+    env.run(&k, &[37], Some(&[37]));
+    env.finish();
+    let got: Vec<i32> = env.read(&b, 37);
+    assert_eq!(got, (0..37).map(|i| i * i).collect::<Vec<i32>>());
 }
 
 #[test]

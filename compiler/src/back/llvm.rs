@@ -999,6 +999,19 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                     }
                     return Ok(l);
                 }
+                if self.lin.is_some() && self.is_constant_address(v) {
+                    // Recomputed where used (no slot): printf needs its format as a constant.
+                    if let ValueDef::Result(i) = vd.def {
+                        if let InstData::AccessChain { base, element, indices, in_bounds } = &self.f.insts[i] {
+                            return Ok(self.lower_access_chain(*base, *element, indices, *in_bounds)?.into());
+                        }
+                        if let InstData::Convert { arg, .. } = &self.f.insts[i] {
+                            let a = self.get(*arg)?;
+                            let ty = self.ty(vd.ty)?;
+                            return Ok(if a.get_type() == ty { a } else { self.b.build_bit_cast(a, ty, "")? });
+                        }
+                    }
+                }
                 if let Some(x) = self.lin_get(v)? {
                     return Ok(x);
                 }
@@ -1039,6 +1052,30 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     /// The LLVM block of `b`, once created.
     pub fn blocks_of(&self, b: Block) -> Option<BasicBlock<'ctx>> {
         self.blocks[b]
+    }
+
+    /// `v` is the address of a module variable plus constant offsets (AccessChain / pointer
+    /// casts of a global with constant indices): cheap to recompute at any use.
+    pub fn is_constant_address(&self, v: Value) -> bool {
+        let f = self.f;
+        let is_const = |x: Value| matches!(f.values.get(x).map(|d| d.def), Some(ValueDef::Const(_)));
+        match f.values.get(v).map(|d| d.def) {
+            Some(ValueDef::Global(_)) => true,
+            Some(ValueDef::Result(i)) => match &f.insts[i] {
+                InstData::AccessChain { base, element, indices, .. } => {
+                    self.is_constant_address(*base)
+                        && element.is_none_or(is_const)
+                        && indices.iter().all(|x| is_const(*x))
+                }
+                InstData::Convert { op: ir::ConvertOp::PtrCast | ir::ConvertOp::Bitcast, arg, .. } => {
+                    matches!(self.e.ir.types.get(f.value_type(*arg)), TypeData::Pointer { .. })
+                        && matches!(self.e.ir.types.get(f.value_type(v)), TypeData::Pointer { .. })
+                        && self.is_constant_address(*arg)
+                }
+                _ => false,
+            },
+            _ => false,
+        }
     }
 
     /// The recorded value of `v` (no slot or state lookup).

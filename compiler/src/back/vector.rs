@@ -423,6 +423,10 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 self.atomic_per_lane(i, *op, *ptr, *value, *comparator)?;
                 return Ok(true);
             }
+            I::ExtInst { opcode, args } if self.extinst_per_lane(i, *opcode, args) => {
+                self.extinst_lanes(i, *opcode, args)?;
+                return Ok(true);
+            }
             I::Load { ptr, align, .. } => {
                 if self.is_uniform(*ptr) {
                     return Ok(false);
@@ -452,6 +456,32 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 let (a, b) = (self.get_wide(*lhs)?, self.get_wide(*rhs)?);
                 self.lower_binary(*op, a, b)?
             }
+            I::Unary { op: ir::UnaryOp::Any | ir::UnaryOp::All, arg }
+                if self.e.ir.types.lanes(f.value_type(*arg)) > 1 =>
+            {
+                // any() / all() per lane: OR / AND over the components' slices.
+                let all = matches!(data, I::Unary { op: ir::UnaryOp::All, .. });
+                let v = self.get_wide(*arg)?.into_vector_value();
+                let n = v.get_type().get_size() / w;
+                // Integer vectors: the sign bit of each component.
+                let bits = if v.get_type().get_element_type().into_int_type().get_bit_width() == 1 {
+                    v
+                } else {
+                    let z = v.get_type().const_zero();
+                    self.b.build_int_compare(IntPredicate::SLT, v, z, "")?
+                };
+                let mut acc = self.shuffle(bits, None, &(0..w).map(Some).collect::<Vec<_>>())?;
+                for c in 1..n {
+                    let comp = self.shuffle(bits, None, &(0..w).map(|k| Some(c * w + k)).collect::<Vec<_>>())?;
+                    acc = if all { self.b.build_and(acc, comp, "")? } else { self.b.build_or(acc, comp, "")? };
+                }
+                let rt = rt_wide.into_vector_type();
+                if rt.get_element_type().into_int_type().get_bit_width() == 1 {
+                    acc.into()
+                } else {
+                    self.b.build_int_z_extend(acc, rt, "")?.into()
+                }
+            }
             I::Unary { op, arg } => {
                 let a = self.get_wide(*arg)?;
                 self.lower_unary(*op, a, rt_wide)?
@@ -478,7 +508,17 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             }
             I::Convert { op, arg, saturate, rounding } => {
                 let a = self.get_wide(*arg)?;
+                let (ns, nd) = (self.e.ir.types.lanes(f.value_type(*arg)), self.e.ir.types.lanes(ir_ty));
                 match op {
+                    ir::ConvertOp::Bitcast if ns != nd => {
+                        // Each lane's bits: SoA -> AoS, reinterpret, AoS -> SoA.
+                        let av = a.into_vector_value();
+                        let aos: Vec<Option<u32>> = (0..ns * w).map(|j| Some((j % ns) * w + j / ns)).collect();
+                        let x = self.shuffle(av, None, &aos)?;
+                        let y = self.b.build_bit_cast(x, rt_wide, "")?.into_vector_value();
+                        let soa: Vec<Option<u32>> = (0..nd * w).map(|j| Some((j % w) * nd + j / w)).collect();
+                        self.shuffle(y, None, &soa)?.into()
+                    }
                     ir::ConvertOp::PtrCast => a,
                     ir::ConvertOp::PtrToInt => self.cast(inkwell::values::InstructionOpcode::PtrToInt, a, rt_wide)?,
                     ir::ConvertOp::IntToPtr => self.cast(inkwell::values::InstructionOpcode::IntToPtr, a, rt_wide)?,
@@ -486,6 +526,34 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 }
             }
             I::AccessChain { base, element, indices, .. } => self.vector_access_chain(*base, *element, indices)?,
+            I::ExtractElement { vector, index } if self.const_index(*index).is_none() => {
+                // A component chosen at run time: a select over the components.
+                let v = self.get_wide(*vector)?.into_vector_value();
+                let n = v.get_type().get_size() / w;
+                let ix = self.get_wide(*index)?.into_vector_value();
+                let mut acc = self.shuffle(v, None, &(0..w).map(Some).collect::<Vec<_>>())?;
+                for c in 1..n {
+                    let comp = self.shuffle(v, None, &(0..w).map(|k| Some(c * w + k)).collect::<Vec<_>>())?;
+                    let cv = self.const_like(ix, c as u64)?;
+                    let is_c = self.b.build_int_compare(IntPredicate::EQ, ix, cv, "")?;
+                    acc = self.b.build_select(is_c, comp, acc, "")?.into_vector_value();
+                }
+                acc.into()
+            }
+            I::InsertElement { vector, value, index } if self.const_index(*index).is_none() => {
+                let v = self.get_wide(*vector)?.into_vector_value();
+                let x = self.get_wide(*value)?.into_vector_value();
+                let ix = self.get_wide(*index)?.into_vector_value();
+                let n = v.get_type().get_size() / w;
+                let mut comps = Vec::with_capacity(n as usize);
+                for c in 0..n {
+                    let comp = self.shuffle(v, None, &(0..w).map(|k| Some(c * w + k)).collect::<Vec<_>>())?;
+                    let cv = self.const_like(ix, c as u64)?;
+                    let is_c = self.b.build_int_compare(IntPredicate::EQ, ix, cv, "")?;
+                    comps.push(self.b.build_select(is_c, x, comp, "")?.into_vector_value());
+                }
+                self.concat(&comps)?.into()
+            }
             I::ExtractElement { vector, index } => {
                 let c = self.const_index(*index).ok_or("extract with a varying index")? as u32;
                 let v = self.get_wide(*vector)?.into_vector_value();
@@ -628,6 +696,100 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             self.b.position_at_end(at);
         }
         Ok(v.into())
+    }
+
+    /// `c` as a vector like `like`.
+    fn const_like(&self, like: VectorValue<'ctx>, c: u64) -> R<VectorValue<'ctx>> {
+        let et = like.get_type().get_element_type().into_int_type();
+        let parts: Vec<IntValue<'ctx>> = (0..like.get_type().get_size()).map(|_| et.const_int(c, false)).collect();
+        Ok(VectorType::const_vector(&parts))
+    }
+
+    /// An OpenCL.std instruction without an element-wise vector form (printf, vload/vstore,
+    /// geometric functions, pointer results, mixed widths) runs once per active lane.
+    fn extinst_per_lane(&self, i: Inst, opcode: u32, args: &[Value]) -> bool {
+        const PRINTF: u32 = 184;
+        if opcode == PRINTF {
+            return true;
+        }
+        let f = self.f;
+        let res = f.inst_result[i];
+        let varying = args.iter().any(|&a| !self.is_uniform(a)) || res.is_some_and(|r| !self.is_uniform(r));
+        if !varying {
+            return false;
+        }
+        let types = &self.e.ir.types;
+        let rt = res.map(|r| f.value_type(r)).filter(|t| !self.e.is_void(*t));
+        let ptr_arg = args.iter().any(|a| matches!(types.get(f.value_type(*a)), TypeData::Pointer { .. }));
+        let mixed = rt.is_none_or(|rt| args.iter().any(|a| types.lanes(f.value_type(*a)) != types.lanes(rt)));
+        crate::vectorize::CROSS_COMPONENT.contains(&opcode) || ptr_arg || mixed
+    }
+
+    /// [`Self::extinst_per_lane`]: lane by lane, in lane order, each lane's own operands.
+    fn extinst_lanes(&mut self, i: Inst, opcode: u32, args: &[Value]) -> R<()> {
+        let f = self.f;
+        let w = self.width()?;
+        let res = f.inst_result[i].filter(|r| !self.e.is_void(f.value_type(*r)));
+        let rt_ir = res.map(|r| f.value_type(r));
+        let rt = match rt_ir {
+            Some(t) => Some(self.ty(t)?),
+            None => None,
+        };
+        let arg_tys: Vec<ir::Type> = args.iter().map(|a| f.value_type(*a)).collect();
+        let mut vals = Vec::with_capacity(args.len());
+        for &a in args {
+            vals.push((self.get(a)?, self.is_uniform(a)));
+        }
+        let mask = self.vec.as_ref().ok_or("not in vector mode")?.mask;
+        let mut acc: Option<VectorValue<'ctx>> = match rt {
+            Some(t) => Some(wide_ty(t, w)?.into_vector_type().get_undef()),
+            None => None,
+        };
+        for k in 0..w {
+            let kc = self.i32().const_int(k as u64, false);
+            let on = self.b.build_extract_element(mask, kc, "")?.into_int_value();
+            let from = self.b.get_insert_block().ok_or("builder not positioned")?;
+            let run = self.cx().append_basic_block(self.llf, "lane");
+            let join = self.cx().append_basic_block(self.llf, "lane.next");
+            self.b.build_conditional_branch(on, run, join)?;
+            self.b.position_at_end(run);
+            let mut lane_args = Vec::with_capacity(vals.len());
+            for ((v, uniform), t) in vals.iter().zip(&arg_tys) {
+                lane_args.push(if *uniform { *v } else { self.lane_of(*v, *t, kc)? });
+            }
+            let r = super::builtins::lower(self, opcode, &lane_args, &arg_tys, rt)?;
+            let with = match (acc, r) {
+                (Some(a), Some(r)) => {
+                    let mut a = a;
+                    match r {
+                        BasicValueEnum::VectorValue(rv) => {
+                            for c in 0..rv.get_type().get_size() {
+                                let x = self.b.build_extract_element(rv, self.i32().const_int(c as u64, false), "")?;
+                                let at = self.i32().const_int((c * w + k) as u64, false);
+                                a = self.b.build_insert_element(a, x, at, "")?;
+                            }
+                        }
+                        other => a = self.b.build_insert_element(a, other, kc, "")?,
+                    }
+                    Some(a)
+                }
+                _ => None,
+            };
+            let ran = self.b.get_insert_block().ok_or("builder not positioned")?;
+            self.b.build_unconditional_branch(join)?;
+            self.b.position_at_end(join);
+            if let (Some(a), Some(with)) = (acc, with) {
+                let phi = self.b.build_phi(a.get_type(), "")?;
+                phi.add_incoming(&[(&a, from), (&with, ran)]);
+                acc = Some(phi.as_basic_value().into_vector_value());
+            }
+        }
+        if let (Some(r), Some(a), Some(t)) = (res, acc, rt_ir) {
+            let out: Val<'ctx> =
+                if self.is_uniform(r) { self.lane_of(a.into(), t, self.i32().const_zero())? } else { a.into() };
+            self.define(r, out)?;
+        }
+        Ok(())
     }
 
     fn is_register_var(&self, p: Value) -> bool {

@@ -10,11 +10,11 @@
 pub mod analysis;
 pub mod width;
 
-use crate::ir::{self, InstData, TypeData, UnaryOp, WorkItemQuery};
+use crate::ir::{self, InstData, TypeData, WorkItemQuery};
 use analysis::{AccessCounts, WorkItemAnalysis};
 
 /// OpenCL.std instructions that mix components or take pointers (no element-wise form).
-const CROSS_COMPONENT: &[u32] = &[
+pub const CROSS_COMPONENT: &[u32] = &[
     30, 31, 36, 45, 52, 58, // fract frexp lgamma_r modf remquo sincos (pointer results)
     104, 105, 106, 107, 108, 109, 110, // geometric
     171, 172, 173, 174, 175, 176, 177, 178, 179, 180, 181, // vload / vstore
@@ -43,7 +43,6 @@ pub fn blocker(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis, barriers
     }
     let varying = |v: ir::Value| !wa.shape(f, v).is_uniform();
     let aggregate = |t: ir::Type| matches!(m.types.get(t), TypeData::Struct { .. } | TypeData::Array { .. });
-    let lanes = |t: ir::Type| m.types.lanes(t);
     for &b in &f.layout.blocks {
         for &i in &f.layout.insts[b] {
             let d = &f.insts[i];
@@ -73,30 +72,6 @@ pub fn blocker(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis, barriers
                         | WorkItemQuery::SubgroupMaxSize
                         | WorkItemQuery::NumSubgroups,
                 } => Some("sub-group built-ins".into()),
-                InstData::ExtInst { opcode, args } if any_varying || *opcode == 184 => {
-                    let rt = f.inst_result[i].map(|r| f.value_type(r));
-                    let ptr_arg =
-                        args.iter().any(|a| matches!(m.types.get(f.value_type(*a)), TypeData::Pointer { .. }));
-                    let mixed = rt.is_none_or(|rt| args.iter().any(|a| lanes(f.value_type(*a)) != lanes(rt)));
-                    if *opcode == 184 {
-                        Some("printf (per-lane calls are not implemented yet)".into())
-                    } else if CROSS_COMPONENT.contains(opcode) || ptr_arg || mixed {
-                        Some(format!("OpenCL.std instruction {opcode} has no element-wise vector form yet"))
-                    } else {
-                        None
-                    }
-                }
-                InstData::ExtractElement { vector, index } | InstData::InsertElement { vector, index, .. }
-                    if any_varying && (varying(*index) || const_operand(m, f, *index).is_none()) =>
-                {
-                    let _ = vector;
-                    Some("a vector component chosen at run time".into())
-                }
-                InstData::Unary { op: UnaryOp::Any | UnaryOp::All, arg }
-                    if varying(*arg) && lanes(f.value_type(*arg)) > 1 =>
-                {
-                    Some("any() / all() of a varying vector".into())
-                }
                 InstData::ExtractValue { .. } | InstData::InsertValue { .. } if any_varying => {
                     Some("struct members that differ between work-items".into())
                 }
@@ -150,15 +125,6 @@ pub fn inline_kernel_calls(m: &mut ir::Module, limit: usize) -> Result<(), Strin
         }
     }
     Ok(())
-}
-
-fn const_operand(m: &ir::Module, f: &ir::Function, v: ir::Value) -> Option<()> {
-    match f.values.get(v)?.def {
-        ir::ValueDef::Const(c) => {
-            matches!(m.constants.get(c)?, ir::ConstData::Int { .. } | ir::ConstData::Null { .. }).then_some(())
-        }
-        _ => None,
-    }
 }
 
 /// What the vectorizer did with one kernel (SOFTCL_VECTORIZER_REPORT=1 and the build log).
