@@ -148,3 +148,57 @@ fn stencil_accesses_stay_consecutive_under_divergence() {
     assert_eq!(c.gather_scatter, 0, "{c:?}");
     assert_eq!(c.consecutive, 8, "{c:?}");
 }
+
+/// Runs `name` of `src` over a 2D range at every width and compares with the scalar build.
+fn same_as_scalar_2d(
+    src: &str,
+    name: &str,
+    w: usize,
+    h: usize,
+    local: [u64; 2],
+    set: impl Fn(&mut common::ArgBlock, &softcl_compiler::NativeKernel, *mut f32, *mut f32),
+) {
+    use common::*;
+    let input: Vec<f32> = (0..w * h).map(|i| ((i * 13) % 17) as f32 * 0.25).collect();
+    let mut results = Vec::new();
+    let widths: Vec<Option<u32>> = match std::env::var("W") {
+        Ok(x) => vec![None, Some(x.parse().unwrap())],
+        _ => vec![None, Some(4), Some(8), Some(16)],
+    };
+    for width in widths {
+        let t = vtarget(width);
+        let prog = compile_source(src, "", &t).unwrap_or_else(|e| panic!("{}", e.log));
+        let native = prog.codegen(&t).unwrap_or_else(|e| panic!("{}", e.log));
+        let k = native.kernel(name).unwrap();
+        assert_eq!(k.info.simd_width, width.unwrap_or(0));
+        let mut inp = input.clone();
+        let mut out = vec![-1f32; w * h];
+        let mut args = ArgBlock::new(&k.info);
+        set(&mut args, k, inp.as_mut_ptr(), out.as_mut_ptr());
+        run_ndrange(k, &mut args, 2, [w as u64, h as u64, 1], [local[0], local[1], 1], [0; 3], Pattern::Whole, &[]);
+        results.push((width, out));
+    }
+    for (width, out) in &results[1..] {
+        assert_eq!(out, &results[0].1, "width {width:?} differs from the scalar build");
+    }
+}
+
+#[test]
+fn stencil_vectorized_matches_scalar() {
+    let src = r#"__kernel void stencil5(int w, int h, __global const float *restrict in, __global float *restrict out) {
+    int x = get_global_id(0), y = get_global_id(1);
+    int i = y * w + x;
+    if (x == 0 || y == 0 || x == w - 1 || y == h - 1) {
+        out[i] = in[i];
+        return;
+    }
+    out[i] = 0.5f * in[i] + 0.125f * (in[i - 1] + in[i + 1] + in[i - w] + in[i + w]);
+}"#;
+    let (w, h) = (45usize, 13usize);
+    same_as_scalar_2d(src, "stencil5", w, h, [20, 3], |args, k, inp, out| {
+        args.set(&k.info, 0, w as i32);
+        args.set(&k.info, 1, h as i32);
+        args.set_ptr(&k.info, 2, inp);
+        args.set_ptr(&k.info, 3, out);
+    });
+}

@@ -578,6 +578,7 @@ fn a_knob_value_that_is_not_understood_fails_the_build_with_a_log_line() {
         let out = Command::new(exe)
             .args(["a_knob_value_that_is_not_understood_fails_the_build_with_a_log_line", "--exact"])
             .env(CHILD, "bad")
+            .env_remove("CL_CONFIG_USE_VECTORIZER")
             .env("CL_CONFIG_CPU_VECTORIZER_MODE", "7")
             .output()
             .expect("run the test binary");

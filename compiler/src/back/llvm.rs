@@ -936,6 +936,10 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                         let a = self.pb.build_alloca(llty, "")?;
                         let align = self.e.abi_align(llty).max(match self.e.ir.types.get(*ty) {
                             TypeData::Vector { .. } => self.e.ir.types.align_of(*ty),
+                            // Lane copies: each aligned like the variable's own type.
+                            _ if lane_copies.is_some() => {
+                                self.e.ir.types.align_of(*ty).max(self.e.abi_align(self.ty(*ty)?))
+                            }
                             _ => 1,
                         });
                         if let Some(inst) = a.as_instruction() {
