@@ -438,7 +438,7 @@ fn masked_gathers_scatters_and_uniform_stores() {
     assert_eq!(dst, want);
     let sizes: Vec<i32> = env.read(&bz, groups);
     for (g, s) in sizes.iter().enumerate() {
-        let size = if g == groups - 1 && n % local != 0 { n % local } else { local };
+        let size = if g == groups - 1 && !n.is_multiple_of(local) { n % local } else { local };
         assert_eq!(*s, size as i32 + 1, "group {g}");
     }
 }

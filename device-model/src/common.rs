@@ -232,9 +232,9 @@ mod base_tests {
     use crate::gen::GenConfig;
     use crate::Device;
 
-    /// softcl_device_base leaves the hardware fields 0: every device must set each of them.
     #[test]
     fn vectorizer_knobs_follow_intels_cpu_runtime() {
+        use super::vectorizer_knobs;
         use softcl_compiler::Vectorizer as V;
         assert_eq!(vectorizer_knobs(None, None, 64), V::Auto { register_bytes: 64 });
         assert_eq!(vectorizer_knobs(Some("False"), Some("16"), 64), V::Off);
@@ -245,6 +245,7 @@ mod base_tests {
         assert!(matches!(vectorizer_knobs(Some("maybe"), None, 64), V::Invalid(_)));
     }
 
+    /// softcl_device_base leaves the hardware fields 0: every device must set each of them.
     #[test]
     fn every_device_sets_its_hardware_fields() {
         let mut infos = vec![crate::cpu::CpuDevice::new().info().clone()];
