@@ -36,6 +36,8 @@ pub struct Lin<'ctx> {
     slots: HashMap<Value, PointerValue<'ctx>>,
     def_block: HashMap<Value, Block>,
     pub dispatch: BasicBlock<'ctx>,
+    /// Where the body starts: every active lane is at the entry block.
+    pub start: BasicBlock<'ctx>,
     pub cur: Option<Block>,
     /// The mask of the block running (set by the dispatcher; a direct jump keeps it).
     cur_mask: PointerValue<'ctx>,
@@ -166,7 +168,13 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let cur_mask = self.pb.build_alloca(self.cx().bool_type().vec_type(w), "mask")?;
         b.build_store(cur_mask, mask)?;
         b.build_switch(n, exit, &cases)?;
-        self.lin = Some(Lin { ids, cont_of, back_edges, next, slots, def_block, dispatch, cur: None, cur_mask });
+        // The start needs no dispatch: the packet's lanes are all at the entry block.
+        let start = self.cx().append_basic_block(self.llf, "lanes.start");
+        b.position_at_end(start);
+        let static_mask = self.vec.as_ref().ok_or("not in vector mode")?.static_mask;
+        b.build_store(cur_mask, static_mask)?;
+        b.build_unconditional_branch(self.blocks_of(entry).ok_or("no entry block")?)?;
+        self.lin = Some(Lin { ids, cont_of, back_edges, next, slots, def_block, dispatch, start, cur: None, cur_mask });
         Ok(())
     }
 

@@ -791,7 +791,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         }
         // The dispatch block: start of the body, or the resume point of a barrier.
         let body = match &self.lin {
-            Some(lin) => lin.dispatch,
+            Some(lin) => lin.start,
             None => self.blocks[entry].ok_or_else(|| self.err("no entry block"))?,
         };
         self.b.position_at_end(self.dispatch);
