@@ -64,8 +64,10 @@ fn build(env: &TestEnv, src: &str, options: &str, vectorized: &[&str]) -> Progra
     for k in vectorized {
         let line = log.lines().find(|l| l.contains(&format!("kernel `{k}`:")));
         match mode().as_str() {
+            // The heuristic may keep a short divergent kernel scalar (a cost decision, with
+            // its reason); the forced width below always vectorizes.
             "auto" => assert!(
-                line.is_some_and(|l| l.contains("vectorized at width")),
+                line.is_some_and(|l| l.contains("vectorized at width") || l.contains("short kernel")),
                 "kernel {k} should be vectorized; build log:\n{log}"
             ),
             "w4" => assert!(

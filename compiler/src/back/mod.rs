@@ -180,7 +180,11 @@ fn emit(context: &Context, m: &ir::Module, tm: &TargetMachine, target: &Target) 
         let scalar_reason = if width.lanes <= 1 {
             (target.vectorizer != crate::Vectorizer::Off).then(|| width.why.clone())
         } else {
-            vectorize::blocker(m, func, &wa, !analysis.barrier_ids.is_empty())
+            vectorize::blocker(m, func, &wa, !analysis.barrier_ids.is_empty()).or_else(|| {
+                matches!(target.vectorizer, crate::Vectorizer::Auto { .. })
+                    .then(|| vectorize::unprofitable(func, &wa))
+                    .flatten()
+            })
         };
         let lanes = if scalar_reason.is_none() { width.lanes.max(1) } else { 1 };
         if target.vectorizer != crate::Vectorizer::Off && vectorize::report_enabled() {
