@@ -95,7 +95,7 @@ fn straight_line_with_masked_tails() {
         return;
     }
     const SRC: &str = r#"
-        __kernel void saxpy(float a, __global const float* x, __global float* y) {
+        __kernel void saxpy(float a, __global const float* restrict x, __global float* restrict y) {
             size_t i = get_global_id(0);
             y[i] = a * x[i] + y[i];
         }

@@ -650,6 +650,8 @@ pub struct FnLower<'a, 'ctx, 'ir> {
     pub vec: Option<super::vector::VecState<'a, 'ctx>>,
     /// Linearized control flow (`back::linearize`) of a vector function with divergence.
     pub lin: Option<super::linearize::Lin<'ctx>>,
+    /// Kernel argument index of a `restrict` buffer -> the `noalias` parameter holding it.
+    pub restrict_params: HashMap<usize, u32>,
 }
 
 impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
@@ -704,6 +706,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             entry_copies: Vec::new(),
             vec: None,
             lin: None,
+            restrict_params: HashMap::new(),
         })
     }
 
@@ -845,6 +848,10 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                         true,
                     )?;
                     let v: Val<'ctx> = match (&arg.kind, is_ptr) {
+                        (ArgKind::Buffer { .. }, true) if self.restrict_params.contains_key(&i) => {
+                            let pi = self.restrict_params[&i];
+                            self.llf.get_nth_param(pi).ok_or("missing restrict parameter")?
+                        }
                         (ArgKind::Buffer { .. } | ArgKind::Local, true) => {
                             let l = self.pb.build_load(self.ptr_type(), at, "")?;
                             set_align(l, 8.min(arg.align.max(1)) as u32);

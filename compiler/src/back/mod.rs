@@ -211,6 +211,18 @@ fn emit(context: &Context, m: &ir::Module, tm: &TargetMachine, target: &Target) 
             wi_params.push(i32t.into());
             wi_params.push(i32t.into());
         }
+        // `restrict` buffers: extra `noalias` parameters (the inliner turns them into alias
+        // scopes), loaded from the argument block by the work-group entry.
+        let restrict: Vec<(usize, u64)> = kernel
+            .info
+            .args
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.qualifiers.is_restrict && matches!(a.kind, ArgKind::Buffer { .. }))
+            .map(|(i, a)| (i, a.offset as u64))
+            .collect();
+        let first_restrict = wi_params.len() as u32;
+        wi_params.extend(restrict.iter().map(|_| inkwell::types::BasicMetadataTypeEnum::from(ptr)));
         let wi_ty = i32t.fn_type(&wi_params, false);
         let wi =
             e.m.add_function(&format!("wi{}.{}", k, llvm::sanitize(&kernel.info.name)), wi_ty, Some(Linkage::Internal));
@@ -221,15 +233,21 @@ fn emit(context: &Context, m: &ir::Module, tm: &TargetMachine, target: &Target) 
         if plan.state_noalias {
             e.add_param_attr(wi, 5, "noalias");
         }
+        for j in 0..restrict.len() as u32 {
+            e.add_param_attr(wi, first_restrict + j, "noalias");
+        }
         FnLower::new(&e, func, wi, k, Mode::Kernel { info: &kernel.info, plan: &plan })
             .and_then(|mut l| {
+                l.restrict_params =
+                    restrict.iter().enumerate().map(|(j, (i, _))| (*i, first_restrict + j as u32)).collect();
                 if lanes > 1 {
                     l.enable_vector(lanes, &wa)?;
                 }
                 l.lower()
             })
             .map_err(kerr)?;
-        workgroup::build_entry(&e, &entry_symbol(k), wi, plan.size, lanes).map_err(kerr)?;
+        let restrict_offsets: Vec<u64> = restrict.iter().map(|(_, off)| *off).collect();
+        workgroup::build_entry(&e, &entry_symbol(k), wi, plan.size, lanes, &restrict_offsets).map_err(kerr)?;
 
         let mut info = kernel.info.clone();
         info.static_local_mem_size = e.layouts.get(k).map(|l| l.size).unwrap_or(0);

@@ -296,13 +296,16 @@ pub fn analyze(f: &Function, order: &[Block]) -> BarrierAnalysis {
 /// row (a segment starting mid-row masks its first packet), rows are padded to a multiple
 /// of W, and a packet's state (W x `state_size` bytes, structure of arrays) is at
 /// `state + (padded linear id of its lane 0) * state_size`. Full packets call `wi` with the
-/// constant mask 0..W, so that the inlined body needs no mask.
+/// constant mask 0..W, so that the inlined body needs no mask. The pointers at
+/// `restrict_offsets` of the argument block are passed after the other parameters (the
+/// work-item function takes them as `noalias`).
 pub fn build_entry<'ctx>(
     e: &Emitter<'ctx, '_>,
     name: &str,
     wi: FunctionValue<'ctx>,
     state_size: u64,
     width: u32,
+    restrict_offsets: &[u64],
 ) -> R<FunctionValue<'ctx>> {
     let cx = e.cx;
     let ptr = cx.ptr_type(inkwell::AddressSpace::default());
@@ -352,6 +355,15 @@ pub fn build_entry<'ctx>(
     } else {
         None
     };
+    let mut restrict_ptrs: Vec<BasicMetadataValueEnum<'ctx>> = Vec::with_capacity(restrict_offsets.len());
+    for &off in restrict_offsets {
+        let p = gep(&b, i8t.into(), args, &[i64t.const_int(off, false)], true)?;
+        let l = b.build_load(ptr, p, "")?;
+        if let Some(inst) = l.as_instruction_value() {
+            let _ = inst.set_alignment(8);
+        }
+        restrict_ptrs.push(l.into());
+    }
     let any = b.build_int_compare(IntPredicate::ULT, first, end, "")?;
     b.build_conditional_branch(any, pre, exit)?;
 
@@ -439,10 +451,12 @@ pub fn build_entry<'ctx>(
         b.position_at_end(fast);
         let mut fa = call_args.clone();
         fa.extend::<[BasicMetadataValueEnum<'ctx>; 2]>([i32t.const_zero().into(), i32t.const_int(w, false).into()]);
+        fa.extend(restrict_ptrs.iter().copied());
         let r1 = b.build_call(wi, &fa, "")?.try_as_basic_value().basic().ok_or("work-item function has no result")?;
         b.build_unconditional_branch(latch)?;
         b.position_at_end(masked);
         call_args.extend::<[BasicMetadataValueEnum<'ctx>; 2]>([lo32.into(), hi32.into()]);
+        call_args.extend(restrict_ptrs.iter().copied());
         let r2 =
             b.build_call(wi, &call_args, "")?.try_as_basic_value().basic().ok_or("work-item function has no result")?;
         b.build_unconditional_branch(latch)?;
@@ -451,6 +465,7 @@ pub fn build_entry<'ctx>(
         rp.add_incoming(&[(&r1, fast), (&r2, masked)]);
         rp.as_basic_value()
     } else {
+        call_args.extend(restrict_ptrs.iter().copied());
         let r =
             b.build_call(wi, &call_args, "")?.try_as_basic_value().basic().ok_or("work-item function has no result")?;
         b.build_unconditional_branch(latch)?;
