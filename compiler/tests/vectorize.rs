@@ -202,3 +202,29 @@ fn stencil_vectorized_matches_scalar() {
         args.set_ptr(&k.info, 3, out);
     });
 }
+
+#[test]
+fn nbody_inner_loads_are_uniform() {
+    let (c, d, _) = counts(
+        r#"__kernel void nbody(int n, float dt, float eps2, __global const float4 *restrict pos,
+                    __global const float4 *restrict vel, __global float4 *restrict new_pos,
+                    __global float4 *restrict new_vel) {
+    int i = get_global_id(0);
+    float4 p = pos[i];
+    float3 acc = (float3)(0.0f);
+    for (int j = 0; j < n; ++j) {
+        float4 q = pos[j];
+        float3 d = q.xyz - p.xyz;
+        float inv = rsqrt(dot(d, d) + eps2);
+        acc += (q.w * inv * inv * inv) * d;
+    }
+    float4 v = vel[i];
+    v.xyz += acc * dt;
+    new_vel[i] = v;
+    new_pos[i] = (float4)(p.xyz + v.xyz * dt, p.w);
+}"#,
+        "nbody",
+    );
+    assert_eq!(d, 0, "the j loop is uniform");
+    assert_eq!((c.uniform, c.gather_scatter), (1, 0), "{c:?}");
+}

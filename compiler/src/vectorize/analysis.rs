@@ -456,7 +456,14 @@ fn inst_shape(m: &ir::Module, f: &Function, a: &WorkItemAnalysis, i: Inst) -> Op
                     None => Varying,
                 },
                 (BinaryOp::Shl, Strided(s), Uniform) => match const_int(m, f, *rhs) {
-                    Some(c) if (0..32).contains(&c) => Strided(s.wrapping_shl(c as u32)),
+                    Some(c) if (0..63).contains(&c) && s.checked_shl(c as u32).is_some_and(|x| x >> c == s) => {
+                        Strided(s << c)
+                    }
+                    _ => Varying,
+                },
+                // (x << c) >> c: the sign/zero extension idiom of a narrowed id (no wrap assumed).
+                (BinaryOp::AShr | BinaryOp::LShr, Strided(s), Uniform) => match const_int(m, f, *rhs) {
+                    Some(c) if (0..63).contains(&c) && s % (1i64 << c) == 0 => Strided(s >> c),
                     _ => Varying,
                 },
                 _ => Varying,
