@@ -61,6 +61,24 @@ if [ "${#failed[@]}" -eq 0 ] || [ "${failed[*]}" = "fmt" ]; then
         echo "[softcl] $crashed test binaries crashed (counted as failed tests below)"
         failed_total=$((failed_total + crashed))
     fi
+    # The conformance tests again with the CPU device's vectorizer off: every kernel must
+    # give the same results scalar (issue 6); the first run had it on (the default).
+    log_scalar="$SOFTCL_TARGET_DIR/softcl-test-scalar.log"
+    softcl_step "tests, vectorizer off: CL_CONFIG_USE_VECTORIZER=False cargo test --release -p softcl-conformance"
+    if CL_CONFIG_USE_VECTORIZER=False cargo test --release -p softcl-conformance --no-fail-fast 2>&1 | tee "$log_scalar"; then
+        echo "[softcl] tests (vectorizer off): ok"
+    else
+        echo "[softcl] tests (vectorizer off): FAILED"
+        failed+=(tests-scalar)
+    fi
+    read -r p2 f2 < <(awk '/^test result:/ {
+            for (i = 1; i <= NF; i++) {
+                if ($(i + 1) ~ /^passed;/) p += $i
+                if ($(i + 1) ~ /^failed;/) f += $i
+            }
+        } END { print p + 0, f + 0 }' "$log_scalar")
+    passed_total=$((passed_total + p2))
+    failed_total=$((failed_total + f2))
 fi
 
 run_check clippy cargo clippy --workspace --all-targets -- -D warnings

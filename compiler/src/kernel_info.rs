@@ -87,3 +87,15 @@ pub struct KernelInfo {
     /// Work-items per packet of the compiled entry (the vector width W; 0 or 1 = scalar).
     pub simd_width: u32,
 }
+
+impl KernelInfo {
+    /// Bytes of work-item state a work-group of `local` size needs: with packets of W
+    /// work-items each row of dimension 0 is padded to a multiple of W (state is kept per
+    /// packet in structure-of-arrays form). `None` on overflow.
+    pub fn work_item_state_bytes(&self, local: [usize; 3]) -> Option<usize> {
+        let w = (self.simd_width as usize).max(1);
+        let row = local[0].max(1).div_ceil(w).checked_mul(w)?;
+        let items = row.checked_mul(local[1].max(1))?.checked_mul(local[2].max(1))?;
+        usize::try_from(self.work_item_state_size).ok()?.checked_mul(items)
+    }
+}

@@ -15,6 +15,7 @@ pub mod ir;
 pub mod kernel_info;
 pub mod passes;
 pub mod printf;
+pub mod vectorize;
 
 pub use abi::{WorkGroupContext, WorkGroupEntry, FINISHED};
 pub use kernel_info::{AccessQualifier, AddressSpace, ArgKind, KernelArg, KernelInfo, TypeQualifiers};
@@ -39,6 +40,27 @@ pub struct Target {
     pub cl_std_versions: Vec<String>,
     /// The device's OpenCL version as `__OPENCL_VERSION__` gives it (300 for OpenCL 3.0).
     pub opencl_version: u32,
+    /// Whether and at which width work-items are packed into SIMD lanes (the CPU device's
+    /// `CL_CONFIG_USE_VECTORIZER` / `CL_CONFIG_CPU_VECTORIZER_MODE`); `Off` runs one
+    /// work-item per call.
+    pub vectorizer: Vectorizer,
+}
+
+/// How the code generator packs work-items of dimension 0 into SIMD lanes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub enum Vectorizer {
+    /// One work-item per call of the work-item function (the Gen device; the knobs off).
+    #[default]
+    Off,
+    /// The width follows from the host's vector registers (`register_bytes`, e.g. 64 for
+    /// AVX-512) and the kernel's widest data type, `vec_type_hint` and
+    /// `intel_reqd_sub_group_size`.
+    Auto { register_bytes: u32 },
+    /// `CL_CONFIG_CPU_VECTORIZER_MODE=4|8|16`: this width; more 32-bit lanes than the
+    /// registers hold is a build error.
+    Forced { width: u32, register_bytes: u32 },
+    /// A knob value that is not understood: every build fails with this log line.
+    Invalid(String),
 }
 
 impl Default for Target {
@@ -49,6 +71,7 @@ impl Default for Target {
             disabled_features: Vec::new(),
             cl_std_versions: ["CL1.0", "CL1.1", "CL1.2", "CL2.0", "CL3.0"].map(String::from).to_vec(),
             opencl_version: 300,
+            vectorizer: Vectorizer::Off,
         }
     }
 }

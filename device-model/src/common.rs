@@ -7,7 +7,7 @@ use crate::info::{
 };
 use crate::launch::{Launch, LaunchError};
 use crate::observer::Observer;
-use softcl_compiler::Target;
+use softcl_compiler::{Target, Vectorizer};
 use std::sync::Arc;
 
 /// CL_DEVICE_VERSION.
@@ -167,6 +167,34 @@ pub(crate) fn target_for(info: &DeviceInfo) -> Target {
     }
 }
 
+/// The CPU device's vectorizer knobs, as in Intel's CPU runtime: `CL_CONFIG_USE_VECTORIZER`
+/// = True|False and `CL_CONFIG_CPU_VECTORIZER_MODE` = 0 (heuristic, the default) | 1 (off) |
+/// 4 | 8 | 16 (forced width). `register_bytes` is the width of the host's vector registers.
+pub(crate) fn vectorizer_knobs(use_vectorizer: Option<&str>, mode: Option<&str>, register_bytes: u32) -> Vectorizer {
+    match use_vectorizer.map(str::trim) {
+        None | Some("") => {}
+        Some(v) if v.eq_ignore_ascii_case("true") || v == "1" => {}
+        Some(v) if v.eq_ignore_ascii_case("false") || v == "0" => return Vectorizer::Off,
+        Some(v) => return Vectorizer::Invalid(format!("CL_CONFIG_USE_VECTORIZER={v} is not True or False")),
+    }
+    match mode.map(str::trim) {
+        None | Some("") | Some("0") => Vectorizer::Auto { register_bytes },
+        Some("1") => Vectorizer::Off,
+        Some(m @ ("4" | "8" | "16")) => Vectorizer::Forced { width: m.parse().unwrap_or(4), register_bytes },
+        Some(m) => Vectorizer::Invalid(format!("CL_CONFIG_CPU_VECTORIZER_MODE={m} is not 0, 1, 4, 8 or 16")),
+    }
+}
+
+/// [`vectorizer_knobs`] from the process environment.
+pub(crate) fn vectorizer_from_env(register_bytes: u32) -> Vectorizer {
+    let var = |n: &str| std::env::var(n).ok();
+    vectorizer_knobs(
+        var("CL_CONFIG_USE_VECTORIZER").as_deref(),
+        var("CL_CONFIG_CPU_VECTORIZER_MODE").as_deref(),
+        register_bytes,
+    )
+}
+
 /// Checks `launch`, builds the job (with the schedule `schedule` picks for its NDRange) and
 /// runs it on `executor`, calling the kernel-level observer hooks around it. Returns the
 /// NDRange that ran and the schedule used.
@@ -203,6 +231,19 @@ pub(crate) fn run_launch<T>(
 mod base_tests {
     use crate::gen::GenConfig;
     use crate::Device;
+
+    #[test]
+    fn vectorizer_knobs_follow_intels_cpu_runtime() {
+        use super::vectorizer_knobs;
+        use softcl_compiler::Vectorizer as V;
+        assert_eq!(vectorizer_knobs(None, None, 64), V::Auto { register_bytes: 64 });
+        assert_eq!(vectorizer_knobs(Some("False"), Some("16"), 64), V::Off);
+        assert_eq!(vectorizer_knobs(Some("True"), Some("1"), 64), V::Off);
+        assert_eq!(vectorizer_knobs(Some("true"), Some("8"), 32), V::Forced { width: 8, register_bytes: 32 });
+        assert_eq!(vectorizer_knobs(None, Some("0"), 16), V::Auto { register_bytes: 16 });
+        assert!(matches!(vectorizer_knobs(None, Some("5"), 64), V::Invalid(_)));
+        assert!(matches!(vectorizer_knobs(Some("maybe"), None, 64), V::Invalid(_)));
+    }
 
     /// softcl_device_base leaves the hardware fields 0: every device must set each of them.
     #[test]

@@ -407,10 +407,9 @@ impl Job {
                 info.name, limits.local_mem_size
             )));
         }
-        let state_bytes =
-            usize::try_from(info.work_item_state_size).ok().and_then(|s| s.checked_mul(wg)).ok_or_else(|| {
-                LaunchError::OutOfResources(format!("kernel {}: work-item state size overflows", info.name))
-            })?;
+        let state_bytes = info.work_item_state_bytes(range.local).ok_or_else(|| {
+            LaunchError::OutOfResources(format!("kernel {}: work-item state size overflows", info.name))
+        })?;
 
         let mut owned_args = Vec::new();
         owned_args

@@ -649,6 +649,12 @@ pub struct FnLower<'a, 'ctx, 'ir> {
     resume_blocks: Vec<(u32, BasicBlock<'ctx>)>,
     /// Stores to do at the start of the entry block (byval copies into state).
     entry_copies: Vec<(PointerValue<'ctx>, PointerValue<'ctx>, u64, u32)>,
+    /// Vector mode (`back::vector`): W work-items per call.
+    pub vec: Option<super::vector::VecState<'a, 'ctx>>,
+    /// Linearized control flow (`back::linearize`) of a vector function with divergence.
+    pub lin: Option<super::linearize::Lin<'ctx>>,
+    /// Kernel argument index of a `restrict` buffer -> the `noalias` parameter holding it.
+    pub restrict_params: HashMap<usize, u32>,
 }
 
 impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
@@ -701,6 +707,9 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             dispatch,
             resume_blocks: Vec::new(),
             entry_copies: Vec::new(),
+            vec: None,
+            lin: None,
+            restrict_params: HashMap::new(),
         })
     }
 
@@ -732,15 +741,16 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let entry = f.layout.entry().ok_or_else(|| self.err("has no body"))?;
         let cfg = crate::analysis::Cfg::new(f);
         let order = cfg.rpo();
+        let linearize = self.vec.as_ref().is_some_and(|v| !v.wa.divergent_branches.is_empty());
         // Blocks and phis first, so that branches can target anything.
         for &bb in order {
             let llb = self.cx().append_basic_block(self.llf, "");
             self.blocks[bb] = Some(llb);
-            if bb != entry {
+            if bb != entry && !linearize {
                 self.b.position_at_end(llb);
                 let mut phis = Vec::new();
                 for &p in &f.blocks[bb].params {
-                    let ty = self.ty(f.value_type(p))?;
+                    let ty = self.value_llty(p)?;
                     phis.push(self.b.build_phi(ty, "")?);
                 }
                 self.phis.insert(bb, phis);
@@ -751,16 +761,22 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         }
         self.setup_params(entry)?;
         self.setup_variables(order)?;
+        if linearize {
+            self.setup_linearized(entry)?;
+        }
 
         for &bb in order {
             let llb = self.blocks[bb].ok_or_else(|| self.err("block not created"))?;
             self.b.position_at_end(llb);
+            if linearize {
+                self.lin_enter(bb)?;
+            }
             if bb == entry {
                 for (dst, src, size, align) in std::mem::take(&mut self.entry_copies) {
                     let n = self.i64().const_int(size, false);
                     self.b.build_memcpy(dst, align, src, align, n)?;
                 }
-            } else {
+            } else if !linearize {
                 let phis = self.phis.get(&bb).cloned().unwrap_or_default();
                 for (&p, phi) in f.blocks[bb].params.iter().zip(phis) {
                     self.define(p, phi.as_basic_value())?;
@@ -780,7 +796,10 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             }
         }
         // The dispatch block: start of the body, or the resume point of a barrier.
-        let body = self.blocks[entry].ok_or_else(|| self.err("no entry block"))?;
+        let body = match &self.lin {
+            Some(lin) => lin.start,
+            None => self.blocks[entry].ok_or_else(|| self.err("no entry block"))?,
+        };
         self.b.position_at_end(self.dispatch);
         match (&self.mode, self.resume_blocks.is_empty()) {
             (Mode::Kernel { .. }, false) => {
@@ -832,6 +851,10 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                         true,
                     )?;
                     let v: Val<'ctx> = match (&arg.kind, is_ptr) {
+                        (ArgKind::Buffer { .. }, true) if self.restrict_params.contains_key(&i) => {
+                            let pi = self.restrict_params[&i];
+                            self.llf.get_nth_param(pi).ok_or("missing restrict parameter")?
+                        }
                         (ArgKind::Buffer { .. } | ArgKind::Local, true) => {
                             let l = self.pb.build_load(self.ptr_type(), at, "")?;
                             set_align(l, 8.min(arg.align.max(1)) as u32);
@@ -848,7 +871,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                                     &self.pb,
                                     self.cx().i8_type().into(),
                                     state,
-                                    &[self.i64().const_int(*off, false)],
+                                    &[self.i64().const_int(self.packet_off(*off), false)],
                                     true,
                                 )?;
                                 self.entry_copies.push((dst, at, size, align.min(8)));
@@ -893,7 +916,22 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             for &i in &f.layout.insts[bb] {
                 let InstData::Variable { ty, .. } = &f.insts[i] else { continue };
                 let Some(r) = f.inst_result[i] else { continue };
-                let llty = self.ty(*ty)?;
+                // Vector code: a varying register variable holds every lane's copy; an array
+                // (or a variable whose address is used) has W copies, lane k's at k * size.
+                let mut lane_copies = None;
+                let llty = match &self.vec {
+                    Some(vs) if vs.wa.private_regs.contains(&r) => super::vector::wide_ty(self.ty(*ty)?, vs.width)?,
+                    Some(vs) if !vs.wa.reg_candidates.contains(&r) => {
+                        let one = self.ty(*ty)?;
+                        let size = self.e.ir.types.size_of(*ty).max(1);
+                        if self.e.alloc_size(one) > size {
+                            bail!("private variable of {} bytes laid out in {}", size, self.e.alloc_size(one));
+                        }
+                        lane_copies = Some(size);
+                        self.cx().i8_type().array_type((size * vs.width as u64) as u32).into()
+                    }
+                    _ => self.ty(*ty)?,
+                };
                 let state_off = match &self.mode {
                     Mode::Kernel { plan, .. } => plan.state_vars.get(&i).copied(),
                     Mode::Function => None,
@@ -901,12 +939,17 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 let ptr = match state_off {
                     Some(off) => {
                         let state = self.state.ok_or("no state pointer")?;
-                        gep(&self.pb, self.cx().i8_type().into(), state, &[self.i64().const_int(off, false)], true)?
+                        let at = self.i64().const_int(self.packet_off(off), false);
+                        gep(&self.pb, self.cx().i8_type().into(), state, &[at], true)?
                     }
                     None => {
                         let a = self.pb.build_alloca(llty, "")?;
                         let align = self.e.abi_align(llty).max(match self.e.ir.types.get(*ty) {
                             TypeData::Vector { .. } => self.e.ir.types.align_of(*ty),
+                            // Lane copies: each aligned like the variable's own type.
+                            _ if lane_copies.is_some() => {
+                                self.e.ir.types.align_of(*ty).max(self.e.abi_align(self.ty(*ty)?))
+                            }
                             _ => 1,
                         });
                         if let Some(inst) = a.as_instruction() {
@@ -917,7 +960,10 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                         a
                     }
                 };
-                self.vals[r] = Some(ptr.into());
+                self.vals[r] = Some(match lane_copies {
+                    Some(size) => self.lane_pointers(ptr, size)?,
+                    None => ptr.into(),
+                });
             }
         }
         Ok(())
@@ -934,7 +980,13 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
 
     fn state_slot(&self, off: u64) -> R<PointerValue<'ctx>> {
         let state = self.state.ok_or("no state pointer")?;
-        gep(&self.b, self.cx().i8_type().into(), state, &[self.i64().const_int(off, false)], true)
+        gep(&self.b, self.cx().i8_type().into(), state, &[self.i64().const_int(self.packet_off(off), false)], true)
+    }
+
+    /// The offset in a packet's state of what a work-item keeps at `off`: packets keep W
+    /// work-items' state in structure-of-arrays form (a varying value stored whole).
+    pub fn packet_off(&self, off: u64) -> u64 {
+        off * self.vec.as_ref().map_or(1, |v| v.width as u64)
     }
 
     /// The LLVM value of `v` at the current position.
@@ -952,10 +1004,30 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             ValueDef::Global(g) => Ok(self.global_address(g)?.into()),
             _ => {
                 if let Some(off) = self.demoted_offset(v) {
-                    let ty = self.ty(vd.ty)?;
+                    let ty = self.value_llty(v)?;
                     let slot = self.state_slot(off)?;
                     let l = self.b.build_load(ty, slot, "")?;
+                    if self.vec.is_some() {
+                        // Packets keep W values in a row: aligned to the element only.
+                        set_align(l, 1);
+                    }
                     return Ok(l);
+                }
+                if self.lin.is_some() && self.is_constant_address(v) {
+                    // Recomputed where used (no slot): printf needs its format as a constant.
+                    if let ValueDef::Result(i) = vd.def {
+                        if let InstData::AccessChain { base, element, indices, in_bounds } = &self.f.insts[i] {
+                            return Ok(self.lower_access_chain(*base, *element, indices, *in_bounds)?.into());
+                        }
+                        if let InstData::Convert { arg, .. } = &self.f.insts[i] {
+                            let a = self.get(*arg)?;
+                            let ty = self.ty(vd.ty)?;
+                            return Ok(if a.get_type() == ty { a } else { self.b.build_bit_cast(a, ty, "")? });
+                        }
+                    }
+                }
+                if let Some(x) = self.lin_get(v)? {
+                    return Ok(x);
                 }
                 match self.vals[v] {
                     Some(x) => Ok(x),
@@ -967,16 +1039,72 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
 
     /// Records the value of `v` (and keeps it in the work-item state if it lives across a barrier).
     pub fn define(&mut self, v: Value, val: Val<'ctx>) -> R<()> {
-        let want = self.ty(self.f.value_type(v))?;
+        let want = self.value_llty(v)?;
         if val.get_type() != want {
             bail!("produces {} where the IR says {}", val.get_type(), want);
         }
         if let Some(off) = self.demoted_offset(v) {
             let slot = self.state_slot(off)?;
-            self.b.build_store(slot, val)?;
+            let val = match (&self.vec, &self.lin) {
+                // Under divergence only the active lanes' part is theirs to write.
+                (Some(vs), Some(_)) if !self.is_uniform(v) => {
+                    let old = self.b.build_load(val.get_type(), slot, "")?;
+                    set_align(old, 1);
+                    self.blend(vs.mask, val, old)?
+                }
+                _ => val,
+            };
+            let st = self.b.build_store(slot, val)?;
+            if self.vec.is_some() {
+                let _ = st.set_alignment(1);
+            }
         }
         self.vals[v] = Some(val);
-        Ok(())
+        self.lin_define(v, val)
+    }
+
+    /// The LLVM block of `b`, once created.
+    pub fn blocks_of(&self, b: Block) -> Option<BasicBlock<'ctx>> {
+        self.blocks[b]
+    }
+
+    /// `v` is the address of a module variable plus constant offsets (AccessChain / pointer
+    /// casts of a global with constant indices): cheap to recompute at any use.
+    pub fn is_constant_address(&self, v: Value) -> bool {
+        let f = self.f;
+        let is_const = |x: Value| matches!(f.values.get(x).map(|d| d.def), Some(ValueDef::Const(_)));
+        match f.values.get(v).map(|d| d.def) {
+            Some(ValueDef::Global(_)) => true,
+            Some(ValueDef::Result(i)) => match &f.insts[i] {
+                InstData::AccessChain { base, element, indices, .. } => {
+                    self.is_constant_address(*base)
+                        && element.is_none_or(is_const)
+                        && indices.iter().all(|x| is_const(*x))
+                }
+                InstData::Convert { op: ir::ConvertOp::PtrCast | ir::ConvertOp::Bitcast, arg, .. } => {
+                    matches!(self.e.ir.types.get(f.value_type(*arg)), TypeData::Pointer { .. })
+                        && matches!(self.e.ir.types.get(f.value_type(v)), TypeData::Pointer { .. })
+                        && self.is_constant_address(*arg)
+                }
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
+    /// The recorded value of `v` (no slot or state lookup).
+    pub fn vals_get(&self, v: Value) -> R<Val<'ctx>> {
+        self.vals[v].ok_or_else(|| Error(format!("value {v} has no value yet")))
+    }
+
+    /// Whether `v` has a value at this point of the lowering.
+    pub fn vals_has(&self, v: Value) -> bool {
+        self.vals[v].is_some()
+    }
+
+    /// Records `x` as the value of `v` without keeping it anywhere.
+    pub fn set_val(&mut self, v: Value, x: Val<'ctx>) {
+        self.vals[v] = Some(x);
     }
 
     fn global_address(&mut self, g: GlobalVar) -> R<PointerValue<'ctx>> {
@@ -1092,7 +1220,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
 
     /// A work-item query as a value of `ty` (a vector takes the dimensions, a scalar the
     /// first component), computed in the prologue.
-    fn work_item_value(&mut self, q: WorkItemQuery, ty: BasicTypeEnum<'ctx>) -> R<Val<'ctx>> {
+    pub(crate) fn work_item_value(&mut self, q: WorkItemQuery, ty: BasicTypeEnum<'ctx>) -> R<Val<'ctx>> {
         let raw = self.work_item_raw(q)?;
         let BasicTypeEnum::IntType(et) = elem_type(ty) else { bail!("work-item query of a non-integer type {ty}") };
         let pb = &self.pb;
@@ -1328,7 +1456,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 if self.e.is_void(t) {
                     Ok(None)
                 } else {
-                    Ok(Some(self.ty(t)?))
+                    Ok(Some(self.value_llty(v)?))
                 }
             }
             None => Ok(None),
@@ -1337,10 +1465,16 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
 
     fn need_result(&self, i: Inst) -> R<(Value, BasicTypeEnum<'ctx>)> {
         let v = self.f.inst_result[i].ok_or("instruction has no result")?;
-        Ok((v, self.ty(self.f.value_type(v))?))
+        Ok((v, self.value_llty(v)?))
     }
 
     fn lower_inst(&mut self, i: Inst) -> R<()> {
+        if self.lin.is_some() && self.f.insts[i].is_terminator() {
+            return self.lin_terminator(&self.f.insts[i]);
+        }
+        if self.vec.is_some() && self.lower_vector_inst(i)? {
+            return Ok(());
+        }
         let data = &self.f.insts[i];
         use InstData as I;
         let result: Option<Val<'ctx>> = match data {
@@ -1529,10 +1663,10 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let resume = self.cx().append_basic_block(self.llf, &format!("resume{id}"));
         self.resume_blocks.push((id, resume));
         self.b.position_at_end(resume);
-        Ok(())
+        self.lin_resume()
     }
 
-    fn lower_binary(&self, op: ir::BinaryOp, a: Val<'ctx>, b: Val<'ctx>) -> R<Val<'ctx>> {
+    pub(crate) fn lower_binary(&self, op: ir::BinaryOp, a: Val<'ctx>, b: Val<'ctx>) -> R<Val<'ctx>> {
         use ir::BinaryOp as B;
         use InstructionOpcode as O;
         let ty = a.get_type();
@@ -1669,7 +1803,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         })
     }
 
-    fn lower_unary(&self, op: UnaryOp, a: Val<'ctx>, rt: BasicTypeEnum<'ctx>) -> R<Val<'ctx>> {
+    pub(crate) fn lower_unary(&self, op: UnaryOp, a: Val<'ctx>, rt: BasicTypeEnum<'ctx>) -> R<Val<'ctx>> {
         use InstructionOpcode as O;
         let ty = a.get_type();
         Ok(match op {
@@ -1738,7 +1872,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         })
     }
 
-    fn lower_compare(&self, op: CmpOp, a: Val<'ctx>, b: Val<'ctx>) -> R<Val<'ctx>> {
+    pub(crate) fn lower_compare(&self, op: CmpOp, a: Val<'ctx>, b: Val<'ctx>) -> R<Val<'ctx>> {
         use CmpOp as C;
         let ip = |p| self.icmp(p, a, b);
         let fp = |p| self.fcmp(p, a, b);
@@ -2021,7 +2155,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         gep(&self.b, src_ty, p, &idx, in_bounds)
     }
 
-    fn const_index(&self, v: Value) -> Option<u64> {
+    pub(crate) fn const_index(&self, v: Value) -> Option<u64> {
         match self.f.values.get(v)?.def {
             ValueDef::Const(c) => match self.e.ir.constants.get(c)? {
                 ConstData::Int { bits, .. } => Some(*bits),
@@ -2218,13 +2352,29 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         comparator: Option<Value>,
         rt: Option<BasicTypeEnum<'ctx>>,
     ) -> R<Option<Val<'ctx>>> {
-        use ir::AtomicOp as A;
         let p = as_ptr(self.get(ptr)?)?;
-        let sc = AtomicOrdering::SequentiallyConsistent;
         let val = match value {
             Some(v) => Some(self.get(v)?),
             None => None,
         };
+        let cmp = match comparator {
+            Some(c) => Some(self.get(c)?),
+            None => None,
+        };
+        self.atomic_on(op, p, val, cmp, rt)
+    }
+
+    /// An atomic operation on LLVM values (one work-item's).
+    pub(crate) fn atomic_on(
+        &mut self,
+        op: ir::AtomicOp,
+        p: PointerValue<'ctx>,
+        val: Option<Val<'ctx>>,
+        cmp: Option<Val<'ctx>>,
+        rt: Option<BasicTypeEnum<'ctx>>,
+    ) -> R<Option<Val<'ctx>>> {
+        use ir::AtomicOp as A;
+        let sc = AtomicOrdering::SequentiallyConsistent;
         let need_val = || val.ok_or_else(|| Error("atomic operation without an operand".into()));
         let rmw = |s: &Self, op: AtomicRMWBinOp, v: Val<'ctx>| -> R<Val<'ctx>> {
             match v {
@@ -2264,7 +2414,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             }
             A::CompareExchange => {
                 let v = need_val()?;
-                let c = self.get(comparator.ok_or("compare-exchange without a comparator")?)?;
+                let c = cmp.ok_or("compare-exchange without a comparator")?;
                 if v.get_type() != c.get_type() {
                     bail!("compare-exchange operands of different types");
                 }
@@ -2328,7 +2478,12 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         // Phi operands: collect argument values before the terminator.
         let mut edges: Vec<(Block, Vec<Val<'ctx>>)> = Vec::with_capacity(succs.len());
         for bc in &succs {
-            let vals: Vec<Val<'ctx>> = bc.args.iter().map(|a| self.get(*a)).collect::<R<_>>()?;
+            let params = &self.f.blocks[bc.block].params;
+            if bc.args.len() != params.len() {
+                bail!("branch to {} with {} arguments", bc.block, bc.args.len());
+            }
+            let vals: Vec<Val<'ctx>> =
+                bc.args.iter().zip(params).map(|(a, p)| self.get_edge_arg(*a, *p)).collect::<R<_>>()?;
             if vals.len() != self.f.blocks[bc.block].params.len() {
                 bail!("branch to {} with {} arguments", bc.block, vals.len());
             }

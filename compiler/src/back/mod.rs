@@ -11,16 +11,18 @@
 
 pub mod builtins;
 pub mod jit;
+pub mod linearize;
 pub mod llvm;
 pub mod mathlib;
 pub mod printf;
 pub mod target;
 pub mod vecmath;
+pub mod vector;
 pub mod workgroup;
 
 use crate::ir::{self, FuncKind, InstData};
 use crate::kernel_info::{ArgKind, KernelInfo};
-use crate::{BuildError, BuildErrorKind, NativeKernel, NativeProgram, Target, WorkGroupEntry};
+use crate::{vectorize, BuildError, BuildErrorKind, NativeKernel, NativeProgram, Target, WorkGroupEntry};
 use inkwell::context::Context;
 use inkwell::module::Linkage;
 use inkwell::passes::PassBuilderOptions;
@@ -75,6 +77,9 @@ pub fn codegen(module: &ir::Module, target: &Target) -> Result<Arc<NativeProgram
     check_device_features(module, target)?;
     let mut m = module.clone();
     crate::passes::inline::inline_barrier_calls(&mut m).map_err(fail)?;
+    if target.vectorizer != crate::Vectorizer::Off {
+        crate::vectorize::inline_kernel_calls(&mut m, 256).map_err(fail)?;
+    }
     if cfg!(debug_assertions) {
         if let Err(errs) = ir::validate::validate(&m) {
             let msgs: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
@@ -87,9 +92,9 @@ pub fn codegen(module: &ir::Module, target: &Target) -> Result<Arc<NativeProgram
     // The build-log line for math on vectors running per lane (libsleef missing).
     let math_note = builtins::vector_math_note(&m, vecmath::vector_bits(&host.features)).map(|n| n + "\n");
     let t1 = std::time::Instant::now();
-    let (object, infos, times) = {
+    let (object, infos, times, log) = {
         let context = Context::create();
-        emit(&context, &m, &tm)?
+        emit(&context, &m, &tm, target)?
     };
 
     let t2 = std::time::Instant::now();
@@ -115,7 +120,11 @@ pub fn codegen(module: &ir::Module, target: &Target) -> Result<Arc<NativeProgram
         let entry = unsafe { std::mem::transmute::<usize, WorkGroupEntry>(addr) };
         kernels.push(NativeKernel { info, entry });
     }
-    Ok(Arc::new(NativeProgram { kernels, log: math_note.unwrap_or_default(), _code: Box::new(jit) }))
+    Ok(Arc::new(NativeProgram {
+        kernels,
+        log: format!("{}{log}", math_note.unwrap_or_default()),
+        _code: Box::new(jit),
+    }))
 }
 
 fn entry_symbol(k: usize) -> String {
@@ -123,9 +132,9 @@ fn entry_symbol(k: usize) -> String {
 }
 
 /// Generates and optimises the LLVM module; returns the object file and the kernel infos.
-type Emitted = (Vec<u8>, Vec<KernelInfo>, [std::time::Duration; 3]);
+type Emitted = (Vec<u8>, Vec<KernelInfo>, [std::time::Duration; 3], String);
 
-fn emit(context: &Context, m: &ir::Module, tm: &TargetMachine) -> Result<Emitted, BuildError> {
+fn emit(context: &Context, m: &ir::Module, tm: &TargetMachine, target: &Target) -> Result<Emitted, BuildError> {
     let t0 = std::time::Instant::now();
     let llm = context.create_module("softcl");
     llm.set_triple(&tm.get_triple());
@@ -163,6 +172,7 @@ fn emit(context: &Context, m: &ir::Module, tm: &TargetMachine) -> Result<Emitted
 
     // Kernels: work-item function and work-group entry.
     let mut infos = Vec::with_capacity(m.kernels.len());
+    let mut log = String::new();
     for (k, kernel) in m.kernels.iter().enumerate() {
         let kerr = |e: Error| fail(format!("kernel `{}`: {}", kernel.info.name, e.0));
         let func = &m.functions[kernel.func];
@@ -172,13 +182,56 @@ fn emit(context: &Context, m: &ir::Module, tm: &TargetMachine) -> Result<Emitted
         }
         let analysis = workgroup::analyze(func, cfg.rpo());
         let plan = plan_state(&e, func, &kernel.info, &analysis).map_err(kerr)?;
+        let width = vectorize::width::choose(m, func, &kernel.info, &target.vectorizer)
+            .map_err(|msg| fail(format!("kernel `{}`: {msg}", kernel.info.name)))?;
+        let wa = vectorize::analysis::analyze(m, func);
+        let scalar_reason = if width.lanes <= 1 {
+            (target.vectorizer != crate::Vectorizer::Off).then(|| width.why.clone())
+        } else {
+            vectorize::blocker(m, func, &wa, !analysis.barrier_ids.is_empty()).or_else(|| {
+                matches!(target.vectorizer, crate::Vectorizer::Auto { .. })
+                    .then(|| vectorize::unprofitable(func, &wa))
+                    .flatten()
+            })
+        };
+        let lanes = if scalar_reason.is_none() { width.lanes.max(1) } else { 1 };
+        if target.vectorizer != crate::Vectorizer::Off && vectorize::report_enabled() {
+            let report = vectorize::Report {
+                kernel: kernel.info.name.clone(),
+                width: lanes,
+                why: width.why.clone(),
+                counts: wa.counts(func),
+                divergent_branches: wa.divergent_branches.len(),
+                scalar_reason,
+            };
+            eprintln!("softcl {report}");
+            log.push_str(&format!("{report}\n"));
+        }
 
         let cx = e.cx;
         let ptr = cx.ptr_type(inkwell::AddressSpace::default());
         let i64t = cx.i64_type();
         let i32t = cx.i32_type();
-        let wi_ty = i32t
-            .fn_type(&[ptr.into(), ptr.into(), i64t.into(), i64t.into(), i64t.into(), ptr.into(), i32t.into()], false);
+        let mut wi_params =
+            vec![ptr.into(), ptr.into(), i64t.into(), i64t.into(), i64t.into(), ptr.into(), i32t.into()];
+        if lanes > 1 {
+            // The active lanes lo..hi of the packet.
+            wi_params.push(i32t.into());
+            wi_params.push(i32t.into());
+        }
+        // `restrict` buffers: extra `noalias` parameters (the inliner turns them into alias
+        // scopes), loaded from the argument block by the work-group entry.
+        let restrict: Vec<(usize, u64)> = kernel
+            .info
+            .args
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.qualifiers.is_restrict && matches!(a.kind, ArgKind::Buffer { .. }))
+            .map(|(i, a)| (i, a.offset as u64))
+            .collect();
+        let first_restrict = wi_params.len() as u32;
+        wi_params.extend(restrict.iter().map(|_| inkwell::types::BasicMetadataTypeEnum::from(ptr)));
+        let wi_ty = i32t.fn_type(&wi_params, false);
         let wi =
             e.m.add_function(&format!("wi{}.{}", k, llvm::sanitize(&kernel.info.name)), wi_ty, Some(Linkage::Internal));
         e.add_fn_attr(wi, "alwaysinline");
@@ -188,16 +241,28 @@ fn emit(context: &Context, m: &ir::Module, tm: &TargetMachine) -> Result<Emitted
         if plan.state_noalias {
             e.add_param_attr(wi, 5, "noalias");
         }
+        for j in 0..restrict.len() as u32 {
+            e.add_param_attr(wi, first_restrict + j, "noalias");
+        }
         FnLower::new(&e, func, wi, k, Mode::Kernel { info: &kernel.info, plan: &plan })
-            .and_then(|l| l.lower())
+            .and_then(|mut l| {
+                l.restrict_params =
+                    restrict.iter().enumerate().map(|(j, (i, _))| (*i, first_restrict + j as u32)).collect();
+                if lanes > 1 {
+                    l.enable_vector(lanes, &wa)?;
+                }
+                l.lower()
+            })
             .map_err(kerr)?;
-        workgroup::build_entry(&e, &entry_symbol(k), wi, plan.size).map_err(kerr)?;
+        let restrict_offsets: Vec<u64> = restrict.iter().map(|(_, off)| *off).collect();
+        workgroup::build_entry(&e, &entry_symbol(k), wi, plan.size, lanes, &restrict_offsets).map_err(kerr)?;
 
         let mut info = kernel.info.clone();
         info.static_local_mem_size = e.layouts.get(k).map(|l| l.size).unwrap_or(0);
         info.barrier_count = analysis.barrier_ids.len() as u32;
         info.work_item_state_size = plan.size;
         info.private_mem_size = private_bytes(&e, kernel.func, &plan);
+        info.simd_width = if lanes > 1 { lanes } else { 0 };
         info.uses_printf =
             e.reachable_functions(kernel.func).into_iter().any(|f| printf::calls_printf(&m.functions[f]));
         infos.push(info);
@@ -219,7 +284,7 @@ fn emit(context: &Context, m: &ir::Module, tm: &TargetMachine) -> Result<Emitted
     let buf = tm
         .write_to_memory_buffer(&e.m, FileType::Object)
         .map_err(|msg| fail(format!("LLVM code generation failed: {msg}")))?;
-    Ok((buf.as_slice().to_vec(), infos, [t1 - t0, t2 - t1, t2.elapsed()]))
+    Ok((buf.as_slice().to_vec(), infos, [t1 - t0, t2 - t1, t2.elapsed()], log))
 }
 
 /// Assigns work-item state offsets to demoted values, state variables and by-value copies.

@@ -12,8 +12,9 @@
 //! into memory) live in the state too; the others stay allocas. Kernel arguments, work-item
 //! ids and variable addresses are recomputed at every entry, so they never take state.
 //!
-//! The work-group entry loops over the linear local ids `first..end` (local ids x, y, z
-//! are stepped incrementally) and calls the work-item function, which LLVM inlines.
+//! The work-group entry walks the linear local ids `first..end` as nested loops (row
+//! segments of dimension 0, then y and z) and calls the work-item function, which LLVM
+//! inlines; a vectorized kernel's entry steps x by the width W (see [`build_entry`]).
 
 use super::llvm::{bail, ctx_offsets, gep, Emitter, Val, R};
 use crate::ir::{Block, ConvertOp, EntityRef, Function, Inst, InstData, SecondaryMap, Value, ValueDef};
@@ -285,16 +286,32 @@ pub fn analyze(f: &Function, order: &[Block]) -> BarrierAnalysis {
 
 /// Builds the work-group entry `u32 name(args, ctx, first, end, resume_at)` around the
 /// work-item function `wi`.
+///
+/// The linear ids `first..end` are walked as row segments of dimension 0 (nested loops: the
+/// x loop has no wrap-around, y and z advance once per row). With `width` W = 1, `wi` is the
+/// scalar `wi(args, ctx, lx, ly, lz, state, resume_at)` and the state of work-item i is at
+/// `state + i * state_size`. With W > 1, `wi` is the vector work-item function
+/// `wi(args, ctx, lx, ly, lz, state, resume_at, lo, hi)` that runs the W work-items
+/// `lx..lx+W` of one row with lanes `lo..hi` active; packets start at multiples of W in each
+/// row (a segment starting mid-row masks its first packet), rows are padded to a multiple
+/// of W, and a packet's state (W x `state_size` bytes, structure of arrays) is at
+/// `state + (padded linear id of its lane 0) * state_size`. Full packets call `wi` with the
+/// constant mask 0..W, so that the inlined body needs no mask. The pointers at
+/// `restrict_offsets` of the argument block are passed after the other parameters (the
+/// work-item function takes them as `noalias`).
 pub fn build_entry<'ctx>(
     e: &Emitter<'ctx, '_>,
     name: &str,
     wi: FunctionValue<'ctx>,
     state_size: u64,
+    width: u32,
+    restrict_offsets: &[u64],
 ) -> R<FunctionValue<'ctx>> {
     let cx = e.cx;
     let ptr = cx.ptr_type(inkwell::AddressSpace::default());
     let i32t = cx.i32_type();
     let i64t = cx.i64_type();
+    let w = width.max(1) as u64;
     let fn_ty = i32t.fn_type(&[ptr.into(), ptr.into(), i32t.into(), i32t.into(), i32t.into()], false);
     let f = e.m.add_function(name, fn_ty, Some(Linkage::External));
     e.add_fn_attr(f, "nounwind");
@@ -312,7 +329,11 @@ pub fn build_entry<'ctx>(
     let b = cx.create_builder();
     let entry = cx.append_basic_block(f, "entry");
     let pre = cx.append_basic_block(f, "pre");
-    let body = cx.append_basic_block(f, "loop");
+    let row = cx.append_basic_block(f, "row");
+    let body = cx.append_basic_block(f, "x");
+    let latch = cx.append_basic_block(f, "x.latch");
+    let row_end = cx.append_basic_block(f, "row.end");
+    let next_row = cx.append_basic_block(f, "row.next");
     let exit = cx.append_basic_block(f, "exit");
     let i8t = cx.i8_type();
 
@@ -334,6 +355,15 @@ pub fn build_entry<'ctx>(
     } else {
         None
     };
+    let mut restrict_ptrs: Vec<BasicMetadataValueEnum<'ctx>> = Vec::with_capacity(restrict_offsets.len());
+    for &off in restrict_offsets {
+        let p = gep(&b, i8t.into(), args, &[i64t.const_int(off, false)], true)?;
+        let l = b.build_load(ptr, p, "")?;
+        if let Some(inst) = l.as_instruction_value() {
+            let _ = inst.set_alignment(8);
+        }
+        restrict_ptrs.push(l.into());
+    }
     let any = b.build_int_compare(IntPredicate::ULT, first, end, "")?;
     b.build_conditional_branch(any, pre, exit)?;
 
@@ -341,57 +371,136 @@ pub fn build_entry<'ctx>(
     b.position_at_end(pre);
     let one = i64t.const_int(1, false);
     let zero = i64t.const_zero();
+    let wc = i64t.const_int(w, false);
     let sx = b.build_select(b.build_int_compare(IntPredicate::EQ, lsx, zero, "")?, one, lsx, "")?.into_int_value();
     let sy = b.build_select(b.build_int_compare(IntPredicate::EQ, lsy, zero, "")?, one, lsy, "")?.into_int_value();
+    // Row length in the state: padded to a multiple of W.
+    let sxp = if w > 1 {
+        let up = b.build_int_add(sx, i64t.const_int(w - 1, false), "")?;
+        b.build_int_mul(b.build_int_unsigned_div(up, wc, "")?, wc, "")?
+    } else {
+        sx
+    };
     let f64i = b.build_int_z_extend(first, i64t, "")?;
     let end64 = b.build_int_z_extend(end, i64t, "")?;
     let x0 = b.build_int_unsigned_rem(f64i, sx, "")?;
     let t = b.build_int_unsigned_div(f64i, sx, "")?;
     let y0 = b.build_int_unsigned_rem(t, sy, "")?;
     let z0 = b.build_int_unsigned_div(t, sy, "")?;
+    b.build_unconditional_branch(row)?;
+
+    // One row segment: x_start..x_end of row (y, z); i = linear id of x_start.
+    b.position_at_end(row);
+    let p_i = b.build_phi(i64t, "i")?;
+    let p_xs = b.build_phi(i64t, "xs")?;
+    let p_y = b.build_phi(i64t, "ly")?;
+    let p_z = b.build_phi(i64t, "lz")?;
+    let p_rr = b.build_phi(i32t, "rr")?;
+    let (i, xs, ly, lz) = (
+        p_i.as_basic_value().into_int_value(),
+        p_xs.as_basic_value().into_int_value(),
+        p_y.as_basic_value().into_int_value(),
+        p_z.as_basic_value().into_int_value(),
+    );
+    let in_row = b.build_int_sub(sx, xs, "")?;
+    let left = b.build_int_sub(end64, i, "")?;
+    let seg = b.build_select(b.build_int_compare(IntPredicate::ULT, in_row, left, "")?, in_row, left, "")?;
+    let seg = seg.into_int_value();
+    let xe = b.build_int_add(xs, seg, "")?;
+    let zy = b.build_int_add(b.build_int_mul(lz, sy, "")?, ly, "")?;
+    let row_slot = b.build_int_mul(zy, sxp, "")?;
+    let xb0 = if w > 1 { b.build_int_mul(b.build_int_unsigned_div(xs, wc, "")?, wc, "")? } else { xs };
     b.build_unconditional_branch(body)?;
 
+    // The x loop: one call per work-item (W = 1) or per packet.
     b.position_at_end(body);
-    let pi = b.build_phi(i64t, "i")?;
-    let px = b.build_phi(i64t, "lx")?;
-    let py = b.build_phi(i64t, "ly")?;
-    let pz = b.build_phi(i64t, "lz")?;
-    let i = pi.as_basic_value().into_int_value();
-    let lx = px.as_basic_value().into_int_value();
-    let ly = py.as_basic_value().into_int_value();
-    let lz = pz.as_basic_value().into_int_value();
+    let p_x = b.build_phi(i64t, "lx")?;
+    let p_r = b.build_phi(i32t, "r")?;
+    let lx = p_x.as_basic_value().into_int_value();
     let state: Val<'ctx> = match state_base {
         Some(base) => {
-            let off = b.build_int_mul(i, i64t.const_int(state_size, false), "")?;
+            let slot = b.build_int_add(row_slot, lx, "")?;
+            let off = b.build_int_mul(slot, i64t.const_int(state_size, false), "")?;
             gep(&b, i8t.into(), base, &[off], true)?.into()
         }
         None => ptr.const_null().into(),
     };
-    let call_args: Vec<BasicMetadataValueEnum<'ctx>> =
+    let mut call_args: Vec<BasicMetadataValueEnum<'ctx>> =
         vec![args.into(), ctx.into(), lx.into(), ly.into(), lz.into(), state.into(), resume.into()];
-    let r = b.build_call(wi, &call_args, "")?.try_as_basic_value().basic().ok_or("work-item function has no result")?;
-    let i1 = b.build_int_add(i, one, "")?;
-    let x1 = b.build_int_add(lx, one, "")?;
-    let wrap_x = b.build_int_compare(IntPredicate::EQ, x1, sx, "")?;
-    let x2 = b.build_select(wrap_x, zero, x1, "")?.into_int_value();
-    let y1 = b.build_int_add(ly, b.build_int_z_extend(wrap_x, i64t, "")?, "")?;
-    let wrap_y = b.build_int_compare(IntPredicate::EQ, y1, sy, "")?;
-    let y2 = b.build_select(wrap_y, zero, y1, "")?.into_int_value();
-    let z2 = b.build_int_add(lz, b.build_int_z_extend(wrap_y, i64t, "")?, "")?;
-    let more = b.build_int_compare(IntPredicate::ULT, i1, end64, "")?;
-    let latch = b.get_insert_block().ok_or("builder lost")?;
-    b.build_conditional_branch(more, body, exit)?;
-    pi.add_incoming(&[(&f64i, pre), (&i1, latch)]);
-    px.add_incoming(&[(&x0, pre), (&x2, latch)]);
-    py.add_incoming(&[(&y0, pre), (&y2, latch)]);
-    pz.add_incoming(&[(&z0, pre), (&z2, latch)]);
-
-    b.position_at_end(exit);
-    let res = b.build_phi(i32t, "r")?;
-    res.add_incoming(&[(&i32t.const_zero(), entry), (&r, latch)]);
-    b.build_return(Some(&res.as_basic_value()))?;
+    let r = if w > 1 {
+        // Active lanes lo..hi: lanes before x_start (first packet of a segment starting
+        // mid-row) and from x_end on (the tail) are off.
+        let lo = b.build_select(
+            b.build_int_compare(IntPredicate::UGT, xs, lx, "")?,
+            b.build_int_sub(xs, lx, "")?,
+            zero,
+            "",
+        )?;
+        let room = b.build_int_sub(xe, lx, "")?;
+        let hi = b.build_select(b.build_int_compare(IntPredicate::ULT, room, wc, "")?, room, wc, "")?;
+        let lo32 = b.build_int_truncate(lo.into_int_value(), i32t, "")?;
+        let hi32 = b.build_int_truncate(hi.into_int_value(), i32t, "")?;
+        let full = b.build_and(
+            b.build_int_compare(IntPredicate::EQ, lo32, i32t.const_zero(), "")?,
+            b.build_int_compare(IntPredicate::EQ, hi32, i32t.const_int(w, false), "")?,
+            "",
+        )?;
+        let fast = cx.append_basic_block(f, "packet.full");
+        let masked = cx.append_basic_block(f, "packet.masked");
+        b.build_conditional_branch(full, fast, masked)?;
+        b.position_at_end(fast);
+        let mut fa = call_args.clone();
+        fa.extend::<[BasicMetadataValueEnum<'ctx>; 2]>([i32t.const_zero().into(), i32t.const_int(w, false).into()]);
+        fa.extend(restrict_ptrs.iter().copied());
+        let r1 = b.build_call(wi, &fa, "")?.try_as_basic_value().basic().ok_or("work-item function has no result")?;
+        b.build_unconditional_branch(latch)?;
+        b.position_at_end(masked);
+        call_args.extend::<[BasicMetadataValueEnum<'ctx>; 2]>([lo32.into(), hi32.into()]);
+        call_args.extend(restrict_ptrs.iter().copied());
+        let r2 =
+            b.build_call(wi, &call_args, "")?.try_as_basic_value().basic().ok_or("work-item function has no result")?;
+        b.build_unconditional_branch(latch)?;
+        b.position_at_end(latch);
+        let rp = b.build_phi(i32t, "")?;
+        rp.add_incoming(&[(&r1, fast), (&r2, masked)]);
+        rp.as_basic_value()
+    } else {
+        call_args.extend(restrict_ptrs.iter().copied());
+        let r =
+            b.build_call(wi, &call_args, "")?.try_as_basic_value().basic().ok_or("work-item function has no result")?;
+        b.build_unconditional_branch(latch)?;
+        b.position_at_end(latch);
+        r
+    };
     if !r.is_int_value() {
         bail!("work-item function returns {}", r.get_type());
     }
+    let x1 = b.build_int_add(lx, wc, "")?;
+    let more_x = b.build_int_compare(IntPredicate::ULT, x1, xe, "")?;
+    b.build_conditional_branch(more_x, body, row_end)?;
+    p_x.add_incoming(&[(&xb0, row), (&x1, latch)]);
+    p_r.add_incoming(&[(&p_rr.as_basic_value(), row), (&r, latch)]);
+
+    b.position_at_end(row_end);
+    let i1 = b.build_int_add(i, seg, "")?;
+    let more = b.build_int_compare(IntPredicate::ULT, i1, end64, "")?;
+    b.build_conditional_branch(more, next_row, exit)?;
+
+    b.position_at_end(next_row);
+    let y1 = b.build_int_add(ly, one, "")?;
+    let wrap_y = b.build_int_compare(IntPredicate::EQ, y1, sy, "")?;
+    let y2 = b.build_select(wrap_y, zero, y1, "")?.into_int_value();
+    let z2 = b.build_int_add(lz, b.build_int_z_extend(wrap_y, i64t, "")?, "")?;
+    b.build_unconditional_branch(row)?;
+    p_i.add_incoming(&[(&f64i, pre), (&i1, next_row)]);
+    p_xs.add_incoming(&[(&x0, pre), (&zero, next_row)]);
+    p_y.add_incoming(&[(&y0, pre), (&y2, next_row)]);
+    p_z.add_incoming(&[(&z0, pre), (&z2, next_row)]);
+    p_rr.add_incoming(&[(&i32t.const_zero(), pre), (&r, next_row)]);
+
+    b.position_at_end(exit);
+    let res = b.build_phi(i32t, "res")?;
+    res.add_incoming(&[(&i32t.const_zero(), entry), (&r, row_end)]);
+    b.build_return(Some(&res.as_basic_value()))?;
     Ok(f)
 }

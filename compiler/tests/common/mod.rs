@@ -101,7 +101,8 @@ pub fn run_ndrange(
                 let gid = [gx, gy, gz];
                 let size: [u64; 3] = std::array::from_fn(|d| local[d].min(global[d] - gid[d] * local[d]));
                 let n = (size[0] * size[1] * size[2]) as u32;
-                let mut state = AlignedBuf::new((info.work_item_state_size as usize) * n as usize);
+                let lsize = [size[0] as usize, size[1] as usize, size[2] as usize];
+                let mut state = AlignedBuf::new(info.work_item_state_bytes(lsize).expect("state size"));
                 let ctx = WorkGroupContext {
                     group_id: gid,
                     local_size: size,

@@ -51,7 +51,8 @@ impl CpuDevice {
     pub fn new() -> Self {
         let simd = SimdBytes::host();
         let info = host_device_info(&simd);
-        let target = common::target_for(&info);
+        let mut target = common::target_for(&info);
+        target.vectorizer = common::vectorizer_from_env(simd.float);
         let threads = info.max_compute_units as usize;
         Self { info, target, simd_width: simd.float_lanes(), executor: Executor::new(threads, "cpu") }
     }

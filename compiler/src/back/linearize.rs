@@ -1,0 +1,404 @@
+//! Linearized control flow for vector code with divergent branches.
+//!
+//! Each block gets an id in the loop-contiguous topological order of
+//! [`crate::analysis::Cfg::loop_order`] (ids 2k; a loop's *continue* point gets the odd id
+//! just after its last block). Every lane keeps the id of the block it runs next in `next`
+//! (`<W x i32>`, `DONE` once it returned). A terminator sets `next` for the lanes that take
+//! each edge (edge mask = block mask & condition) and stores the edge's block arguments into
+//! the target's parameter slots under that mask, then jumps to the *lane dispatcher*, which
+//! picks the smallest pending id (a vector umin), makes the lanes waiting there the mask and
+//! switches to that block. Back edges go to the loop's continue point, which moves its lanes
+//! to the header only when no lane is left in the loop body, so the lanes in a loop always
+//! run the same iteration and every block runs at most once per iteration of its loop.
+//! Values used outside their block live in allocas (varying ones written with a blend under
+//! the mask, so a lane that left a loop keeps its last value); SROA/mem2reg turn them back
+//! into SSA.
+
+use super::llvm::{bail, FnLower, Val, R};
+use crate::analysis::{Cfg, DomTree, LoopInfo};
+use crate::ir::{Block, InstData, Value};
+use inkwell::basic_block::BasicBlock;
+use inkwell::types::VectorType;
+use inkwell::values::{BasicValueEnum, IntValue, PointerValue, VectorValue};
+use inkwell::IntPredicate;
+use std::collections::{HashMap, HashSet};
+
+/// `next` of a lane that returned (or is not active in this packet).
+const DONE: u64 = u32::MAX as u64;
+
+/// The state of a linearized function.
+pub struct Lin<'ctx> {
+    ids: HashMap<Block, u32>,
+    /// Loop header -> the id of its continue point.
+    cont_of: HashMap<Block, u32>,
+    back_edges: HashSet<(Block, Block)>,
+    next: PointerValue<'ctx>,
+    slots: HashMap<Value, PointerValue<'ctx>>,
+    def_block: HashMap<Value, Block>,
+    pub dispatch: BasicBlock<'ctx>,
+    /// Where the body starts: every active lane is at the entry block.
+    pub start: BasicBlock<'ctx>,
+    pub cur: Option<Block>,
+    /// The mask of the block running (set by the dispatcher; a direct jump keeps it).
+    cur_mask: PointerValue<'ctx>,
+}
+
+impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
+    /// Sets up linearized control flow (after the LLVM blocks exist): ids, slots, `next` and
+    /// the lane dispatcher, whose mask becomes the vector mask of every block.
+    pub fn setup_linearized(&mut self, entry: Block) -> R<()> {
+        let f = self.f;
+        let w = self.vec.as_ref().map(|v| v.width).ok_or("not in vector mode")?;
+        let cfg = Cfg::new(f);
+        let dom = DomTree::new(&cfg);
+        let loops = LoopInfo::new(&cfg, &dom);
+        if loops.is_irreducible() {
+            bail!("irreducible control flow cannot be linearized");
+        }
+        let order = loops.block_order(&cfg);
+        let pos: HashMap<Block, usize> = order.iter().enumerate().map(|(k, b)| (*b, k)).collect();
+        let ids: HashMap<Block, u32> = pos.iter().map(|(b, k)| (*b, 2 * *k as u32)).collect();
+        let mut cont_of = HashMap::new();
+        let mut back_edges = HashSet::new();
+        for l in loops.loops() {
+            let last = l.blocks.iter().filter_map(|b| pos.get(b)).max().copied().unwrap_or(0);
+            cont_of.insert(l.header, 2 * last as u32 + 1);
+            for &latch in &l.latches {
+                back_edges.insert((latch, l.header));
+            }
+        }
+        // Slots for values used outside their block and for parameters of non-entry blocks.
+        let mut def_block = HashMap::new();
+        for &b in &f.layout.blocks {
+            if b != entry {
+                for &p in &f.blocks[b].params {
+                    def_block.insert(p, b);
+                }
+            }
+            for &i in &f.layout.insts[b] {
+                if let Some(r) = f.inst_result[i] {
+                    // Variables and work-item ids are set up in the prologue (every entry).
+                    if !matches!(f.insts[i], InstData::Variable { .. } | InstData::WorkItem { .. }) {
+                        def_block.insert(r, b);
+                    }
+                }
+            }
+        }
+        let mut need: Vec<Value> = Vec::new();
+        let mut seen = HashSet::new();
+        for &b in &f.layout.blocks {
+            if b != entry {
+                for &p in &f.blocks[b].params {
+                    if seen.insert(p) {
+                        need.push(p);
+                    }
+                }
+            }
+            for &i in &f.layout.insts[b] {
+                f.insts[i].for_each_operand(|v| {
+                    if def_block.get(&v).is_some_and(|db| *db != b) && seen.insert(v) {
+                        need.push(v);
+                    }
+                });
+            }
+        }
+        let mut slots = HashMap::new();
+        for v in need {
+            let ty = self.value_llty(v)?;
+            let a = self.pb.build_alloca(ty, "")?;
+            self.pb.build_store(a, super::llvm::undef_of(ty))?;
+            slots.insert(v, a);
+        }
+        let i32t = self.i32();
+        let nt = i32t.vec_type(w);
+        let next = self.pb.build_alloca(nt, "next")?;
+        let vs = self.vec.as_ref().ok_or("not in vector mode")?;
+        let start =
+            self.pb.build_select(vs.mask, self.splat_i32(ids[&entry] as u64, w), self.splat_i32(DONE, w), "")?;
+        self.pb.build_store(next, start)?;
+
+        // The lane dispatcher.
+        let dispatch = self.cx().append_basic_block(self.llf, "lanes");
+        let exit = self.cx().append_basic_block(self.llf, "lanes.done");
+        let b = self.cx().create_builder();
+        b.position_at_end(exit);
+        b.build_return(Some(&i32t.const_zero()))?;
+        b.position_at_end(dispatch);
+        let nv = b.build_load(nt, next, "")?.into_vector_value();
+        let decl = inkwell::intrinsics::Intrinsic::find("llvm.vector.reduce.umin")
+            .and_then(|i| i.get_declaration(&self.e.m, &[nt.into()]))
+            .ok_or("cannot declare llvm.vector.reduce.umin")?;
+        let n = b.build_call(decl, &[nv.into()], "")?.try_as_basic_value().basic().ok_or("umin without result")?;
+        let n = n.into_int_value();
+        let ins = b.build_insert_element(nt.get_undef(), n, i32t.const_zero(), "")?;
+        let splat_n = b.build_shuffle_vector(ins, nt.get_undef(), nt.const_zero(), "")?;
+        let mask = b.build_int_compare(IntPredicate::EQ, nv, splat_n, "mask")?;
+        // The last active lane (stores of varying values to uniform addresses).
+        let iw = super::llvm::int_type(self.cx(), w)?;
+        let bits = b.build_bit_cast(mask, iw, "")?.into_int_value();
+        let ctlz = inkwell::intrinsics::Intrinsic::find("llvm.ctlz")
+            .and_then(|i| i.get_declaration(&self.e.m, &[iw.into()]))
+            .ok_or("cannot declare llvm.ctlz")?;
+        let lz = b
+            .build_call(ctlz, &[bits.into(), self.cx().bool_type().const_zero().into()], "")?
+            .try_as_basic_value()
+            .basic()
+            .ok_or("ctlz without result")?
+            .into_int_value();
+        let lz = b.build_int_cast_sign_flag(lz, i32t, false, "")?;
+        let last = b.build_int_sub(i32t.const_int(w as u64 - 1, false), lz, "")?;
+        let mut cases: Vec<(IntValue<'ctx>, BasicBlock<'ctx>)> = Vec::new();
+        for (&blk, &id) in &ids {
+            if let Some(bb) = self.blocks_of(blk) {
+                cases.push((i32t.const_int(id as u64, false), bb));
+            }
+        }
+        for (&header, &cid) in &cont_of {
+            let cb = self.cx().append_basic_block(self.llf, "continue");
+            let cbld = self.cx().create_builder();
+            cbld.position_at_end(cb);
+            let hv = self.splat_i32(ids[&header] as u64, w);
+            let nv2 = cbld.build_select(mask, hv, nv, "")?;
+            cbld.build_store(next, nv2)?;
+            cbld.build_unconditional_branch(dispatch)?;
+            cases.push((i32t.const_int(cid as u64, false), cb));
+        }
+        cases.sort_by_key(|(c, _)| c.get_zero_extended_constant());
+        let _ = last;
+        let cur_mask = self.pb.build_alloca(self.cx().bool_type().vec_type(w), "mask")?;
+        b.build_store(cur_mask, mask)?;
+        b.build_switch(n, exit, &cases)?;
+        // The start needs no dispatch: the packet's lanes are all at the entry block.
+        let start = self.cx().append_basic_block(self.llf, "lanes.start");
+        b.position_at_end(start);
+        let static_mask = self.vec.as_ref().ok_or("not in vector mode")?.static_mask;
+        b.build_store(cur_mask, static_mask)?;
+        b.build_unconditional_branch(self.blocks_of(entry).ok_or("no entry block")?)?;
+        self.lin = Some(Lin { ids, cont_of, back_edges, next, slots, def_block, dispatch, start, cur: None, cur_mask });
+        Ok(())
+    }
+
+    /// The last active lane of `mask` (i32).
+    fn last_lane(&self, mask: VectorValue<'ctx>, w: u32) -> R<IntValue<'ctx>> {
+        let iw = super::llvm::int_type(self.cx(), w)?;
+        let bits = self.b.build_bit_cast(mask, iw, "")?.into_int_value();
+        let ctlz = inkwell::intrinsics::Intrinsic::find("llvm.ctlz")
+            .and_then(|i| i.get_declaration(&self.e.m, &[iw.into()]))
+            .ok_or("cannot declare llvm.ctlz")?;
+        let lz = self
+            .b
+            .build_call(ctlz, &[bits.into(), self.cx().bool_type().const_zero().into()], "")?
+            .try_as_basic_value()
+            .basic()
+            .ok_or("ctlz without result")?
+            .into_int_value();
+        let lz = self.b.build_int_cast_sign_flag(lz, self.i32(), false, "")?;
+        Ok(self.b.build_int_sub(self.i32().const_int(w as u64 - 1, false), lz, "")?)
+    }
+
+    fn splat_i32(&self, x: u64, w: u32) -> VectorValue<'ctx> {
+        let c: Vec<IntValue<'ctx>> = (0..w).map(|_| self.i32().const_int(x, false)).collect();
+        VectorType::const_vector(&c)
+    }
+
+    /// In a linearized function: the value of `v` loaded from its slot when it was defined
+    /// in another block.
+    pub fn lin_get(&self, v: Value) -> R<Option<Val<'ctx>>> {
+        let Some(lin) = &self.lin else { return Ok(None) };
+        let Some(slot) = lin.slots.get(&v) else { return Ok(None) };
+        if lin.def_block.get(&v) == lin.cur.as_ref() && self.vals_has(v) {
+            return Ok(None);
+        }
+        let ty = self.value_llty(v)?;
+        Ok(Some(self.b.build_load(ty, *slot, "")?))
+    }
+
+    /// In a linearized function: keeps `val` of `v` in its slot (blended under the mask when
+    /// it varies).
+    pub fn lin_define(&self, v: Value, val: Val<'ctx>) -> R<()> {
+        let Some(lin) = &self.lin else { return Ok(()) };
+        let Some(slot) = lin.slots.get(&v) else { return Ok(()) };
+        let store = if self.is_uniform(v) {
+            val
+        } else {
+            let mask = self.vec.as_ref().ok_or("not in vector mode")?.mask;
+            let old = self.b.build_load(val.get_type(), *slot, "")?;
+            self.blend(mask, val, old)?
+        };
+        self.b.build_store(*slot, store)?;
+        Ok(())
+    }
+
+    /// Loads the parameters of block `b` at its start.
+    pub fn lin_enter(&mut self, b: Block) -> R<()> {
+        let f = self.f;
+        if let Some(lin) = self.lin.as_mut() {
+            lin.cur = Some(b);
+            let cm = lin.cur_mask;
+            let w = self.vec.as_ref().map(|v| v.width).ok_or("not in vector mode")?;
+            let m = self.b.build_load(self.cx().bool_type().vec_type(w), cm, "mask")?.into_vector_value();
+            let l = self.last_lane(m, w)?;
+            if let Some(vs) = self.vec.as_mut() {
+                vs.mask = m;
+                vs.last = l;
+            }
+        }
+        let Some(lin) = &self.lin else { return Ok(()) };
+        if f.layout.entry() == Some(b) {
+            return Ok(()); // the kernel's parameters
+        }
+        let mut loaded = Vec::new();
+        for &p in &f.blocks[b].params {
+            let slot = *lin.slots.get(&p).ok_or("block parameter without a slot")?;
+            let ty = self.value_llty(p)?;
+            loaded.push((p, self.b.build_load(ty, slot, "")?));
+        }
+        for (p, v) in loaded {
+            // Through `define`: a parameter live across a barrier goes to the state too.
+            self.define(p, v)?;
+        }
+        Ok(())
+    }
+
+    /// After a barrier's return: every lane of the packet continues here (a barrier is
+    /// never under divergence), so the mask is the packet's and no lane waits elsewhere.
+    pub fn lin_resume(&mut self) -> R<()> {
+        let Some(lin) = &self.lin else { return Ok(()) };
+        let (next, cur_mask) = (lin.next, lin.cur_mask);
+        let vs = self.vec.as_mut().ok_or("not in vector mode")?;
+        vs.mask = vs.static_mask;
+        vs.last = vs.static_last;
+        let (w, m) = (vs.width, vs.static_mask);
+        self.b.build_store(next, self.splat_i32(DONE, w))?;
+        self.b.build_store(cur_mask, m)?;
+        Ok(())
+    }
+
+    /// A terminator of a linearized function.
+    pub fn lin_terminator(&mut self, data: &InstData) -> R<()> {
+        let w = self.vec.as_ref().map(|v| v.width).ok_or("not in vector mode")?;
+        let mask = self.vec.as_ref().ok_or("not in vector mode")?.mask;
+        let lin = self.lin.as_ref().ok_or("not linearized")?;
+        let (next, dispatch, cur) = (lin.next, lin.dispatch, lin.cur.ok_or("no current block")?);
+        let bool_w = self.cx().bool_type().vec_type(w);
+        let wide_cond = |fx: &mut Self, c: Value| -> R<VectorValue<'ctx>> {
+            let v = fx.get_wide(c)?;
+            match v {
+                BasicValueEnum::VectorValue(x) if x.get_type() == bool_w => Ok(x),
+                other => bail!("branch condition of type {}", other.get_type()),
+            }
+        };
+        // (edge mask, target, arguments)
+        let mut edges: Vec<(VectorValue<'ctx>, Block, Vec<Value>)> = Vec::new();
+        let mut returns: Option<VectorValue<'ctx>> = None;
+        match data {
+            InstData::Jump { dest } => edges.push((mask, dest.block, dest.args.clone())),
+            InstData::Branch { cond, then_dest, else_dest } => {
+                let c = wide_cond(self, *cond)?;
+                let t = self.b.build_and(mask, c, "")?;
+                let nc = self.b.build_not(c, "")?;
+                let e = self.b.build_and(mask, nc, "")?;
+                edges.push((t, then_dest.block, then_dest.args.clone()));
+                edges.push((e, else_dest.block, else_dest.args.clone()));
+            }
+            InstData::Switch { selector, default, cases } => {
+                let s = self.get_wide(*selector)?.into_vector_value();
+                let et = s.get_type().get_element_type().into_int_type();
+                let mut taken = bool_w.const_zero();
+                for (v, call) in cases {
+                    let cv: Vec<IntValue<'ctx>> = (0..w).map(|_| et.const_int(*v, false)).collect();
+                    let eq = self.b.build_int_compare(IntPredicate::EQ, s, VectorType::const_vector(&cv), "")?;
+                    let not_taken = self.b.build_not(taken, "")?;
+                    let em = self.b.build_and(self.b.build_and(mask, eq, "")?, not_taken, "")?;
+                    taken = self.b.build_or(taken, eq, "")?;
+                    edges.push((em, call.block, call.args.clone()));
+                }
+                let not_taken = self.b.build_not(taken, "")?;
+                edges.push((self.b.build_and(mask, not_taken, "")?, default.block, default.args.clone()));
+            }
+            InstData::Return { .. } | InstData::Unreachable => returns = Some(mask),
+            _ => bail!("not a terminator"),
+        }
+        let nt = self.i32().vec_type(w);
+        let mut nv = self.b.build_load(nt, next, "")?.into_vector_value();
+        let nv_old = nv;
+        // (edge mask, id the dispatcher would see, block to jump to directly)
+        let mut direct: Vec<(VectorValue<'ctx>, u32, Block)> = Vec::new();
+        for (em, target, args) in &edges {
+            let params = self.f.blocks[*target].params.clone();
+            if params.len() != args.len() {
+                bail!("branch to {target} with {} arguments", args.len());
+            }
+            for (&p, &a) in params.iter().zip(args) {
+                let lin = self.lin.as_ref().ok_or("not linearized")?;
+                let slot = *lin.slots.get(&p).ok_or("block parameter without a slot")?;
+                let ty = self.value_llty(p)?;
+                let val = self.get_edge_arg(a, p)?;
+                let old = self.b.build_load(ty, slot, "")?;
+                let blended = if self.is_uniform(p) {
+                    // Any lane taking the edge.
+                    let decl = inkwell::intrinsics::Intrinsic::find("llvm.vector.reduce.or")
+                        .and_then(|i| i.get_declaration(&self.e.m, &[bool_w.into()]))
+                        .ok_or("cannot declare llvm.vector.reduce.or")?;
+                    let any = self
+                        .b
+                        .build_call(decl, &[(*em).into()], "")?
+                        .try_as_basic_value()
+                        .basic()
+                        .ok_or("reduce.or without result")?;
+                    self.select(any, val, old)?
+                } else {
+                    self.blend(*em, val, old)?
+                };
+                self.b.build_store(slot, blended)?;
+            }
+            let lin = self.lin.as_ref().ok_or("not linearized")?;
+            let id = if lin.back_edges.contains(&(cur, *target)) {
+                *lin.cont_of.get(target).ok_or("back edge to a block that heads no loop")?
+            } else {
+                *lin.ids.get(target).ok_or("branch to an unreachable block")?
+            };
+            nv = self.b.build_select(*em, self.splat_i32(id as u64, w), nv, "")?.into_vector_value();
+            direct.push((*em, id, *target));
+        }
+        if let Some(rm) = returns {
+            nv = self.b.build_select(rm, self.splat_i32(DONE, w), nv, "")?.into_vector_value();
+        }
+        self.b.build_store(next, nv)?;
+        if direct.is_empty() {
+            self.b.build_unconditional_branch(dispatch)?;
+            return Ok(());
+        }
+        // When every active lane takes one edge and no other lane waits at a smaller id,
+        // the dispatcher would pick that edge's block with this very mask: jump there.
+        let reduce = |fx: &Self, name: &str, v: VectorValue<'ctx>| -> R<IntValue<'ctx>> {
+            let decl = inkwell::intrinsics::Intrinsic::find(name)
+                .and_then(|i| i.get_declaration(&fx.e.m, &[v.get_type().into()]))
+                .ok_or_else(|| super::llvm::Error(format!("cannot declare {name}")))?;
+            Ok(fx
+                .b
+                .build_call(decl, &[v.into()], "")?
+                .try_as_basic_value()
+                .basic()
+                .ok_or("reduction without result")?
+                .into_int_value())
+        };
+        let others = self.b.build_select(mask, self.splat_i32(DONE, w), nv_old, "")?.into_vector_value();
+        let others_min = reduce(self, "llvm.vector.reduce.umin", others)?;
+        for (em, id, target) in direct {
+            let not_e = self.b.build_not(em, "")?;
+            let stray = self.b.build_and(mask, not_e, "")?;
+            let any_stray = reduce(self, "llvm.vector.reduce.or", stray)?;
+            let later =
+                self.b.build_int_compare(IntPredicate::UGT, others_min, self.i32().const_int(id as u64, false), "")?;
+            let no_stray = self.b.build_not(any_stray, "")?;
+            let ok = self.b.build_and(no_stray, later, "")?;
+            let dest = self.blocks_of(target).ok_or("branch to an unreachable block")?;
+            let check_next = self.cx().append_basic_block(self.llf, "lanes.check");
+            self.b.build_conditional_branch(ok, dest, check_next)?;
+            self.b.position_at_end(check_next);
+        }
+        self.b.build_unconditional_branch(dispatch)?;
+        Ok(())
+    }
+}

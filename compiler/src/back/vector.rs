@@ -1,0 +1,904 @@
+//! Vector-mode lowering: the body of a kernel vectorized at width W runs W consecutive
+//! work-items of dimension 0 (local ids lx..lx+W of one row) under a lane mask lo..hi.
+//!
+//! A value the work-item analysis ([`crate::vectorize::analysis`]) finds uniform is lowered
+//! exactly as in scalar code. Any other value of IR type T is an LLVM `<W x T>`; an IR vector
+//! `<n x T>` per work-item becomes `<n*W x T>` in component-major (structure-of-arrays) order
+//! (lane k of component c at c*W + k), so that element-wise operations (binary, compare,
+//! convert, select, element-wise built-ins) reuse the scalar lowering on wider vectors, and
+//! only extract / insert / shuffle / construct and memory need the component <-> lane map.
+//! Pointers that vary are `<W x ptr>`. Memory: consecutive accesses are one (masked) vector
+//! load or store (AoS float4 is one wide access plus interleaving shuffles), uniform
+//! addresses one scalar access (a varying value stored to a uniform address: the last active
+//! lane's), the rest `llvm.masked.gather` / `llvm.masked.scatter`. Inactive lanes never
+//! touch memory.
+
+use super::llvm::{as_int, as_ptr, bail, Error, FnLower, Val, R};
+use crate::ir::{self, Inst, InstData, TypeData, Value};
+use crate::vectorize::analysis::{Access, Shape, WorkItemAnalysis};
+use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::types::BasicTypeEnum;
+use inkwell::values::{AsValueRef, BasicMetadataValueEnum, BasicValueEnum, IntValue, VectorValue};
+use inkwell::IntPredicate;
+
+/// What a function lowered in vector mode knows about its packet.
+pub struct VecState<'a, 'ctx> {
+    pub width: u32,
+    pub wa: &'a WorkItemAnalysis,
+    /// Lane k active: lo <= k < hi (`<W x i1>`).
+    pub mask: VectorValue<'ctx>,
+    /// The last active lane (hi - 1) as i32.
+    pub last: IntValue<'ctx>,
+    /// The packet's lanes lo..hi and its last lane (the mask at the start and after a barrier).
+    pub static_mask: VectorValue<'ctx>,
+    pub static_last: IntValue<'ctx>,
+}
+
+impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
+    /// Whether `v` is the same in every lane (always true in scalar mode).
+    pub fn is_uniform(&self, v: Value) -> bool {
+        match &self.vec {
+            Some(vs) => vs.wa.shape(self.f, v) == Shape::Uniform,
+            None => true,
+        }
+    }
+
+    /// The LLVM type of `v`: widened to W lanes when it varies.
+    pub fn value_llty(&self, v: Value) -> R<BasicTypeEnum<'ctx>> {
+        let t = self.ty(self.f.value_type(v))?;
+        match &self.vec {
+            Some(vs) if !self.is_uniform(v) => wide_ty(t, vs.width),
+            _ => Ok(t),
+        }
+    }
+
+    /// Turns on vector mode: the mask and lane numbers come from parameters `lo` (7) and
+    /// `hi` (8) of the vector work-item function.
+    pub fn enable_vector(&mut self, width: u32, wa: &'a WorkItemAnalysis) -> R<()> {
+        let p = |i: u32| self.llf.get_nth_param(i).ok_or_else(|| Error("missing lane-range parameter".into()));
+        let lo = as_int(p(7)?)?;
+        let hi = as_int(p(8)?)?;
+        let i32t = self.i32();
+        let pb = &self.pb;
+        let lanes: Vec<IntValue<'ctx>> = (0..width).map(|k| i32t.const_int(k as u64, false)).collect();
+        let iota32 = VectorType::const_vector(&lanes);
+        let splat32 = |x: IntValue<'ctx>| -> R<VectorValue<'ctx>> {
+            let v = pb.build_insert_element(i32t.vec_type(width).get_undef(), x, i32t.const_zero(), "")?;
+            let z = i32t.vec_type(width).const_zero();
+            Ok(pb.build_shuffle_vector(v, v, z, "")?)
+        };
+        let ge = pb.build_int_compare(IntPredicate::UGE, iota32, splat32(lo)?, "")?;
+        let lt = pb.build_int_compare(IntPredicate::ULT, iota32, splat32(hi)?, "")?;
+        let mask = pb.build_and(ge, lt, "mask")?;
+        let last = pb.build_int_sub(hi, i32t.const_int(1, false), "")?;
+        self.vec = Some(VecState { width, wa, mask, last, static_mask: mask, static_last: last });
+        Ok(())
+    }
+
+    /// `v` at the current position in its vector form: uniform values are broadcast.
+    pub fn get_wide(&mut self, v: Value) -> R<Val<'ctx>> {
+        let x = self.get(v)?;
+        if self.is_uniform(v) {
+            self.broadcast(x)
+        } else {
+            Ok(x)
+        }
+    }
+
+    /// The value of a block argument for parameter `param` (broadcast if the parameter varies).
+    pub fn get_edge_arg(&mut self, arg: Value, param: Value) -> R<Val<'ctx>> {
+        if self.vec.is_some() && !self.is_uniform(param) {
+            self.get_wide(arg)
+        } else {
+            self.get(arg)
+        }
+    }
+
+    fn width(&self) -> R<u32> {
+        self.vec.as_ref().map(|v| v.width).ok_or_else(|| Error("not in vector mode".into()))
+    }
+
+    /// A uniform value (scalar or IR vector) in structure-of-arrays form.
+    fn broadcast(&self, x: Val<'ctx>) -> R<Val<'ctx>> {
+        let w = self.width()?;
+        let i32t = self.i32();
+        match x {
+            BasicValueEnum::VectorValue(v) => {
+                let n = v.get_type().get_size();
+                let m: Vec<IntValue<'ctx>> = (0..n * w).map(|j| i32t.const_int((j / w) as u64, false)).collect();
+                Ok(self.b.build_shuffle_vector(v, v.get_type().get_undef(), VectorType::const_vector(&m), "")?.into())
+            }
+            _ => {
+                let vt = wide_ty(x.get_type(), w)?.into_vector_type();
+                let v = self.b.build_insert_element(vt.get_undef(), x, i32t.const_zero(), "")?;
+                let z = i32t.vec_type(w).const_zero();
+                Ok(self.b.build_shuffle_vector(v, vt.get_undef(), z, "")?.into())
+            }
+        }
+    }
+
+    /// Lane `lane` (an i32) of a wide value whose IR type is `ir_ty` (scalar or vector).
+    fn lane_of(&self, x: Val<'ctx>, ir_ty: ir::Type, lane: IntValue<'ctx>) -> R<Val<'ctx>> {
+        let w = self.width()?;
+        let v = x.into_vector_value();
+        let t = self.ty(ir_ty)?;
+        match t {
+            BasicTypeEnum::VectorType(vt) => {
+                let mut acc = vt.get_undef();
+                for c in 0..vt.get_size() {
+                    let at = self.b.build_int_add(lane, self.i32().const_int((c * w) as u64, false), "")?;
+                    let e = self.b.build_extract_element(v, at, "")?;
+                    acc = self.b.build_insert_element(acc, e, self.i32().const_int(c as u64, false), "")?;
+                }
+                Ok(acc.into())
+            }
+            _ => Ok(self.b.build_extract_element(v, lane, "")?),
+        }
+    }
+
+    /// A shuffle of `a` (and `b`) with constant indices (`None` = undefined).
+    fn shuffle(&self, a: VectorValue<'ctx>, b: Option<VectorValue<'ctx>>, idx: &[Option<u32>]) -> R<VectorValue<'ctx>> {
+        let i32t = self.i32();
+        let m: Vec<IntValue<'ctx>> =
+            idx.iter().map(|c| c.map_or(i32t.get_undef(), |c| i32t.const_int(c as u64, false))).collect();
+        let b = b.unwrap_or(a.get_type().get_undef());
+        Ok(self.b.build_shuffle_vector(a, b, VectorType::const_vector(&m), "")?)
+    }
+
+    /// Concatenates vectors of the same element type.
+    fn concat(&self, parts: &[VectorValue<'ctx>]) -> R<VectorValue<'ctx>> {
+        let mut acc = *parts.first().ok_or("empty concatenation")?;
+        for p in &parts[1..] {
+            let (na, nb) = (acc.get_type().get_size(), p.get_type().get_size());
+            let n = na.max(nb);
+            let pad = |v: VectorValue<'ctx>, len: u32| -> R<VectorValue<'ctx>> {
+                if len == n {
+                    return Ok(v);
+                }
+                let idx: Vec<Option<u32>> = (0..n).map(|i| (i < len).then_some(i)).collect();
+                self.shuffle(v, None, &idx)
+            };
+            let a2 = pad(acc, na)?;
+            let b2 = pad(*p, nb)?;
+            let idx: Vec<Option<u32>> = (0..na).chain((0..nb).map(|i| n + i)).map(Some).collect();
+            acc = self.shuffle(a2, Some(b2), &idx)?;
+        }
+        Ok(acc)
+    }
+
+    /// A vector of `W` pointers `base + index` elements of `elem` (LLVM vector GEP).
+    fn vector_gep(&self, elem: BasicTypeEnum<'ctx>, base: Val<'ctx>, index: Val<'ctx>) -> R<VectorValue<'ctx>> {
+        let mut idx = [index.as_value_ref()];
+        // SAFETY: `elem` is a sized LLVM type, `base` a pointer or vector of pointers and
+        // `index` an integer or integer vector of the same width, which is what LLVMBuildGEP2
+        // requires; the result is a vector of pointers (one operand is a vector), wrapped as
+        // the VectorValue it is. The address is only dereferenced by the kernel's own code.
+        let v = unsafe {
+            let raw = llvm_sys::core::LLVMBuildGEP2(
+                self.b.as_mut_ptr(),
+                inkwell::types::AsTypeRef::as_type_ref(&elem),
+                base.as_value_ref(),
+                idx.as_mut_ptr(),
+                1,
+                c"".as_ptr(),
+            );
+            VectorValue::new(raw)
+        };
+        Ok(v)
+    }
+
+    /// Sets `align` on parameter `param` of an intrinsic call.
+    fn call_align(&self, call: inkwell::values::CallSiteValue<'ctx>, param: u32, align: u32) {
+        if align > 0 && align.is_power_of_two() {
+            let kind = Attribute::get_named_enum_kind_id("align");
+            call.add_attribute(AttributeLoc::Param(param), self.cx().create_enum_attribute(kind, align as u64));
+        }
+    }
+
+    fn call_intrinsic(
+        &self,
+        name: &str,
+        tys: &[BasicTypeEnum<'ctx>],
+        args: &[Val<'ctx>],
+    ) -> R<inkwell::values::CallSiteValue<'ctx>> {
+        let Some(i) = inkwell::intrinsics::Intrinsic::find(name) else { bail!("LLVM has no intrinsic {name}") };
+        let Some(decl) = i.get_declaration(&self.e.m, tys) else { bail!("cannot declare {name}") };
+        let args: Vec<BasicMetadataValueEnum<'ctx>> = args.iter().map(|a| (*a).into()).collect();
+        Ok(self.b.build_call(decl, &args, "")?)
+    }
+
+    /// The mask of `slots` consecutive elements per lane (AoS order) with only the first `n`
+    /// of each lane's slots on.
+    fn aos_mask(&self, slots: u32, n: u32) -> R<VectorValue<'ctx>> {
+        let vs = self.vec.as_ref().ok_or("not in vector mode")?;
+        let w = vs.width;
+        let bool_t = self.cx().bool_type();
+        let ext = self.b.build_shuffle_vector(
+            vs.mask,
+            vs.mask.get_type().get_undef(),
+            VectorType::const_vector(
+                &(0..w * slots).map(|j| self.i32().const_int((j / slots) as u64, false)).collect::<Vec<_>>(),
+            ),
+            "",
+        )?;
+        if n == slots {
+            return Ok(ext);
+        }
+        let keep: Vec<IntValue<'ctx>> =
+            (0..w * slots).map(|j| bool_t.const_int((j % slots < n) as u64, false)).collect();
+        Ok(self.b.build_and(ext, VectorType::const_vector(&keep), "")?)
+    }
+
+    /// A varying load through `ptr` of IR type `ty`.
+    fn vector_load(&mut self, i: Inst, ptr: Value, ty: ir::Type, align: u32) -> R<Val<'ctx>> {
+        let vs = self.vec.as_ref().ok_or("not in vector mode")?;
+        let (w, mask) = (vs.width, vs.mask);
+        let access = vs.wa.access(i).unwrap_or(Access::Random);
+        let (elem_ir, n) = match self.e.ir.types.get(ty) {
+            TypeData::Vector { elem, len } => (*elem, *len),
+            _ => (ty, 1),
+        };
+        let elem = self.ty(elem_ir)?;
+        let pw = self.get_wide(ptr)?.into_vector_value();
+        let ealign = self.e.ir.types.size_of(elem_ir).max(1) as u32;
+        let esize = self.e.ir.types.size_of(elem_ir).max(1) as i64;
+        if let Some(slots) = span_slots(access, esize, n) {
+            let p0 = self.b.build_extract_element(pw, self.i32().const_zero(), "")?;
+            if n == 1 && slots == 1 {
+                let vt = wide_ty(elem, w)?.into_vector_type();
+                let call = self.call_intrinsic(
+                    "llvm.masked.load",
+                    &[vt.into(), self.ptr_type().into()],
+                    &[p0, mask.into(), vt.get_undef().into()],
+                )?;
+                self.call_align(call, 0, if align > 0 { align } else { ealign });
+                return call.try_as_basic_value().basic().ok_or_else(|| Error("masked load without result".into()));
+            }
+            // One masked load of the span of the packet (lane k's element at k * slots),
+            // only the accessed components enabled.
+            let vt = wide_ty(elem, w * slots)?.into_vector_type();
+            let m = self.aos_mask(slots, n)?;
+            let call = self.call_intrinsic(
+                "llvm.masked.load",
+                &[vt.into(), self.ptr_type().into()],
+                &[p0, m.into(), vt.get_undef().into()],
+            )?;
+            self.call_align(call, 0, if align > 0 { align } else { ealign });
+            let wide = call.try_as_basic_value().basic().ok_or("masked load without result")?.into_vector_value();
+            // AoS (lane k, component c at k*slots + c) -> SoA (c*W + k).
+            let idx: Vec<Option<u32>> = (0..n * w).map(|j| Some((j % w) * slots + j / w)).collect();
+            return Ok(self.shuffle(wide, None, &idx)?.into());
+        }
+        let mut parts = Vec::with_capacity(n as usize);
+        for c in 0..n {
+            let pc = if c == 0 {
+                pw
+            } else {
+                self.vector_gep(elem, pw.into(), self.i64().const_int(c as u64, false).into())?
+            };
+            let vt = wide_ty(elem, w)?.into_vector_type();
+            let call = self.call_intrinsic(
+                "llvm.masked.gather",
+                &[vt.into(), pw.get_type().into()],
+                &[pc.into(), mask.into(), vt.get_undef().into()],
+            )?;
+            self.call_align(call, 0, ealign);
+            parts.push(call.try_as_basic_value().basic().ok_or("gather without result")?.into_vector_value());
+        }
+        Ok(if n == 1 { parts[0].into() } else { self.concat(&parts)?.into() })
+    }
+
+    /// A store where the pointer or the value varies.
+    fn vector_store(&mut self, i: Inst, ptr: Value, value: Value, align: u32) -> R<()> {
+        let vs = self.vec.as_ref().ok_or("not in vector mode")?;
+        let (w, mask, last) = (vs.width, vs.mask, vs.last);
+        let access = vs.wa.access(i).unwrap_or(Access::Random);
+        let ty = self.f.value_type(value);
+        let (elem_ir, n) = match self.e.ir.types.get(ty) {
+            TypeData::Vector { elem, len } => (*elem, *len),
+            _ => (ty, 1),
+        };
+        let elem = self.ty(elem_ir)?;
+        let ealign = self.e.ir.types.size_of(elem_ir).max(1) as u32;
+        let align = if align > 0 { align } else { ealign };
+        if self.is_uniform(ptr) {
+            // One store: the value of the last active lane (as if the lanes ran in order).
+            let p = as_ptr(self.get(ptr)?)?;
+            let x = self.get_wide(value)?;
+            let x = self.lane_of(x, ty, last)?;
+            let s = self.b.build_store(p, x)?;
+            let _ = s.set_alignment(align);
+            return Ok(());
+        }
+        let pw = self.get_wide(ptr)?.into_vector_value();
+        let xw = self.get_wide(value)?.into_vector_value();
+        let esize = self.e.ir.types.size_of(elem_ir).max(1) as i64;
+        if let Some(slots) = span_slots(access, esize, n) {
+            let p0 = self.b.build_extract_element(pw, self.i32().const_zero(), "")?;
+            let (data, m) = if n == 1 && slots == 1 {
+                (xw, mask)
+            } else {
+                // SoA -> AoS; slots past the components (padding of a 3-component vector,
+                // other members of a struct) are not written.
+                let idx: Vec<Option<u32>> =
+                    (0..w * slots).map(|j| (j % slots < n).then_some((j % slots) * w + j / slots)).collect();
+                (self.shuffle(xw, None, &idx)?, self.aos_mask(slots, n)?)
+            };
+            let call = self.call_intrinsic(
+                "llvm.masked.store",
+                &[data.get_type().into(), self.ptr_type().into()],
+                &[data.into(), p0, m.into()],
+            )?;
+            self.call_align(call, 1, align);
+            return Ok(());
+        }
+        for c in 0..n {
+            let pc = if c == 0 {
+                pw
+            } else {
+                self.vector_gep(elem, pw.into(), self.i64().const_int(c as u64, false).into())?
+            };
+            let part = if n == 1 {
+                xw
+            } else {
+                let idx: Vec<Option<u32>> = (0..w).map(|k| Some(c * w + k)).collect();
+                self.shuffle(xw, None, &idx)?
+            };
+            let call = self.call_intrinsic(
+                "llvm.masked.scatter",
+                &[part.get_type().into(), pw.get_type().into()],
+                &[part.into(), pc.into(), mask.into()],
+            )?;
+            self.call_align(call, 1, ealign);
+        }
+        Ok(())
+    }
+
+    /// Work-item queries in vector mode: dimension 0 of the ids and the linear ids get the
+    /// lane number added.
+    fn vector_work_item(&mut self, q: ir::WorkItemQuery, ir_ty: ir::Type) -> R<Val<'ctx>> {
+        let t = self.ty(ir_ty)?;
+        let scalar = self.work_item_value(q, t)?;
+        // In the prologue, like the scalar ids: recomputed at every entry (barriers).
+        let at = self.b.get_insert_block().ok_or("builder not positioned")?;
+        if let Some(term) = self.pb.get_insert_block().and_then(|b| b.get_terminator()) {
+            self.b.position_before(&term);
+        }
+        let wide = self.broadcast(scalar)?.into_vector_value();
+        let w = self.width()?;
+        let et = wide.get_type().get_element_type().into_int_type();
+        // Lane offsets for component 0 only (the first W elements in SoA order).
+        let n = wide.get_type().get_size();
+        let offs: Vec<IntValue<'ctx>> = (0..n).map(|j| et.const_int(if j < w { j as u64 } else { 0 }, false)).collect();
+        let r = self.b.build_int_add(wide, VectorType::const_vector(&offs), "")?;
+        self.b.position_at_end(at);
+        Ok(r.into())
+    }
+
+    /// Lowers instruction `i` in vector mode if it involves varying values; `false` leaves it
+    /// to the scalar lowering (everything uniform).
+    pub fn lower_vector_inst(&mut self, i: Inst) -> R<bool> {
+        let f = self.f;
+        let data = &f.insts[i];
+        let res = f.inst_result[i];
+        let res_uniform = res.is_none_or(|r| self.is_uniform(r));
+        let ops_uniform = data.operands().iter().all(|&o| self.is_uniform(o));
+        use InstData as I;
+        match data {
+            I::Jump { .. } | I::Branch { .. } | I::Switch { .. } | I::Return { .. } | I::Unreachable => {
+                return Ok(false)
+            }
+            I::Variable { init, .. } => {
+                let r = res.ok_or("variable without result")?;
+                if !self.is_register_var(r) {
+                    // Set up in the prologue (lane copies, or one variable for the packet
+                    // whose initializer the scalar lowering stores).
+                    if init.is_some() && !self.is_uniform(r) {
+                        bail!("a private array with an initializer");
+                    }
+                    return Ok(init.is_none() || !self.is_uniform(r));
+                }
+                if let Some(init) = init {
+                    let p = as_ptr(self.vals_get(r)?)?;
+                    let x = self.get_wide(*init)?;
+                    self.register_store(p, x)?;
+                }
+                return Ok(true);
+            }
+            I::Load { ptr, .. } if self.is_register_var(*ptr) => {
+                let r = res.ok_or("load without result")?;
+                let p = as_ptr(self.get(*ptr)?)?;
+                let ty = self.value_llty(r)?;
+                let x = self.b.build_load(ty, p, "")?;
+                self.define(r, x)?;
+                return Ok(true);
+            }
+            I::Store { ptr, value, .. } if self.is_register_var(*ptr) => {
+                let p = as_ptr(self.get(*ptr)?)?;
+                let x = self.get_wide(*value)?;
+                self.register_store(p, x)?;
+                return Ok(true);
+            }
+            I::Atomic { op, ptr, value, comparator, .. } => {
+                self.atomic_per_lane(i, *op, *ptr, *value, *comparator)?;
+                return Ok(true);
+            }
+            I::ExtInst { opcode, args } if self.extinst_per_lane(i, *opcode, args) => {
+                self.extinst_lanes(i, *opcode, args)?;
+                return Ok(true);
+            }
+            I::Load { ptr, align, .. } => {
+                if self.is_uniform(*ptr) {
+                    return Ok(false);
+                }
+                let r = res.ok_or("load without result")?;
+                let v = self.vector_load(i, *ptr, f.value_type(r), *align)?;
+                self.define(r, v)?;
+                return Ok(true);
+            }
+            I::Store { ptr, value, align, .. } => {
+                if ops_uniform {
+                    return Ok(false);
+                }
+                self.vector_store(i, *ptr, *value, *align)?;
+                return Ok(true);
+            }
+            _ if res_uniform && ops_uniform => return Ok(false),
+            _ => {}
+        }
+        let r = res.ok_or("varying instruction without result")?;
+        let ir_ty = f.value_type(r);
+        let rt_wide = wide_ty(self.ty(ir_ty)?, self.width()?)?;
+        let w = self.width()?;
+        let wide: Val<'ctx> = match data {
+            I::WorkItem { query } => self.vector_work_item(*query, ir_ty)?,
+            I::Binary { op, lhs, rhs } => {
+                let (a, b) = (self.get_wide(*lhs)?, self.get_wide(*rhs)?);
+                self.lower_binary(*op, a, b)?
+            }
+            I::Unary { op: ir::UnaryOp::Any | ir::UnaryOp::All, arg }
+                if self.e.ir.types.lanes(f.value_type(*arg)) > 1 =>
+            {
+                // any() / all() per lane: OR / AND over the components' slices.
+                let all = matches!(data, I::Unary { op: ir::UnaryOp::All, .. });
+                let v = self.get_wide(*arg)?.into_vector_value();
+                let n = v.get_type().get_size() / w;
+                // Integer vectors: the sign bit of each component.
+                let bits = if v.get_type().get_element_type().into_int_type().get_bit_width() == 1 {
+                    v
+                } else {
+                    let z = v.get_type().const_zero();
+                    self.b.build_int_compare(IntPredicate::SLT, v, z, "")?
+                };
+                let mut acc = self.shuffle(bits, None, &(0..w).map(Some).collect::<Vec<_>>())?;
+                for c in 1..n {
+                    let comp = self.shuffle(bits, None, &(0..w).map(|k| Some(c * w + k)).collect::<Vec<_>>())?;
+                    acc = if all { self.b.build_and(acc, comp, "")? } else { self.b.build_or(acc, comp, "")? };
+                }
+                let rt = rt_wide.into_vector_type();
+                if rt.get_element_type().into_int_type().get_bit_width() == 1 {
+                    acc.into()
+                } else {
+                    self.b.build_int_z_extend(acc, rt, "")?.into()
+                }
+            }
+            I::Unary { op, arg } => {
+                let a = self.get_wide(*arg)?;
+                self.lower_unary(*op, a, rt_wide)?
+            }
+            I::Compare { op, lhs, rhs } => {
+                let (a, b) = (self.get_wide(*lhs)?, self.get_wide(*rhs)?);
+                self.lower_compare(*op, a, b)?
+            }
+            I::Select { cond, if_true, if_false } => {
+                let c = if self.is_uniform(*cond) && !f.value_type(*cond).eq(&f.value_type(*if_true)) {
+                    // A uniform scalar condition selects whole vectors.
+                    let c = self.get(*cond)?;
+                    if c.is_vector_value() {
+                        self.broadcast(c)?
+                    } else {
+                        c
+                    }
+                } else {
+                    self.get_wide(*cond)?
+                };
+                let t = self.get_wide(*if_true)?;
+                let e = self.get_wide(*if_false)?;
+                self.select(c, t, e)?
+            }
+            I::Convert { op, arg, saturate, rounding } => {
+                let a = self.get_wide(*arg)?;
+                let (ns, nd) = (self.e.ir.types.lanes(f.value_type(*arg)), self.e.ir.types.lanes(ir_ty));
+                match op {
+                    ir::ConvertOp::Bitcast if ns != nd => {
+                        // Each lane's bits: SoA -> AoS, reinterpret, AoS -> SoA.
+                        let av = a.into_vector_value();
+                        let aos: Vec<Option<u32>> = (0..ns * w).map(|j| Some((j % ns) * w + j / ns)).collect();
+                        let x = self.shuffle(av, None, &aos)?;
+                        let y = self.b.build_bit_cast(x, rt_wide, "")?.into_vector_value();
+                        let soa: Vec<Option<u32>> = (0..nd * w).map(|j| Some((j % w) * nd + j / w)).collect();
+                        self.shuffle(y, None, &soa)?.into()
+                    }
+                    ir::ConvertOp::PtrCast => a,
+                    ir::ConvertOp::PtrToInt => self.cast(inkwell::values::InstructionOpcode::PtrToInt, a, rt_wide)?,
+                    ir::ConvertOp::IntToPtr => self.cast(inkwell::values::InstructionOpcode::IntToPtr, a, rt_wide)?,
+                    _ => self.lower_convert(*op, a, rt_wide, *saturate, *rounding)?,
+                }
+            }
+            I::AccessChain { base, element, indices, .. } => self.vector_access_chain(*base, *element, indices)?,
+            I::ExtractElement { vector, index } if self.const_index(*index).is_none() => {
+                // A component chosen at run time: a select over the components.
+                let v = self.get_wide(*vector)?.into_vector_value();
+                let n = v.get_type().get_size() / w;
+                let ix = self.get_wide(*index)?.into_vector_value();
+                let mut acc = self.shuffle(v, None, &(0..w).map(Some).collect::<Vec<_>>())?;
+                for c in 1..n {
+                    let comp = self.shuffle(v, None, &(0..w).map(|k| Some(c * w + k)).collect::<Vec<_>>())?;
+                    let cv = self.const_like(ix, c as u64)?;
+                    let is_c = self.b.build_int_compare(IntPredicate::EQ, ix, cv, "")?;
+                    acc = self.b.build_select(is_c, comp, acc, "")?.into_vector_value();
+                }
+                acc.into()
+            }
+            I::InsertElement { vector, value, index } if self.const_index(*index).is_none() => {
+                let v = self.get_wide(*vector)?.into_vector_value();
+                let x = self.get_wide(*value)?.into_vector_value();
+                let ix = self.get_wide(*index)?.into_vector_value();
+                let n = v.get_type().get_size() / w;
+                let mut comps = Vec::with_capacity(n as usize);
+                for c in 0..n {
+                    let comp = self.shuffle(v, None, &(0..w).map(|k| Some(c * w + k)).collect::<Vec<_>>())?;
+                    let cv = self.const_like(ix, c as u64)?;
+                    let is_c = self.b.build_int_compare(IntPredicate::EQ, ix, cv, "")?;
+                    comps.push(self.b.build_select(is_c, x, comp, "")?.into_vector_value());
+                }
+                self.concat(&comps)?.into()
+            }
+            I::ExtractElement { vector, index } => {
+                let c = self.const_index(*index).ok_or("extract with a varying index")? as u32;
+                let v = self.get_wide(*vector)?.into_vector_value();
+                if res_uniform {
+                    let x = self.b.build_extract_element(v, self.i32().const_int((c * w) as u64, false), "")?;
+                    self.define(r, x)?;
+                    return Ok(true);
+                }
+                let idx: Vec<Option<u32>> = (0..w).map(|k| Some(c * w + k)).collect();
+                self.shuffle(v, None, &idx)?.into()
+            }
+            I::InsertElement { vector, value, index } => {
+                let c = self.const_index(*index).ok_or("insert with a varying index")? as u32;
+                let v = self.get_wide(*vector)?.into_vector_value();
+                let x = self.get_wide(*value)?.into_vector_value();
+                let n = v.get_type().get_size();
+                let xe = self.shuffle(x, None, &(0..n).map(|j| (j < w).then_some(j)).collect::<Vec<_>>())?;
+                let idx: Vec<Option<u32>> = (0..n).map(|j| Some(if j / w == c { n + j % w } else { j })).collect();
+                self.shuffle(v, Some(xe), &idx)?.into()
+            }
+            I::Shuffle { a, b, mask } => {
+                let va = self.get_wide(*a)?.into_vector_value();
+                let vb = self.get_wide(*b)?.into_vector_value();
+                let na = va.get_type().get_size() / w;
+                let m: Vec<Option<u32>> = mask
+                    .iter()
+                    .flat_map(|c| {
+                        (0..w).map(move |k| c.map(|c| if c < na { c * w + k } else { na * w + (c - na) * w + k }))
+                    })
+                    .collect();
+                let both = self.concat(&[va, vb])?;
+                self.shuffle(both, None, &m)?.into()
+            }
+            I::Construct { parts } => {
+                let mut vs = Vec::with_capacity(parts.len());
+                for &p in parts {
+                    vs.push(self.get_wide(p)?.into_vector_value());
+                }
+                self.concat(&vs)?.into()
+            }
+            I::ExtInst { opcode, args } => {
+                let vals: Vec<Val<'ctx>> = args.iter().map(|&a| self.get_wide(a)).collect::<R<_>>()?;
+                let arg_tys: Vec<ir::Type> = args.iter().map(|a| f.value_type(*a)).collect();
+                super::builtins::lower(self, *opcode, &vals, &arg_tys, Some(rt_wide))?
+                    .ok_or("built-in without result")?
+            }
+            other => bail!("{} cannot be vectorized", super::llvm::describe(other)),
+        };
+        let out = if res_uniform {
+            // All lanes agree: lane 0.
+            self.lane_of(wide, ir_ty, self.i32().const_zero())?
+        } else {
+            wide
+        };
+        self.define(r, out)?;
+        Ok(true)
+    }
+
+    /// An atomic operation in vector code: one scalar atomic per active lane, in lane order.
+    fn atomic_per_lane(
+        &mut self,
+        i: Inst,
+        op: ir::AtomicOp,
+        ptr: Value,
+        value: Option<Value>,
+        comparator: Option<Value>,
+    ) -> R<()> {
+        let w = self.width()?;
+        let res = self.f.inst_result[i].filter(|r| !self.e.is_void(self.f.value_type(*r)));
+        let rt = match res {
+            Some(r) => Some(self.ty(self.f.value_type(r))?),
+            None => None,
+        };
+        let pw = self.get_wide(ptr)?.into_vector_value();
+        let vw = match value {
+            Some(v) => Some(self.get_wide(v)?.into_vector_value()),
+            None => None,
+        };
+        let cw = match comparator {
+            Some(c) => Some(self.get_wide(c)?.into_vector_value()),
+            None => None,
+        };
+        let mask = self.vec.as_ref().ok_or("not in vector mode")?.mask;
+        let mut acc: Option<VectorValue<'ctx>> = match rt {
+            Some(t) => Some(wide_ty(t, w)?.into_vector_type().get_undef()),
+            None => None,
+        };
+        for k in 0..w {
+            let kc = self.i32().const_int(k as u64, false);
+            let on = self.b.build_extract_element(mask, kc, "")?.into_int_value();
+            let from = self.b.get_insert_block().ok_or("builder not positioned")?;
+            let run = self.cx().append_basic_block(self.llf, "lane");
+            let join = self.cx().append_basic_block(self.llf, "lane.next");
+            self.b.build_conditional_branch(on, run, join)?;
+            self.b.position_at_end(run);
+            let p = self.b.build_extract_element(pw, kc, "")?.into_pointer_value();
+            let v = match vw {
+                Some(x) => Some(self.b.build_extract_element(x, kc, "")?),
+                None => None,
+            };
+            let c = match cw {
+                Some(x) => Some(self.b.build_extract_element(x, kc, "")?),
+                None => None,
+            };
+            let r = self.atomic_on(op, p, v, c, rt)?;
+            let with = match (acc, r) {
+                (Some(a), Some(r)) => Some(self.b.build_insert_element(a, r, kc, "")?),
+                _ => None,
+            };
+            let ran = self.b.get_insert_block().ok_or("builder not positioned")?;
+            self.b.build_unconditional_branch(join)?;
+            self.b.position_at_end(join);
+            if let (Some(a), Some(with)) = (acc, with) {
+                let phi = self.b.build_phi(a.get_type(), "")?;
+                phi.add_incoming(&[(&a, from), (&with, ran)]);
+                acc = Some(phi.as_basic_value().into_vector_value());
+            }
+        }
+        if let (Some(r), Some(a)) = (res, acc) {
+            let out: Val<'ctx> = if self.is_uniform(r) {
+                self.lane_of(a.into(), self.f.value_type(r), self.i32().const_zero())?
+            } else {
+                a.into()
+            };
+            self.define(r, out)?;
+        }
+        Ok(())
+    }
+
+    /// `<W x ptr>`: `base + k * size` for lane k (in the prologue).
+    pub fn lane_pointers(&self, base: inkwell::values::PointerValue<'ctx>, size: u64) -> R<Val<'ctx>> {
+        let w = self.width()?;
+        let offs: Vec<IntValue<'ctx>> = (0..w).map(|k| self.i64().const_int(k as u64 * size, false)).collect();
+        let at = self.b.get_insert_block();
+        if let Some(term) = self.pb.get_insert_block().and_then(|b| b.get_terminator()) {
+            self.b.position_before(&term);
+        }
+        let v = self.vector_gep(self.cx().i8_type().into(), base.into(), VectorType::const_vector(&offs).into())?;
+        if let Some(at) = at {
+            self.b.position_at_end(at);
+        }
+        Ok(v.into())
+    }
+
+    /// `c` as a vector like `like`.
+    fn const_like(&self, like: VectorValue<'ctx>, c: u64) -> R<VectorValue<'ctx>> {
+        let et = like.get_type().get_element_type().into_int_type();
+        let parts: Vec<IntValue<'ctx>> = (0..like.get_type().get_size()).map(|_| et.const_int(c, false)).collect();
+        Ok(VectorType::const_vector(&parts))
+    }
+
+    /// An OpenCL.std instruction without an element-wise vector form (printf, vload/vstore,
+    /// geometric functions, pointer results, mixed widths) runs once per active lane.
+    fn extinst_per_lane(&self, i: Inst, opcode: u32, args: &[Value]) -> bool {
+        const PRINTF: u32 = 184;
+        if opcode == PRINTF {
+            return true;
+        }
+        let f = self.f;
+        let res = f.inst_result[i];
+        let varying = args.iter().any(|&a| !self.is_uniform(a)) || res.is_some_and(|r| !self.is_uniform(r));
+        if !varying {
+            return false;
+        }
+        let types = &self.e.ir.types;
+        let rt = res.map(|r| f.value_type(r)).filter(|t| !self.e.is_void(*t));
+        let ptr_arg = args.iter().any(|a| matches!(types.get(f.value_type(*a)), TypeData::Pointer { .. }));
+        let mixed = rt.is_none_or(|rt| args.iter().any(|a| types.lanes(f.value_type(*a)) != types.lanes(rt)));
+        crate::vectorize::CROSS_COMPONENT.contains(&opcode) || ptr_arg || mixed
+    }
+
+    /// [`Self::extinst_per_lane`]: lane by lane, in lane order, each lane's own operands.
+    fn extinst_lanes(&mut self, i: Inst, opcode: u32, args: &[Value]) -> R<()> {
+        let f = self.f;
+        let w = self.width()?;
+        let res = f.inst_result[i].filter(|r| !self.e.is_void(f.value_type(*r)));
+        let rt_ir = res.map(|r| f.value_type(r));
+        let rt = match rt_ir {
+            Some(t) => Some(self.ty(t)?),
+            None => None,
+        };
+        let arg_tys: Vec<ir::Type> = args.iter().map(|a| f.value_type(*a)).collect();
+        let mut vals = Vec::with_capacity(args.len());
+        for &a in args {
+            vals.push((self.get(a)?, self.is_uniform(a)));
+        }
+        let mask = self.vec.as_ref().ok_or("not in vector mode")?.mask;
+        let mut acc: Option<VectorValue<'ctx>> = match rt {
+            Some(t) => Some(wide_ty(t, w)?.into_vector_type().get_undef()),
+            None => None,
+        };
+        for k in 0..w {
+            let kc = self.i32().const_int(k as u64, false);
+            let on = self.b.build_extract_element(mask, kc, "")?.into_int_value();
+            let from = self.b.get_insert_block().ok_or("builder not positioned")?;
+            let run = self.cx().append_basic_block(self.llf, "lane");
+            let join = self.cx().append_basic_block(self.llf, "lane.next");
+            self.b.build_conditional_branch(on, run, join)?;
+            self.b.position_at_end(run);
+            let mut lane_args = Vec::with_capacity(vals.len());
+            for ((v, uniform), t) in vals.iter().zip(&arg_tys) {
+                lane_args.push(if *uniform { *v } else { self.lane_of(*v, *t, kc)? });
+            }
+            let r = super::builtins::lower(self, opcode, &lane_args, &arg_tys, rt)?;
+            let with = match (acc, r) {
+                (Some(a), Some(r)) => {
+                    let mut a = a;
+                    match r {
+                        BasicValueEnum::VectorValue(rv) => {
+                            for c in 0..rv.get_type().get_size() {
+                                let x = self.b.build_extract_element(rv, self.i32().const_int(c as u64, false), "")?;
+                                let at = self.i32().const_int((c * w + k) as u64, false);
+                                a = self.b.build_insert_element(a, x, at, "")?;
+                            }
+                        }
+                        other => a = self.b.build_insert_element(a, other, kc, "")?,
+                    }
+                    Some(a)
+                }
+                _ => None,
+            };
+            let ran = self.b.get_insert_block().ok_or("builder not positioned")?;
+            self.b.build_unconditional_branch(join)?;
+            self.b.position_at_end(join);
+            if let (Some(a), Some(with)) = (acc, with) {
+                let phi = self.b.build_phi(a.get_type(), "")?;
+                phi.add_incoming(&[(&a, from), (&with, ran)]);
+                acc = Some(phi.as_basic_value().into_vector_value());
+            }
+        }
+        if let (Some(r), Some(a), Some(t)) = (res, acc, rt_ir) {
+            let out: Val<'ctx> =
+                if self.is_uniform(r) { self.lane_of(a.into(), t, self.i32().const_zero())? } else { a.into() };
+            self.define(r, out)?;
+        }
+        Ok(())
+    }
+
+    fn is_register_var(&self, p: Value) -> bool {
+        self.vec.as_ref().is_some_and(|vs| vs.wa.private_regs.contains(&p))
+    }
+
+    /// Stores `x` into a register variable for the active lanes.
+    fn register_store(&self, p: inkwell::values::PointerValue<'ctx>, x: Val<'ctx>) -> R<()> {
+        let mask = self.vec.as_ref().ok_or("not in vector mode")?.mask;
+        let old = self.b.build_load(x.get_type(), p, "")?;
+        let v = self.blend(mask, x, old)?;
+        self.b.build_store(p, v)?;
+        Ok(())
+    }
+
+    /// `new` in the lanes of `mask`, `old` elsewhere; a wide IR vector (n*W elements, SoA)
+    /// takes lane k's mask bit for each of its components.
+    pub fn blend(&self, mask: VectorValue<'ctx>, new: Val<'ctx>, old: Val<'ctx>) -> R<Val<'ctx>> {
+        let w = mask.get_type().get_size();
+        let n = match new.get_type() {
+            BasicTypeEnum::VectorType(v) => v.get_size(),
+            _ => bail!("blend of a scalar {}", new.get_type()),
+        };
+        let m: Val<'ctx> = if n == w {
+            mask.into()
+        } else {
+            let idx: Vec<Option<u32>> = (0..n).map(|j| Some(j % w)).collect();
+            self.shuffle(mask, None, &idx)?.into()
+        };
+        self.select(m, new, old)
+    }
+
+    /// Pointer arithmetic with varying operands: a vector GEP per index.
+    fn vector_access_chain(&mut self, base: Value, element: Option<Value>, indices: &[Value]) -> R<Val<'ctx>> {
+        let types = &self.e.ir.types;
+        let TypeData::Pointer { pointee, .. } = types.get(self.f.value_type(base)) else {
+            bail!("access chain on a non-pointer")
+        };
+        let mut cur = *pointee;
+        let mut p: Val<'ctx> = self.get_wide(base)?;
+        let i8t: BasicTypeEnum<'ctx> = self.cx().i8_type().into();
+        let size_ty = |fx: &Self, t: ir::Type| -> R<BasicTypeEnum<'ctx>> {
+            match fx.e.ir.types.get(t) {
+                TypeData::Void | TypeData::Function { .. } | TypeData::Opaque { .. } => Ok(i8t),
+                _ => fx.ty(t),
+            }
+        };
+        if let Some(e) = element {
+            let ix = self.get(e)?;
+            p = self.vector_gep(size_ty(self, cur)?, p, ix)?.into();
+        }
+        for &ix in indices {
+            match self.e.ir.types.get(cur).clone() {
+                TypeData::Struct { fields, .. } => {
+                    let Some(n) = self.const_index(ix) else { bail!("struct member index is not a constant") };
+                    let off = self.e.ir.types.field_offset(cur, n as usize);
+                    p = self.vector_gep(i8t, p, self.i64().const_int(off, false).into())?.into();
+                    cur = *fields.get(n as usize).ok_or("struct member index out of range")?;
+                }
+                TypeData::Array { elem, .. } | TypeData::Vector { elem, .. } => {
+                    let x = self.get(ix)?;
+                    p = self.vector_gep(size_ty(self, elem)?, p, x)?.into();
+                    cur = elem;
+                }
+                other => bail!("access chain index into {other:?}"),
+            }
+        }
+        if !p.is_vector_value() {
+            p = self.broadcast(p)?;
+        }
+        Ok(p)
+    }
+}
+
+use inkwell::types::VectorType;
+
+/// The elements per lane of one masked load or store covering a packet's accesses: lane k's
+/// `n` components at k * slots (consecutive accesses, and small positive strides that are a
+/// multiple of the element); `None` = gather / scatter.
+fn span_slots(access: Access, esize: i64, n: u32) -> Option<u32> {
+    let slots = match access {
+        Access::Consecutive => {
+            if n == 3 {
+                4
+            } else {
+                n
+            }
+        }
+        Access::Strided(s) if s > 0 && s % esize == 0 && s / esize <= 16 => (s / esize) as u32,
+        _ => return None,
+    };
+    (slots >= n).then_some(slots)
+}
+
+/// `t` widened to `w` lanes (IR vectors of n become n*w, component-major).
+pub fn wide_ty(t: BasicTypeEnum<'_>, w: u32) -> R<BasicTypeEnum<'_>> {
+    Ok(match t {
+        BasicTypeEnum::IntType(x) => x.vec_type(w).into(),
+        BasicTypeEnum::FloatType(x) => x.vec_type(w).into(),
+        BasicTypeEnum::PointerType(x) => x.vec_type(w).into(),
+        BasicTypeEnum::VectorType(v) => {
+            let n = v.get_size() * w;
+            match v.get_element_type() {
+                BasicTypeEnum::IntType(x) => x.vec_type(n).into(),
+                BasicTypeEnum::FloatType(x) => x.vec_type(n).into(),
+                BasicTypeEnum::PointerType(x) => x.vec_type(n).into(),
+                other => bail!("vector of {other}"),
+            }
+        }
+        other => bail!("a varying {other} cannot be vectorized"),
+    })
+}

@@ -1,0 +1,567 @@
+//! Work-item analysis: how each value of a kernel varies across the W work-items of a
+//! packet (consecutive work-items of dimension 0 in one row of the work-group).
+//!
+//! Every value is [`Shape::Uniform`] (the same in every lane), [`Shape::Strided`] (lane k
+//! holds `base + k * stride`; integers count in their own units, pointers in bytes) or
+//! [`Shape::Varying`]. Seeds: get_local_id(0) / get_global_id(0) and the linear ids are
+//! consecutive (lanes are packed along dimension 0 within one row, so the other dimensions
+//! are uniform); kernel arguments, constants, module variables and the other work-item
+//! queries are uniform. Affine rules keep add/sub of uniform values, multiplication and
+//! shifts by uniform constants, integer resizes (ids are assumed not to wrap, as Intel's and
+//! PoCL's vectorizers do) and pointer arithmetic strided. Loads from uniform addresses are
+//! uniform; results of atomics and calls are varying.
+//!
+//! Divergence: a branch or switch on a non-uniform condition is divergent. The blocks
+//! between it and its immediate post-dominator are divergently reached (their code runs
+//! under a mask); the parameters of those blocks and of the post-dominator (the joins) are
+//! varying. A loop containing a divergent branch whose post-dominator lies outside the loop
+//! has a divergent exit: lanes leave it in different iterations, so values defined in the
+//! loop and used outside it, and the parameters of its exit blocks, are varying (temporal
+//! divergence).
+//!
+//! Memory accesses are classified as uniform (one scalar access), consecutive (one vector
+//! access), strided or random (gather / scatter), and masked when they lie in a divergently
+//! reached block or a loop with a divergent exit.
+
+use crate::analysis::{Cfg, DomTree, LoopInfo, PostDomTree};
+use crate::ir::{self, BinaryOp, Block, ConstData, ConvertOp, Function, Inst, InstData, TypeData, Value, ValueDef};
+use crate::ir::{SecondaryMap, WorkItemQuery};
+use std::collections::HashSet;
+
+/// How a value varies across the lanes of a packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Shape {
+    Uniform,
+    /// Lane k = lane 0 + k * stride (integers: in units of the value; pointers: bytes).
+    Strided(i64),
+    Varying,
+}
+
+impl Shape {
+    pub fn is_uniform(self) -> bool {
+        self == Shape::Uniform
+    }
+    /// Join of two shapes reaching the same place.
+    fn meet(self, o: Shape) -> Shape {
+        match (self, o) {
+            (a, b) if a == b => a,
+            _ => Shape::Varying,
+        }
+    }
+}
+
+/// How one memory access is done in vector code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Access {
+    /// One scalar access for the whole packet.
+    Uniform,
+    /// One vector access (lane k at address + k * size of the element).
+    Consecutive,
+    /// Lanes a constant distance apart that is not the element size.
+    Strided(i64),
+    /// Gather / scatter.
+    Random,
+}
+
+/// The analysis of one kernel function.
+#[derive(Debug, Clone)]
+pub struct WorkItemAnalysis {
+    pub shapes: SecondaryMap<Value, Option<Shape>>,
+    /// Branches and switches on a non-uniform condition.
+    pub divergent_branches: Vec<Inst>,
+    /// Blocks that run under a mask: between a divergent branch and its post-dominator,
+    /// and the blocks of loops with a divergent exit.
+    pub divergent_blocks: HashSet<Block>,
+    /// Blocks whose parameters are varying joins.
+    join_blocks: HashSet<Block>,
+    /// Values made varying by temporal divergence.
+    forced: HashSet<Value>,
+    /// Memory accesses (loads, stores, atomics) with their class.
+    pub accesses: Vec<(Inst, Access)>,
+    /// Private scalar or vector variables only loaded and stored whole whose content varies:
+    /// each lane's copy lives in one `<W x T>` register variable (structure of arrays).
+    /// Such variables that only ever hold uniform values (stored outside divergent code) are
+    /// uniform: one scalar variable for the packet.
+    pub private_regs: HashSet<Value>,
+    /// Whole-access scalar, vector and pointer variables: registers, uniform or not.
+    pub reg_candidates: HashSet<Value>,
+    /// The shape of what a register variable holds: the meet of the values stored to it,
+    /// varying when a store lies in divergent code.
+    var_shape: std::collections::HashMap<Value, Shape>,
+}
+
+/// Counts for the vectorizer report.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AccessCounts {
+    pub uniform: u32,
+    pub consecutive: u32,
+    pub strided: u32,
+    pub gather_scatter: u32,
+    pub masked: u32,
+    pub atomics: u32,
+}
+
+impl WorkItemAnalysis {
+    /// The shape of `v` (constants and module variables are uniform).
+    pub fn shape(&self, f: &Function, v: Value) -> Shape {
+        match f.values.get(v).map(|d| d.def) {
+            Some(ValueDef::Const(_)) | Some(ValueDef::Global(_)) => Shape::Uniform,
+            _ => self.shapes[v].unwrap_or(Shape::Varying),
+        }
+    }
+
+    pub fn access(&self, i: Inst) -> Option<Access> {
+        self.accesses.iter().find(|(x, _)| *x == i).map(|(_, a)| *a)
+    }
+
+    pub fn counts(&self, f: &Function) -> AccessCounts {
+        let mut c = AccessCounts::default();
+        for &(i, a) in &self.accesses {
+            if matches!(f.insts[i], InstData::Atomic { .. }) {
+                c.atomics += 1;
+            }
+            match a {
+                Access::Uniform => c.uniform += 1,
+                Access::Consecutive => c.consecutive += 1,
+                Access::Strided(_) => c.strided += 1,
+                Access::Random => c.gather_scatter += 1,
+            }
+            if f.layout.inst_block[i].is_some_and(|b| self.divergent_blocks.contains(&b)) {
+                c.masked += 1;
+            }
+        }
+        c
+    }
+}
+
+/// Sign-extends the constant `v` of `f` from its type's width, if it is an integer constant.
+fn const_int(m: &ir::Module, f: &Function, v: Value) -> Option<i64> {
+    let ValueDef::Const(c) = f.values.get(v)?.def else { return None };
+    match m.constants.get(c)? {
+        ConstData::Int { ty, bits } => {
+            let w = match m.types.get(*ty) {
+                TypeData::Int { bits } => *bits as u32,
+                TypeData::Bool => 1,
+                _ => return None,
+            };
+            if w >= 64 {
+                Some(*bits as i64)
+            } else {
+                let sh = 64 - w;
+                Some(((*bits << sh) as i64) >> sh)
+            }
+        }
+        ConstData::Null { .. } => Some(0),
+        _ => None,
+    }
+}
+
+/// The pointee of a pointer type.
+fn pointee(m: &ir::Module, t: ir::Type) -> Option<ir::Type> {
+    match m.types.get(t) {
+        TypeData::Pointer { pointee, .. } => Some(*pointee),
+        _ => None,
+    }
+}
+
+/// Analyses kernel function `f` of module `m`.
+pub fn analyze(m: &ir::Module, f: &Function) -> WorkItemAnalysis {
+    let mut a = WorkItemAnalysis {
+        shapes: SecondaryMap::default(),
+        divergent_branches: Vec::new(),
+        divergent_blocks: HashSet::new(),
+        join_blocks: HashSet::new(),
+        forced: HashSet::new(),
+        accesses: Vec::new(),
+        private_regs: HashSet::new(),
+        reg_candidates: register_variables(m, f),
+        var_shape: std::collections::HashMap::new(),
+    };
+    let Some(entry) = f.layout.entry() else { return a };
+    let cfg = Cfg::new(f);
+    let pdom = PostDomTree::new(&cfg);
+    let dom = DomTree::new(&cfg);
+    let loops = LoopInfo::new(&cfg, &dom);
+    let def_block = |v: Value| -> Option<Block> {
+        match f.values.get(v)?.def {
+            ValueDef::Result(i) => f.layout.inst_block[i],
+            ValueDef::Param(b, _) => Some(b),
+            _ => None,
+        }
+    };
+    for &p in &f.blocks[entry].params {
+        a.shapes[p] = Some(Shape::Uniform);
+    }
+    // Fixed point: shapes only move up (unknown -> uniform -> strided -> varying) and the set
+    // of divergent blocks only grows.
+    loop {
+        let mut changed = false;
+        for &b in &f.layout.blocks {
+            for &i in &f.layout.insts[b] {
+                let Some(r) = f.inst_result[i] else { continue };
+                let s = if a.forced.contains(&r) { Some(Shape::Varying) } else { inst_shape(m, f, &a, i) };
+                let Some(s) = s else { continue };
+                let old = a.shapes[r];
+                let new = match old {
+                    None => s,
+                    Some(o) => o.meet(s),
+                };
+                if old != Some(new) {
+                    a.shapes[r] = Some(new);
+                    changed = true;
+                }
+            }
+            // Block arguments flow into the successors' parameters.
+            let Some(t) = f.layout.last_inst(b) else { continue };
+            for call in f.insts[t].successors() {
+                let params = &f.blocks[call.block].params;
+                let join_forced = a.join_blocks.contains(&call.block);
+                for (&p, &arg) in params.iter().zip(&call.args) {
+                    let s = if join_forced || a.forced.contains(&p) {
+                        Some(Shape::Varying)
+                    } else {
+                        match f.values.get(arg).map(|d| d.def) {
+                            Some(ValueDef::Const(_)) | Some(ValueDef::Global(_)) => Some(Shape::Uniform),
+                            _ => a.shapes[arg],
+                        }
+                    };
+                    let Some(s) = s else { continue };
+                    let old = a.shapes[p];
+                    let new = match old {
+                        None => s,
+                        Some(o) => o.meet(s),
+                    };
+                    if old != Some(new) {
+                        a.shapes[p] = Some(new);
+                        changed = true;
+                    }
+                }
+            }
+        }
+        // Register variables holding varying values (or written under divergence).
+        for &b in &f.layout.blocks {
+            for &i in &f.layout.insts[b] {
+                let InstData::Store { ptr, value, .. } = &f.insts[i] else { continue };
+                if !a.reg_candidates.contains(ptr) || a.private_regs.contains(ptr) {
+                    continue;
+                }
+                let s = match f.values.get(*value).map(|d| d.def) {
+                    Some(ValueDef::Const(_)) | Some(ValueDef::Global(_)) => Some(Shape::Uniform),
+                    _ => a.shapes[*value],
+                };
+                let Some(s) = s else { continue };
+                let s = if a.divergent_blocks.contains(&b) { Shape::Varying } else { s };
+                let old = a.var_shape.get(ptr).copied();
+                let new = old.map_or(s, |o| o.meet(s));
+                if old != Some(new) {
+                    a.var_shape.insert(*ptr, new);
+                    changed = true;
+                }
+                if new != Shape::Uniform {
+                    a.private_regs.insert(*ptr);
+                }
+            }
+        }
+        // Divergent branches and what they reach.
+        for &b in &f.layout.blocks {
+            let Some(t) = f.layout.last_inst(b) else { continue };
+            let cond = match &f.insts[t] {
+                InstData::Branch { cond, .. } => *cond,
+                InstData::Switch { selector, .. } => *selector,
+                _ => continue,
+            };
+            if a.shape(f, cond).is_uniform() || a.divergent_branches.contains(&t) {
+                continue;
+            }
+            a.divergent_branches.push(t);
+            changed = true;
+            // The region up to the immediate post-dominator runs under a mask.
+            let ipdom = pdom.ipdom(b);
+            let mut work: Vec<Block> = cfg.succs(b).to_vec();
+            let mut region = HashSet::new();
+            while let Some(x) = work.pop() {
+                if Some(x) == ipdom || !region.insert(x) {
+                    continue;
+                }
+                work.extend(cfg.succs(x).iter().copied());
+            }
+            a.join_blocks.extend(region.iter().copied());
+            a.join_blocks.extend(ipdom);
+            a.divergent_blocks.extend(region);
+            // Loops the lanes may leave in different iterations.
+            let mut l = loops.loop_of(b);
+            while let Some(id) = l {
+                let lp = loops.get(id);
+                if ipdom.is_some_and(|p| loops.contains(id, p)) {
+                    break;
+                }
+                a.divergent_blocks.extend(lp.blocks.iter().copied());
+                a.join_blocks.extend(lp.exits.iter().copied());
+                let inside: HashSet<Block> = lp.blocks.iter().copied().collect();
+                for &ob in &f.layout.blocks {
+                    if inside.contains(&ob) {
+                        continue;
+                    }
+                    for &oi in &f.layout.insts[ob] {
+                        f.insts[oi].for_each_operand(|v| {
+                            if def_block(v).is_some_and(|db| inside.contains(&db)) {
+                                a.forced.insert(v);
+                            }
+                        });
+                    }
+                }
+                l = lp.parent;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    // Memory accesses.
+    for &b in &f.layout.blocks {
+        for &i in &f.layout.insts[b] {
+            let (ptr, ty) = match &f.insts[i] {
+                InstData::Load { ptr, .. } => match f.inst_result[i] {
+                    Some(r) => (*ptr, f.value_type(r)),
+                    None => continue,
+                },
+                InstData::Store { ptr, value, .. } => (*ptr, f.value_type(*value)),
+                InstData::Atomic { ptr, .. } => match pointee(m, f.value_type(*ptr)) {
+                    Some(t) => (*ptr, t),
+                    None => continue,
+                },
+                _ => continue,
+            };
+            if a.reg_candidates.contains(&ptr) {
+                continue;
+            }
+            let size = m.types.size_of(ty) as i64;
+            let class = match a.shape(f, ptr) {
+                Shape::Uniform => Access::Uniform,
+                Shape::Strided(s) if s == size => Access::Consecutive,
+                Shape::Strided(s) => Access::Strided(s),
+                Shape::Varying => Access::Random,
+            };
+            a.accesses.push((i, class));
+        }
+    }
+    a
+}
+
+/// Variables of scalar or vector type whose address is only used by whole loads and
+/// stores (at -O0, or when the translator needed clang's unoptimised module, every local
+/// variable is one).
+fn register_variables(m: &ir::Module, f: &Function) -> HashSet<Value> {
+    let mut vars = HashSet::new();
+    for &b in &f.layout.blocks {
+        for &i in &f.layout.insts[b] {
+            if let (InstData::Variable { ty, .. }, Some(r)) = (&f.insts[i], f.inst_result[i]) {
+                if matches!(
+                    m.types.get(*ty),
+                    TypeData::Int { .. }
+                        | TypeData::Float { .. }
+                        | TypeData::Bool
+                        | TypeData::Vector { .. }
+                        | TypeData::Pointer { .. }
+                ) {
+                    vars.insert(r);
+                }
+            }
+        }
+    }
+    for &b in &f.layout.blocks {
+        for &i in &f.layout.insts[b] {
+            match &f.insts[i] {
+                InstData::Load { .. } => {}
+                InstData::Store { value, .. } => {
+                    vars.remove(value);
+                }
+                d => d.for_each_operand(|v| {
+                    vars.remove(&v);
+                }),
+            }
+        }
+    }
+    vars
+}
+
+/// The shape of the result of `i` from its operands' shapes; `None` while an operand is
+/// still unknown.
+fn inst_shape(m: &ir::Module, f: &Function, a: &WorkItemAnalysis, i: Inst) -> Option<Shape> {
+    use Shape::*;
+    let sh = |v: Value| -> Option<Shape> {
+        match f.values.get(v).map(|d| d.def) {
+            Some(ValueDef::Const(_)) | Some(ValueDef::Global(_)) => Some(Uniform),
+            _ => a.shapes[v],
+        }
+    };
+    // Uniform if every operand is, varying otherwise.
+    let elementwise = |ops: &[Value]| -> Option<Shape> {
+        let mut s = Uniform;
+        for &o in ops {
+            if sh(o)? != Uniform {
+                s = Varying;
+            }
+        }
+        Some(s)
+    };
+    let is_vector = |v: Value| matches!(m.types.get(f.value_type(v)), TypeData::Vector { .. });
+    Some(match &f.insts[i] {
+        InstData::WorkItem { query } => {
+            use WorkItemQuery as Q;
+            match query {
+                // The v3ulong of the built-in variable: component 0 varies, see ExtractElement.
+                Q::GlobalId | Q::LocalId => {
+                    if f.inst_result[i].is_some_and(is_vector) {
+                        Varying
+                    } else {
+                        Strided(1)
+                    }
+                }
+                Q::GlobalLinearId | Q::LocalLinearId => Strided(1),
+                Q::SubgroupLocalId | Q::SubgroupId => Varying,
+                _ => Uniform,
+            }
+        }
+        InstData::ExtractElement { vector, index } => {
+            // Component 0 of the id vectors is consecutive, the others uniform.
+            if let Some(ValueDef::Result(def)) = f.values.get(*vector).map(|d| d.def) {
+                if let InstData::WorkItem { query: WorkItemQuery::GlobalId | WorkItemQuery::LocalId } = f.insts[def] {
+                    return Some(match const_int(m, f, *index) {
+                        Some(0) => Strided(1),
+                        Some(_) => Uniform,
+                        None => Varying,
+                    });
+                }
+            }
+            elementwise(&[*vector, *index])?
+        }
+        InstData::Binary { op, lhs, rhs } => {
+            let (x, y) = (sh(*lhs)?, sh(*rhs)?);
+            let vector = is_vector(*lhs);
+            match (op, x, y) {
+                (_, Uniform, Uniform) => Uniform,
+                _ if vector => Varying,
+                (BinaryOp::IAdd, Strided(s), Uniform) | (BinaryOp::IAdd, Uniform, Strided(s)) => Strided(s),
+                (BinaryOp::IAdd, Strided(s), Strided(t)) => Strided(s.wrapping_add(t)),
+                (BinaryOp::ISub, Strided(s), Uniform) => Strided(s),
+                (BinaryOp::ISub, Uniform, Strided(s)) => Strided(s.wrapping_neg()),
+                (BinaryOp::ISub, Strided(s), Strided(t)) => Strided(s.wrapping_sub(t)),
+                (BinaryOp::IMul, Strided(s), Uniform) => match const_int(m, f, *rhs) {
+                    Some(c) => Strided(s.wrapping_mul(c)),
+                    None => Varying,
+                },
+                (BinaryOp::IMul, Uniform, Strided(s)) => match const_int(m, f, *lhs) {
+                    Some(c) => Strided(s.wrapping_mul(c)),
+                    None => Varying,
+                },
+                (BinaryOp::Shl, Strided(s), Uniform) => match const_int(m, f, *rhs) {
+                    Some(c) if (0..63).contains(&c) && s.checked_shl(c as u32).is_some_and(|x| x >> c == s) => {
+                        Strided(s << c)
+                    }
+                    _ => Varying,
+                },
+                // (x << c) >> c: the sign/zero extension idiom of a narrowed id (no wrap assumed).
+                (BinaryOp::AShr | BinaryOp::LShr, Strided(s), Uniform) => match const_int(m, f, *rhs) {
+                    Some(c) if (0..63).contains(&c) && s % (1i64 << c) == 0 => Strided(s >> c),
+                    _ => Varying,
+                },
+                _ => Varying,
+            }
+        }
+        InstData::Convert { op, arg, .. } => {
+            let s = sh(*arg)?;
+            match (op, s) {
+                (_, Uniform) => Uniform,
+                (
+                    ConvertOp::UConvert
+                    | ConvertOp::SConvert
+                    | ConvertOp::PtrCast
+                    | ConvertOp::PtrToInt
+                    | ConvertOp::IntToPtr,
+                    Strided(st),
+                ) => Strided(st),
+                (ConvertOp::Bitcast, Strided(st))
+                    if matches!(m.types.get(f.value_type(*arg)), TypeData::Pointer { .. }) =>
+                {
+                    Strided(st)
+                }
+                _ => Varying,
+            }
+        }
+        InstData::AccessChain { base, element, indices, .. } => {
+            let mut stride = match sh(*base)? {
+                Uniform => 0i64,
+                Strided(s) => s,
+                Varying => return Some(Varying),
+            };
+            let mut ty = pointee(m, f.value_type(*base))?;
+            if let Some(e) = element {
+                match sh(*e)? {
+                    Uniform => {}
+                    Strided(s) => stride = stride.wrapping_add(s.wrapping_mul(m.types.size_of(ty) as i64)),
+                    Varying => return Some(Varying),
+                }
+            }
+            for &ix in indices {
+                let s = sh(ix)?;
+                match m.types.get(ty).clone() {
+                    TypeData::Struct { fields, .. } => {
+                        let Some(k) = const_int(m, f, ix) else { return Some(Varying) };
+                        ty = *fields.get(k as usize)?;
+                    }
+                    TypeData::Array { elem, .. } | TypeData::Vector { elem, .. } => {
+                        match s {
+                            Uniform => {}
+                            Strided(st) => stride = stride.wrapping_add(st.wrapping_mul(m.types.size_of(elem) as i64)),
+                            Varying => return Some(Varying),
+                        }
+                        ty = elem;
+                    }
+                    _ => return Some(Varying),
+                }
+            }
+            if stride == 0 {
+                Uniform
+            } else {
+                Strided(stride)
+            }
+        }
+        // A register variable holds values of one shape (or is varying).
+        InstData::Load { ptr, .. } if a.reg_candidates.contains(ptr) => *a.var_shape.get(ptr)?,
+        InstData::Load { ptr, .. } => match sh(*ptr)? {
+            Uniform => Uniform,
+            _ => Varying,
+        },
+        // Each lane has its own private variable, unless all lanes always hold the same.
+        InstData::Variable { .. } => {
+            let r = f.inst_result[i]?;
+            if a.reg_candidates.contains(&r) && !a.private_regs.contains(&r) {
+                Uniform
+            } else if a.reg_candidates.contains(&r) {
+                Varying
+            } else {
+                // Arrays and variables whose address is used: W copies, lane k's at k * size.
+                let InstData::Variable { ty, .. } = &f.insts[i] else { return Some(Varying) };
+                Strided(m.types.size_of(*ty).max(1) as i64)
+            }
+        }
+        InstData::Select { cond, if_true, if_false } => match (sh(*cond)?, sh(*if_true)?, sh(*if_false)?) {
+            (Uniform, x, y) if x == y => x,
+            (c, x, y) => {
+                let _ = (c, x, y);
+                Varying
+            }
+        },
+        InstData::Atomic { .. } | InstData::Call { .. } => Varying,
+        InstData::Unary { arg, .. } => elementwise(&[*arg])?,
+        InstData::Compare { lhs, rhs, .. } => elementwise(&[*lhs, *rhs])?,
+        InstData::InsertElement { vector, value, index } => elementwise(&[*vector, *value, *index])?,
+        InstData::Shuffle { a: x, b: y, .. } => elementwise(&[*x, *y])?,
+        InstData::ExtractValue { aggregate, .. } => elementwise(&[*aggregate])?,
+        InstData::InsertValue { aggregate, value, .. } => elementwise(&[*aggregate, *value])?,
+        InstData::Construct { parts } => elementwise(parts)?,
+        InstData::ExtInst { args, .. } => elementwise(args)?,
+        _ => Varying,
+    })
+}

@@ -1,0 +1,123 @@
+//! The vector width W of a kernel: `intel_reqd_sub_group_size`, then the knob
+//! (`CL_CONFIG_CPU_VECTORIZER_MODE`), then `vec_type_hint`, then the widest data type the
+//! kernel computes with against the host's vector registers (16 lanes of 32 bits on AVX-512,
+//! 8 on AVX2, 4 on SSE).
+
+use crate::ir::{self, InstData, TypeData};
+use crate::kernel_info::KernelInfo;
+use crate::Vectorizer;
+
+/// The width chosen for a kernel and why (a report line).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Width {
+    /// Work-items per packet; 1 = scalar.
+    pub lanes: u32,
+    pub why: String,
+}
+
+/// Bits of the widest scalar element a kernel loads, stores or computes floating point
+/// with (integer address arithmetic does not count: ids are 64-bit everywhere); 32 when
+/// it has none.
+pub fn widest_data_bits(m: &ir::Module, func: &ir::Function) -> u32 {
+    let elem_bits = |t: ir::Type| -> u32 {
+        let t = match m.types.get(t) {
+            TypeData::Vector { elem, .. } => *elem,
+            _ => t,
+        };
+        match m.types.get(t) {
+            TypeData::Int { bits } | TypeData::Float { bits } => *bits as u32,
+            _ => 0,
+        }
+    };
+    let is_float = |t: ir::Type| {
+        let t = match m.types.get(t) {
+            TypeData::Vector { elem, .. } => *elem,
+            _ => t,
+        };
+        matches!(m.types.get(t), TypeData::Float { .. })
+    };
+    let mut widest = 0;
+    for &b in &func.layout.blocks {
+        for &i in &func.layout.insts[b] {
+            let bits = match &func.insts[i] {
+                InstData::Load { .. } => func.inst_result[i].map_or(0, |v| elem_bits(func.value_type(v))),
+                InstData::Store { value, .. } => elem_bits(func.value_type(*value)),
+                _ => match func.inst_result[i] {
+                    Some(v) if is_float(func.value_type(v)) => elem_bits(func.value_type(v)),
+                    _ => 0,
+                },
+            };
+            widest = widest.max(bits);
+        }
+    }
+    if widest == 0 {
+        32
+    } else {
+        widest.clamp(8, 64)
+    }
+}
+
+/// Bits of a `vec_type_hint` type name ("float4" -> 128, "double" -> 64); `None` if unknown.
+pub fn hint_bits(hint: &str) -> Option<u32> {
+    let base = hint.trim_end_matches(|c: char| c.is_ascii_digit());
+    let n: u32 = if base.len() == hint.len() { 1 } else { hint[base.len()..].parse().ok()? };
+    let bits = match base {
+        "char" | "uchar" => 8,
+        "short" | "ushort" | "half" => 16,
+        "int" | "uint" | "float" => 32,
+        "long" | "ulong" | "double" => 64,
+        _ => return None,
+    };
+    Some(bits * n)
+}
+
+/// Chooses W for `info`'s kernel. `Err` is a build error (a width the host cannot do, or a
+/// knob value that is not understood).
+pub fn choose(m: &ir::Module, func: &ir::Function, info: &KernelInfo, v: &Vectorizer) -> Result<Width, String> {
+    let (register_bytes, forced) = match v {
+        Vectorizer::Off => return Ok(Width { lanes: 1, why: "vectorizer off".into() }),
+        Vectorizer::Invalid(msg) => return Err(msg.clone()),
+        Vectorizer::Auto { register_bytes } => (*register_bytes, None),
+        Vectorizer::Forced { width, register_bytes } => (*register_bytes, Some(*width)),
+    };
+    let reg_bits = register_bytes.max(16) * 8;
+    if let Some(sg) = info.reqd_sub_group_size {
+        if sg <= 1 {
+            return Ok(Width { lanes: 1, why: format!("intel_reqd_sub_group_size({sg})") });
+        }
+        return Ok(Width { lanes: sg, why: format!("intel_reqd_sub_group_size({sg})") });
+    }
+    if let Some(w) = forced {
+        if w * 32 > reg_bits {
+            return Err(format!(
+                "CL_CONFIG_CPU_VECTORIZER_MODE={w}: the host's vector registers hold {} 32-bit lanes",
+                reg_bits / 32
+            ));
+        }
+        return Ok(Width { lanes: w, why: format!("CL_CONFIG_CPU_VECTORIZER_MODE={w}") });
+    }
+    if let Some(hint) = &info.vec_type_hint {
+        if let Some(bits) = hint_bits(hint) {
+            let lanes = (reg_bits / bits).clamp(1, 16);
+            let lanes = if lanes < 4 { 1 } else { lanes };
+            return Ok(Width { lanes, why: format!("vec_type_hint({hint}) on {reg_bits}-bit registers") });
+        }
+    }
+    let bits = widest_data_bits(m, func);
+    let lanes = (reg_bits / bits).clamp(4, 16);
+    Ok(Width { lanes, why: format!("widest data type {bits} bits on {reg_bits}-bit registers") })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hint_bits_of_names() {
+        assert_eq!(hint_bits("float"), Some(32));
+        assert_eq!(hint_bits("float4"), Some(128));
+        assert_eq!(hint_bits("double16"), Some(1024));
+        assert_eq!(hint_bits("uchar"), Some(8));
+        assert_eq!(hint_bits("pair_t"), None);
+    }
+}

@@ -1,0 +1,230 @@
+//! The vectorizer at compiler level: the work-item analysis on small kernels (memory access
+//! classes and divergence) and vectorized kernels run against the scalar build.
+
+mod common;
+
+use softcl_compiler::ir::InstData;
+use softcl_compiler::vectorize::analysis::{analyze, Access, AccessCounts};
+use softcl_compiler::{compile_source, passes, Target};
+
+/// Compiles `src`, inlines the kernel `name`'s calls and returns the analysis counts and
+/// the number of divergent branches.
+fn counts(src: &str, name: &str) -> (AccessCounts, usize, Vec<Access>) {
+    let t = Target::default();
+    let mut prog = compile_source(src, "", &t).unwrap_or_else(|e| panic!("front end: {}", e.log));
+    passes::inline::inline_barrier_calls(&mut prog.module).unwrap();
+    softcl_compiler::vectorize::inline_kernel_calls(&mut prog.module, 256).unwrap();
+    let k = prog.module.kernel(name).expect("kernel");
+    let f = &prog.module.functions[k.func];
+    if std::env::var("SHOW_IR").is_ok() {
+        eprintln!("{}", prog.module.display_function(k.func));
+    }
+    let a = analyze(&prog.module, f);
+    let mut classes = Vec::new();
+    for &b in &f.layout.blocks {
+        for &i in &f.layout.insts[b] {
+            if matches!(f.insts[i], InstData::Load { .. } | InstData::Store { .. } | InstData::Atomic { .. }) {
+                // Accesses to private register variables are not memory accesses.
+                classes.extend(a.access(i));
+            }
+        }
+    }
+    (a.counts(f), a.divergent_branches.len(), classes)
+}
+
+#[test]
+fn mandelbrot_store_is_consecutive_and_its_loop_divergent() {
+    let (c, d, _) = counts(
+        r#"__kernel void mandel(__global int* out, int w, int h, int max_iter) {
+            int px = get_global_id(0), py = get_global_id(1);
+            float cr = -2.0f + 3.0f * px / w, ci = -1.5f + 3.0f * py / h;
+            float zr = 0.0f, zi = 0.0f;
+            int k = 0;
+            while (k < max_iter && zr * zr + zi * zi <= 4.0f) {
+                float t = zr * zr - zi * zi + cr;
+                zi = 2.0f * zr * zi + ci;
+                zr = t;
+                k++;
+            }
+            out[py * w + px] = k;
+        }
+        __kernel void nested(__global const int* lim, __global int* out) {
+            int i = get_global_id(0);
+            int acc = 0;
+            for (int a = 0; a < lim[i]; a++) {
+                if (a % 3 == 1) continue;
+                for (int b = 0; b < a; b++) {
+                    if (b > i % 5) break;
+                    acc += a * 10 + b;
+                }
+                if (acc > 500) break;
+            }
+            out[i] = acc;
+        }"#,
+        "mandel",
+    );
+    // The translator needs clang's unoptimised module here (llvm.umin): locals are register
+    // variables, whose shapes the analysis follows through their stores.
+    assert!(d >= 1, "the escape test is divergent");
+    assert_eq!((c.consecutive, c.gather_scatter, c.uniform), (1, 0, 0), "{c:?}");
+}
+
+fn vtarget(width: Option<u32>) -> Target {
+    Target {
+        vectorizer: match width {
+            Some(w) => softcl_compiler::Vectorizer::Forced { width: w, register_bytes: 64 },
+            None => softcl_compiler::Vectorizer::Off,
+        },
+        ..Target::default()
+    }
+}
+
+#[test]
+fn local_reduction_with_barriers_vectorized() {
+    use common::*;
+    let src = r#"__kernel void reduce(__global const float* in, __global float* partial,
+                             __local float* scratch) {
+            uint lid = get_local_id(0);
+            scratch[lid] = in[get_global_id(0)];
+            barrier(CLK_LOCAL_MEM_FENCE);
+            for (uint s = get_local_size(0) / 2; s > 0; s >>= 1) {
+                if (lid < s)
+                    scratch[lid] += scratch[lid + s];
+                barrier(CLK_LOCAL_MEM_FENCE);
+            }
+            if (lid == 0)
+                partial[get_group_id(0)] = scratch[0];
+        }"#;
+    let n = 256usize;
+    let input: Vec<f32> = (0..n).map(|i| ((i * 7) % 31) as f32).collect();
+    let widths: Vec<Option<u32>> = match std::env::var("W") {
+        Ok(x) => vec![Some(x.parse().unwrap())],
+        _ => vec![None, Some(4), Some(16)],
+    };
+    for w in widths {
+        let t = vtarget(w);
+        let prog = compile_source(src, "", &t).unwrap_or_else(|e| panic!("{}", e.log));
+        let native = prog.codegen(&t).unwrap_or_else(|e| panic!("{}", e.log));
+        let k = native.kernel("reduce").unwrap();
+        assert_eq!(k.info.simd_width, w.unwrap_or(0), "width");
+        for local in [32usize, 64] {
+            let mut part = vec![0f32; n / local];
+            let mut args = ArgBlock::new(&k.info);
+            args.set_ptr(&k.info, 0, input.as_ptr());
+            args.set_ptr(&k.info, 1, part.as_mut_ptr());
+            run_ndrange(
+                k,
+                &mut args,
+                1,
+                [n as u64, 1, 1],
+                [local as u64, 1, 1],
+                [0; 3],
+                Pattern::Whole,
+                &[(2, local * 4)],
+            );
+            for (g, p) in part.iter().enumerate() {
+                let want: f32 = input[g * local..(g + 1) * local].iter().sum();
+                assert_eq!(*p, want, "width {w:?} local {local} group {g}");
+            }
+        }
+    }
+}
+
+#[test]
+fn stencil_accesses_stay_consecutive_under_divergence() {
+    let (c, d, _) = counts(
+        r#"__kernel void stencil5(int w, int h, __global const float *restrict in, __global float *restrict out) {
+    int x = get_global_id(0), y = get_global_id(1);
+    int i = y * w + x;
+    if (x == 0 || y == 0 || x == w - 1 || y == h - 1) {
+        out[i] = in[i];
+        return;
+    }
+    out[i] = 0.5f * in[i] + 0.125f * (in[i - 1] + in[i + 1] + in[i - w] + in[i + w]);
+}"#,
+        "stencil5",
+    );
+    assert!(d >= 1, "the border test is divergent");
+    assert_eq!(c.gather_scatter, 0, "{c:?}");
+    assert_eq!(c.consecutive, 8, "{c:?}");
+}
+
+/// Runs `name` of `src` over a 2D range at every width and compares with the scalar build.
+fn same_as_scalar_2d(
+    src: &str,
+    name: &str,
+    w: usize,
+    h: usize,
+    local: [u64; 2],
+    set: impl Fn(&mut common::ArgBlock, &softcl_compiler::NativeKernel, *mut f32, *mut f32),
+) {
+    use common::*;
+    let input: Vec<f32> = (0..w * h).map(|i| ((i * 13) % 17) as f32 * 0.25).collect();
+    let mut results = Vec::new();
+    let widths: Vec<Option<u32>> = match std::env::var("W") {
+        Ok(x) => vec![None, Some(x.parse().unwrap())],
+        _ => vec![None, Some(4), Some(8), Some(16)],
+    };
+    for width in widths {
+        let t = vtarget(width);
+        let prog = compile_source(src, "", &t).unwrap_or_else(|e| panic!("{}", e.log));
+        let native = prog.codegen(&t).unwrap_or_else(|e| panic!("{}", e.log));
+        let k = native.kernel(name).unwrap();
+        assert_eq!(k.info.simd_width, width.unwrap_or(0));
+        let mut inp = input.clone();
+        let mut out = vec![-1f32; w * h];
+        let mut args = ArgBlock::new(&k.info);
+        set(&mut args, k, inp.as_mut_ptr(), out.as_mut_ptr());
+        run_ndrange(k, &mut args, 2, [w as u64, h as u64, 1], [local[0], local[1], 1], [0; 3], Pattern::Whole, &[]);
+        results.push((width, out));
+    }
+    for (width, out) in &results[1..] {
+        assert_eq!(out, &results[0].1, "width {width:?} differs from the scalar build");
+    }
+}
+
+#[test]
+fn stencil_vectorized_matches_scalar() {
+    let src = r#"__kernel void stencil5(int w, int h, __global const float *restrict in, __global float *restrict out) {
+    int x = get_global_id(0), y = get_global_id(1);
+    int i = y * w + x;
+    if (x == 0 || y == 0 || x == w - 1 || y == h - 1) {
+        out[i] = in[i];
+        return;
+    }
+    out[i] = 0.5f * in[i] + 0.125f * (in[i - 1] + in[i + 1] + in[i - w] + in[i + w]);
+}"#;
+    let (w, h) = (45usize, 13usize);
+    same_as_scalar_2d(src, "stencil5", w, h, [20, 3], |args, k, inp, out| {
+        args.set(&k.info, 0, w as i32);
+        args.set(&k.info, 1, h as i32);
+        args.set_ptr(&k.info, 2, inp);
+        args.set_ptr(&k.info, 3, out);
+    });
+}
+
+#[test]
+fn nbody_inner_loads_are_uniform() {
+    let (c, d, _) = counts(
+        r#"__kernel void nbody(int n, float dt, float eps2, __global const float4 *restrict pos,
+                    __global const float4 *restrict vel, __global float4 *restrict new_pos,
+                    __global float4 *restrict new_vel) {
+    int i = get_global_id(0);
+    float4 p = pos[i];
+    float3 acc = (float3)(0.0f);
+    for (int j = 0; j < n; ++j) {
+        float4 q = pos[j];
+        float3 d = q.xyz - p.xyz;
+        float inv = rsqrt(dot(d, d) + eps2);
+        acc += (q.w * inv * inv * inv) * d;
+    }
+    float4 v = vel[i];
+    v.xyz += acc * dt;
+    new_vel[i] = v;
+    new_pos[i] = (float4)(p.xyz + v.xyz * dt, p.w);
+}"#,
+        "nbody",
+    );
+    assert_eq!(d, 0, "the j loop is uniform");
+    assert_eq!((c.uniform, c.gather_scatter), (1, 0), "{c:?}");
+}
