@@ -43,7 +43,7 @@ else
     softcl_log "warning: /etc/OpenCL/vendors/pocl.icd not found: SoftCL runs alone"
 fi
 export OCL_ICD_VENDORS="$VENDORS"
-softcl_log "OCL_ICD_VENDORS=$VENDORS: $(cat "$VENDORS"/*.icd | tr '\n' ' ')"
+softcl_log "OCL_ICD_VENDORS=$VENDORS:$(for f in "$VENDORS"/*.icd; do printf ' %s' "$(cat "$f")"; done)"
 
 softcl_step "softcl-bench $*"
 "$SOFTCL_TARGET_DIR/release/softcl-bench" "$@"

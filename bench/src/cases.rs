@@ -614,7 +614,7 @@ __kernel void matmul_naive(int n, __global const float *restrict a, __global con
 }
 
 fn nbody(size: Size) -> Case {
-    let n = size.pick(1024, 4096);
+    let n = size.pick(1024, 8192);
     let (dt, eps2) = (0.01f32, 0.01f32);
     let mut rng = Rng::new(7);
     let mut pos = Vec::with_capacity(4 * n);
@@ -804,7 +804,7 @@ fn mandel_point(cr: f32, ci: f32, max_iter: u32) -> u32 {
 }
 
 fn mandelbrot(size: Size) -> Case {
-    let (w, h) = size.pick((256, 256), (1024, 1024));
+    let (w, h) = size.pick((256, 256), (2048, 2048));
     let max_iter = 256u32;
     let (x0, y0, x1, y1) = (-2.2f32, -1.3f32, 0.8f32, 1.3f32);
     let (dx, dy) = ((x1 - x0) / w as f32, (y1 - y0) / h as f32);

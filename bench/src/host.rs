@@ -95,11 +95,14 @@ pub fn measure_roofs(bytes: usize, copy_reps: usize, fma_iters: u64, fma_reps: u
 /// Best-of-`reps` copy bandwidth of all threads copying disjoint parts of one array into
 /// another, each `bytes` long (GB/s as read + write bytes). Two ways of copying are timed,
 /// and the faster counts: `memcpy` (which may use non-temporal stores) and a vectorised
-/// `dst[i] = src[i] * s` loop with ordinary stores, as kernels write.
+/// `dst[i] = src[i] * s` loop with ordinary stores, as kernels write. The arrays are backed
+/// by transparent huge pages where the kernel allows it (see [`huge_page_array`]).
 fn copy_bandwidth(bytes: usize, reps: usize) -> f64 {
     let n = bytes / 4;
-    let src = vec![1.0f32; n];
-    let mut dst = vec![2.0f32; n]; // written once, so that every page is mapped
+    let (mut src_store, src_at) = huge_page_array(n, 1.0);
+    let (mut dst_store, dst_at) = huge_page_array(n, 2.0); // written, so every page is mapped
+    let src = &mut src_store[src_at..src_at + n];
+    let dst = &mut dst_store[dst_at..dst_at + n];
     let per = n.div_ceil(threads());
     let mut best = f64::INFINITY;
     for _ in 0..reps.max(1) {
@@ -124,6 +127,33 @@ fn copy_bandwidth(bytes: usize, reps: usize) -> f64 {
     assert!(dst[n / 2] == 1.5, "the copy did not happen");
     2.0 * (n * 4) as f64 / best / 1e9
 }
+
+/// An array of `n` floats set to `value`, starting at index `start` of the returned vector,
+/// aligned to 2 MiB and advised as huge-page memory before its first touch. Where
+/// transparent huge pages are only enabled on request (`madvise`, the default of many
+/// distributions and of the development VM), 4 KiB pages cost the copy about half of the
+/// memory bandwidth in TLB misses, so the roof would be the host's TLB reach rather than its
+/// memory bandwidth.
+fn huge_page_array(n: usize, value: f32) -> (Vec<f32>, usize) {
+    const HUGE: usize = 2 << 20;
+    let mut v: Vec<f32> = Vec::with_capacity(n + HUGE / 4);
+    let addr = v.as_ptr() as usize;
+    let start = (addr.next_multiple_of(HUGE) - addr) / 4;
+    advise_huge_pages(addr + start * 4, n * 4);
+    v.resize(start + n, value);
+    (v, start)
+}
+
+#[cfg(target_os = "linux")]
+fn advise_huge_pages(addr: usize, len: usize) {
+    // SAFETY: madvise only advises the kernel about a range of this process's own memory
+    // (inside the capacity of a live Vec); MADV_HUGEPAGE changes neither the contents nor the
+    // validity of that memory. A failure (no THP support) leaves ordinary pages: ignored.
+    unsafe { libc::madvise(addr as *mut libc::c_void, len, libc::MADV_HUGEPAGE) };
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise_huge_pages(_addr: usize, _len: usize) {}
 
 /// Best-of-`reps` FP32 FMA throughput of all threads, each running [`FMA_CHAINS`]
 /// independent FMA chains on the widest vectors the host has. Returns (GFLOP/s, bits).

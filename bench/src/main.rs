@@ -163,9 +163,23 @@ fn main() -> ExitCode {
     let mut rows = Vec::new();
     for (name, _) in KERNELS.iter().filter(|(n, _)| opts.kernels.iter().any(|k| k == n)) {
         let case = cases::build(name, opts.size).expect("every listed kernel builds");
+        // Every device gets the case ready, then the launches alternate between the devices
+        // (warm-up, then rep 1 on each, rep 2 on each ...), so that a burst of load from
+        // elsewhere on the machine falls on all of them alike.
+        let mut prepared: Vec<Result<runner::Prepared, String>> =
+            devices.iter().map(|d| guarded(|| runner::Prepared::new(d, &case))).collect();
+        for rep in 0..=opts.reps {
+            for p in prepared.iter_mut() {
+                if let Ok(run) = p {
+                    if let Err(e) = guarded(|| run.launch(&case, rep > 0)) {
+                        *p = Err(e);
+                    }
+                }
+            }
+        }
         let mut cells = Vec::new();
-        for d in &devices {
-            let cell = match guarded(|| runner::run_case(d, &case, opts.reps)) {
+        for (d, p) in devices.iter().zip(prepared) {
+            let cell = match p.and_then(|run| guarded(|| run.finish(&case))) {
                 Ok(m) => {
                     eprintln!(
                         "[bench] {} {} on {}: {:.3} ms (median {:.3}, wall {:.3}); verified: {}",

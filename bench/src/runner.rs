@@ -4,12 +4,12 @@ use std::ptr;
 use std::time::Instant;
 
 use softcl_conformance::{
-    self as cl, clEnqueueNDRangeKernel, clFinish, cl_command_queue, cl_device_id, cl_platform_id, cl_uint, Kernel,
+    self as cl, clEnqueueNDRangeKernel, clFinish, cl_command_queue, cl_device_id, cl_platform_id, cl_uint, Kernel, Mem,
     Queue, TestDevice, TestEnv, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_CPU, CL_DEVICE_TYPE_GPU, CL_MEM_READ_ONLY,
     CL_MEM_READ_WRITE,
 };
 
-use crate::cases::{Arg, Case, Scalar};
+use crate::cases::{Arg, Case, Data, Scalar};
 
 /// One device the benchmark runs on.
 pub struct BenchDevice {
@@ -94,70 +94,103 @@ pub struct Measured {
     pub note: String,
 }
 
-/// Builds, runs (one warm-up, then `reps` timed launches) and checks `case` on `dev`.
-/// `Err` on an OpenCL error or a wrong result.
-pub fn run_case(dev: &BenchDevice, case: &Case, reps: usize) -> Result<Measured, String> {
-    let env = &dev.env;
-    let program = env.try_build(&case.source, "").map_err(|e| e.to_string())?;
-    let kernel = cl::create_kernel(&program, case.kernel).map_err(|e| e.to_string())?;
-    let mut read_back = Vec::new(); // (buffer, bytes)
-    let mut resets = Vec::new(); // (buffer, data)
-    let mut buffers = Vec::new();
-    for (i, arg) in case.args.iter().enumerate() {
-        let i = i as cl_uint;
-        match arg {
-            Arg::Scalar(Scalar::I32(v)) => kernel.set_arg(i, v),
-            Arg::Scalar(Scalar::U32(v)) => kernel.set_arg(i, v),
-            Arg::Scalar(Scalar::F32(v)) => kernel.set_arg(i, v),
-            Arg::Scalar(Scalar::F32x4(v)) => kernel.set_arg(i, v),
-            Arg::Local(bytes) => kernel.set_local(i, *bytes),
-            Arg::Input(data) => {
-                let mem = env.buffer_from(CL_MEM_READ_ONLY, data.bytes());
-                kernel.set_mem(i, &mem);
-                buffers.push(mem);
-            }
-            Arg::Output(bytes) => {
-                let mem = env.buffer_from(CL_MEM_READ_WRITE, &vec![0u8; *bytes]);
-                kernel.set_mem(i, &mem);
-                read_back.push((buffers.len(), *bytes));
-                buffers.push(mem);
-            }
-            Arg::Reset(data) => {
-                let mem = env.buffer_from(CL_MEM_READ_WRITE, data.bytes());
-                kernel.set_mem(i, &mem);
-                read_back.push((buffers.len(), data.bytes().len()));
-                resets.push((buffers.len(), data.clone()));
-                buffers.push(mem);
+/// A case built on one device with its buffers and arguments set, ready to launch.
+pub struct Prepared<'a> {
+    dev: &'a BenchDevice,
+    kernel: Kernel,
+    /// Every buffer, in argument order.
+    buffers: Vec<Mem>,
+    /// (index into `buffers`, bytes) of what the check reads back.
+    read_back: Vec<(usize, usize)>,
+    /// (index into `buffers`, data) restored before every launch.
+    resets: Vec<(usize, Data)>,
+    kernel_ns: Vec<u64>,
+    wall_ms: Vec<f64>,
+}
+
+impl<'a> Prepared<'a> {
+    /// Builds `case` on `dev`, creates its buffers and sets its arguments.
+    pub fn new(dev: &'a BenchDevice, case: &Case) -> Result<Prepared<'a>, String> {
+        let env = &dev.env;
+        let program = env.try_build(&case.source, "").map_err(|e| e.to_string())?;
+        let kernel = cl::create_kernel(&program, case.kernel).map_err(|e| e.to_string())?;
+        let mut p = Prepared {
+            dev,
+            kernel,
+            buffers: Vec::new(),
+            read_back: Vec::new(),
+            resets: Vec::new(),
+            kernel_ns: Vec::new(),
+            wall_ms: Vec::new(),
+        };
+        for (i, arg) in case.args.iter().enumerate() {
+            let i = i as cl_uint;
+            let k = &p.kernel;
+            match arg {
+                Arg::Scalar(Scalar::I32(v)) => k.set_arg(i, v),
+                Arg::Scalar(Scalar::U32(v)) => k.set_arg(i, v),
+                Arg::Scalar(Scalar::F32(v)) => k.set_arg(i, v),
+                Arg::Scalar(Scalar::F32x4(v)) => k.set_arg(i, v),
+                Arg::Local(bytes) => k.set_local(i, *bytes),
+                Arg::Input(data) => p.add_buffer(i, env.buffer_from(CL_MEM_READ_ONLY, data.bytes())),
+                Arg::Output(bytes) => {
+                    p.read_back.push((p.buffers.len(), *bytes));
+                    p.add_buffer(i, env.buffer_from(CL_MEM_READ_WRITE, &vec![0u8; *bytes]));
+                }
+                Arg::Reset(data) => {
+                    p.read_back.push((p.buffers.len(), data.bytes().len()));
+                    p.resets.push((p.buffers.len(), data.clone()));
+                    p.add_buffer(i, env.buffer_from(CL_MEM_READ_WRITE, data.bytes()));
+                }
             }
         }
+        Ok(p)
     }
-    let mut kernel_ns = Vec::new();
-    let mut wall = Vec::new();
-    for rep in 0..=reps {
-        for (b, data) in &resets {
-            env.write(&buffers[*b], data.bytes());
+
+    fn add_buffer(&mut self, index: cl_uint, mem: Mem) {
+        self.kernel.set_mem(index, &mem);
+        self.buffers.push(mem);
+    }
+
+    /// One launch: restores the `Reset` buffers, then enqueues the kernel and waits for it;
+    /// records its profiled and wall times when `timed` (not for the warm-up).
+    pub fn launch(&mut self, case: &Case, timed: bool) -> Result<(), String> {
+        let env = &self.dev.env;
+        for (b, data) in &self.resets {
+            env.write(&self.buffers[*b], data.bytes());
         }
         env.finish();
         let start = Instant::now();
-        let event = cl::try_enqueue_nd(env.q(), &kernel, None, &case.global, case.local.as_deref(), &[])
+        let event = cl::try_enqueue_nd(env.q(), &self.kernel, None, &case.global, case.local.as_deref(), &[])
             .map_err(|e| e.to_string())?;
         env.finish();
         let elapsed = start.elapsed().as_secs_f64() * 1e3;
         let [_, _, s, e] = event.profile();
-        if rep > 0 {
-            kernel_ns.push(e.saturating_sub(s));
-            wall.push(elapsed);
+        if timed {
+            self.kernel_ns.push(e.saturating_sub(s));
+            self.wall_ms.push(elapsed);
         }
+        Ok(())
     }
-    let outputs: Vec<Vec<u8>> = read_back.iter().map(|&(b, bytes)| env.read::<u8>(&buffers[b], bytes)).collect();
-    let note = (case.check)(&outputs).map_err(|e| format!("WRONG RESULT: {e}"))?;
-    kernel_ns.sort_unstable();
-    Ok(Measured {
-        kernel_ms: kernel_ns[0] as f64 / 1e6,
-        median_ms: kernel_ns[kernel_ns.len() / 2] as f64 / 1e6,
-        wall_ms: wall.iter().copied().fold(f64::INFINITY, f64::min),
-        note,
-    })
+
+    /// Reads the outputs back and checks them; the best and median times of the timed
+    /// launches. `Err` on a wrong result.
+    pub fn finish(mut self, case: &Case) -> Result<Measured, String> {
+        let env = &self.dev.env;
+        let outputs: Vec<Vec<u8>> =
+            self.read_back.iter().map(|&(b, bytes)| env.read::<u8>(&self.buffers[b], bytes)).collect();
+        let note = (case.check)(&outputs).map_err(|e| format!("WRONG RESULT: {e}"))?;
+        if self.kernel_ns.is_empty() {
+            return Err("no timed launch".into());
+        }
+        self.kernel_ns.sort_unstable();
+        Ok(Measured {
+            kernel_ms: self.kernel_ns[0] as f64 / 1e6,
+            median_ms: self.kernel_ns[self.kernel_ns.len() / 2] as f64 / 1e6,
+            wall_ms: self.wall_ms.iter().copied().fold(f64::INFINITY, f64::min),
+            note,
+        })
+    }
 }
 
 /// The launch-cost probes of one device.
