@@ -20,14 +20,32 @@ pub const BUFFER_ALIGN: usize = 128;
 /// malloc alignment on 64-bit hosts).
 const CALLOC_ALIGN: usize = 16;
 
+/// Size and alignment of a transparent huge page (x86-64, AArch64 with 4 KiB base pages).
+/// Buffers of at least this size are mapped on their own, aligned to it and advised as huge-page
+/// memory (see [`Storage::alloc`]).
+pub const HUGE_PAGE: usize = 2 << 20;
+
 /// The bytes of a buffer: an owned, zero-initialised allocation aligned to [`BUFFER_ALIGN`], or
 /// the application's memory for CL_MEM_USE_HOST_PTR.
 #[derive(Debug)]
 pub struct Storage {
     ptr: NonNull<u8>,
     len: usize,
-    /// An owned allocation: its base address and layout; None for the application's memory.
-    owned: Option<(NonNull<u8>, Layout)>,
+    /// Who owns the bytes and how they are released.
+    owner: Owner,
+}
+
+/// Owner of a [`Storage`]'s bytes.
+#[derive(Debug)]
+enum Owner {
+    /// A block of the global allocator: its base address and layout.
+    Heap(NonNull<u8>, Layout),
+    /// An anonymous mapping of its own: `ptr` and the mapped length held here (the buffer's
+    /// length rounded up) are multiples of [`HUGE_PAGE`].
+    #[cfg(target_os = "linux")]
+    Mapped(usize),
+    /// The application's memory (CL_MEM_USE_HOST_PTR).
+    Application,
 }
 
 // SAFETY: Storage is a pointer to memory owned by it (or lent by the application for its whole
@@ -42,12 +60,20 @@ impl Storage {
     ///
     /// The memory is committed lazily, page by page as it is first touched, like a real
     /// driver's: applications probe free memory by creating buffers they barely touch
-    /// (hashcat creates 64 MiB buffers up to CL_DEVICE_GLOBAL_MEM_SIZE). `alloc_zeroed` with
-    /// an alignment above the allocator's minimum is `posix_memalign` + memset, which commits
-    /// every page; with the minimum alignment it is `calloc`, whose large blocks are fresh
-    /// zero pages (mmap). So the block is over-allocated at the minimum alignment and the
-    /// buffer starts at its first [`BUFFER_ALIGN`] boundary.
+    /// (hashcat creates 64 MiB buffers up to CL_DEVICE_GLOBAL_MEM_SIZE).
+    ///
+    /// Buffers of at least [`HUGE_PAGE`] bytes (on Linux) get an anonymous mapping of their
+    /// own, aligned to [`HUGE_PAGE`] and advised `MADV_HUGEPAGE` before their first touch
+    /// (see [`Storage::map_huge`]). Smaller ones come from the global allocator:
+    /// `alloc_zeroed` with an alignment above the allocator's minimum is `posix_memalign` +
+    /// memset, which commits every page; with the minimum alignment it is `calloc`, whose large
+    /// blocks are fresh zero pages (mmap). So the block is over-allocated at the minimum
+    /// alignment and the buffer starts at its first [`BUFFER_ALIGN`] boundary.
     pub fn alloc(len: usize) -> Result<Self, cl_int> {
+        #[cfg(target_os = "linux")]
+        if len >= HUGE_PAGE {
+            return Self::map_huge(len);
+        }
         let size = len.max(1).checked_add(BUFFER_ALIGN).ok_or(CL_INVALID_BUFFER_SIZE)?;
         let layout = Layout::from_size_align(size, CALLOC_ALIGN).map_err(|_| CL_INVALID_BUFFER_SIZE)?;
         // SAFETY: the layout has a non-zero size.
@@ -58,7 +84,68 @@ impl Storage {
         // SAFETY: skip < BUFFER_ALIGN, so `base + skip .. + len` lies inside the block of
         // len.max(1) + BUFFER_ALIGN bytes.
         let ptr = unsafe { base.add(skip) };
-        Ok(Self { ptr, len, owned: Some((base, layout)) })
+        Ok(Self { ptr, len, owner: Owner::Heap(base, layout) })
+    }
+
+    /// A private anonymous mapping of `len` bytes rounded up to [`HUGE_PAGE`], starting at a
+    /// [`HUGE_PAGE`] boundary, advised `MADV_HUGEPAGE` before anything touches it.
+    ///
+    /// Where transparent huge pages are enabled on request only (`madvise`, the default of
+    /// many distributions), 4 KiB pages cost streaming kernels a third or more of the memory
+    /// bandwidth in TLB misses (docs/PERFORMANCE.md, copy bandwidth). An anonymous mapping is
+    /// zero-filled and committed lazily (an untouched range costs nothing; with huge pages a
+    /// first touch commits the 2 MiB around it). The kernel aligns mappings to 4 KiB only,
+    /// so `len + HUGE_PAGE` bytes are mapped and the parts before the first boundary and after
+    /// the rounded length are unmapped again. The advice is only a hint: where THP is
+    /// unavailable or disabled it fails or is ignored and the buffer keeps 4 KiB pages.
+    #[cfg(target_os = "linux")]
+    fn map_huge(len: usize) -> Result<Self, cl_int> {
+        // The same limit as the global allocator's (a Layout's size is at most isize::MAX).
+        let over = len
+            .checked_next_multiple_of(HUGE_PAGE)
+            .and_then(|m| m.checked_add(HUGE_PAGE))
+            .filter(|&o| o <= isize::MAX as usize)
+            .ok_or(CL_INVALID_BUFFER_SIZE)?;
+        let mapped = over - HUGE_PAGE;
+        // SAFETY: a new private anonymous mapping at an address of the kernel's choice touches
+        // no existing memory; the result is checked for MAP_FAILED below.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                over,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            // ENOMEM: the kernel's overcommit policy refused the size (as calloc fails).
+            return Err(CL_MEM_OBJECT_ALLOCATION_FAILURE);
+        }
+        let base = base as usize;
+        let start = base.next_multiple_of(HUGE_PAGE);
+        let head = start - base;
+        let tail = over - head - mapped;
+        // SAFETY: `base .. start` (head bytes) and `start + mapped .. base + over` (tail bytes)
+        // lie inside the mapping just created, which nothing else knows of; both are multiples
+        // of the page size (base and over are page multiples, start and mapped multiples of
+        // HUGE_PAGE). munmap of a zero length is skipped. A failure leaves the bytes mapped:
+        // wasted address space only, never unsound, so it is ignored.
+        unsafe {
+            if head > 0 {
+                libc::munmap(base as *mut c_void, head);
+            }
+            if tail > 0 {
+                libc::munmap((start + mapped) as *mut c_void, tail);
+            }
+        }
+        // SAFETY: `start .. start + mapped` is the mapping kept above, untouched so far;
+        // MADV_HUGEPAGE changes neither its contents nor its validity. A failure (EINVAL:
+        // kernel without THP) leaves 4 KiB pages, which is correct, so it is ignored.
+        unsafe { libc::madvise(start as *mut c_void, mapped, libc::MADV_HUGEPAGE) };
+        let ptr = NonNull::new(start as *mut u8).ok_or(CL_MEM_OBJECT_ALLOCATION_FAILURE)?;
+        Ok(Self { ptr, len, owner: Owner::Mapped(mapped) })
     }
 
     /// The application's memory as a buffer's storage (CL_MEM_USE_HOST_PTR): never copied.
@@ -69,7 +156,7 @@ impl Storage {
     /// OpenCL requires of an application passing CL_MEM_USE_HOST_PTR.
     pub unsafe fn use_host(ptr: *mut c_void, len: usize) -> Result<Self, cl_int> {
         let ptr = NonNull::new(ptr as *mut u8).ok_or(CL_INVALID_HOST_PTR)?;
-        Ok(Self { ptr, len, owned: None })
+        Ok(Self { ptr, len, owner: Owner::Application })
     }
 
     /// Address of byte 0.
@@ -87,7 +174,7 @@ impl Storage {
 
     /// True for an owned allocation, false for the application's memory.
     pub fn is_owned(&self) -> bool {
-        self.owned.is_some()
+        !matches!(self.owner, Owner::Application)
     }
 
     /// Address of byte `offset` after checking that `offset..offset+len` lies in the storage.
@@ -111,10 +198,18 @@ impl Storage {
 
 impl Drop for Storage {
     fn drop(&mut self) {
-        if let Some((base, layout)) = self.owned {
+        match self.owner {
             // SAFETY: `base` was returned by `alloc_zeroed(layout)` in `Storage::alloc` and is
             // deallocated exactly once, here.
-            unsafe { std::alloc::dealloc(base.as_ptr(), layout) };
+            Owner::Heap(base, layout) => unsafe { std::alloc::dealloc(base.as_ptr(), layout) },
+            // SAFETY: `ptr .. ptr + mapped` is the mapping `Storage::map_huge` kept, owned by
+            // this storage alone and unmapped exactly once, here. A failure cannot be handled
+            // in a destructor and leaves the bytes mapped (a leak, not unsound).
+            #[cfg(target_os = "linux")]
+            Owner::Mapped(mapped) => unsafe {
+                libc::munmap(self.ptr.as_ptr() as *mut c_void, mapped);
+            },
+            Owner::Application => {}
         }
     }
 }
@@ -223,11 +318,21 @@ mod tests {
 
     #[test]
     fn allocations_are_aligned_and_zeroed() {
-        for len in [1usize, 3, 128, 1000, 1 << 20] {
+        for len in [1usize, 3, 128, 1000, 1 << 20, HUGE_PAGE - 1, HUGE_PAGE, HUGE_PAGE + 1, 5 << 20] {
             let s = Storage::alloc(len).unwrap();
             assert_eq!(s.as_ptr() as usize % BUFFER_ALIGN, 0);
             assert!(s.to_vec(0, len).unwrap().iter().all(|&b| b == 0));
             assert!(s.is_owned());
+        }
+    }
+
+    #[test]
+    fn impossible_sizes_are_errors_not_aborts() {
+        // Larger than any address space (57-bit with 5-level paging) but a valid Layout size:
+        // the allocation itself fails.
+        assert_eq!(Storage::alloc(1 << 60).unwrap_err(), CL_MEM_OBJECT_ALLOCATION_FAILURE);
+        for len in [isize::MAX as usize, usize::MAX - HUGE_PAGE, usize::MAX] {
+            assert_eq!(Storage::alloc(len).unwrap_err(), CL_INVALID_BUFFER_SIZE, "{len}");
         }
     }
 
