@@ -228,3 +228,41 @@ fn nbody_inner_loads_are_uniform() {
     assert_eq!(d, 0, "the j loop is uniform");
     assert_eq!((c.uniform, c.gather_scatter), (1, 0), "{c:?}");
 }
+
+/// Short loop-free kernels with divergent branches are if-converted, not dispatched, so the
+/// heuristic width vectorizes them (it used to keep them scalar), and they still match the
+/// scalar build (the short-circuit border test of a 5-point stencil).
+#[test]
+fn short_divergent_kernel_vectorized_by_the_heuristic() {
+    let src = r#"__kernel void stencil5(int w, int h, __global const float *restrict in, __global float *restrict out) {
+    int x = get_global_id(0), y = get_global_id(1);
+    int i = y * w + x;
+    if (x == 0 || y == 0 || x == w - 1 || y == h - 1) {
+        out[i] = in[i];
+        return;
+    }
+    out[i] = 0.5f * in[i] + 0.125f * (in[i - 1] + in[i + 1] + in[i - w] + in[i + w]);
+}"#;
+    use common::*;
+    let auto = Target { vectorizer: softcl_compiler::Vectorizer::Auto { register_bytes: 64 }, ..Target::default() };
+    let (w, h) = (37usize, 9usize);
+    let input: Vec<f32> = (0..w * h).map(|i| ((i * 13) % 17) as f32 * 0.25).collect();
+    let mut outs = Vec::new();
+    for t in [auto, vtarget(None)] {
+        let prog = compile_source(src, "", &t).unwrap_or_else(|e| panic!("{}", e.log));
+        let native = prog.codegen(&t).unwrap_or_else(|e| panic!("{}", e.log));
+        let k = native.kernel("stencil5").unwrap();
+        let want = if matches!(t.vectorizer, softcl_compiler::Vectorizer::Off) { 0 } else { 16 };
+        assert_eq!(k.info.simd_width, want, "width");
+        let mut inp = input.clone();
+        let mut out = vec![-1f32; w * h];
+        let mut args = ArgBlock::new(&k.info);
+        args.set(&k.info, 0, w as i32);
+        args.set(&k.info, 1, h as i32);
+        args.set_ptr(&k.info, 2, inp.as_mut_ptr());
+        args.set_ptr(&k.info, 3, out.as_mut_ptr());
+        run_ndrange(k, &mut args, 2, [w as u64, h as u64, 1], [37, 3, 1], [0; 3], Pattern::Whole, &[]);
+        outs.push(out);
+    }
+    assert_eq!(outs[0], outs[1], "the vectorized stencil differs from the scalar build");
+}
