@@ -3,10 +3,11 @@
 //! masked loads and stores, so lanes that do not take a side never touch its memory.
 //!
 //! As in `vectorizer.rs`, each test runs in child processes of this test binary, once per
-//! vectorizer setting (the heuristic width with `SOFTCL_VECTORIZER_REPORT=1`,
-//! `CL_CONFIG_CPU_VECTORIZER_MODE=4`, and `CL_CONFIG_USE_VECTORIZER=False`), and every run
-//! checks its results against a host reference. A lane that loaded memory it must not touch
-//! crashes its child, which fails the test.
+//! vectorizer setting (the heuristic width with `SOFTCL_VECTORIZER_REPORT=1`, which may keep
+//! these short kernels scalar; `CL_CONFIG_CPU_VECTORIZER_MODE=4`, which vectorizes them; and
+//! `CL_CONFIG_USE_VECTORIZER=False`), and every run checks its results against a host
+//! reference. A lane that loaded memory it must not touch crashes its child, which fails
+//! the test.
 
 use softcl_conformance::*;
 use std::process::Command;
@@ -59,9 +60,14 @@ fn build(env: &TestEnv, src: &str, kernels: &[&str]) -> Program {
         match mode().as_str() {
             "auto" | "w4" => {
                 let l = line.unwrap_or_else(|| panic!("no report line for {k}; build log:\n{log}"));
-                assert!(l.contains("vectorized at width"), "{k} should be vectorized: {l}");
-                if mode() == "w4" {
-                    assert!(l.contains("vectorized at width 4 "), "{k} should run at width 4: {l}");
+                // The heuristic keeps short loop-free divergent kernels scalar (a measured cost
+                // decision, with its reason); the forced width always vectorizes.
+                let kept_scalar = mode() == "auto" && l.contains("scalar: ") && l.contains("short kernel");
+                if !kept_scalar {
+                    assert!(l.contains("vectorized at width"), "{k} should be vectorized: {l}");
+                    if mode() == "w4" {
+                        assert!(l.contains("vectorized at width 4 "), "{k} should run at width 4: {l}");
+                    }
                 }
                 assert!(l.contains("if-converted"), "{k}'s divergent branches should be if-converted: {l}");
             }
