@@ -13,6 +13,14 @@
 //! Values used outside their block live in allocas (varying ones written with a blend under
 //! the mask, so a lane that left a loop keeps its last value); SROA/mem2reg turn them back
 //! into SSA.
+//!
+//! *If-conversion* (predication): a function without loops and without barriers needs no
+//! dispatcher. Its blocks run in topological order, each under the union of the masks of
+//! the edges into it (`block mask` slots, or-ed by the predecessors' terminators), and a
+//! block whose mask is empty is skipped by a one-test guard. Every block then runs at most
+//! once per packet, as under the dispatcher, without its per-edge reductions; memory
+//! operations are masked (inactive lanes never touch memory) and block parameters are
+//! blended at the join as before.
 
 use super::llvm::{bail, FnLower, Val, R};
 use crate::analysis::{Cfg, DomTree, LoopInfo};
@@ -41,6 +49,17 @@ pub struct Lin<'ctx> {
     pub cur: Option<Block>,
     /// The mask of the block running (set by the dispatcher; a direct jump keeps it).
     cur_mask: PointerValue<'ctx>,
+    /// If-converted (no dispatcher): each block's mask slot and the guard that follows it.
+    pred: Option<Pred<'ctx>>,
+}
+
+/// The state of an if-converted function.
+struct Pred<'ctx> {
+    /// Block -> its mask slot (`<W x i1>`, the lanes that branched to it so far).
+    masks: HashMap<Block, PointerValue<'ctx>>,
+    /// Block -> where control goes after it: the guard of the next block in order, or the
+    /// exit after the last one.
+    after: HashMap<Block, BasicBlock<'ctx>>,
 }
 
 impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
@@ -174,8 +193,43 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let static_mask = self.vec.as_ref().ok_or("not in vector mode")?.static_mask;
         b.build_store(cur_mask, static_mask)?;
         b.build_unconditional_branch(self.blocks_of(entry).ok_or("no entry block")?)?;
-        self.lin = Some(Lin { ids, cont_of, back_edges, next, slots, def_block, dispatch, start, cur: None, cur_mask });
+        let pred =
+            if crate::vectorize::if_convertible(f) { Some(self.setup_predication(&order, entry, w)?) } else { None };
+        self.lin =
+            Some(Lin { ids, cont_of, back_edges, next, slots, def_block, dispatch, start, cur: None, cur_mask, pred });
         Ok(())
+    }
+
+    /// If-conversion: a mask slot per block (empty at the start; the block runs under it) and,
+    /// before every block but the entry, a guard that skips the block when no lane is in it.
+    fn setup_predication(&mut self, order: &[Block], entry: Block, w: u32) -> R<Pred<'ctx>> {
+        let bool_w = self.cx().bool_type().vec_type(w);
+        let iw = super::llvm::int_type(self.cx(), w)?;
+        let exit = self.cx().append_basic_block(self.llf, "pred.done");
+        let b = self.cx().create_builder();
+        b.position_at_end(exit);
+        b.build_return(Some(&self.i32().const_zero()))?;
+        let mut masks = HashMap::new();
+        let mut after = HashMap::new();
+        let mut next_guard = exit;
+        for &blk in order.iter().rev() {
+            let Some(bb) = self.blocks_of(blk) else { continue };
+            after.insert(blk, next_guard);
+            if blk == entry {
+                continue;
+            }
+            let slot = self.pb.build_alloca(bool_w, "bmask")?;
+            self.pb.build_store(slot, bool_w.const_zero())?;
+            masks.insert(blk, slot);
+            let guard = self.cx().append_basic_block(self.llf, "pred.guard");
+            b.position_at_end(guard);
+            let m = b.build_load(bool_w, slot, "")?.into_vector_value();
+            let bits = b.build_bit_cast(m, iw, "")?.into_int_value();
+            let any = b.build_int_compare(IntPredicate::NE, bits, iw.const_zero(), "")?;
+            b.build_conditional_branch(any, bb, next_guard)?;
+            next_guard = guard;
+        }
+        Ok(Pred { masks, after })
     }
 
     /// The last active lane of `mask` (i32).
@@ -234,7 +288,8 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let f = self.f;
         if let Some(lin) = self.lin.as_mut() {
             lin.cur = Some(b);
-            let cm = lin.cur_mask;
+            // If-converted: a block's own mask slot (the entry's is the packet's mask).
+            let cm = lin.pred.as_ref().and_then(|p| p.masks.get(&b).copied()).unwrap_or(lin.cur_mask);
             let w = self.vec.as_ref().map(|v| v.width).ok_or("not in vector mode")?;
             let m = self.b.build_load(self.cx().bool_type().vec_type(w), cm, "mask")?.into_vector_value();
             let l = self.last_lane(m, w)?;
@@ -271,6 +326,61 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let (w, m) = (vs.width, vs.static_mask);
         self.b.build_store(next, self.splat_i32(DONE, w))?;
         self.b.build_store(cur_mask, m)?;
+        Ok(())
+    }
+
+    /// Stores the arguments of an edge taken by the lanes of `em` into `target`'s parameter
+    /// slots (blended under `em`; a uniform parameter takes them when any lane does).
+    fn pass_args(&mut self, em: VectorValue<'ctx>, target: Block, args: &[Value], bool_w: VectorType<'ctx>) -> R<()> {
+        let params = self.f.blocks[target].params.clone();
+        if params.len() != args.len() {
+            bail!("branch to {target} with {} arguments", args.len());
+        }
+        for (&p, &a) in params.iter().zip(args) {
+            let lin = self.lin.as_ref().ok_or("not linearized")?;
+            let slot = *lin.slots.get(&p).ok_or("block parameter without a slot")?;
+            let ty = self.value_llty(p)?;
+            let val = self.get_edge_arg(a, p)?;
+            let old = self.b.build_load(ty, slot, "")?;
+            let blended = if self.is_uniform(p) {
+                // Any lane taking the edge.
+                let decl = inkwell::intrinsics::Intrinsic::find("llvm.vector.reduce.or")
+                    .and_then(|i| i.get_declaration(&self.e.m, &[bool_w.into()]))
+                    .ok_or("cannot declare llvm.vector.reduce.or")?;
+                let any = self
+                    .b
+                    .build_call(decl, &[em.into()], "")?
+                    .try_as_basic_value()
+                    .basic()
+                    .ok_or("reduce.or without result")?;
+                self.select(any, val, old)?
+            } else {
+                self.blend(em, val, old)?
+            };
+            self.b.build_store(slot, blended)?;
+        }
+        Ok(())
+    }
+
+    /// The terminator of an if-converted block: arguments to the targets' slots, the edge
+    /// masks or-ed into the targets' masks, then on to the next block's guard.
+    fn pred_terminator(
+        &mut self,
+        cur: Block,
+        edges: &[(VectorValue<'ctx>, Block, Vec<Value>)],
+        bool_w: VectorType<'ctx>,
+    ) -> R<()> {
+        for (em, target, args) in edges {
+            self.pass_args(*em, *target, args, bool_w)?;
+            let pred = self.lin.as_ref().and_then(|l| l.pred.as_ref()).ok_or("not if-converted")?;
+            let slot = *pred.masks.get(target).ok_or("branch to a block without a mask")?;
+            let old = self.b.build_load(bool_w, slot, "")?.into_vector_value();
+            let new = self.b.build_or(old, *em, "")?;
+            self.b.build_store(slot, new)?;
+        }
+        let pred = self.lin.as_ref().and_then(|l| l.pred.as_ref()).ok_or("not if-converted")?;
+        let after = *pred.after.get(&cur).ok_or("block without a successor in order")?;
+        self.b.build_unconditional_branch(after)?;
         Ok(())
     }
 
@@ -319,39 +429,16 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             InstData::Return { .. } | InstData::Unreachable => returns = Some(mask),
             _ => bail!("not a terminator"),
         }
+        if self.lin.as_ref().is_some_and(|l| l.pred.is_some()) {
+            return self.pred_terminator(cur, &edges, bool_w);
+        }
         let nt = self.i32().vec_type(w);
         let mut nv = self.b.build_load(nt, next, "")?.into_vector_value();
         let nv_old = nv;
         // (edge mask, id the dispatcher would see, block to jump to directly)
         let mut direct: Vec<(VectorValue<'ctx>, u32, Block)> = Vec::new();
         for (em, target, args) in &edges {
-            let params = self.f.blocks[*target].params.clone();
-            if params.len() != args.len() {
-                bail!("branch to {target} with {} arguments", args.len());
-            }
-            for (&p, &a) in params.iter().zip(args) {
-                let lin = self.lin.as_ref().ok_or("not linearized")?;
-                let slot = *lin.slots.get(&p).ok_or("block parameter without a slot")?;
-                let ty = self.value_llty(p)?;
-                let val = self.get_edge_arg(a, p)?;
-                let old = self.b.build_load(ty, slot, "")?;
-                let blended = if self.is_uniform(p) {
-                    // Any lane taking the edge.
-                    let decl = inkwell::intrinsics::Intrinsic::find("llvm.vector.reduce.or")
-                        .and_then(|i| i.get_declaration(&self.e.m, &[bool_w.into()]))
-                        .ok_or("cannot declare llvm.vector.reduce.or")?;
-                    let any = self
-                        .b
-                        .build_call(decl, &[(*em).into()], "")?
-                        .try_as_basic_value()
-                        .basic()
-                        .ok_or("reduce.or without result")?;
-                    self.select(any, val, old)?
-                } else {
-                    self.blend(*em, val, old)?
-                };
-                self.b.build_store(slot, blended)?;
-            }
+            self.pass_args(*em, *target, args, bool_w)?;
             let lin = self.lin.as_ref().ok_or("not linearized")?;
             let id = if lin.back_edges.contains(&(cur, *target)) {
                 *lin.cont_of.get(target).ok_or("back edge to a block that heads no loop")?

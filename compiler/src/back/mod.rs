@@ -202,6 +202,7 @@ fn emit(context: &Context, m: &ir::Module, tm: &TargetMachine, target: &Target) 
                 why: width.why.clone(),
                 counts: wa.counts(func),
                 divergent_branches: wa.divergent_branches.len(),
+                control_flow: vectorize::control_flow(func, &wa),
                 scalar_reason,
             };
             eprintln!("softcl {report}");

@@ -127,10 +127,28 @@ pub fn inline_kernel_calls(m: &mut ir::Module, limit: usize) -> Result<(), Strin
     Ok(())
 }
 
-/// The heuristic width's cost check: divergent branches in a short kernel without loops
-/// cost more in the lane dispatcher than the packet saves (measured: a 5-point stencil and a
-/// float4 particle update ran 2-3x slower vectorized than scalar, whose work-item loop LLVM
-/// vectorizes itself). A forced width (`CL_CONFIG_CPU_VECTORIZER_MODE`) skips it.
+/// Whether a function with divergent branches is if-converted (`back::linearize`: its
+/// blocks run in order under their masks) rather than run by the lane dispatcher: it has
+/// no loops (every block runs at most once per packet) and no barriers.
+pub fn if_convertible(f: &ir::Function) -> bool {
+    let cfg = crate::analysis::Cfg::new(f);
+    let dom = crate::analysis::DomTree::new(&cfg);
+    let loops = crate::analysis::LoopInfo::new(&cfg, &dom);
+    !loops.is_irreducible()
+        && loops.loops().is_empty()
+        && !f
+            .layout
+            .blocks
+            .iter()
+            .any(|&b| f.layout.insts[b].iter().any(|&i| crate::passes::inline::is_work_group_barrier(&f.insts[i])))
+}
+
+/// The heuristic width's cost check: divergent branches in a short kernel without loops.
+/// Such kernels are if-converted ([`if_convertible`]: no lane dispatcher) or, with barriers,
+/// dispatched; either way the packet measured slower than the scalar work-item loop, which
+/// LLVM vectorizes itself (a 5-point stencil and a float4 particle update: 2-3x slower with
+/// the dispatcher, 1.1-1.5x slower if-converted, on the 2-core AVX-512 machine; both are
+/// memory-bound). A forced width (`CL_CONFIG_CPU_VECTORIZER_MODE`) skips it.
 pub fn unprofitable(f: &ir::Function, wa: &WorkItemAnalysis) -> Option<String> {
     if wa.divergent_branches.is_empty() {
         return None;
@@ -152,10 +170,11 @@ pub fn unprofitable(f: &ir::Function, wa: &WorkItemAnalysis) -> Option<String> {
         })
         .count();
     const SHORT: usize = 64;
+    let how = if if_convertible(f) { "the if-converted packet" } else { "the lane dispatcher" };
     (work < SHORT).then(|| {
         format!(
             "{} divergent branch(es) in a short kernel without loops ({work} operations): \
-             the lane dispatcher would cost more than the packet saves",
+             {how} measured slower than the scalar work-item loop",
             wa.divergent_branches.len()
         )
     })
@@ -173,6 +192,19 @@ pub struct Report {
     pub divergent_branches: usize,
     /// Why the kernel runs scalar, if it does although vectorization was asked for.
     pub scalar_reason: Option<String>,
+    /// How divergent branches run when vectorized ([`control_flow`]).
+    pub control_flow: Option<&'static str>,
+}
+
+/// How a vectorized kernel with divergent branches runs them (a report phrase).
+pub fn control_flow(f: &ir::Function, wa: &WorkItemAnalysis) -> Option<&'static str> {
+    if wa.divergent_branches.is_empty() {
+        None
+    } else if if_convertible(f) {
+        Some("if-converted: every block runs once under its mask, no lane dispatcher")
+    } else {
+        Some("linearized with the lane dispatcher (loops or barriers)")
+    }
 }
 
 impl std::fmt::Display for Report {
@@ -180,7 +212,12 @@ impl std::fmt::Display for Report {
         let c = &self.counts;
         write!(f, "vectorizer: kernel `{}`: ", self.kernel)?;
         match &self.scalar_reason {
-            None => write!(f, "vectorized at width {} ({})", self.width, self.why)?,
+            None => {
+                write!(f, "vectorized at width {} ({})", self.width, self.why)?;
+                if let Some(c) = self.control_flow {
+                    write!(f, "; divergent branches {c}")?;
+                }
+            }
             Some(r) => write!(f, "scalar: {r}")?,
         }
         write!(
