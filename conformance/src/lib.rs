@@ -1194,3 +1194,43 @@ impl Drop for TempDir {
 pub fn host_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
+
+/// The vectorizer settings the vectorizer tests run every kernel under, as (name, variables):
+/// the heuristic width with `SOFTCL_VECTORIZER_REPORT=1` (the build log says what was
+/// vectorized), `CL_CONFIG_CPU_VECTORIZER_MODE=4` (narrow packets: more tails and masks) and
+/// `CL_CONFIG_USE_VECTORIZER=False` (scalar).
+pub const VECTORIZER_MODES: [(&str, &[(&str, &str)]); 3] = [
+    ("auto", &[("SOFTCL_VECTORIZER_REPORT", "1")]),
+    ("w4", &[("SOFTCL_VECTORIZER_REPORT", "1"), ("CL_CONFIG_CPU_VECTORIZER_MODE", "4")]),
+    ("off", &[("CL_CONFIG_USE_VECTORIZER", "False")]),
+];
+
+/// Runs test `name` of the current test binary in one child process per entry of
+/// [`VECTORIZER_MODES`] (the knobs are read when the driver creates its devices, hence the
+/// processes), with `child_var` set to the mode's name, and calls `check(mode, stdout)` on
+/// each child's output; a child that fails fails the caller. Returns true in the parent and
+/// false in a child (where the test body then runs).
+pub fn run_in_vectorizer_modes(child_var: &str, name: &str, check: impl Fn(&str, &str)) -> bool {
+    if std::env::var(child_var).is_ok() {
+        return false;
+    }
+    let exe = std::env::current_exe().expect("test binary path");
+    for (mode, vars) in VECTORIZER_MODES {
+        let mut cmd = std::process::Command::new(&exe);
+        cmd.args([name, "--exact", "--nocapture", "--test-threads=1"]).env(child_var, mode);
+        cmd.env_remove("CL_CONFIG_USE_VECTORIZER").env_remove("CL_CONFIG_CPU_VECTORIZER_MODE");
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().expect("run the test binary");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && stdout.contains("1 passed"),
+            "{name} with the vectorizer {mode} (status {:?}):\n{stdout}\n{stderr}",
+            out.status
+        );
+        check(mode, &stdout);
+    }
+    true
+}

@@ -15,37 +15,7 @@ const CHILD: &str = "SOFTCL_VECTORIZER_TEST_CHILD";
 /// In the parent: runs test `name` in one child per vectorizer setting and returns true
 /// (the parent has nothing else to do). In a child: returns false.
 fn run_in_every_mode(name: &str) -> bool {
-    run_in_every_mode_checking(name, |_, _| {})
-}
-
-/// [`run_in_every_mode`], with `check(mode, stdout)` called on each child's output.
-fn run_in_every_mode_checking(name: &str, check: impl Fn(&str, &str)) -> bool {
-    if std::env::var(CHILD).is_ok() {
-        return false;
-    }
-    let exe = std::env::current_exe().expect("test binary path");
-    let modes: [(&str, &[(&str, &str)]); 3] = [
-        ("auto", &[("SOFTCL_VECTORIZER_REPORT", "1")]),
-        ("w4", &[("SOFTCL_VECTORIZER_REPORT", "1"), ("CL_CONFIG_CPU_VECTORIZER_MODE", "4")]),
-        ("off", &[("CL_CONFIG_USE_VECTORIZER", "False")]),
-    ];
-    for (mode, vars) in modes {
-        let mut cmd = Command::new(&exe);
-        cmd.args([name, "--exact", "--nocapture", "--test-threads=1"]).env(CHILD, mode);
-        cmd.env_remove("CL_CONFIG_USE_VECTORIZER").env_remove("CL_CONFIG_CPU_VECTORIZER_MODE");
-        for (k, v) in vars {
-            cmd.env(k, v);
-        }
-        let out = cmd.output().expect("run the test binary");
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            out.status.success() && stdout.contains("1 passed"),
-            "{name} with the vectorizer {mode}:\n{stdout}\n{stderr}"
-        );
-        check(mode, &stdout);
-    }
-    true
+    run_in_vectorizer_modes(CHILD, name, |_, _| {})
 }
 
 fn mode() -> String {
@@ -553,7 +523,7 @@ fn printf_under_divergence_prints_once_per_work_item() {
         want.sort();
         assert_eq!(lines, want, "printf lines with the vectorizer {mode}");
     };
-    if run_in_every_mode_checking("printf_under_divergence_prints_once_per_work_item", check) {
+    if run_in_vectorizer_modes(CHILD, "printf_under_divergence_prints_once_per_work_item", check) {
         return;
     }
     const SRC: &str = r#"

@@ -621,7 +621,6 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         value: Option<Value>,
         comparator: Option<Value>,
     ) -> R<()> {
-        let w = self.width()?;
         let res = self.f.inst_result[i].filter(|r| !self.e.is_void(self.f.value_type(*r)));
         let rt = match res {
             Some(r) => Some(self.ty(self.f.value_type(r))?),
@@ -636,6 +635,35 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             Some(c) => Some(self.get_wide(c)?.into_vector_value()),
             None => None,
         };
+        let acc = self.for_each_active_lane(rt, |s, _, kc, acc| {
+            let p = s.b.build_extract_element(pw, kc, "")?.into_pointer_value();
+            let v = match vw {
+                Some(x) => Some(s.b.build_extract_element(x, kc, "")?),
+                None => None,
+            };
+            let c = match cw {
+                Some(x) => Some(s.b.build_extract_element(x, kc, "")?),
+                None => None,
+            };
+            let r = s.atomic_on(op, p, v, c, rt)?;
+            Ok(match (acc, r) {
+                (Some(a), Some(r)) => Some(s.b.build_insert_element(a, r, kc, "")?),
+                _ => None,
+            })
+        })?;
+        self.define_lane_results(res, acc)
+    }
+
+    /// Runs `lane(self, k, k as i32, acc)` for each lane k whose mask bit is set, in lane
+    /// order, each under a branch on its own bit. `acc` starts as an undefined `<W x rt>`
+    /// (none without a result type) and `lane` returns it with lane k's result inserted; the
+    /// lanes that did not run keep what they had. Returns the accumulated vector.
+    fn for_each_active_lane(
+        &mut self,
+        rt: Option<BasicTypeEnum<'ctx>>,
+        mut lane: impl FnMut(&mut Self, u32, IntValue<'ctx>, Option<VectorValue<'ctx>>) -> R<Option<VectorValue<'ctx>>>,
+    ) -> R<Option<VectorValue<'ctx>>> {
+        let w = self.width()?;
         let mask = self.vec.as_ref().ok_or("not in vector mode")?.mask;
         let mut acc: Option<VectorValue<'ctx>> = match rt {
             Some(t) => Some(wide_ty(t, w)?.into_vector_type().get_undef()),
@@ -649,20 +677,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             let join = self.cx().append_basic_block(self.llf, "lane.next");
             self.b.build_conditional_branch(on, run, join)?;
             self.b.position_at_end(run);
-            let p = self.b.build_extract_element(pw, kc, "")?.into_pointer_value();
-            let v = match vw {
-                Some(x) => Some(self.b.build_extract_element(x, kc, "")?),
-                None => None,
-            };
-            let c = match cw {
-                Some(x) => Some(self.b.build_extract_element(x, kc, "")?),
-                None => None,
-            };
-            let r = self.atomic_on(op, p, v, c, rt)?;
-            let with = match (acc, r) {
-                (Some(a), Some(r)) => Some(self.b.build_insert_element(a, r, kc, "")?),
-                _ => None,
-            };
+            let with = lane(self, k, kc, acc)?;
             let ran = self.b.get_insert_block().ok_or("builder not positioned")?;
             self.b.build_unconditional_branch(join)?;
             self.b.position_at_end(join);
@@ -672,6 +687,11 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 acc = Some(phi.as_basic_value().into_vector_value());
             }
         }
+        Ok(acc)
+    }
+
+    /// Defines result `res` from the per-lane results `acc` (lane 0's when `res` is uniform).
+    fn define_lane_results(&mut self, res: Option<Value>, acc: Option<VectorValue<'ctx>>) -> R<()> {
         if let (Some(r), Some(a)) = (res, acc) {
             let out: Val<'ctx> = if self.is_uniform(r) {
                 self.lane_of(a.into(), self.f.value_type(r), self.i32().const_zero())?
@@ -740,56 +760,30 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         for &a in args {
             vals.push((self.get(a)?, self.is_uniform(a)));
         }
-        let mask = self.vec.as_ref().ok_or("not in vector mode")?.mask;
-        let mut acc: Option<VectorValue<'ctx>> = match rt {
-            Some(t) => Some(wide_ty(t, w)?.into_vector_type().get_undef()),
-            None => None,
-        };
-        for k in 0..w {
-            let kc = self.i32().const_int(k as u64, false);
-            let on = self.b.build_extract_element(mask, kc, "")?.into_int_value();
-            let from = self.b.get_insert_block().ok_or("builder not positioned")?;
-            let run = self.cx().append_basic_block(self.llf, "lane");
-            let join = self.cx().append_basic_block(self.llf, "lane.next");
-            self.b.build_conditional_branch(on, run, join)?;
-            self.b.position_at_end(run);
+        let acc = self.for_each_active_lane(rt, |s, k, kc, acc| {
             let mut lane_args = Vec::with_capacity(vals.len());
             for ((v, uniform), t) in vals.iter().zip(&arg_tys) {
-                lane_args.push(if *uniform { *v } else { self.lane_of(*v, *t, kc)? });
+                lane_args.push(if *uniform { *v } else { s.lane_of(*v, *t, kc)? });
             }
-            let r = super::builtins::lower(self, opcode, &lane_args, &arg_tys, rt)?;
-            let with = match (acc, r) {
-                (Some(a), Some(r)) => {
-                    let mut a = a;
+            let r = super::builtins::lower(s, opcode, &lane_args, &arg_tys, rt)?;
+            Ok(match (acc, r) {
+                (Some(mut a), Some(r)) => {
                     match r {
                         BasicValueEnum::VectorValue(rv) => {
                             for c in 0..rv.get_type().get_size() {
-                                let x = self.b.build_extract_element(rv, self.i32().const_int(c as u64, false), "")?;
-                                let at = self.i32().const_int((c * w + k) as u64, false);
-                                a = self.b.build_insert_element(a, x, at, "")?;
+                                let x = s.b.build_extract_element(rv, s.i32().const_int(c as u64, false), "")?;
+                                let at = s.i32().const_int((c * w + k) as u64, false);
+                                a = s.b.build_insert_element(a, x, at, "")?;
                             }
                         }
-                        other => a = self.b.build_insert_element(a, other, kc, "")?,
+                        other => a = s.b.build_insert_element(a, other, kc, "")?,
                     }
                     Some(a)
                 }
                 _ => None,
-            };
-            let ran = self.b.get_insert_block().ok_or("builder not positioned")?;
-            self.b.build_unconditional_branch(join)?;
-            self.b.position_at_end(join);
-            if let (Some(a), Some(with)) = (acc, with) {
-                let phi = self.b.build_phi(a.get_type(), "")?;
-                phi.add_incoming(&[(&a, from), (&with, ran)]);
-                acc = Some(phi.as_basic_value().into_vector_value());
-            }
-        }
-        if let (Some(r), Some(a), Some(t)) = (res, acc, rt_ir) {
-            let out: Val<'ctx> =
-                if self.is_uniform(r) { self.lane_of(a.into(), t, self.i32().const_zero())? } else { a.into() };
-            self.define(r, out)?;
-        }
-        Ok(())
+            })
+        })?;
+        self.define_lane_results(res, acc)
     }
 
     fn is_register_var(&self, p: Value) -> bool {
