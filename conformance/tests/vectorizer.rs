@@ -482,6 +482,58 @@ fn atomics_under_divergence_barriers_in_loops_and_private_arrays() {
     }
 }
 
+/// The CTS's atomic_cmpxchg kernel: a loop with a divergent exit that re-reads one address
+/// each iteration. The load's address is the same for every lane but its value varies (lanes
+/// leave the loop at different iterations); it was once emitted as a vector load of W
+/// consecutive elements, so lane k compared against `dest[k]` and never got out.
+#[test]
+fn uniform_address_loads_in_a_divergent_loop() {
+    if run_in_every_mode("uniform_address_loads_in_a_divergent_loop") {
+        return;
+    }
+    const SRC: &str = r#"
+        __kernel void cmpxchg_loop(volatile __global int* dest, __global int* old_out,
+                                   __global int* tries_out) {
+            int tid = get_global_id(0);
+            int old, orig, tries = 0;
+            do {
+                orig = dest[0];
+                old = atomic_cmpxchg(&dest[0], orig, orig + tid + 2);
+                tries++;
+            } while (old != orig && tries < 100000);
+            old_out[tid] = orig; // used after the loop: varies with the iteration a lane left
+            tries_out[tid] = tries;
+        }"#;
+    let env = cpu_env();
+    let p = build(&env, SRC, "", &["cmpxchg_loop"]);
+    let k = kernel(&p, "cmpxchg_loop");
+    let n = 200usize;
+    // dest[0] is the counter; the elements after it hold values no lane may read.
+    let dest: Vec<i32> = (0..64).map(|i| if i == 0 { 0 } else { 1_000_000 + i }).collect();
+    let bd = env.buffer_from(CL_MEM_READ_WRITE, &dest);
+    let bo = env.buffer(CL_MEM_WRITE_ONLY, n * 4);
+    let bt = env.buffer(CL_MEM_WRITE_ONLY, n * 4);
+    k.set_mem(0, &bd);
+    k.set_mem(1, &bo);
+    k.set_mem(2, &bt);
+    env.run(&k, &[n], Some(&[50]));
+    let got: Vec<i32> = env.read(&bd, 64);
+    assert_eq!(got[0], (0..n as i32).map(|t| t + 2).sum::<i32>(), "every work-item added once");
+    assert_eq!(&got[1..], &dest[1..], "nothing else written");
+    // The exchanges form one chain: in the order they happened, each work-item found the
+    // counter where the previous one left it.
+    let olds: Vec<i32> = env.read(&bo, n);
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&t| olds[t]);
+    let mut counter = 0;
+    for &t in &order {
+        assert_eq!(olds[t], counter, "work-item {t} found {} where the chain had {counter}", olds[t]);
+        counter += t as i32 + 2;
+    }
+    let tries: Vec<i32> = env.read(&bt, n);
+    assert!(tries.iter().all(|&t| (1..100000).contains(&t)), "a work-item never got its exchange: {tries:?}");
+}
+
 #[test]
 fn vec_type_hint_narrows_the_width() {
     if run_in_every_mode("vec_type_hint_narrows_the_width") {

@@ -18,7 +18,7 @@ use crate::ir::{self, Inst, InstData, TypeData, Value};
 use crate::vectorize::analysis::{Access, Shape, WorkItemAnalysis};
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::types::BasicTypeEnum;
-use inkwell::values::{AsValueRef, BasicMetadataValueEnum, BasicValueEnum, IntValue, VectorValue};
+use inkwell::values::{AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, IntValue, VectorValue};
 use inkwell::IntPredicate;
 
 /// What a function lowered in vector mode knows about its packet.
@@ -427,11 +427,26 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 self.extinst_lanes(i, *opcode, args)?;
                 return Ok(true);
             }
-            I::Load { ptr, align, .. } => {
-                if self.is_uniform(*ptr) {
-                    return Ok(false);
-                }
+            I::Load { ptr, align, volatile } => {
                 let r = res.ok_or("load without result")?;
+                if self.is_uniform(*ptr) {
+                    if res_uniform {
+                        return Ok(false);
+                    }
+                    // Every lane reads the same address, yet the value varies (lanes leave a
+                    // divergent loop at different iterations): one scalar load, broadcast.
+                    let p = as_ptr(self.get(*ptr)?)?;
+                    let l = self.b.build_load(self.ty(f.value_type(r))?, p, "")?;
+                    if let Some(inst) = l.as_instruction_value() {
+                        if *align > 0 && align.is_power_of_two() {
+                            let _ = inst.set_alignment(*align);
+                        }
+                        let _ = inst.set_volatile(*volatile);
+                    }
+                    let x = self.broadcast(l)?;
+                    self.define(r, x)?;
+                    return Ok(true);
+                }
                 let v = self.vector_load(i, *ptr, f.value_type(r), *align)?;
                 self.define(r, v)?;
                 return Ok(true);
