@@ -46,6 +46,10 @@ pub struct WorkGroupContext {
     /// The launch's printf buffer, or null when the kernel's program calls no printf (then
     /// printf returns -1).
     pub printf: *const PrintfBuffer,
+    /// The hardware thread's counters in a Gen-instrumented build (`crate::gen_abi`): the
+    /// kernel's `GenKernelInfo::sites` [`crate::gen_abi::SiteCounters`] then its `blocks`
+    /// [`crate::gen_abi::BlockCounters`], zeroed by the device; null in other builds.
+    pub gen_counters: *mut u64,
 }
 
 /// Where generated code appends printf records (layout in [`crate::printf`]): one per launch,
@@ -76,6 +80,7 @@ impl Default for WorkGroupContext {
             local_memory: std::ptr::null_mut(),
             work_item_state: std::ptr::null_mut(),
             printf: std::ptr::null(),
+            gen_counters: std::ptr::null_mut(),
         }
     }
 }

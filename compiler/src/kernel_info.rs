@@ -86,6 +86,12 @@ pub struct KernelInfo {
     pub uses_printf: bool,
     /// Work-items per packet of the compiled entry (the vector width W; 0 or 1 = scalar).
     pub simd_width: u32,
+    /// Register pressure at the worst point, for the Gen device's SIMD choice (`None` until
+    /// the analysis computed it).
+    pub register_pressure: Option<crate::gen_abi::RegisterPressure>,
+    /// Present in a Gen-instrumented build (`Target::gen`): the sites and blocks whose
+    /// counters the generated code keeps.
+    pub gen: Option<crate::gen_abi::GenKernelInfo>,
 }
 
 impl KernelInfo {

@@ -11,6 +11,7 @@ pub mod abi;
 pub mod analysis;
 pub mod back;
 pub mod front;
+pub mod gen_abi;
 pub mod ir;
 pub mod kernel_info;
 pub mod passes;

@@ -114,6 +114,9 @@ pub struct Function {
     pub layout: Layout,
     /// Optional debug names of values (from OpName).
     pub value_names: SecondaryMap<Value, Option<String>>,
+    /// Source location of instructions (from SPIR-V OpLine, when the program was built with
+    /// line information); `file` indexes `Module::source_files`.
+    pub inst_locs: SecondaryMap<Inst, Option<crate::gen_abi::SourceLoc>>,
 }
 
 impl Function {
@@ -129,6 +132,7 @@ impl Function {
             values: Arena::new(),
             layout: Layout::default(),
             value_names: SecondaryMap::default(),
+            inst_locs: SecondaryMap::default(),
         }
     }
 

@@ -91,6 +91,8 @@ pub struct Module {
     pub globals: Arena<GlobalVar, GlobalVarData>,
     pub functions: Arena<Func, Function>,
     pub kernels: Vec<Kernel>,
+    /// Source file names that `SourceLoc::file` indexes (from SPIR-V OpString / OpLine).
+    pub source_files: Vec<String>,
 }
 
 impl Module {

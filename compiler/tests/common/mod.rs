@@ -115,6 +115,7 @@ pub fn run_ndrange(
                     local_memory: local_mem.as_mut_ptr(),
                     work_item_state: state.as_mut_ptr(),
                     printf: std::ptr::null(),
+                    gen_counters: std::ptr::null_mut(),
                 };
                 let mut resume = 0;
                 let mut regions = 0;
