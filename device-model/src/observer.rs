@@ -17,4 +17,8 @@ pub trait Observer: Send + Sync {
     /// A hardware thread of `lanes` work-items (starting at linear local id `first`) ran one
     /// barrier region, ending at `barrier` (0 = the kernel's end).
     fn thread_region(&self, _group_id: [usize; 3], _first: u32, _lanes: u32, _barrier: u32) {}
+    /// A work-group of a Gen-instrumented build finished: `counters` is the sum over its
+    /// hardware threads of their counter arrays (`softcl_compiler::gen_abi`: the kernel's
+    /// sites' `SiteCounters`, then its blocks' `BlockCounters`, as u64 words).
+    fn gen_counters(&self, _group_id: [usize; 3], _counters: &[u64]) {}
 }
