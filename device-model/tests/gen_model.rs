@@ -741,3 +741,74 @@ fn validate_json(s: &str) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// `GenShape::for_launch` from a real launch, the model as the launch's observer (counting
+/// barrier regions per work-group), and barrier crossings in the report.
+#[test]
+fn model_observes_a_gen_launch() {
+    use softcl_device_model::Launch;
+    use std::sync::Arc;
+    let dev = GenDevice::default();
+    let source = "kernel void rev(global int *a, local int *tmp) {\n\
+                    size_t l = get_local_id(0), n = get_local_size(0);\n\
+                    tmp[l] = a[get_global_id(0)];\n\
+                    barrier(CLK_LOCAL_MEM_FENCE);\n\
+                    a[get_global_id(0)] = tmp[n - 1 - l];\n\
+                  }";
+    let program = compile_source(source, "-cl-std=CL3.0", dev.target()).unwrap();
+    let native = program.codegen(dev.target()).unwrap();
+    let kernel = native.kernel("rev").unwrap();
+    let mut data: Vec<i32> = (0..1024).collect();
+    let mut args = vec![0u8; kernel.info.arg_block_size];
+    args[kernel.info.args[0].offset..][..8].copy_from_slice(&(data.as_mut_ptr() as u64).to_ne_bytes());
+    let locals = [(1usize, 64 * 4usize)];
+    let launch = Launch {
+        kernel,
+        args: &args,
+        local_arg_sizes: &locals,
+        work_dim: 1,
+        global_offset: [0; 3],
+        global_size: [1024, 1, 1],
+        local_size: [64, 1, 1],
+    };
+    let simd = softcl_device_model::gen::choose_simd(dev.config(), &kernel.info, 64).unwrap().0;
+    let shape = GenShape::for_launch(&launch, simd);
+    assert_eq!(
+        (shape.groups, shape.slm_bytes, shape.barriers),
+        ([16, 1, 1], 256 + kernel.info.static_local_mem_size, 1)
+    );
+    let model = Arc::new(GenModel::new(dev.config(), &kernel.info, shape));
+    dev.launch_observed(&launch, Some(model.clone())).unwrap();
+    assert_eq!(data[0], 63, "the kernel ran");
+    // The instrumented build's counters would come here; an empty array per group.
+    for g in 0..16 {
+        model.gen_counters([g, 0, 0], &[]);
+    }
+    let r = model.finish().report;
+    assert_eq!(r.groups, 16);
+    assert_eq!(r.barriers_per_group, 1.0, "one barrier region per hardware thread, counted");
+    assert_eq!(r.occupancy.slm_alloc, 1024);
+}
+
+/// `SOFTCL_GEN_REPORT=json:<file>`: one JSON array with the latest report of each kernel.
+#[test]
+fn json_sink_keeps_the_latest_report_per_kernel() {
+    use softcl_device_model::gen::model::ReportSink;
+    let config = GenConfig::gen9_gt2();
+    let path = std::env::temp_dir().join(format!("softcl_gen_model_{}.json", std::process::id()));
+    let sink = ReportSink::Json(path.clone());
+    let a = stream().model(&config, [4096, 1, 1], [256, 1, 1], None).report;
+    let b = fma_heavy().model(&config, [4096, 1, 1], [256, 1, 1], None).report;
+    let a2 = stream().model(&config, [8192, 1, 1], [256, 1, 1], None).report;
+    for r in [&a, &b, &a2] {
+        sink.emit(r).unwrap();
+    }
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_file(&path).ok();
+    validate_json(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(text.matches("\"kernel\":").count(), 2, "{text}");
+    assert_eq!(text.matches("\"global_size\":[8192,1,1]").count(), 1, "the stream kernel's latest launch");
+    assert_eq!(text.matches("\"global_size\":[4096,1,1]").count(), 1, "the fma kernel's only launch");
+    let bad = ReportSink::Json("/nonexistent-dir/x.json".into());
+    assert!(bad.emit(&a).unwrap_err().contains("cannot write"));
+}

@@ -19,7 +19,7 @@ pub mod simd;
 pub mod time;
 
 pub use occupancy::{occupancy, Limit, Occupancy};
-pub use report::GenReport;
+pub use report::{GenReport, ReportSink};
 pub use simd::{SimdChoice, SimdRule};
 pub use time::{GroupCost, LaunchTime, Split};
 
@@ -51,6 +51,27 @@ pub struct GenShape {
 }
 
 impl GenShape {
+    /// The shape of `launch` run at `simd`: dimensions beyond `work_dim` are 1, SLM is the
+    /// kernel's `__local` variables plus its `__local` arguments, barriers the kernel's
+    /// barrier count, the footprint unknown.
+    pub fn for_launch(launch: &crate::Launch<'_>, simd: u32) -> Self {
+        let info = &launch.kernel.info;
+        let dims = (launch.work_dim as usize).clamp(1, 3);
+        let pick = |a: [usize; 3]| std::array::from_fn(|d| if d < dims { a[d].max(1) } else { 1 });
+        let global: [usize; 3] = std::array::from_fn(|d| if d < dims { launch.global_size[d] } else { 1 });
+        let local = pick(launch.local_size);
+        let local_args: u64 = launch.local_arg_sizes.iter().map(|&(_, n)| n as u64).sum();
+        GenShape {
+            global_size: global,
+            local_size: local,
+            groups: std::array::from_fn(|d| global[d].div_ceil(local[d])),
+            simd,
+            barriers: info.barrier_count,
+            slm_bytes: info.static_local_mem_size.saturating_add(local_args),
+            footprint_bytes: None,
+        }
+    }
+
     pub fn work_group_size(&self) -> usize {
         self.local_size.iter().map(|&n| n.max(1)).product()
     }

@@ -597,6 +597,67 @@ impl GenReport {
     }
 }
 
+/// Where `SOFTCL_GEN_REPORT` sends the reports of Gen launches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReportSink {
+    /// Unset, empty or "0".
+    Off,
+    /// "1" (or any other value): [`GenReport::text`] on stderr.
+    Text,
+    /// "json:<file>": the file holds a JSON array of the latest report of each kernel
+    /// ([`GenReport::json`]), rewritten after every launch.
+    Json(std::path::PathBuf),
+    /// "html:<file>": the HTML page (rendered elsewhere).
+    Html(std::path::PathBuf),
+}
+
+/// The environment variable choosing the [`ReportSink`].
+pub const REPORT_ENV: &str = "SOFTCL_GEN_REPORT";
+
+impl ReportSink {
+    pub fn parse(v: &str) -> Self {
+        let v = v.trim();
+        if v.is_empty() || v == "0" {
+            ReportSink::Off
+        } else if let Some(f) = v.strip_prefix("json:").filter(|f| !f.is_empty()) {
+            ReportSink::Json(f.into())
+        } else if let Some(f) = v.strip_prefix("html:").filter(|f| !f.is_empty()) {
+            ReportSink::Html(f.into())
+        } else {
+            ReportSink::Text
+        }
+    }
+
+    pub fn from_env() -> Self {
+        std::env::var(REPORT_ENV).map_or(ReportSink::Off, |v| Self::parse(&v))
+    }
+
+    /// Sends `report` where this sink says: text to stderr, JSON into its file (an error
+    /// writing it is returned, for the caller to print; the launch itself succeeded). HTML
+    /// is not written here.
+    pub fn emit(&self, report: &GenReport) -> Result<(), String> {
+        match self {
+            ReportSink::Off | ReportSink::Html(_) => Ok(()),
+            ReportSink::Text => {
+                eprint!("{}", report.text());
+                Ok(())
+            }
+            ReportSink::Json(path) => {
+                static LATEST: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
+                let mut latest = LATEST.lock().unwrap_or_else(|e| e.into_inner());
+                let json = report.json();
+                match latest.iter_mut().find(|(k, _)| *k == report.kernel) {
+                    Some(entry) => entry.1 = json,
+                    None => latest.push((report.kernel.clone(), json)),
+                }
+                let all: Vec<&str> = latest.iter().map(|(_, j)| j.as_str()).collect();
+                std::fs::write(path, format!("[{}]\n", all.join(",\n")))
+                    .map_err(|e| format!("{REPORT_ENV}: cannot write {}: {e}", path.display()))
+            }
+        }
+    }
+}
+
 /// `s` as a JSON string literal.
 pub fn json_str(s: &str) -> String {
     let mut o = String::with_capacity(s.len() + 2);
@@ -620,7 +681,17 @@ pub fn json_str(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::json_str;
+    use super::{json_str, ReportSink};
+
+    #[test]
+    fn report_sinks() {
+        assert_eq!(ReportSink::parse(""), ReportSink::Off);
+        assert_eq!(ReportSink::parse("0"), ReportSink::Off);
+        assert_eq!(ReportSink::parse("1"), ReportSink::Text);
+        assert_eq!(ReportSink::parse("json:/tmp/r.json"), ReportSink::Json("/tmp/r.json".into()));
+        assert_eq!(ReportSink::parse("html:r.html"), ReportSink::Html("r.html".into()));
+        assert_eq!(ReportSink::parse("json:"), ReportSink::Text);
+    }
 
     #[test]
     fn json_strings_are_escaped() {
