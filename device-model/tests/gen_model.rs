@@ -576,7 +576,7 @@ fn report_text_and_json() {
     for want in [
         "kernel `two\"sites`",
         "SIMD32 (register pressure fits the GRF at SIMD32)",
-        "2 hardware threads each",
+        "2 hardware thread(s) each",
         "occupancy",
         "bound by",
         "lines per message",

@@ -359,7 +359,7 @@ impl GenReport {
         let _ = writeln!(o, "  SIMD{} ({})", self.simd, self.simd_reason);
         let _ = writeln!(
             o,
-            "  NDRange <{},{},{}> in work-groups <{},{},{}>: {} work-groups, {} hardware threads each",
+            "  NDRange <{},{},{}> in work-groups <{},{},{}>: {} work-groups, {} hardware thread(s) each",
             self.global_size[0],
             self.global_size[1],
             self.global_size[2],
