@@ -604,22 +604,26 @@ fn report_text_and_json() {
     }
 }
 
+/// A 1-D NDRange without barriers or SLM.
+fn shape_1d(global: usize, local: usize, simd: u32) -> GenShape {
+    GenShape {
+        global_size: [global, 1, 1],
+        local_size: [local, 1, 1],
+        groups: [global.div_ceil(local), 1, 1],
+        simd,
+        barriers: 0,
+        slm_bytes: 0,
+        footprint_bytes: None,
+    }
+}
+
 /// A kernel built without instrumentation gives a model that saw nothing: no time beyond
 /// the minimum and an empty report, not a crash.
 #[test]
 fn no_counters_no_crash() {
     let config = GenConfig::gen9_gt2();
     let info = KernelInfo { name: "plain".into(), ..KernelInfo::default() };
-    let shape = GenShape {
-        global_size: [64, 1, 1],
-        local_size: [64, 1, 1],
-        groups: [1, 1, 1],
-        simd: 16,
-        barriers: 0,
-        slm_bytes: 0,
-        footprint_bytes: None,
-    };
-    let m = GenModel::new(&config, &info, shape);
+    let m = GenModel::new(&config, &info, shape_1d(64, 64, 16));
     m.gen_counters([0, 0, 0], &[]);
     let r = m.finish();
     assert_eq!(r.time_ns, 1);
@@ -811,4 +815,46 @@ fn json_sink_keeps_the_latest_report_per_kernel() {
     assert_eq!(text.matches("\"global_size\":[4096,1,1]").count(), 1, "the fma kernel's only launch");
     let bad = ReportSink::Json("/nonexistent-dir/x.json".into());
     assert!(bad.emit(&a).unwrap_err().contains("cannot write"));
+}
+
+/// Lane utilisation per block: a branch taken by half the lanes of every thread.
+#[test]
+fn lane_utilisation_of_divergent_blocks() {
+    let config = GenConfig::gen9_gt2();
+    let gen = GenKernelInfo {
+        simd: 16,
+        sites: vec![],
+        blocks: vec![
+            GenBlock {
+                instructions: 4,
+                divergent_branch: true,
+                loc: Some(SourceLoc { file: 0, line: 3, column: 1 }),
+                ..Default::default()
+            },
+            GenBlock {
+                instructions: 20,
+                flops: 8,
+                loc: Some(SourceLoc { file: 0, line: 4, column: 5 }),
+                ..Default::default()
+            },
+        ],
+        source_files: vec!["k.cl".into()],
+    };
+    let info =
+        KernelInfo { name: "half".into(), gen: Some(gen), register_pressure: Some(MEDIUM), ..KernelInfo::default() };
+    let model = GenModel::new(&config, &info, shape_1d(1024, 64, 16));
+    for g in 0..16 {
+        // 4 threads: the branch block with all 16 lanes, the taken side with 8.
+        model.gen_counters([g, 0, 0], &[4, 64, 4, 32]);
+    }
+    let r = model.finish().report;
+    assert_eq!((r.blocks[0].utilisation, r.blocks[1].utilisation), (1.0, 0.5));
+    assert_eq!(r.blocks[1].idle_lanes, 16 * 4 * 8);
+    assert_eq!(r.divergent_branches, 1);
+    assert_eq!(r.lane_utilisation, 0.75);
+    assert_eq!(r.flops, 8 * 16 * 32, "FLOPs of active lanes only");
+    let text = r.text();
+    assert!(text.contains("k.cl:4: 50% of lanes active in 64 executions"), "{text}");
+    validate_json(&r.json()).unwrap();
+    assert!(r.json().contains("\"utilisation\":0.5,\"divergent_branch\":false"));
 }

@@ -152,6 +152,12 @@ impl GenModel {
     /// Adds the counters of the work-group with linear id `linear` (what `gen_counters`
     /// does; public for tests and replays).
     pub fn add_group(&self, linear: u64, counters: &[u64]) {
+        // A work-group outside the NDRange would be an executor bug; it is not counted
+        // (rather than growing the wave table without bound).
+        debug_assert!(linear < self.shape.group_count(), "work-group {linear} outside the NDRange");
+        if linear >= self.shape.group_count() {
+            return;
+        }
         let threads = u64::from(self.occupancy.threads_per_wg);
         let seen = self.regions.get(linear as usize).map_or(0, |r| u64::from(r.load(Ordering::Relaxed)));
         let barriers = if seen > 0 { seen.div_ceil(threads.max(1)) } else { u64::from(self.shape.barriers) };

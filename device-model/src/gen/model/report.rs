@@ -61,6 +61,22 @@ impl SiteReport {
     }
 }
 
+/// One block of the kernel over the launch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockReport {
+    pub index: usize,
+    pub loc: Option<SourceLoc>,
+    /// Executions by hardware threads with at least one active lane.
+    pub executions: u64,
+    pub active_lanes: u64,
+    /// active lanes / (executions x SIMD width).
+    pub utilisation: f64,
+    /// The block ends in a divergent branch.
+    pub divergent_branch: bool,
+    /// Lanes idle in its executions: executions x SIMD - active lanes.
+    pub idle_lanes: u64,
+}
+
 /// One source line: the sites on it, summed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LineReport {
@@ -114,6 +130,8 @@ pub struct GenReport {
     pub flops_f64: u64,
     pub time: LaunchTime,
     pub sites: Vec<SiteReport>,
+    /// Every block of the kernel, in the build's order.
+    pub blocks: Vec<BlockReport>,
     pub lines: Vec<LineReport>,
     pub source_files: Vec<String>,
 }
@@ -246,9 +264,20 @@ impl GenReport {
         }
         let blocks_at = i.gen.sites.len() * SITE_WORDS;
         let (mut exec, mut active, mut div_exec, mut div_active, mut flops, mut flops_f64) = (0, 0, 0, 0, 0u64, 0u64);
+        let util = |a: u64, e: u64| if e == 0 { 1.0 } else { a as f64 / (e as f64 * f64::from(simd)) };
+        let mut blocks = Vec::with_capacity(i.gen.blocks.len());
         for (k, block) in i.gen.blocks.iter().enumerate() {
             let e = word(blocks_at + k * BLOCK_WORDS);
             let a = word(blocks_at + k * BLOCK_WORDS + 1);
+            blocks.push(BlockReport {
+                index: k,
+                loc: block.loc,
+                executions: e,
+                active_lanes: a,
+                utilisation: util(a, e),
+                divergent_branch: block.divergent_branch,
+                idle_lanes: (e.saturating_mul(u64::from(simd))).saturating_sub(a),
+            });
             exec += e;
             active += a;
             if block.divergent_branch {
@@ -258,7 +287,6 @@ impl GenReport {
             flops = flops.saturating_add(a.saturating_mul(u64::from(block.flops)));
             flops_f64 = flops_f64.saturating_add(a.saturating_mul(u64::from(block.flops_f64)));
         }
-        let util = |a: u64, e: u64| if e == 0 { 1.0 } else { a as f64 / (e as f64 * f64::from(simd)) };
         // Source lines: the sites on each, worst first.
         let total: f64 = sites.iter().map(|s| s.cycles).sum();
         let mut lines: Vec<LineReport> = Vec::new();
@@ -332,6 +360,7 @@ impl GenReport {
             flops_f64,
             time: *i.time,
             sites,
+            blocks,
             lines,
             source_files: i.gen.source_files.clone(),
         }
@@ -388,6 +417,22 @@ impl GenReport {
             self.divergent_branches,
             self.divergent_utilisation * 100.0
         );
+        let mut masked: Vec<&BlockReport> =
+            self.blocks.iter().filter(|b| b.utilisation < 0.9 && b.executions > 0).collect();
+        masked.sort_by(|a, b| b.idle_lanes.cmp(&a.idle_lanes).then(a.index.cmp(&b.index)));
+        for b in masked.iter().take(3) {
+            let at = b
+                .loc
+                .filter(|l| l.line > 0)
+                .map_or(format!("block {}", b.index), |l| format!("{}:{}", self.file_name(l.file), l.line));
+            let _ = writeln!(
+                o,
+                "    {at}: {:.0}% of lanes active in {} executions{}",
+                b.utilisation * 100.0,
+                b.executions,
+                if b.divergent_branch { ", ends in a divergent branch" } else { "" }
+            );
+        }
         let g = &self.global;
         let _ = writeln!(
             o,
@@ -547,9 +592,7 @@ impl GenReport {
             if k > 0 {
                 o.push(',');
             }
-            let loc = s.loc.map_or("null".to_string(), |l| {
-                format!("{{\"file\":{},\"line\":{},\"column\":{}}}", l.file, l.line, l.column)
-            });
+            let loc = loc_json(s.loc);
             let _ = write!(
                 o,
                 "{{\"index\":{},\"space\":{},\"kind\":{},\"bytes_per_lane\":{},\"loc\":{loc},\"messages\":{},\"active_lanes\":{},\
@@ -570,6 +613,22 @@ impl GenReport {
                 s.counters.worst_bank_ways,
                 num(s.cycles),
                 s.advice.as_deref().map_or("null".to_string(), json_str)
+            );
+        }
+        o.push_str("],\"blocks\":[");
+        for (k, b) in self.blocks.iter().enumerate() {
+            if k > 0 {
+                o.push(',');
+            }
+            let loc = loc_json(b.loc);
+            let _ = write!(
+                o,
+                "{{\"index\":{},\"loc\":{loc},\"executions\":{},\"active_lanes\":{},\"utilisation\":{},\"divergent_branch\":{}}}",
+                b.index,
+                b.executions,
+                b.active_lanes,
+                num(b.utilisation),
+                b.divergent_branch
             );
         }
         o.push_str("],\"lines\":[");
@@ -656,6 +715,11 @@ impl ReportSink {
             }
         }
     }
+}
+
+/// A source location as JSON (`null` when unknown).
+fn loc_json(loc: Option<SourceLoc>) -> String {
+    loc.map_or("null".to_string(), |l| format!("{{\"file\":{},\"line\":{},\"column\":{}}}", l.file, l.line, l.column))
 }
 
 /// `s` as a JSON string literal.
