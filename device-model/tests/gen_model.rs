@@ -788,7 +788,11 @@ fn model_observes_a_gen_launch() {
     for g in 0..16 {
         model.gen_counters([g, 0, 0], &[]);
     }
-    let r = model.finish().report;
+    let finished = model.finish();
+    let lr = finished.launch_report();
+    assert_eq!(lr.device_time_ns, Some(finished.time_ns));
+    assert!(lr.report.unwrap().contains("kernel `rev`"));
+    let r = finished.report;
     assert_eq!(r.groups, 16);
     assert_eq!(r.barriers_per_group, 1.0, "one barrier region per hardware thread, counted");
     assert_eq!(r.occupancy.slm_alloc, 1024);
@@ -857,4 +861,27 @@ fn lane_utilisation_of_divergent_blocks() {
     assert!(text.contains("k.cl:4: 50% of lanes active in 64 executions"), "{text}");
     validate_json(&r.json()).unwrap();
     assert!(r.json().contains("\"utilisation\":0.5,\"divergent_branch\":false"));
+}
+
+/// The guide ("Optimizing Utilization of Execution Units"): "Launch enough work items to
+/// keep EU threads busy, keep in mind that compiler may pack up to 32 work items per thread
+/// (with SIMD-32)". A small NDRange at SIMD32 leaves half the EUs idle and takes longer than
+/// at SIMD16; a large one runs as fast at either width.
+#[test]
+fn simd32_needs_enough_work_items() {
+    let config = GenConfig::gen9_gt2();
+    let at32 = Simulated { pressure: LIGHT, ..fma_heavy() };
+    let at16 = Simulated { pressure: MEDIUM, ..fma_heavy() };
+    // 3 work-groups of 128: one per sub-slice, 8 threads at SIMD16 (one per EU), 4 at SIMD32.
+    let small = [384, 1, 1];
+    let (s32, s16) = (at32.model(&config, small, [128, 1, 1], None), at16.model(&config, small, [128, 1, 1], None));
+    assert_eq!((s32.report.simd, s16.report.simd), (32, 16));
+    let r = s32.time_ns as f64 / s16.time_ns as f64;
+    // Each SIMD32 thread issues twice the cycles of a SIMD16 one and half the EUs have a
+    // thread: (2 x 260 issue + 300 load latency) / (260 + 300) clocks.
+    assert!((1.4..=2.0).contains(&r), "small NDRange: SIMD32 / SIMD16 = {r}");
+    let large = [1 << 20, 1, 1];
+    let (l32, l16) = (at32.model(&config, large, [256, 1, 1], None), at16.model(&config, large, [256, 1, 1], None));
+    let r = l32.time_ns as f64 / l16.time_ns as f64;
+    assert!((0.95..=1.05).contains(&r), "large NDRange: SIMD32 / SIMD16 = {r}");
 }

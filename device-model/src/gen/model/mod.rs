@@ -92,6 +92,14 @@ pub struct GenLaunchModel {
     pub report: GenReport,
 }
 
+impl GenLaunchModel {
+    /// What the Gen device returns for the launch: the modelled time as the device time
+    /// (profiling END - START) and the report's text.
+    pub fn launch_report(&self) -> crate::LaunchReport {
+        crate::LaunchReport { device_time_ns: Some(self.time_ns), report: Some(self.report.text()) }
+    }
+}
+
 #[derive(Debug, Default)]
 struct Totals {
     /// Counter words summed over the work-groups (worst bank ways: the maximum).
