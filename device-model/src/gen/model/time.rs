@@ -131,8 +131,8 @@ pub struct Split {
     pub compute: f64,
     pub l3: f64,
     pub slm: f64,
-    /// The serial time of one thread beyond its own issue (latency not hidden), barriers
-    /// excluded.
+    /// The serial time of the slowest thread: its own issue plus its stalls (latency no other
+    /// thread hides), barriers excluded.
     pub latency: f64,
     pub barrier: f64,
     /// The launch's bytes through the GTI over the memory roof (launch level only).
@@ -142,9 +142,10 @@ pub struct Split {
 impl Split {
     /// How long a wave with these resource times lasts.
     pub fn wave_cycles(&self) -> f64 {
-        self.compute.max(self.l3).max(self.slm).max(self.compute_serial())
+        self.compute.max(self.l3).max(self.slm).max(self.serial())
     }
-    fn compute_serial(&self) -> f64 {
+    /// The slowest thread's time, barriers included.
+    fn serial(&self) -> f64 {
         self.latency + self.barrier
     }
     pub fn add(&mut self, o: &Split) {
