@@ -65,11 +65,18 @@ pub struct GenBlock {
 }
 
 /// Register pressure the Gen SIMD choice needs: bytes of values live at the worst point,
-/// split into uniform ones (one copy per hardware thread) and varying ones (one per lane).
+/// split into uniform ones (one copy per hardware thread) and varying ones (one per lane);
+/// and the other facts that choice reads (`vectorize::pressure` computes it all).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct RegisterPressure {
     pub uniform_bytes: u32,
     pub varying_bytes: u32,
+    /// A loop with a branch whose condition differs between work-items (SIMD32 skipped).
+    pub divergent_loops: bool,
+    /// The kernel uses sub-group built-ins (SIMD32 skipped).
+    pub subgroup_functions: bool,
+    /// IR instructions of the kernel after inlining (very large kernels skip SIMD32).
+    pub instructions: u32,
 }
 
 /// What a Gen-instrumented build tells the model about one kernel.

@@ -264,6 +264,7 @@ fn emit(context: &Context, m: &ir::Module, tm: &TargetMachine, target: &Target) 
         info.work_item_state_size = plan.size;
         info.private_mem_size = private_bytes(&e, kernel.func, &plan);
         info.simd_width = if lanes > 1 { lanes } else { 0 };
+        info.register_pressure = Some(vectorize::pressure::kernel_pressure(m, func, &wa));
         info.uses_printf =
             e.reachable_functions(kernel.func).into_iter().any(|f| printf::calls_printf(&m.functions[f]));
         infos.push(info);

@@ -173,6 +173,14 @@ pub enum WorkItemQuery {
     SubgroupLocalId,
 }
 
+impl WorkItemQuery {
+    /// A sub-group query (get_sub_group_size, get_sub_group_id, ...).
+    pub fn is_sub_group(self) -> bool {
+        use WorkItemQuery::*;
+        matches!(self, SubgroupSize | SubgroupMaxSize | NumSubgroups | SubgroupId | SubgroupLocalId)
+    }
+}
+
 /// The branch target of a terminator with the block arguments it passes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BlockCall {

@@ -3,14 +3,16 @@
 //! (`back::vector` lowers it, `back::workgroup::build_entry` calls it per packet).
 //!
 //! - [`width`]: the width W of a kernel (knobs, hints, host registers).
+//! - [`pressure`]: register pressure (uniform / varying bytes live) for the Gen SIMD choice.
 //! - [`analysis`]: uniform / strided / varying values, divergence, memory access classes.
 //! - [`blocker`]: what the vector lowering cannot do yet (the kernel then runs scalar and
 //!   the report names the reason); [`Report`]: the `SOFTCL_VECTORIZER_REPORT` lines.
 
 pub mod analysis;
+pub mod pressure;
 pub mod width;
 
-use crate::ir::{self, InstData, TypeData, WorkItemQuery};
+use crate::ir::{self, InstData, TypeData};
 use analysis::{AccessCounts, WorkItemAnalysis};
 
 /// OpenCL.std instructions that mix components or take pointers (no element-wise form).
@@ -64,14 +66,7 @@ pub fn blocker(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis, barriers
                 InstData::CopyMemory { .. } if any_varying => {
                     Some("a memory copy that differs between work-items".into())
                 }
-                InstData::WorkItem {
-                    query:
-                        WorkItemQuery::SubgroupId
-                        | WorkItemQuery::SubgroupLocalId
-                        | WorkItemQuery::SubgroupSize
-                        | WorkItemQuery::SubgroupMaxSize
-                        | WorkItemQuery::NumSubgroups,
-                } => Some("sub-group built-ins".into()),
+                InstData::WorkItem { query } if query.is_sub_group() => Some("sub-group built-ins".into()),
                 InstData::ExtractValue { .. } | InstData::InsertValue { .. } if any_varying => {
                     Some("struct members that differ between work-items".into())
                 }

@@ -75,6 +75,18 @@ pub struct GenConfig {
     pub printf_buffer_bytes: usize,
     /// Highest SPIR-V 1.x minor version the real driver accepts.
     pub spirv_max_minor: u32,
+    /// Sustained bandwidth of the system memory behind the GTI, in bytes per second (the
+    /// model's memory roof is the smaller of this and the GTI at the clock; not in
+    /// gen-model.md: the dual-channel DRAM these parts shipped with).
+    pub dram_bytes_per_sec: f64,
+    /// Clocks a hardware thread waits for a global / constant / private load or atomic (the
+    /// model's estimate: between an L3 hit and a DRAM access).
+    pub global_latency_clocks: u32,
+    /// Clocks a hardware thread waits for an SLM load or atomic.
+    pub slm_latency_clocks: u32,
+    /// Clocks every hardware thread of a work-group waits at one barrier once the last one
+    /// arrived (the model's estimate of the barrier round trip).
+    pub barrier_latency_clocks: u32,
 }
 
 impl GenConfig {
@@ -112,6 +124,11 @@ impl GenConfig {
             timer_resolution_ns: 83,
             printf_buffer_bytes: 4 << 20,
             spirv_max_minor: 3,
+            // Dual-channel DDR4-2133: 2 x 8 B x 2133 MT/s.
+            dram_bytes_per_sec: 34.1e9,
+            global_latency_clocks: 300,
+            slm_latency_clocks: 40,
+            barrier_latency_clocks: 50,
         }
     }
 
@@ -140,6 +157,8 @@ impl GenConfig {
             l3_data_bytes: 3072 << 10,
             barriers_per_subslice: 32,
             max_clock_mhz: 1100,
+            // LPDDR4X-3733, 128 bits.
+            dram_bytes_per_sec: 59.7e9,
             ..Self::gen9_gt2()
         }
     }
@@ -162,6 +181,8 @@ impl GenConfig {
             preferred_work_group_multiple: 64,
             max_clock_mhz: 1350,
             timer_resolution_ns: 52,
+            // LPDDR4X-4266, 128 bits.
+            dram_bytes_per_sec: 68.3e9,
             ..Self::gen9_gt2()
         }
     }
@@ -205,6 +226,23 @@ impl GenConfig {
     pub fn grf_bytes_per_thread(&self) -> u32 {
         self.grf_registers * self.grf_register_bytes
     }
+
+    /// The clock the model runs at (the maximum: kernels run boosted), in clocks per ns.
+    pub fn clocks_per_ns(&self) -> f64 {
+        f64::from(self.max_clock_mhz) / 1000.0
+    }
+
+    /// Peak FP32 FLOP/s: EUs x FLOP per clock per EU x clock.
+    pub fn peak_flops(&self) -> f64 {
+        f64::from(self.eus()) * f64::from(self.fp32_flops_per_clock_per_eu) * f64::from(self.max_clock_mhz) * 1e6
+    }
+
+    /// The memory roof in bytes per second: the GTI's read bandwidth at the clock, or the
+    /// DRAM behind it if that is slower.
+    pub fn memory_bytes_per_sec(&self) -> f64 {
+        let gti = f64::from(self.gti_read_bytes_per_clock) * f64::from(self.max_clock_mhz) * 1e6;
+        gti.min(self.dram_bytes_per_sec)
+    }
 }
 
 impl Default for GenConfig {
@@ -222,6 +260,8 @@ mod tests {
         let gt2 = GenConfig::gen9_gt2();
         assert_eq!((gt2.eus(), gt2.subslices(), gt2.threads_per_subslice()), (24, 3, 56));
         assert_eq!(gt2.grf_bytes_per_thread(), 4096);
+        assert!((gt2.peak_flops() - 441.6e9).abs() < 1.0, "24 EUs x 16 x 1.15 GHz");
+        assert_eq!(gt2.memory_bytes_per_sec(), 34.1e9, "DRAM below the GTI's 73.6 GB/s");
         assert_eq!(GenConfig::gen9_gt3().eus(), 48);
         assert_eq!(GenConfig::gen11_gt2().eus(), 64);
         assert_eq!(GenConfig::xe_lp().eus(), 96);

@@ -21,6 +21,7 @@
 //! - correctly rounded fp32 divide/sqrt.
 
 pub mod config;
+pub mod model;
 
 pub use config::{GenConfig, SlmAllocRule};
 
@@ -128,30 +129,16 @@ impl Device for GenDevice {
     }
 }
 
-/// The SIMD width a kernel runs at, and why:
-/// - a required sub-group size (`intel_reqd_sub_group_size`) fixes it;
-/// - a work-group of 8 or fewer work-items forces SIMD8, of 16 or fewer rules out SIMD32;
-/// - otherwise SIMD16 for now. Intel's compiler tries SIMD32, 16, 8 and keeps the first that
-///   does not spill registers; that register-pressure rule comes with the performance model.
+/// The SIMD width a kernel runs at, and which rule decided it (`model::simd`: a required
+/// sub-group size; work-group size <= 8 forces SIMD8, <= 16 rules out SIMD32; SIMD32 skipped
+/// for divergent loops, sub-group functions, very large kernels; else SIMD32, 16, 8, the
+/// first whose register pressure fits the GRF).
 pub fn choose_simd(
     config: &GenConfig,
     kernel: &KernelInfo,
     work_group_size: usize,
 ) -> Result<(u32, &'static str), LaunchError> {
-    if let Some(s) = kernel.reqd_sub_group_size {
-        return if config.simd_widths.contains(&(s as usize)) {
-            Ok((s, "required sub-group size"))
-        } else {
-            Err(LaunchError::Invalid(format!("kernel {}: required sub-group size {s} is not supported", kernel.name)))
-        };
-    }
-    Ok(if work_group_size <= 8 {
-        (8, "work-group size <= 8 forces SIMD8")
-    } else if work_group_size <= 16 {
-        (16, "work-group size <= 16 rules out SIMD32")
-    } else {
-        (16, "default until the register-pressure model")
-    })
+    model::simd::choose(config, kernel, work_group_size).map(|c| (c.simd, c.rule.text())).map_err(LaunchError::Invalid)
 }
 
 /// What the modelled GPU reports through clinfo (see the module documentation for what is
@@ -199,6 +186,7 @@ pub fn gen_device_info(c: &GenConfig) -> DeviceInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use softcl_compiler::gen_abi::RegisterPressure;
 
     #[test]
     fn gen9_gt2_reports_the_clinfo_values() {
@@ -255,7 +243,13 @@ mod tests {
         assert_eq!(choose_simd(&c, &k, 8).unwrap().0, 8);
         assert_eq!(choose_simd(&c, &k, 9).unwrap().0, 16);
         assert_eq!(choose_simd(&c, &k, 16).unwrap().0, 16);
-        assert_eq!(choose_simd(&c, &k, 256).unwrap().0, 16);
+        assert_eq!(choose_simd(&c, &k, 256).unwrap().0, 16, "no register pressure: SIMD16");
+        let light = KernelInfo {
+            register_pressure: Some(RegisterPressure { uniform_bytes: 64, varying_bytes: 32, ..Default::default() }),
+            ..KernelInfo::default()
+        };
+        assert_eq!(choose_simd(&c, &light, 256).unwrap(), (32, "register pressure fits the GRF at SIMD32"));
+        assert_eq!(choose_simd(&c, &light, 16).unwrap().0, 16);
         let reqd = KernelInfo { reqd_sub_group_size: Some(32), ..KernelInfo::default() };
         assert_eq!(choose_simd(&c, &reqd, 8).unwrap(), (32, "required sub-group size"));
         let bad = KernelInfo { reqd_sub_group_size: Some(12), ..KernelInfo::default() };

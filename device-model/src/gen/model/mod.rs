@@ -1,0 +1,228 @@
+//! The Gen performance model (docs/GEN_MODEL.md; shared/reference/gen-model.md).
+//!
+//! - [`rules`]: the per-message rules (L3 lines, SLM banks) the instrumented build applies;
+//! - [`occupancy`]: work-groups per sub-slice and the binding limit;
+//! - [`simd`]: the SIMD width choice from register pressure;
+//! - [`time`]: per work-group cycles, waves over the sub-slices, the memory roof;
+//! - [`report`]: what a person reads (`SOFTCL_GEN_REPORT`: text, JSON).
+//!
+//! Use: the Gen launch creates a [`GenModel`] for the kernel and the NDRange, passes it as
+//! the launch's [`Observer`] (the executor calls [`Observer::gen_counters`] once per
+//! work-group with the counters summed over its hardware threads, and
+//! [`Observer::thread_region`] per barrier region), then calls [`GenModel::finish`]:
+//! `time_ns` is the command's profiling END - START, `report` goes to stderr / a file.
+
+pub mod occupancy;
+pub mod report;
+pub mod rules;
+pub mod simd;
+pub mod time;
+
+pub use occupancy::{occupancy, Limit, Occupancy};
+pub use report::{GenReport, ReportSink};
+pub use simd::{SimdChoice, SimdRule};
+pub use time::{GroupCost, LaunchTime, Split};
+
+use crate::gen::GenConfig;
+use crate::observer::Observer;
+use softcl_compiler::gen_abi::GenKernelInfo;
+use softcl_compiler::KernelInfo;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Mutex;
+
+/// The NDRange of one launch as the model needs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GenShape {
+    pub global_size: [usize; 3],
+    /// The (enqueued) work-group size.
+    pub local_size: [usize; 3],
+    /// Work-groups per dimension.
+    pub groups: [usize; 3],
+    /// The SIMD width the kernel runs at (`GenKernelInfo::simd` of the build).
+    pub simd: u32,
+    /// Barriers one work-group crosses when the executor does not report barrier regions
+    /// (`KernelInfo::barrier_count` is the usual estimate).
+    pub barriers: u32,
+    /// Bytes of SLM per work-group: `__local` variables plus `__local` arguments.
+    pub slm_bytes: u64,
+    /// Bytes of the buffers the kernel can touch, if known: the bytes through the GTI are at
+    /// most this (the rest hits in the L3). `None`: every L3 line goes to memory.
+    pub footprint_bytes: Option<u64>,
+}
+
+impl GenShape {
+    /// The shape of `launch` run at `simd`: dimensions beyond `work_dim` are 1, SLM is the
+    /// kernel's `__local` variables plus its `__local` arguments, barriers the kernel's
+    /// barrier count, the footprint unknown.
+    pub fn for_launch(launch: &crate::Launch<'_>, simd: u32) -> Self {
+        let info = &launch.kernel.info;
+        let dims = (launch.work_dim as usize).clamp(1, 3);
+        let pick = |a: [usize; 3]| std::array::from_fn(|d| if d < dims { a[d].max(1) } else { 1 });
+        let global: [usize; 3] = std::array::from_fn(|d| if d < dims { launch.global_size[d] } else { 1 });
+        let local = pick(launch.local_size);
+        let local_args: u64 = launch.local_arg_sizes.iter().map(|&(_, n)| n as u64).sum();
+        GenShape {
+            global_size: global,
+            local_size: local,
+            groups: std::array::from_fn(|d| global[d].div_ceil(local[d])),
+            simd,
+            barriers: info.barrier_count,
+            slm_bytes: info.static_local_mem_size.saturating_add(local_args),
+            footprint_bytes: None,
+        }
+    }
+
+    pub fn work_group_size(&self) -> usize {
+        self.local_size.iter().map(|&n| n.max(1)).product()
+    }
+    pub fn group_count(&self) -> u64 {
+        self.groups.iter().map(|&n| n.max(1) as u64).product()
+    }
+    fn linear_group(&self, id: [usize; 3]) -> u64 {
+        let [n0, n1, _] = self.groups.map(|n| n.max(1) as u64);
+        id[0] as u64 + id[1] as u64 * n0 + id[2] as u64 * n0 * n1
+    }
+}
+
+/// What [`GenModel::finish`] returns.
+#[derive(Debug, Clone)]
+pub struct GenLaunchModel {
+    /// Modelled duration of the launch in ns (profiling END - START), at least 1.
+    pub time_ns: u64,
+    pub report: GenReport,
+}
+
+impl GenLaunchModel {
+    /// What the Gen device returns for the launch: the modelled time as the device time
+    /// (profiling END - START) and the report's text.
+    pub fn launch_report(&self) -> crate::LaunchReport {
+        crate::LaunchReport { device_time_ns: Some(self.time_ns), report: Some(self.report.text()) }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Totals {
+    /// Counter words summed over the work-groups (worst bank ways: the maximum).
+    counters: Vec<u64>,
+    /// `waves[w][s]`: the work-groups of wave `w` on sub-slice `s`, summed.
+    waves: Vec<Vec<GroupCost>>,
+    groups: u64,
+    barriers: u64,
+    memory_bytes: u64,
+}
+
+/// The performance model of one launch, an [`Observer`].
+#[derive(Debug)]
+pub struct GenModel {
+    config: GenConfig,
+    kernel: String,
+    gen: GenKernelInfo,
+    shape: GenShape,
+    choice: Result<SimdChoice, String>,
+    pressure: Option<softcl_compiler::gen_abi::RegisterPressure>,
+    occupancy: Occupancy,
+    /// Barrier regions ended per work-group (linear id), counted by `thread_region`.
+    regions: Vec<AtomicU32>,
+    totals: Mutex<Totals>,
+}
+
+impl GenModel {
+    /// The model of a launch of `kernel` (a Gen-instrumented build: `kernel.gen` is its
+    /// sites and blocks; without it the model sees no counters) over `shape`.
+    pub fn new(config: &GenConfig, kernel: &KernelInfo, shape: GenShape) -> Self {
+        let gen = kernel.gen.clone().unwrap_or_else(|| GenKernelInfo { simd: shape.simd, ..Default::default() });
+        let barriers = kernel.barrier_count > 0 || shape.barriers > 0;
+        let occupancy =
+            occupancy(config, shape.work_group_size(), shape.simd, barriers, shape.slm_bytes, shape.group_count());
+        // Barrier regions are counted per work-group for launches of up to 16 Mi work-groups
+        // (64 MiB of counts); larger ones use `shape.barriers`.
+        let count_regions = barriers && shape.group_count() <= 1 << 24;
+        let regions =
+            if count_regions { (0..shape.group_count()).map(|_| AtomicU32::new(0)).collect() } else { Vec::new() };
+        let words = time::counter_words(&gen);
+        Self {
+            config: config.clone(),
+            kernel: kernel.name.clone(),
+            choice: simd::choose(config, kernel, shape.work_group_size()),
+            pressure: kernel.register_pressure,
+            gen,
+            occupancy,
+            regions,
+            totals: Mutex::new(Totals { counters: vec![0; words], ..Default::default() }),
+            shape,
+        }
+    }
+
+    pub fn occupancy(&self) -> &Occupancy {
+        &self.occupancy
+    }
+
+    /// Adds the counters of the work-group with linear id `linear` (what `gen_counters`
+    /// does; public for tests and replays).
+    pub fn add_group(&self, linear: u64, counters: &[u64]) {
+        // A work-group outside the NDRange would be an executor bug; it is not counted
+        // (rather than growing the wave table without bound).
+        debug_assert!(linear < self.shape.group_count(), "work-group {linear} outside the NDRange");
+        if linear >= self.shape.group_count() {
+            return;
+        }
+        let threads = u64::from(self.occupancy.threads_per_wg);
+        let seen = self.regions.get(linear as usize).map_or(0, |r| u64::from(r.load(Ordering::Relaxed)));
+        let barriers = if seen > 0 { seen.div_ceil(threads.max(1)) } else { u64::from(self.shape.barriers) };
+        let cost = GroupCost::from_counters(&self.config, &self.gen, self.shape.simd, counters, threads, barriers);
+        let per_wave = u64::from(self.occupancy.wgs) * u64::from(self.config.subslices());
+        let wave = (linear / per_wave) as usize;
+        let subslice = (linear % per_wave % u64::from(self.config.subslices())) as usize;
+        let mut t = self.totals.lock().unwrap_or_else(|e| e.into_inner());
+        let t = &mut *t;
+        let sites = self.gen.sites.len() * time::SITE_WORDS;
+        for (i, (sum, &c)) in t.counters.iter_mut().zip(counters).enumerate() {
+            if i < sites && i % time::SITE_WORDS == 6 {
+                *sum = (*sum).max(c);
+            } else {
+                *sum = sum.saturating_add(c);
+            }
+        }
+        if t.waves.len() <= wave {
+            t.waves.resize(wave + 1, vec![GroupCost::default(); self.config.subslices() as usize]);
+        }
+        t.waves[wave][subslice].add(&cost);
+        t.groups += 1;
+        t.barriers += barriers;
+        t.memory_bytes = t.memory_bytes.saturating_add(cost.l3_lines.saturating_mul(64));
+    }
+
+    /// The modelled time and the report of what was observed so far (call after the launch).
+    pub fn finish(&self) -> GenLaunchModel {
+        let t = self.totals.lock().unwrap_or_else(|e| e.into_inner());
+        let memory = self.shape.footprint_bytes.map_or(t.memory_bytes, |f| t.memory_bytes.min(f));
+        let time = time::launch_time(&self.config, &t.waves, memory);
+        let report = GenReport::build(&report::Inputs {
+            config: &self.config,
+            kernel: &self.kernel,
+            gen: &self.gen,
+            shape: &self.shape,
+            choice: &self.choice,
+            pressure: self.pressure,
+            occupancy: &self.occupancy,
+            counters: &t.counters,
+            groups: t.groups,
+            barriers: t.barriers,
+            time: &time,
+        });
+        GenLaunchModel { time_ns: (time.time_ns.ceil() as u64).max(1), report }
+    }
+}
+
+impl Observer for GenModel {
+    fn thread_region(&self, group_id: [usize; 3], _first: u32, _lanes: u32, barrier: u32) {
+        if barrier != 0 {
+            if let Some(r) = self.regions.get(self.shape.linear_group(group_id) as usize) {
+                r.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+    fn gen_counters(&self, group_id: [usize; 3], counters: &[u64]) {
+        self.add_group(self.shape.linear_group(group_id), counters);
+    }
+}

@@ -1,0 +1,224 @@
+//! Modelled time: per work-group costs from the summed counters of a Gen-instrumented build,
+//! the work-groups in waves over the sub-slices, the memory roof over the whole launch.
+//!
+//! Per work-group (counters summed over its hardware threads):
+//! - EU cycles: per block execution `max(instructions x simd / L, simd x (flops + flops_f64 /
+//!   fp64_rate) / F)`, with F = FP32 FLOP per clock per EU (16 on Gen9: two SIMD-4 FMA
+//!   pipes) and L = F / 2 lanes per clock (an FMA is 2 FLOP), so a SIMD16 instruction
+//!   issues in 2 clocks and a SIMD16 FMA stream reaches 16 FLOP per clock per EU;
+//! - L3: global / constant / private lines x 64 B / (data port bytes per clock);
+//! - SLM: the bank-rule cycles (one cycle moves 64 B) x 64 / (SLM bytes per clock);
+//! - stalls: each load or atomic message waits its latency (global or SLM), stores do not;
+//! - barriers crossed x the barrier latency.
+//!
+//! A sub-slice runs `wgs` work-groups at a time (occupancy.rs); work-group `i` of the launch
+//! (linear order) runs in wave `i / (wgs x sub-slices)` on sub-slice `i mod sub-slices`. A
+//! wave lasts the longest of: its EU cycles over `min(EUs, resident threads)` (the resident
+//! threads hide each other's latency), its L3 and SLM cycles (shared per sub-slice), and the
+//! serial time of one of its threads (issue + stalls + barriers: latency not hidden). A
+//! sub-slice's time is the sum of its waves; the launch's is the slowest sub-slice's, or
+//! the bytes through the GTI over the memory roof if that is longer. Cycles are at the
+//! maximum clock. Deterministic: the same counters give the same time, whatever order the
+//! work-groups finished in.
+
+use crate::gen::GenConfig;
+use softcl_compiler::gen_abi::{AccessKind, GenKernelInfo, SiteCounters};
+use softcl_compiler::AddressSpace;
+
+/// u64 words of one `SiteCounters` / `BlockCounters` in the counter array.
+pub const SITE_WORDS: usize = 7;
+pub const BLOCK_WORDS: usize = 2;
+
+/// Words of the counter array of `kernel`.
+pub fn counter_words(kernel: &GenKernelInfo) -> usize {
+    kernel.sites.len() * SITE_WORDS + kernel.blocks.len() * BLOCK_WORDS
+}
+
+/// The site counters starting at `words[0]` (missing words are 0).
+pub fn site_counters(words: &[u64]) -> SiteCounters {
+    let w = |i: usize| words.get(i).copied().unwrap_or(0);
+    SiteCounters {
+        messages: w(0),
+        active_lanes: w(1),
+        l3_lines: w(2),
+        useful_bytes: w(3),
+        slm_cycles: w(4),
+        slm_conflict_cycles: w(5),
+        worst_bank_ways: w(6),
+    }
+}
+
+/// What one work-group (or one wave, summed) costs.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct GroupCost {
+    pub threads: u64,
+    /// EU issue cycles summed over its threads.
+    pub eu_cycles: f64,
+    pub l3_lines: u64,
+    pub slm_cycles: u64,
+    /// Latency clocks summed over its threads.
+    pub stall_clocks: f64,
+    /// Barriers crossed (each by every thread).
+    pub barriers: u64,
+    /// The longest serial time of one thread (for a wave: of any of its work-groups).
+    pub serial: f64,
+}
+
+impl GroupCost {
+    /// The cost of one work-group from its counter array (`counters`, laid out as
+    /// `softcl_compiler::gen_abi` says) run as `threads` hardware threads crossing
+    /// `barriers` barriers.
+    pub fn from_counters(
+        config: &GenConfig,
+        kernel: &GenKernelInfo,
+        simd: u32,
+        counters: &[u64],
+        threads: u64,
+        barriers: u64,
+    ) -> Self {
+        let word = |i: usize| counters.get(i).copied().unwrap_or(0);
+        let simd_f = f64::from(simd);
+        let flops_per_clock = f64::from(config.fp32_flops_per_clock_per_eu.max(2));
+        let lanes_per_clock = flops_per_clock / 2.0;
+        let fp64_rate = f64::from(config.fp64_rate.unwrap_or(1.0 / 16.0));
+        let mut c = GroupCost { threads: threads.max(1), barriers, ..Self::default() };
+        for (s, site) in kernel.sites.iter().enumerate() {
+            let sc = site_counters(counters.get(s * SITE_WORDS..).unwrap_or(&[]));
+            let messages = sc.messages as f64;
+            let stalls = site.kind != AccessKind::Store;
+            match site.space {
+                AddressSpace::Local => {
+                    c.slm_cycles += sc.slm_cycles;
+                    if stalls {
+                        c.stall_clocks += messages * f64::from(config.slm_latency_clocks);
+                    }
+                }
+                _ => {
+                    c.l3_lines += sc.l3_lines;
+                    if stalls {
+                        c.stall_clocks += messages * f64::from(config.global_latency_clocks);
+                    }
+                }
+            }
+        }
+        let blocks_at = kernel.sites.len() * SITE_WORDS;
+        for (b, block) in kernel.blocks.iter().enumerate() {
+            let executions = word(blocks_at + b * BLOCK_WORDS) as f64;
+            let issue = f64::from(block.instructions) * simd_f / lanes_per_clock;
+            let flops = simd_f * (f64::from(block.flops) + f64::from(block.flops_f64) / fp64_rate) / flops_per_clock;
+            c.eu_cycles += executions * issue.max(flops);
+        }
+        let t = c.threads as f64;
+        c.serial = (c.eu_cycles + c.stall_clocks) / t + barriers as f64 * f64::from(config.barrier_latency_clocks);
+        c
+    }
+
+    /// Adds work-group `g` to this wave.
+    pub fn add(&mut self, g: &GroupCost) {
+        self.threads += g.threads;
+        self.eu_cycles += g.eu_cycles;
+        self.l3_lines += g.l3_lines;
+        self.slm_cycles += g.slm_cycles;
+        self.stall_clocks += g.stall_clocks;
+        self.barriers = self.barriers.max(g.barriers);
+        self.serial = self.serial.max(g.serial);
+    }
+}
+
+/// The cycles of one wave, by resource.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Split {
+    pub compute: f64,
+    pub l3: f64,
+    pub slm: f64,
+    /// The serial time of the slowest thread: its own issue plus its stalls (latency no other
+    /// thread hides), barriers excluded.
+    pub latency: f64,
+    pub barrier: f64,
+    /// The launch's bytes through the GTI over the memory roof (launch level only).
+    pub memory: f64,
+}
+
+impl Split {
+    /// How long a wave with these resource times lasts.
+    pub fn wave_cycles(&self) -> f64 {
+        self.compute.max(self.l3).max(self.slm).max(self.serial())
+    }
+    /// The slowest thread's time, barriers included.
+    fn serial(&self) -> f64 {
+        self.latency + self.barrier
+    }
+    pub fn add(&mut self, o: &Split) {
+        self.compute += o.compute;
+        self.l3 += o.l3;
+        self.slm += o.slm;
+        self.latency += o.latency;
+        self.barrier += o.barrier;
+        self.memory += o.memory;
+    }
+}
+
+/// The resource times of a wave on one sub-slice.
+pub fn wave_split(config: &GenConfig, w: &GroupCost) -> Split {
+    let eus = u64::from(config.eus_per_subslice).min(w.threads.max(1)) as f64;
+    let barrier = w.barriers as f64 * f64::from(config.barrier_latency_clocks);
+    Split {
+        compute: w.eu_cycles / eus,
+        l3: w.l3_lines as f64 * 64.0 / f64::from(config.dataport_bytes_per_clock.max(1)),
+        slm: w.slm_cycles as f64 * 64.0 / f64::from(config.slm_bytes_per_clock.max(1)),
+        latency: (w.serial - barrier).max(0.0),
+        barrier,
+        memory: 0.0,
+    }
+}
+
+/// The modelled time of a launch.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct LaunchTime {
+    pub cycles: f64,
+    pub time_ns: f64,
+    /// The resource times of the slowest sub-slice, summed over its waves, and the memory
+    /// roof of the launch.
+    pub split: Split,
+    pub waves: u64,
+    /// Bytes through the GTI.
+    pub memory_bytes: u64,
+}
+
+impl LaunchTime {
+    /// The resource that bounds the launch ("compute", "L3", "SLM", "memory", "latency",
+    /// "barrier").
+    pub fn bound(&self) -> &'static str {
+        let s = &self.split;
+        let all = [
+            ("compute", s.compute),
+            ("L3", s.l3),
+            ("SLM", s.slm),
+            ("memory", s.memory),
+            ("latency", s.latency),
+            ("barrier", s.barrier),
+        ];
+        all.iter().fold(("compute", f64::MIN), |a, b| if b.1 > a.1 { *b } else { a }).0
+    }
+}
+
+/// The launch time from its waves: `waves[w][s]` is wave `w` on sub-slice `s`.
+pub fn launch_time(config: &GenConfig, waves: &[Vec<GroupCost>], memory_bytes: u64) -> LaunchTime {
+    let subslices = config.subslices() as usize;
+    let mut per_ss = vec![(0.0f64, Split::default()); subslices];
+    for wave in waves {
+        for (s, g) in wave.iter().enumerate().take(subslices) {
+            if g.threads == 0 {
+                continue;
+            }
+            let split = wave_split(config, g);
+            per_ss[s].0 += split.wave_cycles();
+            per_ss[s].1.add(&split);
+        }
+    }
+    let (schedule, mut split) = per_ss.into_iter().fold((0.0, Split::default()), |a, b| if b.0 > a.0 { b } else { a });
+    let bytes_per_clock = config.memory_bytes_per_sec() / (f64::from(config.max_clock_mhz) * 1e6);
+    split.memory = memory_bytes as f64 / bytes_per_clock;
+    let cycles = schedule.max(split.memory);
+    LaunchTime { cycles, time_ns: cycles / config.clocks_per_ns(), split, waves: waves.len() as u64, memory_bytes }
+}
