@@ -535,12 +535,12 @@ fn uniform_address_loads_in_a_divergent_loop() {
 }
 
 #[test]
-fn scalar_select_tests_nonzero_not_the_sign_bit() {
+fn scalar_select_and_scalar_conditions_of_vector_values() {
     // The CTS's relational_select_{signed,unsigned} found this: a scalar select(a, b, c)
     // takes b when c is nonzero (the most significant bit decides only for vectors), but
     // vectorized across work-items the scalar condition became a vector and was tested on
     // its sign bit.
-    if run_in_every_mode("scalar_select_tests_nonzero_not_the_sign_bit") {
+    if run_in_every_mode("scalar_select_and_scalar_conditions_of_vector_values") {
         return;
     }
     const SRC: &str = r#"
@@ -558,9 +558,14 @@ fn scalar_select_tests_nonzero_not_the_sign_bit() {
                             __global int2* out) {
             int i = get_global_id(0);
             out[i] = select(a[i], b[i], c[i]);
+        }
+        __kernel void cond_v(__global const int2* a, __global const int2* b, __global const int* c,
+                             __global int2* out) {
+            int i = get_global_id(0);
+            out[i] = c[i] ? a[i] : b[i];
         }"#;
     let env = cpu_env();
-    let p = build(&env, SRC, "", &["sel_i", "sel_u", "sel_v"]);
+    let p = build(&env, SRC, "", &["sel_i", "sel_u", "sel_v", "cond_v"]);
     let n = 64usize;
     let a: Vec<i32> = (0..n as i32).map(|i| 1000 + i).collect();
     let b: Vec<i32> = (0..n as i32).map(|i| -2000 - i).collect();
@@ -582,6 +587,22 @@ fn scalar_select_tests_nonzero_not_the_sign_bit() {
         let want: Vec<i32> = (0..n).map(|i| if c[i] != 0 { b[i] } else { a[i] }).collect();
         assert_eq!(got, want, "{name}: scalar select takes b where c is nonzero");
     }
+    // A scalar condition choosing whole vectors (the CTS's integer_ops vector_scalar:
+    // `valC ? valA : valB` with char valC and char2 values).
+    let k = kernel(&p, "cond_v");
+    let (ba, bb, bc) = (
+        env.buffer_from(CL_MEM_READ_ONLY, &a),
+        env.buffer_from(CL_MEM_READ_ONLY, &b),
+        env.buffer_from(CL_MEM_READ_ONLY, &c),
+    );
+    let bo = env.buffer(CL_MEM_WRITE_ONLY, n * 4);
+    for (j, m) in [&ba, &bb, &bc, &bo].into_iter().enumerate() {
+        k.set_mem(j as u32, m);
+    }
+    env.run(&k, &[n / 2], Some(&[16]));
+    let got: Vec<i32> = env.read(&bo, n);
+    let want: Vec<i32> = (0..n).map(|i| if c[i / 2] != 0 { a[i] } else { b[i] }).collect();
+    assert_eq!(got, want, "a scalar ?: condition selects the whole vector");
     // int2: component-wise, on the sign bit.
     let k = kernel(&p, "sel_v");
     let (ba, bb, bc) = (
