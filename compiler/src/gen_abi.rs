@@ -82,6 +82,9 @@ pub struct GenKernelInfo {
     /// The program's source files as named by the front end (the first is the program's
     /// source; headers follow).
     pub source_files: Vec<String>,
+    /// The text of each of `source_files` where known (`ir::Module::source_texts`), for the
+    /// report's source listing.
+    pub source_texts: Vec<Option<std::sync::Arc<str>>>,
 }
 
 /// Counters of one site, summed over the messages of a hardware thread.
