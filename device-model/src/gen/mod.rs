@@ -21,6 +21,7 @@
 //! - correctly rounded fp32 divide/sqrt.
 
 pub mod config;
+pub mod html;
 pub mod lines;
 
 pub use config::{GenConfig, SlmAllocRule};
