@@ -280,3 +280,97 @@ fn linked_objects_keep_the_first_objects_lines() {
         assert!(got.contains(&line("load")) && got.contains(&line("store")), "{got:?}");
     }
 }
+
+/// Assembles SPIR-V text with spirv-as (package spirv-tools).
+fn assemble(text: &str) -> Vec<u8> {
+    let dir = std::env::temp_dir().join(format!("softcl-source-lines-asm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (input, output) = (dir.join("in.spvasm"), dir.join("out.spv"));
+    std::fs::write(&input, text).unwrap();
+    let status = std::process::Command::new("spirv-as")
+        .args(["--target-env", "spv1.0", "-o"])
+        .arg(&output)
+        .arg(&input)
+        .status()
+        .expect("spirv-as runs");
+    assert!(status.success(), "spirv-as failed");
+    let bytes = std::fs::read(&output).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    bytes
+}
+
+#[test]
+fn opline_reaches_its_block_end_or_opnoline() {
+    // The header's line comes first, yet the program's source gets index 0; OpNoLine and the
+    // end of a block end a line's scope; an OpLine naming no OpString gives no location.
+    let module = assemble(
+        "OpCapability Addresses
+         OpCapability Kernel
+         OpCapability Int64
+         OpMemoryModel Physical64 OpenCL
+         OpEntryPoint Kernel %k \"k\"
+         %src = OpString \"/home/me/<stdin>\"
+         %hdr = OpString \"/usr/include/./my.h\"
+         %void = OpTypeVoid
+         %uint = OpTypeInt 32 0
+         %ptr = OpTypePointer CrossWorkgroup %uint
+         %fnty = OpTypeFunction %void %ptr
+         %one = OpConstant %uint 1
+         %k = OpFunction %void None %fnty
+         %p = OpFunctionParameter %ptr
+         %entry = OpLabel
+         OpLine %hdr 7 2
+         %x = OpLoad %uint %p
+         OpLine %src 10 3
+         %y = OpIAdd %uint %x %one
+         OpBranch %next
+         %next = OpLabel
+         %z = OpIAdd %uint %y %one
+         OpLine %src 12 1
+         OpLine %uint 1 1
+         OpStore %p %z
+         OpLine %src 13 4
+         OpNoLine
+         OpReturn
+         OpFunctionEnd
+",
+    );
+    let program = load_spirv(&module).unwrap_or_else(|e| panic!("{:?}: {}", e.kind, e.log));
+    let module = &program.module;
+    assert_eq!(module.source_files, vec!["<source>".to_string(), "/usr/include/my.h".to_string()]);
+    assert!(module.source_texts.is_empty(), "IL carries no source text");
+    let f = &module.functions[module.kernel("k").unwrap().func];
+    let locs: Vec<(String, Option<(u32, u32, u32)>)> = placed(f)
+        .into_iter()
+        .map(|i| {
+            let name = match f.insts[i] {
+                InstData::Load { .. } => "load",
+                InstData::Binary { .. } => "add",
+                InstData::Jump { .. } => "jump",
+                InstData::Store { .. } => "store",
+                InstData::Return { .. } => "return",
+                _ => "other",
+            };
+            (name.to_string(), f.inst_locs[i].map(|l| (l.file, l.line, l.column)))
+        })
+        .collect();
+    let expected = [
+        ("load", Some((1, 7, 2))),
+        ("add", Some((0, 10, 3))),
+        ("jump", Some((0, 10, 3))),
+        ("add", None),
+        ("store", None),
+        ("return", None),
+    ]
+    .map(|(n, l)| (n.to_string(), l));
+    assert_eq!(locs, expected);
+}
+
+#[test]
+fn the_applications_g_option_still_builds_with_lines() {
+    let with_g = build(WITH_HELPER, "-g");
+    let plain = build(WITH_HELPER, "");
+    assert_eq!(with_g.module.source_files, plain.module.source_files);
+    let body = |p: &Program| p.module.display_function(kernel_body(&p.module, "k")).to_string();
+    assert_eq!(body(&with_g), body(&plain));
+}
