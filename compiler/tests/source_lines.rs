@@ -340,7 +340,8 @@ fn opline_reaches_its_block_end_or_opnoline() {
     assert_eq!(module.source_files, vec!["<source>".to_string(), "/usr/include/my.h".to_string()]);
     assert!(module.source_texts.is_empty(), "IL carries no source text");
     let f = &module.functions[module.kernel("k").unwrap().func];
-    let locs: Vec<(String, Option<(u32, u32, u32)>)> = placed(f)
+    type Located = (String, Option<(u32, u32, u32)>);
+    let locs: Vec<Located> = placed(f)
         .into_iter()
         .map(|i| {
             let name = match f.insts[i] {

@@ -105,7 +105,7 @@ const SCRIPT: &str = "
 ";
 
 fn file_name(page: &ReportPage, file: u32) -> String {
-    page.source_files.get(file as usize).cloned().unwrap_or_else(|| format!("file {file}"))
+    super::lines::file_name(&page.source_files, file)
 }
 
 fn anchor(file: u32, line: u32) -> String {
@@ -113,28 +113,7 @@ fn anchor(file: u32, line: u32) -> String {
 }
 
 fn percent(x: f64) -> String {
-    format!("{:.0}%", x * 100.0)
-}
-
-/// The statistics of a line as a short text.
-fn line_figures(l: &LineStats) -> String {
-    let mut parts = Vec::new();
-    if l.messages > 0 {
-        parts.push(format!(
-            "{} msg, {:.1} lines/msg, {} efficient",
-            l.messages,
-            l.lines_per_message,
-            percent(l.efficiency)
-        ));
-    }
-    if l.slm_messages > 0 {
-        let ways = if l.worst_bank_ways > 1 { format!(", worst {} ways", l.worst_bank_ways) } else { String::new() };
-        parts.push(format!("SLM {} msg, {} conflict cycles{ways}", l.slm_messages, l.slm_conflict_cycles));
-    }
-    if let Some(u) = l.lane_utilisation {
-        parts.push(format!("{} lanes", percent(u)));
-    }
-    parts.join("; ")
+    super::lines::percent(x)
 }
 
 fn heat_colour(heat: f64) -> String {
@@ -228,7 +207,7 @@ fn worst_lines(out: &mut String, page: &ReportPage) {
             out,
             "<tr><td>{place}</td><td class=\"num\">{:.0}</td><td>{}</td><td>{}</td></tr>",
             l.lost_cycles,
-            escape(&line_figures(l)),
+            escape(&l.figures()),
             advice.join("<br>")
         );
     }
@@ -278,7 +257,7 @@ fn source_listing(out: &mut String, page: &ReportPage) {
             let _ = writeln!(
                 out,
                 "<tr class=\"note {class}\"><td></td><td><span class=\"st\">{}</span>{}{}</td></tr>",
-                escape(&line_figures(l)),
+                escape(&l.figures()),
                 if advice.is_empty() { "" } else { "<br>" },
                 if advice.is_empty() {
                     String::new()

@@ -83,10 +83,56 @@ pub struct LineStats {
     pub lane_utilisation: Option<f64>,
     /// Instructions the line's blocks issued (per hardware thread, summed).
     pub instructions: u64,
+    /// FP32 and FP64 floating-point operations of the line's blocks (per active lane).
+    pub flops: u64,
+    pub flops_f64: u64,
     /// Advice, worst first.
     pub advice: Vec<Advice>,
     /// Sum of the advice's lost cycles: the ranking key.
     pub lost_cycles: f64,
+}
+
+impl LineStats {
+    /// The line's figures as a short text: "1024 msg, 16.0 lines/msg, 6% efficient; SLM 1024
+    /// msg, 15360 conflict cycles, worst 16 ways; 50% lanes".
+    pub fn figures(&self) -> String {
+        let mut parts = Vec::new();
+        if self.messages > 0 {
+            parts.push(format!(
+                "{} msg, {:.1} lines/msg, {} efficient",
+                self.messages,
+                self.lines_per_message,
+                percent(self.efficiency)
+            ));
+        }
+        if self.slm_messages > 0 {
+            let ways =
+                if self.worst_bank_ways > 1 { format!(", worst {} ways", self.worst_bank_ways) } else { String::new() };
+            parts.push(format!("SLM {} msg, {} conflict cycles{ways}", self.slm_messages, self.slm_conflict_cycles));
+        }
+        if let Some(u) = self.lane_utilisation {
+            parts.push(format!("{} lanes", percent(u)));
+        }
+        parts.join("; ")
+    }
+
+    /// "<source>:12" (`files`: `GenKernelInfo::source_files`), or "(no line information)".
+    pub fn place(&self, files: &[String]) -> String {
+        match self.loc {
+            Some(loc) => format!("{}:{}", file_name(files, loc.file), loc.line),
+            None => "(no line information)".to_string(),
+        }
+    }
+}
+
+/// The name of file `file` of `files`, or "file N" when it is not there.
+pub fn file_name(files: &[String], file: u32) -> String {
+    files.get(file as usize).cloned().unwrap_or_else(|| format!("file {file}"))
+}
+
+/// "50%".
+pub fn percent(x: f64) -> String {
+    format!("{:.0}%", x * 100.0)
 }
 
 fn ratio(a: u64, b: u64) -> f64 {
@@ -125,6 +171,8 @@ struct Acc {
     instructions: u64,
     idle_instruction_slots: f64,
     divergent_branch: bool,
+    flops: u64,
+    flops_f64: u64,
 }
 
 /// Per-line statistics, ranked worst first (then by file and line). `sites` and `blocks`
@@ -216,6 +264,8 @@ pub fn line_stats(
         let idle = (1.0 - utilisation / baseline.max(f64::MIN_POSITIVE)).max(0.0);
         acc.idle_instruction_slots += issued as f64 * idle;
         acc.divergent_branch |= block.divergent_branch;
+        acc.flops += u64::from(block.flops) * counters.active_lanes;
+        acc.flops_f64 += u64::from(block.flops_f64) * counters.active_lanes;
     }
 
     let wg_items: usize = local_size.iter().map(|&d| d.max(1)).product();
@@ -341,6 +391,8 @@ fn finish(acc: Acc, simd: u64, local_size: [usize; 3]) -> LineStats {
         worst_bank_ways: acc.worst_ways,
         lane_utilisation,
         instructions: acc.instructions,
+        flops: acc.flops,
+        flops_f64: acc.flops_f64,
         advice,
         lost_cycles,
     }
@@ -474,6 +526,8 @@ mod tests {
         assert_eq!(stats[0].advice[0].lost_cycles, 100.0);
         assert_eq!(stats[1].lane_utilisation, Some(1.0));
         assert!(stats[1].advice.is_empty());
+        assert_eq!(stats[0].figures(), "50% lanes");
+        assert_eq!(stats[0].place(&["<source>".to_string()]), "<source>:2");
     }
 
     #[test]
@@ -497,6 +551,18 @@ mod tests {
         assert_eq!(stats.len(), 1);
         assert_eq!(stats[0].loc, None);
         assert_eq!(stats[0].advice[0].kind, AdviceKind::PrivateSpill);
+        assert_eq!(stats[0].place(&[]), "(no line information)");
+    }
+
+    #[test]
+    fn flops_count_active_lanes() {
+        let mut b = block(10, 3, false);
+        b.flops = 2;
+        b.flops_f64 = 1;
+        let k = info(vec![], vec![b]);
+        let stats = line_stats(&k, &[], &[BlockCounters { executions: 4, active_lanes: 60 }], [60, 1, 1]);
+        assert_eq!((stats[0].flops, stats[0].flops_f64), (120, 60));
+        assert_eq!(stats[0].instructions, 40);
     }
 
     #[test]
