@@ -87,6 +87,14 @@ pub struct GenKernelInfo {
     pub source_texts: Vec<Option<std::sync::Arc<str>>>,
 }
 
+impl GenKernelInfo {
+    /// Takes the source file names and texts of the module the kernel was built from.
+    pub fn set_sources(&mut self, module: &crate::ir::Module) {
+        self.source_files = module.source_files.clone();
+        self.source_texts = module.source_texts.clone();
+    }
+}
+
 /// Counters of one site, summed over the messages of a hardware thread.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -139,6 +139,9 @@ fn header_lines_name_the_header() {
     assert_eq!(module.source_texts.len(), 2);
     assert_eq!(module.source_texts[0].as_deref(), Some(source));
     assert_eq!(module.source_texts[1].as_deref(), Some(header), "the header's text is read when built");
+    let mut gen = softcl_compiler::gen_abi::GenKernelInfo::default();
+    gen.set_sources(module);
+    assert_eq!((&gen.source_files, &gen.source_texts), (&module.source_files, &module.source_texts));
     // clang inlines `scaled`: its load keeps the header's line, the store the kernel's.
     let got = memory_lines(module, &module.functions[kernel_body(module, "k")]);
     assert!(got.contains(&("load", Some((header_path, 3)))), "{got:?}");
