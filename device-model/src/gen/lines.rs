@@ -125,6 +125,25 @@ impl LineStats {
     }
 }
 
+/// The `count` worst lines that have advice, as text for the report on stderr:
+///
+/// ```text
+/// <source>:6: 30720 cycles lost; 1024 msg, 16.0 lines/msg, 6% efficient
+///     strided access: every lane writes its own 64-byte line (...)
+/// ```
+pub fn worst_lines_text(lines: &[LineStats], files: &[String], count: usize) -> String {
+    let mut out = String::new();
+    for l in lines.iter().filter(|l| !l.advice.is_empty()).take(count) {
+        let figures = l.figures();
+        let sep = if figures.is_empty() { "" } else { "; " };
+        out.push_str(&format!("{}: {:.0} cycles lost{sep}{figures}\n", l.place(files), l.lost_cycles));
+        for a in &l.advice {
+            out.push_str(&format!("    {}\n", a.text));
+        }
+    }
+    out
+}
+
 /// The name of file `file` of `files`, or "file N" when it is not there.
 pub fn file_name(files: &[String], file: u32) -> String {
     files.get(file as usize).cloned().unwrap_or_else(|| format!("file {file}"))
@@ -465,6 +484,18 @@ mod tests {
         let row = stats.iter().find(|l| l.loc.map(|l| l.line) == Some(3)).unwrap();
         assert!(row.advice.is_empty(), "{:?}", row.advice);
         assert_eq!(row.efficiency, 1.0);
+    }
+
+    #[test]
+    fn worst_lines_as_text() {
+        let k = info(vec![site(AddressSpace::Global, AccessKind::Load, 4, 4)], vec![]);
+        let stats = line_stats(&k, &[global(100, 16, 4)], &[], [1, 16, 1]);
+        let files = ["<source>".to_string()];
+        assert_eq!(
+            worst_lines_text(&stats, &files, 5),
+            "<source>:4: 1500 cycles lost; 100 msg, 16.0 lines/msg, 6% efficient\n    column access: 16 lines per message; a <16,1,1> work-group reads 1\n"
+        );
+        assert_eq!(worst_lines_text(&stats, &files, 0), "");
     }
 
     #[test]
