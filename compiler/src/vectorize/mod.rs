@@ -128,19 +128,13 @@ pub fn inline_kernel_calls(m: &mut ir::Module, limit: usize) -> Result<(), Strin
 }
 
 /// Whether a function with divergent branches is if-converted (`back::linearize`: its
-/// blocks run in order under their masks) rather than run by the lane dispatcher: it has
-/// no loops (every block runs at most once per packet) and no barriers.
+/// blocks run in a loop-contiguous topological order under their masks, loops in loop-mask
+/// form: a loop runs again while any lane took a back edge) rather than run by the lane
+/// dispatcher: its control flow is reducible (every cycle is a natural loop).
 pub fn if_convertible(f: &ir::Function) -> bool {
     let cfg = crate::analysis::Cfg::new(f);
     let dom = crate::analysis::DomTree::new(&cfg);
-    let loops = crate::analysis::LoopInfo::new(&cfg, &dom);
-    !loops.is_irreducible()
-        && loops.loops().is_empty()
-        && !f
-            .layout
-            .blocks
-            .iter()
-            .any(|&b| f.layout.insts[b].iter().any(|&i| crate::passes::inline::is_work_group_barrier(&f.insts[i])))
+    !crate::analysis::LoopInfo::new(&cfg, &dom).is_irreducible() && cfg.entry().is_some_and(|e| cfg.preds(e).is_empty())
 }
 
 /// The heuristic width's cost check: divergent branches in a short kernel without loops.
