@@ -187,18 +187,75 @@ pub struct Report {
     /// Why the kernel runs scalar, if it does although vectorization was asked for.
     pub scalar_reason: Option<String>,
     /// How divergent branches run when vectorized ([`control_flow`]).
-    pub control_flow: Option<&'static str>,
+    pub control_flow: Option<String>,
 }
 
-/// How a vectorized kernel with divergent branches runs them (a report phrase).
-pub fn control_flow(f: &ir::Function, wa: &WorkItemAnalysis) -> Option<&'static str> {
+/// How a vectorized kernel with divergent branches runs them (a report phrase), with one
+/// clause per loop that holds divergent code: a loop whose lanes may leave in different
+/// iterations (a divergent exit, break or return) runs in loop-mask form; a loop whose exit
+/// is uniform keeps one branch per iteration and if-converts the divergent code inside.
+pub fn control_flow(f: &ir::Function, wa: &WorkItemAnalysis) -> Option<String> {
     if wa.divergent_branches.is_empty() {
-        None
-    } else if if_convertible(f) {
-        Some("if-converted: every block runs once under its mask, no lane dispatcher")
-    } else {
-        Some("linearized with the lane dispatcher (loops or barriers)")
+        return None;
     }
+    if !if_convertible(f) {
+        return Some(
+            "linearized with the lane dispatcher (irreducible control flow: the loop-mask form needs natural loops)"
+                .into(),
+        );
+    }
+    let cfg = crate::analysis::Cfg::new(f);
+    let dom = crate::analysis::DomTree::new(&cfg);
+    let pdom = crate::analysis::PostDomTree::new(&cfg);
+    let loops = crate::analysis::LoopInfo::new(&cfg, &dom);
+    let order = loops.block_order(&cfg);
+    let pos = |b: ir::Block| order.iter().position(|x| *x == b).unwrap_or(usize::MAX);
+    let mut all: Vec<&crate::analysis::Loop> = loops.loops().iter().collect();
+    all.sort_by_key(|l| pos(l.header));
+    let mut clauses = Vec::new();
+    for (k, l) in all.iter().enumerate() {
+        let inside = |b: ir::Block| l.blocks.contains(&b);
+        let branches: Vec<ir::Block> =
+            wa.divergent_branches.iter().filter_map(|&t| f.layout.inst_block[t]).filter(|&b| inside(b)).collect();
+        if branches.is_empty() {
+            continue;
+        }
+        let divergent_exit = branches.iter().any(|&b| pdom.ipdom(b).is_none_or(|p| !inside(p)));
+        let returns = l
+            .blocks
+            .iter()
+            .filter(|&&b| f.layout.last_inst(b).is_some_and(|t| matches!(f.insts[t], InstData::Return { .. })))
+            .count();
+        let line = l
+            .blocks
+            .iter()
+            .flat_map(|&b| f.layout.insts[b].iter())
+            .filter_map(|&i| f.inst_locs[i])
+            .map(|loc| loc.line)
+            .filter(|&n| n > 0)
+            .min();
+        let name = match line {
+            Some(n) => format!("loop {} (line {n}, depth {})", k + 1, l.depth),
+            None => format!("loop {} (depth {})", k + 1, l.depth),
+        };
+        let how = if divergent_exit {
+            let exits = l.exit_edges.len() + returns;
+            format!(
+                "{name}: loop mask, runs while any lane is active, {exits} exit(s) with live-outs blended as lanes leave"
+            )
+        } else {
+            format!("{name}: uniform exit, its divergent branches if-converted under the body mask")
+        };
+        clauses.push(how);
+    }
+    let mut out = String::from("if-converted, no lane dispatcher");
+    if clauses.is_empty() {
+        out.push_str(": every block runs once under its mask");
+    } else {
+        out.push_str(": ");
+        out.push_str(&clauses.join("; "));
+    }
+    Some(out)
 }
 
 impl std::fmt::Display for Report {
@@ -208,7 +265,7 @@ impl std::fmt::Display for Report {
         match &self.scalar_reason {
             None => {
                 write!(f, "vectorized at width {} ({})", self.width, self.why)?;
-                if let Some(c) = self.control_flow {
+                if let Some(c) = &self.control_flow {
                     write!(f, "; divergent branches {c}")?;
                 }
             }
