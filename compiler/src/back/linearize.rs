@@ -1,26 +1,33 @@
 //! Linearized control flow for vector code with divergent branches.
 //!
-//! Each block gets an id in the loop-contiguous topological order of
-//! [`crate::analysis::Cfg::loop_order`] (ids 2k; a loop's *continue* point gets the odd id
-//! just after its last block). Every lane keeps the id of the block it runs next in `next`
-//! (`<W x i32>`, `DONE` once it returned). A terminator sets `next` for the lanes that take
-//! each edge (edge mask = block mask & condition) and stores the edge's block arguments into
-//! the target's parameter slots under that mask, then jumps to the *lane dispatcher*, which
-//! picks the smallest pending id (a vector umin), makes the lanes waiting there the mask and
-//! switches to that block. Back edges go to the loop's continue point, which moves its lanes
-//! to the header only when no lane is left in the loop body, so the lanes in a loop always
-//! run the same iteration and every block runs at most once per iteration of its loop.
-//! Values used outside their block live in allocas (varying ones written with a blend under
-//! the mask, so a lane that left a loop keeps its last value); SROA/mem2reg turn them back
-//! into SSA.
+//! *Loop-mask form* (if-conversion, every reducible function): the blocks run in the
+//! loop-contiguous topological order of [`crate::analysis::Cfg::loop_order`], each under
+//! its `block mask` slot, the union of the masks of the edges taken into it (or-ed by the
+//! predecessors' terminators; a block empties its slot when it runs). A block whose mask is
+//! empty is skipped by a one-test guard (a loop header's guard skips the whole loop). After
+//! the last block of each loop a *latch check* runs the loop again while any lane took a
+//! back edge (the header's slot: the loop mask of the next iteration), so the body runs
+//! for all lanes while any lane is active, one mask reduction per iteration. A lane that
+//! leaves (break, the loop condition, a return) is no longer in the loop mask; its exit
+//! block's mask and parameter slots collect it, blended, in the iteration it leaves, and
+//! the exit block runs once after the loop under the union of its lanes. Divergent branches
+//! inside the body are if-converted the same way, and nested loops nest. Memory operations
+//! are masked (inactive lanes never touch memory). Values used outside their block live in
+//! allocas (SROA/mem2reg turn them back into SSA); a write blends under the mask only where
+//! another lane's old value can still be read ([`plain_slots`]: live-outs of a loop, exits,
+//! joins), so the loop-carried values of a loop body carry no blends.
 //!
-//! *If-conversion* (predication): a function without loops and without barriers needs no
-//! dispatcher. Its blocks run in topological order, each under the union of the masks of
-//! the edges into it (`block mask` slots, or-ed by the predecessors' terminators), and a
-//! block whose mask is empty is skipped by a one-test guard. Every block then runs at most
-//! once per packet, as under the dispatcher, without its per-edge reductions; memory
-//! operations are masked (inactive lanes never touch memory) and block parameters are
-//! blended at the join as before.
+//! *Lane dispatcher* (irreducible control flow, which has no loop-contiguous order): each
+//! block gets an id in that order (ids 2k; a natural loop's *continue* point gets the odd
+//! id just after its last block). Every lane keeps the id of the block it runs next in
+//! `next` (`<W x i32>`, `DONE` once it returned). A terminator sets `next` for the lanes
+//! that take each edge (edge mask = block mask & condition) and stores the edge's block
+//! arguments into the target's parameter slots blended under that mask, then jumps to the
+//! dispatcher, which picks the smallest pending id (a vector umin), makes the lanes waiting
+//! there the mask and switches to that block. Back edges of natural loops go to the loop's
+//! continue point, which moves its lanes to the header only when no lane is left in the
+//! loop body. The work-item analysis treats every value crossing blocks of such a function
+//! as varying, so each lane's values survive in the blended slots whatever the schedule.
 
 use super::llvm::{bail, FnLower, Val, R};
 use crate::analysis::{Cfg, DomTree, LoopInfo};
@@ -75,9 +82,6 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let cfg = Cfg::new(f);
         let dom = DomTree::new(&cfg);
         let loops = LoopInfo::new(&cfg, &dom);
-        if loops.is_irreducible() {
-            bail!("irreducible control flow cannot be linearized");
-        }
         let order = loops.block_order(&cfg);
         let pos: HashMap<Block, usize> = order.iter().enumerate().map(|(k, b)| (*b, k)).collect();
         let ids: HashMap<Block, u32> = pos.iter().map(|(b, k)| (*b, 2 * *k as u32)).collect();

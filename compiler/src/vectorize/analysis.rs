@@ -17,7 +17,9 @@
 //! varying. A loop containing a divergent branch whose post-dominator lies outside the loop
 //! has a divergent exit: lanes leave it in different iterations, so values defined in the
 //! loop and used outside it, and the parameters of its exit blocks, are varying (temporal
-//! divergence).
+//! divergence). In irreducible control flow (cycles that are not natural loops) a divergent
+//! branch makes every block but the entry divergent and every value used outside its
+//! non-entry block varying.
 //!
 //! Memory accesses are classified as uniform (one scalar access), consecutive (one vector
 //! access), strided or random (gather / scatter), and masked when they lie in a divergently
@@ -192,6 +194,11 @@ pub fn analyze(m: &ir::Module, f: &Function) -> WorkItemAnalysis {
     for &p in &f.blocks[entry].params {
         a.shapes[p] = Some(Shape::Uniform);
     }
+    // Irreducible control flow (run by the lane dispatcher): cycles that are not natural
+    // loops escape the temporal-divergence rule above, so once any branch diverges, every
+    // block but the entry runs under a mask and every value crossing blocks there varies.
+    let irreducible = loops.is_irreducible();
+    let mut irreducible_forced = false;
     // Fixed point: shapes only move up (unknown -> uniform -> strided -> varying) and the set
     // of divergent blocks only grows.
     loop {
@@ -311,6 +318,24 @@ pub fn analyze(m: &ir::Module, f: &Function) -> WorkItemAnalysis {
                     }
                 }
                 l = lp.parent;
+            }
+        }
+        if irreducible && !irreducible_forced && !a.divergent_branches.is_empty() {
+            irreducible_forced = true;
+            changed = true;
+            for &b in &f.layout.blocks {
+                if b == entry {
+                    continue;
+                }
+                a.divergent_blocks.insert(b);
+                a.join_blocks.insert(b);
+                for &i in &f.layout.insts[b] {
+                    f.insts[i].for_each_operand(|v| {
+                        if def_block(v).is_some_and(|db| db != b && db != entry) {
+                            a.forced.insert(v);
+                        }
+                    });
+                }
             }
         }
         if !changed {

@@ -34,13 +34,6 @@ pub fn blocker(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis, barriers
             }
         }
     }
-    if !wa.divergent_branches.is_empty() {
-        let cfg = crate::analysis::Cfg::new(f);
-        let dom = crate::analysis::DomTree::new(&cfg);
-        if crate::analysis::LoopInfo::new(&cfg, &dom).is_irreducible() {
-            return Some("irreducible control flow with divergent branches".into());
-        }
-    }
     let varying = |v: ir::Value| !wa.shape(f, v).is_uniform();
     let aggregate = |t: ir::Type| matches!(m.types.get(t), TypeData::Struct { .. } | TypeData::Array { .. });
     for &b in &f.layout.blocks {
