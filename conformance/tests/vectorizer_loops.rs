@@ -67,8 +67,41 @@ fn kernel(program: &Program, name: &str) -> Kernel {
 /// masked tail in every packet row.
 const LOCALS: [Option<usize>; 4] = [None, Some(16), Some(7), Some(29)];
 
-fn local_arg(l: &Option<usize>) -> Option<[usize; 1]> {
-    l.map(|l| [l])
+/// An argument of a test launch: an input buffer, an int, or an output buffer of `len`
+/// ints filled with `fill` before the launch.
+enum Arg<'a> {
+    Buf(&'a [i32]),
+    Int(i32),
+    Out(usize, i32),
+}
+
+/// Runs `k` over `n` work-items once per local size of [`LOCALS`], with fresh buffers for
+/// `args`, and calls `check(local size, the output buffers read back in argument order)`.
+fn run_each_local(env: &TestEnv, k: &Kernel, n: usize, args: &[Arg], check: impl Fn(Option<usize>, &[Vec<i32>])) {
+    for local in LOCALS {
+        let mut inputs = Vec::new();
+        let mut outputs = Vec::new();
+        for (index, a) in args.iter().enumerate() {
+            let index = index as cl_uint;
+            match a {
+                Arg::Buf(data) => {
+                    let b = env.buffer_from(CL_MEM_READ_ONLY, data);
+                    k.set_mem(index, &b);
+                    inputs.push(b);
+                }
+                Arg::Int(v) => k.set_arg(index, v),
+                Arg::Out(len, fill) => {
+                    let b = env.buffer_from(CL_MEM_READ_WRITE, &vec![*fill; *len]);
+                    k.set_mem(index, &b);
+                    outputs.push((b, *len));
+                }
+            }
+        }
+        let l = local.map(|l| [l]);
+        env.run(k, &[n], l.as_ref().map(|l| &l[..]));
+        let got: Vec<Vec<i32>> = outputs.iter().map(|(b, len)| env.read(b, *len)).collect();
+        check(local, &got);
+    }
 }
 
 #[test]
@@ -96,12 +129,13 @@ fn divergent_trip_counts() {
     let p = build(&env, SRC, &["collatz"]);
     let k = kernel(&p, "collatz");
     let n = 211usize;
-    let x: Vec<u32> = (0..n as u32).map(|i| 1 + (i * 7919) % 1000).collect();
-    let max_steps = 100u32;
-    let want: Vec<u32> = x
+    // The kernel's uints are passed as the same bits in i32s (all values are small).
+    let x: Vec<i32> = (0..n as i32).map(|i| 1 + (i * 7919) % 1000).collect();
+    let max_steps = 100i32;
+    let want: Vec<i32> = x
         .iter()
         .map(|&x0| {
-            let (mut v, mut it) = (x0, 0u32);
+            let (mut v, mut it) = (x0 as u32, 0i32);
             while v != 1 && it < max_steps {
                 v = if v & 1 != 0 { v.wrapping_mul(3).wrapping_add(1) } else { v / 2 };
                 it += 1;
@@ -109,20 +143,12 @@ fn divergent_trip_counts() {
             it
         })
         .collect();
-    assert!(want.iter().any(|&w| w == max_steps) && want.iter().any(|&w| w < 10), "trip counts vary: {want:?}");
-    for local in LOCALS {
-        let l = local_arg(&local);
-        let bx = env.buffer_from(CL_MEM_READ_ONLY, &x);
-        let bo = env.buffer_from(CL_MEM_READ_WRITE, &vec![u32::MAX; n]);
-        k.set_mem(0, &bx);
-        k.set_arg(1, &max_steps);
-        k.set_mem(2, &bo);
-        env.run(&k, &[n], l.as_ref().map(|l| &l[..]));
-        let got: Vec<u32> = env.read(&bo, n);
+    assert!(want.contains(&max_steps) && want.iter().any(|&w| w < 10), "trip counts vary: {want:?}");
+    run_each_local(&env, &k, n, &[Arg::Buf(&x), Arg::Int(max_steps), Arg::Out(n, -1)], |local, out| {
         for i in 0..n {
-            assert_eq!(got[i], want[i], "steps of {} (work-item {i}) with local size {local:?}", x[i]);
+            assert_eq!(out[0][i], want[i], "steps of {} (work-item {i}) with local size {local:?}", x[i]);
         }
-    }
+    });
 }
 
 #[test]
@@ -181,19 +207,12 @@ fn break_and_continue() {
         })
         .collect();
     assert!(want.iter().any(|w| w.1 < n) && want.iter().any(|w| w.1 == n), "some lanes break, some do not");
-    for local in LOCALS {
-        let l = local_arg(&local);
-        let bx = env.buffer_from(CL_MEM_READ_ONLY, &x);
-        let bo = env.buffer_from(CL_MEM_READ_WRITE, &vec![-1i32; 2 * m]);
-        k.set_mem(0, &bx);
-        k.set_arg(1, &n);
-        k.set_mem(2, &bo);
-        env.run(&k, &[m], l.as_ref().map(|l| &l[..]));
-        let got: Vec<i32> = env.read(&bo, 2 * m);
+    run_each_local(&env, &k, m, &[Arg::Buf(&x), Arg::Int(n), Arg::Out(2 * m, -1)], |local, out| {
         for i in 0..m {
-            assert_eq!((got[2 * i], got[2 * i + 1]), want[i], "(s, k) of x = {} with local size {local:?}", x[i]);
+            let got = (out[0][2 * i], out[0][2 * i + 1]);
+            assert_eq!(got, want[i], "(s, k) of x = {} with local size {local:?}", x[i]);
         }
-    }
+    });
 }
 
 #[test]
@@ -241,21 +260,12 @@ fn early_return_from_a_loop() {
         })
         .collect();
     assert!(want.contains(&-1) && want.iter().any(|&w| w >= 0) && want.iter().any(|&w| w <= -1000));
-    for local in LOCALS {
-        let l = local_arg(&local);
-        let bd = env.buffer_from(CL_MEM_READ_ONLY, &data);
-        let bk = env.buffer_from(CL_MEM_READ_ONLY, &keys);
-        let bo = env.buffer_from(CL_MEM_READ_WRITE, &vec![7i32; m]);
-        k.set_mem(0, &bd);
-        k.set_arg(1, &len);
-        k.set_mem(2, &bk);
-        k.set_mem(3, &bo);
-        env.run(&k, &[m], l.as_ref().map(|l| &l[..]));
-        let got: Vec<i32> = env.read(&bo, m);
+    let args = [Arg::Buf(&data), Arg::Int(len), Arg::Buf(&keys), Arg::Out(m, 7)];
+    run_each_local(&env, &k, m, &args, |local, out| {
         for i in 0..m {
-            assert_eq!(got[i], want[i], "key {} (work-item {i}) with local size {local:?}", keys[i]);
+            assert_eq!(out[0][i], want[i], "key {} (work-item {i}) with local size {local:?}", keys[i]);
         }
-    }
+    });
 }
 
 #[test]
@@ -303,18 +313,11 @@ fn nested_divergent_loops() {
             acc
         })
         .collect();
-    for local in LOCALS {
-        let l = local_arg(&local);
-        let bx = env.buffer_from(CL_MEM_READ_ONLY, &x);
-        let bo = env.buffer_from(CL_MEM_READ_WRITE, &vec![-1i32; m]);
-        k.set_mem(0, &bx);
-        k.set_mem(1, &bo);
-        env.run(&k, &[m], l.as_ref().map(|l| &l[..]));
-        let got: Vec<i32> = env.read(&bo, m);
+    run_each_local(&env, &k, m, &[Arg::Buf(&x), Arg::Out(m, -1)], |local, out| {
         for i in 0..m {
-            assert_eq!(got[i], want[i], "work-item {i} (n = {}) with local size {local:?}", x[i]);
+            assert_eq!(out[0][i], want[i], "work-item {i} (n = {}) with local size {local:?}", x[i]);
         }
-    }
+    });
 }
 
 #[test]
@@ -378,18 +381,11 @@ fn live_outs_differ_per_exit() {
         })
         .collect();
     assert!(exits_taken[0] > 0 && exits_taken[1] > 0, "exits taken: {exits_taken:?}");
-    for local in LOCALS {
-        let l = local_arg(&local);
-        let bx = env.buffer_from(CL_MEM_READ_ONLY, &x);
-        let bo = env.buffer_from(CL_MEM_READ_WRITE, &vec![-1i32; m]);
-        k.set_mem(0, &bx);
-        k.set_mem(1, &bo);
-        env.run(&k, &[m], l.as_ref().map(|l| &l[..]));
-        let got: Vec<i32> = env.read(&bo, m);
+    run_each_local(&env, &k, m, &[Arg::Buf(&x), Arg::Out(m, -1)], |local, out| {
         for i in 0..m {
-            assert_eq!(got[i], want[i], "x = {} (work-item {i}) with local size {local:?}", x[i]);
+            assert_eq!(out[0][i], want[i], "x = {} (work-item {i}) with local size {local:?}", x[i]);
         }
-    }
+    });
 }
 
 #[test]
@@ -432,27 +428,13 @@ fn atomics_and_stores_in_a_divergent_loop() {
         assert!(k < 15);
         trace[i * 16 + 15] = k;
     }
-    for local in LOCALS {
-        let l = local_arg(&local);
-        let bx = env.buffer_from(CL_MEM_READ_ONLY, &x);
-        let bb = env.buffer_from(CL_MEM_READ_WRITE, &[0i32; 9]);
-        let bt = env.buffer_from(CL_MEM_READ_WRITE, &vec![-7i32; m * 16]);
-        k.set_mem(0, &bx);
-        k.set_mem(1, &bb);
-        k.set_mem(2, &bt);
-        env.run(&k, &[m], l.as_ref().map(|l| &l[..]));
-        let got_bins: Vec<i32> = env.read(&bb, 9);
-        assert_eq!(got_bins, bins.to_vec(), "bins with local size {local:?}");
-        let got: Vec<i32> = env.read(&bt, m * 16);
+    run_each_local(&env, &k, m, &[Arg::Buf(&x), Arg::Out(9, 0), Arg::Out(m * 16, -7)], |local, out| {
+        assert_eq!(out[0], bins.to_vec(), "bins with local size {local:?}");
         for i in 0..m {
-            assert_eq!(
-                got[i * 16..i * 16 + 16],
-                trace[i * 16..i * 16 + 16],
-                "trace of x = {} with local size {local:?}",
-                x[i]
-            );
+            let (got, want) = (&out[1][i * 16..i * 16 + 16], &trace[i * 16..i * 16 + 16]);
+            assert_eq!(got, want, "trace of x = {} with local size {local:?}", x[i]);
         }
-    }
+    });
 }
 
 #[test]
@@ -503,21 +485,12 @@ fn uniform_inner_loop_in_a_divergent_loop() {
             acc
         })
         .collect();
-    for local in LOCALS {
-        let l = local_arg(&local);
-        let bc = env.buffer_from(CL_MEM_READ_ONLY, &c);
-        let br = env.buffer_from(CL_MEM_READ_ONLY, &reps);
-        let bo = env.buffer_from(CL_MEM_READ_WRITE, &vec![-1i32; m]);
-        k.set_mem(0, &bc);
-        k.set_arg(1, &deg);
-        k.set_mem(2, &br);
-        k.set_mem(3, &bo);
-        env.run(&k, &[m], l.as_ref().map(|l| &l[..]));
-        let got: Vec<i32> = env.read(&bo, m);
+    let args = [Arg::Buf(&c), Arg::Int(deg), Arg::Buf(&reps), Arg::Out(m, -1)];
+    run_each_local(&env, &k, m, &args, |local, out| {
         for i in 0..m {
-            assert_eq!(got[i], want[i], "work-item {i} ({} repetitions) with local size {local:?}", reps[i]);
+            assert_eq!(out[0][i], want[i], "work-item {i} ({} repetitions) with local size {local:?}", reps[i]);
         }
-    }
+    });
 }
 
 #[test]
@@ -576,16 +549,9 @@ fn irreducible_cycle_runs_through_the_lane_dispatcher() {
             v.wrapping_mul(100).wrapping_add(n)
         })
         .collect();
-    for local in LOCALS {
-        let l = local_arg(&local);
-        let bx = env.buffer_from(CL_MEM_READ_ONLY, &x);
-        let bo = env.buffer_from(CL_MEM_READ_WRITE, &vec![-1i32; m]);
-        k.set_mem(0, &bx);
-        k.set_mem(1, &bo);
-        env.run(&k, &[m], l.as_ref().map(|l| &l[..]));
-        let got: Vec<i32> = env.read(&bo, m);
+    run_each_local(&env, &k, m, &[Arg::Buf(&x), Arg::Out(m, -1)], |local, out| {
         for i in 0..m {
-            assert_eq!(got[i], want[i], "x = {} (work-item {i}) with local size {local:?}", x[i]);
+            assert_eq!(out[0][i], want[i], "x = {} (work-item {i}) with local size {local:?}", x[i]);
         }
-    }
+    });
 }

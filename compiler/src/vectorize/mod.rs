@@ -131,8 +131,8 @@ pub fn if_convertible(f: &ir::Function) -> bool {
 }
 
 /// The heuristic width's cost check: divergent branches in a short kernel without loops.
-/// Such kernels are if-converted ([`if_convertible`]: no lane dispatcher) or, with barriers,
-/// dispatched; either way the packet measured slower than the scalar work-item loop, which
+/// Such kernels are if-converted ([`if_convertible`]: no lane dispatcher) or, with
+/// irreducible control flow, dispatched; either way the packet measured slower than the scalar work-item loop, which
 /// LLVM vectorizes itself (a 5-point stencil and a float4 particle update: 2-3x slower with
 /// the dispatcher, 1.1-1.5x slower if-converted, on the 2-core AVX-512 machine; both are
 /// memory-bound). A forced width (`CL_CONFIG_CPU_VECTORIZER_MODE`) skips it.
