@@ -555,3 +555,63 @@ fn irreducible_cycle_runs_through_the_lane_dispatcher() {
         }
     });
 }
+
+#[test]
+fn divergent_loop_between_barriers() {
+    if run_in_every_mode("divergent_loop_between_barriers") {
+        return;
+    }
+    // A uniform loop holding barriers and, between them, a loop with a divergent exit: the
+    // lanes all meet again at each barrier, and the work-group resumes after it with every
+    // other lane mask empty.
+    const SRC: &str = r#"
+        __kernel void rounds(__global const int* x, __global int* out, __local int* tmp) {
+            int lid = get_local_id(0), ls = get_local_size(0), gid = get_global_id(0);
+            int v = x[gid];
+            for (int r = 0; r < 3; r++) {
+                int k = 0;
+                while (v > 1 && k < 20) {
+                    v = (v & 1) ? v * 3 + 1 : v / 2;
+                    k++;
+                }
+                tmp[lid] = v + k;
+                barrier(CLK_LOCAL_MEM_FENCE);
+                v = tmp[(lid + 1) % ls] + r;
+                barrier(CLK_LOCAL_MEM_FENCE);
+            }
+            out[gid] = v;
+        }"#;
+    let env = device(DeviceKind::Cpu).expect("the CPU device").env();
+    let p = build(&env, SRC, &["rounds"]);
+    let k = kernel(&p, "rounds");
+    let n = 336usize;
+    let x: Vec<i32> = (0..n as i32).map(|i| (i * 71) % 300 + 1).collect();
+    for ls in [16usize, 7, 48, 112] {
+        let mut v = x.clone();
+        for r in 0..3 {
+            let tmp: Vec<i32> = v
+                .iter_mut()
+                .map(|v| {
+                    let mut k = 0;
+                    while *v > 1 && k < 20 {
+                        *v = if *v & 1 != 0 { *v * 3 + 1 } else { *v / 2 };
+                        k += 1;
+                    }
+                    *v + k
+                })
+                .collect();
+            for (g, v) in v.iter_mut().enumerate() {
+                let (group, lid) = (g / ls, g % ls);
+                *v = tmp[group * ls + (lid + 1) % ls] + r;
+            }
+        }
+        let bx = env.buffer_from(CL_MEM_READ_ONLY, &x);
+        let bo = env.buffer_from(CL_MEM_READ_WRITE, &vec![-1i32; n]);
+        k.set_mem(0, &bx);
+        k.set_mem(1, &bo);
+        k.set_local(2, ls * 4);
+        env.run(&k, &[n], Some(&[ls]));
+        let got: Vec<i32> = env.read(&bo, n);
+        assert_eq!(got, v, "local size {ls}");
+    }
+}
