@@ -14,7 +14,7 @@
 //! inside the body are if-converted the same way, and nested loops nest. Memory operations
 //! are masked (inactive lanes never touch memory). Values used outside their block live in
 //! allocas (SROA/mem2reg turn them back into SSA); a write blends under the mask only where
-//! another lane's old value can still be read ([`plain_slots`]: live-outs of a loop, exits,
+//! another lane's old value can still be read (`plain_slots`: live-outs of a loop, exits,
 //! joins), so the loop-carried values of a loop body carry no blends.
 //!
 //! *Lane dispatcher* (irreducible control flow, which has no loop-contiguous order): each
