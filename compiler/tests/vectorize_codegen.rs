@@ -123,3 +123,54 @@ fn rsqrt_on_vectors_is_an_estimate_and_a_newton_step_on_avx512() {
     let ir = optimized_ir(src, None);
     assert!(ir.contains("@llvm.sqrt"), "scalar build without sqrt:\n{ir}");
 }
+
+/// `interleave`'s decision for kernel `name` of `src`.
+fn interleave_of(src: &str, name: &str) -> Option<String> {
+    let t = Target::default();
+    let mut prog = compile_source(src, "", &t).unwrap_or_else(|e| panic!("front end: {}", e.log));
+    softcl_compiler::passes::inline::inline_barrier_calls(&mut prog.module).unwrap();
+    softcl_compiler::vectorize::inline_kernel_calls(&mut prog.module, 256).unwrap();
+    let k = prog.module.kernel(name).expect("kernel");
+    let f = &prog.module.functions[k.func];
+    let wa = softcl_compiler::vectorize::analysis::analyze(&prog.module, f);
+    softcl_compiler::vectorize::width::interleave(&prog.module, f, &wa)
+}
+
+#[test]
+fn two_packets_interleave_only_for_short_scalar_chains() {
+    let src = r#"
+        __kernel void chain2(__global float* out, int iters, float a, float b) {
+            int gid = get_global_id(0);
+            float x = (float)gid, y = 1.0f - x;
+            for (int i = 0; i < iters; ++i) { x = mad(x, a, b); y = mad(y, a, b); }
+            out[gid] = x + y;
+        }
+        __kernel void chain3(__global float* out, int iters, float a, float b) {
+            int gid = get_global_id(0);
+            float x = (float)gid, y = 1.0f - x, z = 2.0f * x;
+            for (int i = 0; i < iters; ++i) { x = mad(x, a, b); y = mad(y, a, b); z = mad(z, a, b); }
+            out[gid] = x + y + z;
+        }
+        __kernel void chain16(__global float16* out, int iters, float a, float b) {
+            int gid = get_global_id(0);
+            float16 x = (float16)((float)gid);
+            for (int i = 0; i < iters; ++i) x = mad(x, a, b);
+            out[gid] = x;
+        }
+        __kernel void divergent(__global float* out, int iters, float a, float b) {
+            int gid = get_global_id(0);
+            float x = (float)gid;
+            for (int i = 0; i < gid % 7; ++i) x = mad(x, a, b);
+            out[gid] = x;
+        }
+        __kernel void straight(__global float* out, float a) {
+            int gid = get_global_id(0);
+            out[gid] = a * out[gid];
+        }"#;
+    let why = interleave_of(src, "chain2").expect("two chains interleave");
+    assert!(why.contains("2 varying"), "{why}");
+    for k in ["chain3", "chain16", "divergent", "straight"] {
+        assert_eq!(interleave_of(src, k), None, "kernel {k}");
+    }
+    assert_eq!(interleave_of(NBODY, "nbody"), None, "nbody carries a float3");
+}

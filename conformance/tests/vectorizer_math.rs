@@ -225,3 +225,93 @@ fn float3_int3_and_float8_values_carried_around_loops() {
         assert_eq!(&out[8 * i..8 * i + 8], &s, "f8: item {i}");
     }
 }
+
+/// Kernels whose loops carry one or two scalars run two packets interleaved (width 2W:
+/// `compiler/src/vectorize/width.rs`, `interleave`): results with full, masked and
+/// non-uniform work-groups in one and two dimensions, and the build log's width.
+#[test]
+fn short_chains_run_two_packets_interleaved() {
+    let name = "short_chains_run_two_packets_interleaved";
+    if run_in_vectorizer_modes(CHILD, name, |_, _| {}) {
+        return;
+    }
+    const SRC: &str = r#"
+        __kernel void chain(__global float* out, int iters, float a, float b) {
+            int gid = get_global_id(0) + get_global_id(1) * get_global_size(0);
+            float x = (float)gid, y = (float)(gid & 255);
+            for (int i = 0; i < iters; ++i) {
+                x = mad(x, a, b);
+                y = mad(y, a, b);
+            }
+            out[gid] = x + 2.0f * y;
+        }
+        __kernel void rowdot(int n, __global const float* m, __global const float* v,
+                             __global float* out) {
+            int col = get_global_id(0), row = get_global_id(1);
+            float acc = 0.0f;
+            for (int k = 0; k < n; ++k)
+                acc += m[row * n + k] * v[k * get_global_size(0) + col];
+            out[row * get_global_size(0) + col] = acc;
+        }"#;
+    let env = cpu_env();
+    let p = env.build(SRC, "-cl-std=CL3.0");
+    let log = program_build_info_string(p.raw(), env.dev(), CL_PROGRAM_BUILD_LOG);
+    #[cfg(target_arch = "x86_64")]
+    if mode() == "auto" && std::arch::is_x86_feature_detected!("avx512f") {
+        for k in ["chain", "rowdot"] {
+            let line = log.lines().find(|l| l.contains(&format!("kernel `{k}`:"))).unwrap_or("");
+            assert!(line.contains("width 32") && line.contains("interleaved"), "kernel {k}: {line:?}\n{log}");
+        }
+    }
+    let chain = create_kernel(&p, "chain").unwrap_or_else(|e| panic!("{e}"));
+    let (iters, a, b) = (37i32, -1.0f32, 0.5f32);
+    for (global, local) in [
+        (vec![1000usize], Some(vec![1usize])),
+        (vec![1000], Some(vec![3])),
+        (vec![1000], Some(vec![33])),
+        (vec![1000], Some(vec![100])),
+        (vec![1000], None),
+        (vec![70, 9], Some(vec![35, 3])),
+        (vec![64, 4], Some(vec![64, 1])),
+    ] {
+        let n: usize = global.iter().product();
+        let bo = env.buffer(CL_MEM_WRITE_ONLY, n * 4);
+        chain.set_mem(0, &bo);
+        chain.set_arg(1, &iters);
+        chain.set_arg(2, &a);
+        chain.set_arg(3, &b);
+        env.run(&chain, &global, local.as_deref());
+        let out: Vec<f32> = env.read(&bo, n);
+        for (g, &got) in out.iter().enumerate() {
+            // x -> b - x: an odd number of steps leaves b - x0 (exact for these integers).
+            let want = (b - g as f32) + 2.0 * (b - (g & 255) as f32);
+            assert_eq!(got, want, "chain: item {g}, global {global:?}, local {local:?}");
+        }
+    }
+    let rowdot = create_kernel(&p, "rowdot").unwrap_or_else(|e| panic!("{e}"));
+    let (cols, rows, n) = (77usize, 5usize, 19usize);
+    let m: Vec<f32> = (0..rows * n).map(|i| ((i * 13) % 7) as f32 - 3.0).collect();
+    let v: Vec<f32> = (0..n * cols).map(|i| ((i * 5) % 11) as f32 * 0.5).collect();
+    let bm = env.buffer_from(CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &m);
+    let bv = env.buffer_from(CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &v);
+    for local in [Some([7usize, 1]), Some([77, 1]), Some([11, 5]), None] {
+        let bo = env.buffer(CL_MEM_WRITE_ONLY, rows * cols * 4);
+        rowdot.set_arg(0, &(n as i32));
+        rowdot.set_mem(1, &bm);
+        rowdot.set_mem(2, &bv);
+        rowdot.set_mem(3, &bo);
+        env.run(&rowdot, &[cols, rows], local.as_ref().map(|l| &l[..]));
+        let out: Vec<f32> = env.read(&bo, rows * cols);
+        for r in 0..rows {
+            for c in 0..cols {
+                // Small integers and halves: every sum is exact in any order.
+                let want: f32 = (0..n).map(|k| m[r * n + k] * v[k * cols + c]).sum();
+                assert_eq!(out[r * cols + c], want, "rowdot ({r}, {c}) with local size {local:?}");
+            }
+        }
+    }
+}
+
+fn mode() -> String {
+    std::env::var(CHILD).unwrap_or_default()
+}

@@ -219,6 +219,13 @@ fn emit(
                     .flatten()
             })
         };
+        let mut width = width;
+        if scalar_reason.is_none() && width.auto {
+            if let Some(why) = vectorize::width::interleave(m, func, &wa) {
+                width.lanes *= 2;
+                width.why = format!("{}; {why}", width.why);
+            }
+        }
         let lanes = if scalar_reason.is_none() { width.lanes.max(1) } else { 1 };
         if target.vectorizer != crate::Vectorizer::Off && vectorize::report_enabled() {
             let report = vectorize::Report {
