@@ -2484,8 +2484,8 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     }
 
     /// How a block parameter of LLVM type `ty` is carried between blocks: `Some((n, part))`
-    /// for a varying IR vector in vector mode (`<n*W x T>`), which is carried as n phis of
-    /// `<W x T>`, one per component. LLVM's instruction selection copies a value of a vector
+    /// for a varying IR vector of 2 to 4 components in vector mode (`<n*W x T>`), which is
+    /// carried as n phis of `<W x T>`, one per component. LLVM's instruction selection copies a value of a vector
     /// type whose length is not a power of two between blocks one element at a time
     /// (`float3` at 16 lanes, `<48 x float>`: 48 scalar registers, rebuilt with insertps on
     /// every loop iteration; nbody's accumulator spent most of its time there), and
@@ -2496,7 +2496,9 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let w = self.vec.as_ref()?.width;
         let BasicTypeEnum::VectorType(vt) = ty else { return None };
         let n = vt.get_size();
-        if w < 2 || n <= w || n % w != 0 {
+        // Up to 4 components (where clang's float3-as-float4 lives); float8 / float16 stay
+        // one phi, which LLVM splits into whole registers itself (their code is unchanged).
+        if w < 2 || n <= w || n % w != 0 || (n / w > 4 && (n / w).is_power_of_two()) {
             return None;
         }
         let part: BasicTypeEnum<'ctx> = match vt.get_element_type() {
