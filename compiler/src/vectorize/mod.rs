@@ -155,6 +155,9 @@ pub fn if_convertible(f: &ir::Function) -> bool {
 /// still 1.35-1.5x the scalar loop's for the stencil and 1.8-2x for the particles, whose
 /// 8x16 transposes cost more than the scalar loop's float4 operations, so they stay scalar
 /// (the scalar particle update streams its stores: `back::vector::scalar_streaming_stores`).
+/// In time, the vector stencil took 7-11 ms against the scalar loop's 4.5-8.6 ms (4096^2);
+/// its non-temporal stores made it slower, not faster (11.3 ms against 5.8-10.8 without),
+/// unlike vecadd's, which is not understood yet.
 /// A forced width (`CL_CONFIG_CPU_VECTORIZER_MODE`) skips it.
 pub fn unprofitable(f: &ir::Function, wa: &WorkItemAnalysis) -> Option<String> {
     if wa.divergent_branches.is_empty() {
