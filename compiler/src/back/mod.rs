@@ -271,7 +271,7 @@ fn emit(context: &Context, m: &ir::Module, tm: &TargetMachine, target: &Target) 
         let wi = lower_wi("", Default::default())?;
         let restrict_offsets: Vec<u64> = restrict.iter().map(|(_, off)| *off).collect();
         let sfence = lanes > 1 && vector::streaming_allowed(func);
-        let args_size = kernel.info.args.iter().map(|a| (a.offset + a.size) as u64).max().unwrap_or(0);
+        let args_size = kernel.info.arg_block_size as u64;
         let opts = |sfence: bool| workgroup::EntryOptions { restrict_offsets: &restrict_offsets, sfence, args_size };
         if stream_set.is_empty() {
             workgroup::build_entry(&e, &entry_symbol(k), wi, plan.size, lanes, &opts(sfence)).map_err(kerr)?;
