@@ -259,3 +259,55 @@ fn nbody_inner_loads_are_uniform() {
     assert_eq!(d, 0, "the j loop is uniform");
     assert_eq!((c.uniform, c.gather_scatter), (1, 0), "{c:?}");
 }
+
+/// The member groups of kernel `name`: for each group, (is a store group, members, slots on).
+fn member_groups(src: &str, name: &str) -> Vec<(bool, usize, usize)> {
+    let t = Target::default();
+    let mut prog = compile_source(src, "", &t).unwrap_or_else(|e| panic!("front end: {}", e.log));
+    passes::inline::inline_barrier_calls(&mut prog.module).unwrap();
+    softcl_compiler::vectorize::inline_kernel_calls(&mut prog.module, 256).unwrap();
+    let k = prog.module.kernel(name).expect("kernel");
+    let f = &prog.module.functions[k.func];
+    let a = analyze(&prog.module, f);
+    let g = softcl_compiler::vectorize::members::find(&prog.module, f, &a);
+    g.groups
+        .iter()
+        .map(|g| {
+            let store = matches!(f.insts[g.members[0]], InstData::Store { .. });
+            (store, g.members.len(), g.slots.iter().filter(|&&s| s).count())
+        })
+        .collect()
+}
+
+#[test]
+fn struct_members_of_one_element_form_span_groups() {
+    // The particle update: pos and vel loaded together and stored together (8 of 8 slots).
+    let g = member_groups(
+        r#"typedef struct { float4 pos; float4 vel; } Particle;
+        __kernel void particles(float dt, __global const Particle *restrict in, __global Particle *restrict out) {
+            size_t i = get_global_id(0);
+            Particle p = in[i];
+            p.pos = p.pos + p.vel * dt;
+            if (p.pos.y < 0.0f)
+                p.pos.y = -p.pos.y;
+            out[i] = p;
+        }"#,
+        "particles",
+    );
+    assert_eq!(g, vec![(false, 2, 8), (true, 2, 8)], "particles");
+    // A load between two stores of one element splits them; a uniform element (every lane
+    // the same struct) is no group; members of different elements are not grouped.
+    let g = member_groups(
+        r#"typedef struct { float x, y, z; } P3;
+        __kernel void split(__global P3 *io, int k) {
+            size_t i = get_global_id(0);
+            io[i].x = io[i].y + io[i].z;
+            float x = io[k].x;
+            io[i].y = x;
+            io[i].z = x + 1.0f;
+            io[i + 1].x = io[k].y + io[k].z;
+        }"#,
+        "split",
+    );
+    assert_eq!(g, vec![(false, 2, 2), (true, 2, 2)], "split");
+}

@@ -660,6 +660,11 @@ pub struct FnLower<'a, 'ctx, 'ir> {
     pub lin: Option<super::linearize::Lin<'ctx>>,
     /// Kernel argument index of a `restrict` buffer -> the `noalias` parameter holding it.
     pub restrict_params: HashMap<usize, u32>,
+    /// Scalar code: stores that stream (non-temporal) when their ND-range is large and
+    /// their address aligned (`back::vector::scalar_streaming_stores`).
+    pub stream_stores: std::collections::HashSet<Inst>,
+    /// The number of work-items of the ND-range, once asked for (`back::vector`).
+    pub ndrange_items: Option<IntValue<'ctx>>,
 }
 
 impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
@@ -715,6 +720,8 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             vec: None,
             lin: None,
             restrict_params: HashMap::new(),
+            stream_stores: Default::default(),
+            ndrange_items: None,
         })
     }
 
@@ -868,6 +875,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                         (ArgKind::Buffer { .. } | ArgKind::Local, true) => {
                             let l = self.pb.build_load(self.ptr_type(), at, "")?;
                             set_align(l, 8.min(arg.align.max(1)) as u32);
+                            set_invariant(self.cx(), l);
                             l
                         }
                         (ArgKind::Value, true) => {
@@ -902,6 +910,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                             let ty = self.ty(ir_ty)?;
                             let l = self.pb.build_load(ty, at, "")?;
                             set_align(l, arg.align.clamp(1, 128) as u32);
+                            set_invariant(self.cx(), l);
                             l
                         }
                         (ArgKind::Sampler, _) | (ArgKind::Image, _) => {
@@ -1148,12 +1157,13 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         gep(&self.pb, self.cx().i8_type().into(), self.env.ctx, &[self.i64().const_int(off, false)], true)
     }
 
-    fn ctx_u64x3(&self, off: u64) -> R<[IntValue<'ctx>; 3]> {
+    pub(crate) fn ctx_u64x3(&self, off: u64) -> R<[IntValue<'ctx>; 3]> {
         let mut out = [self.i64().const_zero(); 3];
         for (d, o) in out.iter_mut().enumerate() {
             let p = self.ctx_field_ptr(off + 8 * d as u64)?;
             let l = self.pb.build_load(self.i64(), p, "")?;
             set_align(l, 8);
+            set_invariant(self.cx(), l);
             *o = as_int(l)?;
         }
         Ok(out)
@@ -1534,6 +1544,12 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                     }
                 }
                 Some(l)
+            }
+            I::Store { ptr, value, .. } if self.stream_stores.contains(&i) => {
+                let p = as_ptr(self.get(*ptr)?)?;
+                let v = self.get(*value)?;
+                self.scalar_stream_store(p, v)?;
+                None
             }
             I::Store { ptr, value, align, volatile } => {
                 let p = as_ptr(self.get(*ptr)?)?;
@@ -2630,6 +2646,14 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             self.b.build_unconditional_branch(dest)?;
         }
         Ok(())
+    }
+}
+
+/// Marks a load of the argument block or the work-group context `!invariant.load`: neither
+/// changes while a work-group runs, so LLVM may hoist such loads out of the work-item loop.
+pub(crate) fn set_invariant(cx: &Context, v: Val<'_>) {
+    if let Some(i) = v.as_instruction_value() {
+        let _ = i.set_metadata(cx.metadata_node(&[]), cx.get_kind_id("invariant.load"));
     }
 }
 

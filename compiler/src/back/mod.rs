@@ -265,30 +265,65 @@ fn emit(
         let first_restrict = wi_params.len() as u32;
         wi_params.extend(restrict.iter().map(|_| inkwell::types::BasicMetadataTypeEnum::from(ptr)));
         let wi_ty = i32t.fn_type(&wi_params, false);
-        let wi =
-            e.m.add_function(&format!("wi{}.{}", k, llvm::sanitize(&kernel.info.name)), wi_ty, Some(Linkage::Internal));
-        e.add_fn_attr(wi, "alwaysinline");
-        e.add_fn_attr(wi, "nounwind");
-        e.add_param_attr(wi, 0, "noalias");
-        e.add_param_attr(wi, 1, "noalias");
-        if plan.state_noalias {
-            e.add_param_attr(wi, 5, "noalias");
-        }
-        for j in 0..restrict.len() as u32 {
-            e.add_param_attr(wi, first_restrict + j, "noalias");
-        }
-        FnLower::new(&e, func, wi, k, Mode::Kernel { info: &kernel.info, plan: &plan })
-            .and_then(|mut l| {
-                l.restrict_params =
-                    restrict.iter().enumerate().map(|(j, (i, _))| (*i, first_restrict + j as u32)).collect();
-                if lanes > 1 {
-                    l.enable_vector(lanes, &wa)?;
-                }
-                l.lower()
-            })
-            .map_err(kerr)?;
+        // A kernel that stays scalar with stores that may stream gets a second work-item
+        // function whose stores are non-temporal, and an entry that picks one per launch
+        // from the ND-range's size (`vector::scalar_streaming_stores`).
+        let stream_set = if lanes == 1 && target.vectorizer != crate::Vectorizer::Off && vector::streaming_allowed(func)
+        {
+            vector::scalar_streaming_stores(m, func, &wa)
+        } else {
+            Default::default()
+        };
+        let lower_wi = |suffix: &str, stream: std::collections::HashSet<ir::Inst>| -> Result<_, BuildError> {
+            let name = format!("wi{}.{}{suffix}", k, llvm::sanitize(&kernel.info.name));
+            let wi = e.m.add_function(&name, wi_ty, Some(Linkage::Internal));
+            e.add_fn_attr(wi, "alwaysinline");
+            e.add_fn_attr(wi, "nounwind");
+            e.add_param_attr(wi, 0, "noalias");
+            e.add_param_attr(wi, 1, "noalias");
+            if plan.state_noalias {
+                e.add_param_attr(wi, 5, "noalias");
+            }
+            for j in 0..restrict.len() as u32 {
+                e.add_param_attr(wi, first_restrict + j, "noalias");
+            }
+            FnLower::new(&e, func, wi, k, Mode::Kernel { info: &kernel.info, plan: &plan })
+                .and_then(|mut l| {
+                    l.restrict_params =
+                        restrict.iter().enumerate().map(|(j, (i, _))| (*i, first_restrict + j as u32)).collect();
+                    if lanes > 1 {
+                        l.enable_vector(lanes, &wa)?;
+                    }
+                    l.stream_stores = stream;
+                    l.lower()
+                })
+                .map_err(kerr)?;
+            Ok(wi)
+        };
+        let wi = lower_wi("", Default::default())?;
         let restrict_offsets: Vec<u64> = restrict.iter().map(|(_, off)| *off).collect();
-        workgroup::build_entry(&e, &entry_symbol(k), wi, plan.size, lanes, &restrict_offsets).map_err(kerr)?;
+        let sfence = lanes > 1 && vector::streaming_allowed(func);
+        let args_size = kernel.info.arg_block_size as u64;
+        let opts = |sfence: bool| workgroup::EntryOptions { restrict_offsets: &restrict_offsets, sfence, args_size };
+        if stream_set.is_empty() {
+            workgroup::build_entry(&e, &entry_symbol(k), wi, plan.size, lanes, &opts(sfence)).map_err(kerr)?;
+        } else {
+            let per_item: u64 = stream_set
+                .iter()
+                .filter_map(|&i| match &func.insts[i] {
+                    InstData::Store { value, .. } => Some(m.types.size_of(func.value_type(*value))),
+                    _ => None,
+                })
+                .sum();
+            let need = vector::streaming_threshold().unwrap_or(u64::MAX).div_ceil(per_item.max(1));
+            let wi_nt = lower_wi(".stream", stream_set)?;
+            let sym = entry_symbol(k);
+            let plain =
+                workgroup::build_entry(&e, &format!("{sym}.plain"), wi, plan.size, 1, &opts(false)).map_err(kerr)?;
+            let nt =
+                workgroup::build_entry(&e, &format!("{sym}.stream"), wi_nt, plan.size, 1, &opts(true)).map_err(kerr)?;
+            workgroup::build_size_switch(&e, &sym, need, nt, plain).map_err(kerr)?;
+        }
 
         let mut info = kernel.info.clone();
         info.static_local_mem_size = e.layouts.get(k).map(|l| l.size).unwrap_or(0);

@@ -32,6 +32,84 @@ pub struct VecState<'a, 'ctx> {
     /// The packet's lanes lo..hi and its last lane (the mask at the start and after a barrier).
     pub static_mask: VectorValue<'ctx>,
     pub static_last: IntValue<'ctx>,
+    /// Full, aligned packets of large ND-ranges store with non-temporal stores
+    /// ([`streaming_allowed`]).
+    pub streaming: bool,
+    /// Member accesses of one struct element done as one span ([`crate::vectorize::members`]).
+    pub groups: crate::vectorize::members::MemberGroups,
+    /// Group -> its span, loaded at the group's first load (lane k's struct at k * slots).
+    pub group_spans: std::collections::HashMap<usize, VectorValue<'ctx>>,
+}
+
+/// A store whose bytes over the whole ND-range reach this streams past the caches
+/// (non-temporal stores): the output is larger than a core's share of the last-level cache,
+/// so writing it through the caches only costs a read of every line first (read for
+/// ownership: 16 bytes of traffic per 12 bytes of `c = a + b`).
+pub const STREAMING_BYTES: u64 = 16 << 20;
+
+/// The bytes over the ND-range from which a store streams: [`STREAMING_BYTES`], or what
+/// `SOFTCL_STREAMING_STORES` says (`0`: never, `all`: every full aligned packet, for tests;
+/// anything else: the default). `None` = never.
+pub fn streaming_threshold() -> Option<u64> {
+    match std::env::var("SOFTCL_STREAMING_STORES").as_deref() {
+        Ok("0") => None,
+        Ok("all") => Some(0),
+        _ => Some(STREAMING_BYTES),
+    }
+}
+
+/// Whether vector code of `f` may use non-temporal stores: x86-64 hosts (the work-group
+/// entry ends with an `sfence`, so the stores are visible when the work-group is done),
+/// kernels without atomics (no ordering of weakly-ordered stores against them to reason
+/// about), unless `SOFTCL_STREAMING_STORES=0`.
+pub fn streaming_allowed(f: &ir::Function) -> bool {
+    cfg!(target_arch = "x86_64")
+        && streaming_threshold().is_some()
+        && !f
+            .layout
+            .blocks
+            .iter()
+            .any(|&b| f.layout.insts[b].iter().any(|&i| matches!(f.insts[i], InstData::Atomic { .. })))
+}
+
+/// The stores of a kernel that stays scalar which may stream ([`streaming_allowed`] must
+/// hold too): stores to global memory of a vector value of 16, 32 or 64 bytes that
+/// consecutive work-items write side by side, on their own (consecutive) or with the other
+/// members of their struct (a store group of [`crate::vectorize::members`] covering every
+/// slot): the work-item loop then fills whole cache lines in order, which is what
+/// non-temporal stores need.
+pub fn scalar_streaming_stores(
+    m: &ir::Module,
+    f: &ir::Function,
+    wa: &WorkItemAnalysis,
+) -> std::collections::HashSet<Inst> {
+    let groups = crate::vectorize::members::find(m, f, wa);
+    let mut out = std::collections::HashSet::new();
+    for &b in &f.layout.blocks {
+        for &i in &f.layout.insts[b] {
+            let InstData::Store { ptr, value, volatile: false, align } = &f.insts[i] else { continue };
+            let global = matches!(
+                m.types.get(f.value_type(*ptr)),
+                TypeData::Pointer { space: crate::kernel_info::AddressSpace::Global, .. }
+            );
+            let vt = f.value_type(*value);
+            let size = m.types.size_of(vt);
+            // The store's alignment (OpenCL C aligns vectors to their size) must allow the
+            // non-temporal instruction, which needs an address aligned to its size.
+            let aligned = *align == 0 || u64::from(*align) >= size;
+            if !global || !aligned || m.types.lanes(vt) < 2 || !matches!(size, 16 | 32 | 64) {
+                continue;
+            }
+            let whole = match wa.access(i) {
+                Some(Access::Consecutive) => true,
+                _ => groups.of.get(&i).is_some_and(|(g, _)| groups.groups[*g].slots.iter().all(|&s| s)),
+            };
+            if whole {
+                out.insert(i);
+            }
+        }
+    }
+    out
 }
 
 impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
@@ -71,7 +149,18 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let lt = pb.build_int_compare(IntPredicate::ULT, iota32, splat32(hi)?, "")?;
         let mask = pb.build_and(ge, lt, "mask")?;
         let last = pb.build_int_sub(hi, i32t.const_int(1, false), "")?;
-        self.vec = Some(VecState { width, wa, mask, last, static_mask: mask, static_last: last });
+        let streaming = streaming_allowed(self.f);
+        self.vec = Some(VecState {
+            width,
+            wa,
+            mask,
+            last,
+            static_mask: mask,
+            static_last: last,
+            streaming,
+            groups: crate::vectorize::members::find(self.e.ir, self.f, wa),
+            group_spans: std::collections::HashMap::new(),
+        });
         Ok(())
     }
 
@@ -210,28 +299,122 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     /// The mask of `slots` consecutive elements per lane (AoS order) with only the first `n`
     /// of each lane's slots on.
     fn aos_mask(&self, slots: u32, n: u32) -> R<VectorValue<'ctx>> {
+        self.slot_mask(&(0..slots).map(|s| s < n).collect::<Vec<_>>())
+    }
+
+    /// The mask of a packet's span of structs (AoS: lane k's slots at k * slots.len()) with
+    /// the slots of `on` enabled in every active lane.
+    fn slot_mask(&self, on: &[bool]) -> R<VectorValue<'ctx>> {
         let vs = self.vec.as_ref().ok_or("not in vector mode")?;
-        let w = vs.width;
+        let (w, slots) = (vs.width, on.len() as u32);
         let bool_t = self.cx().bool_type();
+        let lanes: Vec<IntValue<'ctx>> =
+            (0..w * slots).map(|j| self.i32().const_int((j / slots) as u64, false)).collect();
         let ext = self.b.build_shuffle_vector(
             vs.mask,
             vs.mask.get_type().get_undef(),
-            VectorType::const_vector(
-                &(0..w * slots).map(|j| self.i32().const_int((j / slots) as u64, false)).collect::<Vec<_>>(),
-            ),
+            VectorType::const_vector(&lanes),
             "",
         )?;
-        if n == slots {
+        if on.iter().all(|&x| x) {
             return Ok(ext);
         }
         let keep: Vec<IntValue<'ctx>> =
-            (0..w * slots).map(|j| bool_t.const_int((j % slots < n) as u64, false)).collect();
+            (0..w * slots).map(|j| bool_t.const_int(on[(j % slots) as usize] as u64, false)).collect();
         Ok(self.b.build_and(ext, VectorType::const_vector(&keep), "")?)
+    }
+
+    /// Lane 0's address of member access `ptr`, moved back by `off` bytes to its struct.
+    fn struct_base(&mut self, ptr: Value, off: u64) -> R<inkwell::values::PointerValue<'ctx>> {
+        let pw = self.get_wide(ptr)?.into_vector_value();
+        let p0 = self.b.build_extract_element(pw, self.i32().const_zero(), "")?.into_pointer_value();
+        if off == 0 {
+            return Ok(p0);
+        }
+        let back = self.i64().const_int((off as i64).wrapping_neg() as u64, true);
+        super::llvm::gep(&self.b, self.cx().i8_type().into(), p0, &[back], false)
+    }
+
+    /// A load that is a member of group `g` at byte `off` of its struct: the group's span is
+    /// loaded at its first member (every lane's struct, the members' slots enabled), and each
+    /// member is shuffled out of it (AoS -> SoA).
+    fn group_load(&mut self, g: usize, off: u64, ptr: Value, ty: ir::Type) -> R<Val<'ctx>> {
+        let vs = self.vec.as_ref().ok_or("not in vector mode")?;
+        let w = vs.width;
+        let group = vs.groups.groups[g].clone();
+        let cached = vs.group_spans.get(&g).copied();
+        let esize = self.e.ir.types.size_of(group.elem).max(1);
+        let slots = group.slots.len() as u32;
+        let span = match cached {
+            Some(s) => s,
+            None => {
+                let base = self.struct_base(ptr, off)?;
+                let vt = wide_ty(self.ty(group.elem)?, w * slots)?.into_vector_type();
+                let m = self.slot_mask(&group.slots)?;
+                let call = self.call_intrinsic(
+                    "llvm.masked.load",
+                    &[vt.into(), self.ptr_type().into()],
+                    &[base.into(), m.into(), vt.get_undef().into()],
+                )?;
+                self.call_align(call, 0, esize as u32);
+                let span = call.try_as_basic_value().basic().ok_or("masked load without result")?.into_vector_value();
+                if let Some(vs) = self.vec.as_mut() {
+                    vs.group_spans.insert(g, span);
+                }
+                span
+            }
+        };
+        let first = (off / esize) as u32;
+        let n = self.e.ir.types.lanes(ty);
+        let idx: Vec<Option<u32>> = (0..n * w).map(|j| Some((j % w) * slots + first + j / w)).collect();
+        Ok(self.shuffle(span, None, &idx)?.into())
+    }
+
+    /// A store that is a member of group `g`: nothing until the group's last store, which
+    /// stores every member's value (SoA -> AoS into the span) with one masked store.
+    fn group_store(&mut self, i: Inst, g: usize) -> R<()> {
+        let vs = self.vec.as_ref().ok_or("not in vector mode")?;
+        let w = vs.width;
+        let group = vs.groups.groups[g].clone();
+        if group.members.last() != Some(&i) {
+            return Ok(());
+        }
+        let offs: Vec<u64> = group.members.iter().map(|m| vs.groups.of.get(m).map_or(0, |x| x.1)).collect();
+        let esize = self.e.ir.types.size_of(group.elem).max(1);
+        let slots = group.slots.len() as u32;
+        let total = w * slots;
+        let mut acc = wide_ty(self.ty(group.elem)?, total)?.into_vector_type().get_undef();
+        let mut last_ptr = None;
+        for (&mi, &off) in group.members.iter().zip(&offs) {
+            let InstData::Store { ptr, value, .. } = self.f.insts[mi] else {
+                bail!("a store group member is not a store")
+            };
+            let x = self.get_wide(value)?.into_vector_value();
+            let n = x.get_type().get_size() / w;
+            let padded = self.shuffle(x, None, &(0..total).map(|j| (j < n * w).then_some(j)).collect::<Vec<_>>())?;
+            let first = (off / esize) as u32;
+            let idx: Vec<Option<u32>> = (0..total)
+                .map(|j| {
+                    let s = j % slots;
+                    Some(if s >= first && s < first + n { total + (s - first) * w + j / slots } else { j })
+                })
+                .collect();
+            acc = self.shuffle(acc, Some(padded), &idx)?;
+            last_ptr = Some((ptr, off));
+        }
+        let (ptr, off) = last_ptr.ok_or("empty store group")?;
+        let base = self.struct_base(ptr, off)?;
+        let m = self.slot_mask(&group.slots)?;
+        let bytes = group.slots.iter().filter(|&&x| x).count() as u64 * esize;
+        self.span_store(acc, base, m, esize as u32, bytes)
     }
 
     /// A varying load through `ptr` of IR type `ty`.
     fn vector_load(&mut self, i: Inst, ptr: Value, ty: ir::Type, align: u32) -> R<Val<'ctx>> {
         let vs = self.vec.as_ref().ok_or("not in vector mode")?;
+        if let Some(&(g, off)) = vs.groups.of.get(&i) {
+            return self.group_load(g, off, ptr, ty);
+        }
         let (w, mask) = (vs.width, vs.mask);
         let access = vs.wa.access(i).unwrap_or(Access::Random);
         let (elem_ir, n) = match self.e.ir.types.get(ty) {
@@ -291,6 +474,9 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     /// A store where the pointer or the value varies.
     fn vector_store(&mut self, i: Inst, ptr: Value, value: Value, align: u32) -> R<()> {
         let vs = self.vec.as_ref().ok_or("not in vector mode")?;
+        if let Some(&(g, _)) = vs.groups.of.get(&i) {
+            return self.group_store(i, g);
+        }
         let (w, mask, last) = (vs.width, vs.mask, vs.last);
         let access = vs.wa.access(i).unwrap_or(Access::Random);
         let ty = self.f.value_type(value);
@@ -324,13 +510,8 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                     (0..w * slots).map(|j| (j % slots < n).then_some((j % slots) * w + j / slots)).collect();
                 (self.shuffle(xw, None, &idx)?, self.aos_mask(slots, n)?)
             };
-            let call = self.call_intrinsic(
-                "llvm.masked.store",
-                &[data.get_type().into(), self.ptr_type().into()],
-                &[data.into(), p0, m.into()],
-            )?;
-            self.call_align(call, 1, align);
-            return Ok(());
+            let bytes_per_item = esize as u64 * n as u64;
+            return self.span_store(data, p0.into_pointer_value(), m, align, bytes_per_item);
         }
         for c in 0..n {
             let pc = if c == 0 {
@@ -352,6 +533,122 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             self.call_align(call, 1, ealign);
         }
         Ok(())
+    }
+
+    /// The number of work-items in the ND-range (computed once, in the prologue).
+    fn ndrange_items(&mut self) -> R<IntValue<'ctx>> {
+        if let Some(n) = self.ndrange_items {
+            return Ok(n);
+        }
+        let at = self.b.get_insert_block().ok_or("builder not positioned")?;
+        if let Some(term) = self.pb.get_insert_block().and_then(|b| b.get_terminator()) {
+            self.b.position_before(&term);
+        }
+        let g = self.ctx_u64x3(super::llvm::ctx_offsets::GLOBAL_SIZE)?;
+        let n = self.b.build_int_mul(self.b.build_int_mul(g[0], g[1], "")?, g[2], "items")?;
+        self.b.position_at_end(at);
+        self.ndrange_items = Some(n);
+        Ok(n)
+    }
+
+    /// Branches on whether a store of `span` bytes at `p` streams: the ND-range stores at
+    /// least the streaming threshold ([`streaming_threshold`], `bytes_per_item` bytes per
+    /// work-item), `p` is aligned to the span (at most 64), and `full` (if any) holds.
+    /// Returns the alignment of the non-temporal store and leaves the builder in its block;
+    /// the caller stores, then calls [`Self::stream_else`] with the ordinary store.
+    fn stream_if(
+        &mut self,
+        p: inkwell::values::PointerValue<'ctx>,
+        span: u64,
+        bytes_per_item: u64,
+        full: Option<IntValue<'ctx>>,
+    ) -> R<(u32, inkwell::basic_block::BasicBlock<'ctx>, inkwell::basic_block::BasicBlock<'ctx>)> {
+        let nt_align = span.min(64);
+        let items = self.ndrange_items()?;
+        let threshold = streaming_threshold().unwrap_or(u64::MAX);
+        let need = self.i64().const_int(threshold.div_ceil(bytes_per_item.max(1)), false);
+        let big = self.b.build_int_compare(IntPredicate::UGE, items, need, "")?;
+        let addr = self.b.build_ptr_to_int(p, self.i64(), "")?;
+        let low = self.b.build_and(addr, self.i64().const_int(nt_align - 1, false), "")?;
+        let aligned = self.b.build_int_compare(IntPredicate::EQ, low, self.i64().const_zero(), "")?;
+        let mut go = self.b.build_and(aligned, big, "stream")?;
+        if let Some(full) = full {
+            go = self.b.build_and(full, go, "")?;
+        }
+        let nt = self.cx().append_basic_block(self.llf, "store.stream");
+        let plain = self.cx().append_basic_block(self.llf, "store.plain");
+        let join = self.cx().append_basic_block(self.llf, "store.next");
+        self.b.build_conditional_branch(go, nt, plain)?;
+        self.b.position_at_end(nt);
+        Ok((nt_align as u32, plain, join))
+    }
+
+    /// A non-temporal store of `v` at `p`.
+    fn nt_store(&self, p: inkwell::values::PointerValue<'ctx>, v: Val<'ctx>, align: u32) -> R<()> {
+        let st = self.b.build_store(p, v)?;
+        let _ = st.set_alignment(align);
+        let kind = self.cx().get_kind_id("nontemporal");
+        let one = self.cx().metadata_node(&[self.i32().const_int(1, false).into()]);
+        st.set_metadata(one, kind).map_err(|e| Error(format!("nontemporal metadata: {e}")))?;
+        Ok(())
+    }
+
+    /// After the non-temporal store of [`Self::stream_if`]: runs `plain` (the ordinary
+    /// store) in the other branch and joins.
+    fn stream_else(
+        &mut self,
+        (plain_bb, join): (inkwell::basic_block::BasicBlock<'ctx>, inkwell::basic_block::BasicBlock<'ctx>),
+        plain: impl FnOnce(&Self) -> R<()>,
+    ) -> R<()> {
+        self.b.build_unconditional_branch(join)?;
+        self.b.position_at_end(plain_bb);
+        plain(self)?;
+        self.b.build_unconditional_branch(join)?;
+        self.b.position_at_end(join);
+        Ok(())
+    }
+
+    /// One masked store of a packet's span `data` at `p0` under `m`. When non-temporal
+    /// stores are allowed ([`streaming_allowed`]) and the span is a power of two of at least
+    /// 32 bytes, a packet whose mask is full, whose span is aligned and whose ND-range stores
+    /// enough here (`bytes_per_item` each) stores with a non-temporal store instead (in a
+    /// full packet the mask test folds away; the other two are uniform).
+    fn span_store(
+        &mut self,
+        data: VectorValue<'ctx>,
+        p0: inkwell::values::PointerValue<'ctx>,
+        m: VectorValue<'ctx>,
+        align: u32,
+        bytes_per_item: u64,
+    ) -> R<()> {
+        let vt = data.get_type();
+        let span = self.e.alloc_size(vt.get_element_type()) * vt.get_size() as u64;
+        let streaming = self.vec.as_ref().is_some_and(|v| v.streaming);
+        let masked_store = |s: &Self| -> R<()> {
+            let call = s.call_intrinsic(
+                "llvm.masked.store",
+                &[vt.into(), s.ptr_type().into()],
+                &[data.into(), p0.into(), m.into()],
+            )?;
+            s.call_align(call, 1, align);
+            Ok(())
+        };
+        if !streaming || !span.is_power_of_two() || span < 32 || bytes_per_item == 0 {
+            return masked_store(self);
+        }
+        let full = self.call_intrinsic("llvm.vector.reduce.and", &[m.get_type().into()], &[m.into()])?;
+        let full = full.try_as_basic_value().basic().ok_or("reduce without result")?.into_int_value();
+        let (nt_align, plain, join) = self.stream_if(p0, span, bytes_per_item, Some(full))?;
+        self.nt_store(p0, data.into(), nt_align)?;
+        self.stream_else((plain, join), masked_store)
+    }
+
+    /// Scalar code: a non-temporal store of `v` at `p` (a store of `stream_stores`, in the
+    /// work-item function that the work-group entry runs for large ND-ranges). Its address
+    /// is aligned to its size ([`scalar_streaming_stores`] checks the store's alignment).
+    pub fn scalar_stream_store(&mut self, p: inkwell::values::PointerValue<'ctx>, v: Val<'ctx>) -> R<()> {
+        let size = self.e.alloc_size(v.get_type());
+        self.nt_store(p, v, size as u32)
     }
 
     /// Work-item queries in vector mode: dimension 0 of the ids and the linear ids get the

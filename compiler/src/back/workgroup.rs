@@ -284,6 +284,16 @@ pub fn analyze(f: &Function, order: &[Block]) -> BarrierAnalysis {
     out
 }
 
+/// What the work-group entry needs to know besides the work-item function ([`build_entry`]).
+pub struct EntryOptions<'a> {
+    /// Offsets in the argument block of the `restrict` buffers passed as `noalias`.
+    pub restrict_offsets: &'a [u64],
+    /// End with an `sfence` (the work-item function may store non-temporally).
+    pub sfence: bool,
+    /// Bytes of the argument block (it is `dereferenceable` that far).
+    pub args_size: u64,
+}
+
 /// Builds the work-group entry `u32 name(args, ctx, first, end, resume_at)` around the
 /// work-item function `wi`.
 ///
@@ -297,16 +307,19 @@ pub fn analyze(f: &Function, order: &[Block]) -> BarrierAnalysis {
 /// of W, and a packet's state (W x `state_size` bytes, structure of arrays) is at
 /// `state + (padded linear id of its lane 0) * state_size`. Full packets call `wi` with the
 /// constant mask 0..W, so that the inlined body needs no mask. The pointers at
-/// `restrict_offsets` of the argument block are passed after the other parameters (the
-/// work-item function takes them as `noalias`).
+/// `opts.restrict_offsets` of the argument block are passed after the other parameters (the
+/// work-item function takes them as `noalias`). `opts.sfence`: the work-item function may
+/// use non-temporal stores (`back::vector::streaming_allowed`), which are weakly ordered:
+/// the entry ends with an `sfence`, so that they are globally visible when it returns.
 pub fn build_entry<'ctx>(
     e: &Emitter<'ctx, '_>,
     name: &str,
     wi: FunctionValue<'ctx>,
     state_size: u64,
     width: u32,
-    restrict_offsets: &[u64],
+    opts: &EntryOptions<'_>,
 ) -> R<FunctionValue<'ctx>> {
+    let (restrict_offsets, sfence, args_size) = (opts.restrict_offsets, opts.sfence, opts.args_size);
     let cx = e.cx;
     let ptr = cx.ptr_type(inkwell::AddressSpace::default());
     let i32t = cx.i32_type();
@@ -318,6 +331,14 @@ pub fn build_entry<'ctx>(
     for p in [0, 1] {
         e.add_param_attr(f, p, "noalias");
         e.add_param_attr(f, p, "nocapture");
+    }
+    // The context is always a whole `WorkGroupContext`: loads of it may be speculated
+    // (hoisted out of the packet loop's branches).
+    let deref = inkwell::attributes::Attribute::get_named_enum_kind_id("dereferenceable");
+    let ctx_size = std::mem::size_of::<crate::abi::WorkGroupContext>() as u64;
+    f.add_attribute(inkwell::attributes::AttributeLoc::Param(1), cx.create_enum_attribute(deref, ctx_size));
+    if args_size > 0 {
+        f.add_attribute(inkwell::attributes::AttributeLoc::Param(0), cx.create_enum_attribute(deref, args_size));
     }
     let param = |i: u32| f.get_nth_param(i).ok_or_else(|| super::llvm::Error("missing parameter".into()));
     let args = param(0)?.into_pointer_value();
@@ -501,6 +522,56 @@ pub fn build_entry<'ctx>(
     b.position_at_end(exit);
     let res = b.build_phi(i32t, "res")?;
     res.add_incoming(&[(&i32t.const_zero(), entry), (&r, row_end)]);
+    if sfence {
+        let Some(fence) = inkwell::intrinsics::Intrinsic::find("llvm.x86.sse.sfence") else {
+            bail!("LLVM has no llvm.x86.sse.sfence")
+        };
+        let Some(decl) = fence.get_declaration(&e.m, &[]) else { bail!("cannot declare llvm.x86.sse.sfence") };
+        b.build_call(decl, &[], "")?;
+    }
     b.build_return(Some(&res.as_basic_value()))?;
+    Ok(f)
+}
+
+/// Builds the work-group entry `name` that runs entry `big` when the ND-range has at least
+/// `need` work-items and entry `small` otherwise (both `u32 (args, ctx, first, end,
+/// resume_at)`, kept out of line so that their loops stay apart): the choice between a
+/// work-item loop with non-temporal stores and one without.
+pub fn build_size_switch<'ctx>(
+    e: &Emitter<'ctx, '_>,
+    name: &str,
+    need: u64,
+    big: FunctionValue<'ctx>,
+    small: FunctionValue<'ctx>,
+) -> R<FunctionValue<'ctx>> {
+    let cx = e.cx;
+    let i64t = cx.i64_type();
+    let i8t = cx.i8_type();
+    let f = e.m.add_function(name, big.get_type(), Some(Linkage::External));
+    e.add_fn_attr(f, "nounwind");
+    for g in [big, small] {
+        g.set_linkage(Linkage::Internal);
+        e.add_fn_attr(g, "noinline");
+    }
+    let b = cx.create_builder();
+    let entry = cx.append_basic_block(f, "entry");
+    b.position_at_end(entry);
+    let ctx = f.get_nth_param(1).ok_or("missing ctx")?.into_pointer_value();
+    let mut items = i64t.const_int(1, false);
+    for d in 0..3u64 {
+        let p = gep(&b, i8t.into(), ctx, &[i64t.const_int(ctx_offsets::GLOBAL_SIZE + 8 * d, false)], true)?;
+        let l = b.build_load(i64t, p, "")?.into_int_value();
+        items = b.build_int_mul(items, l, "")?;
+    }
+    let is_big = b.build_int_compare(IntPredicate::UGE, items, i64t.const_int(need, false), "")?;
+    let on_big = cx.append_basic_block(f, "big");
+    let on_small = cx.append_basic_block(f, "small");
+    b.build_conditional_branch(is_big, on_big, on_small)?;
+    let args: Vec<BasicMetadataValueEnum<'ctx>> = f.get_param_iter().map(|p| p.into()).collect();
+    for (bb, g) in [(on_big, big), (on_small, small)] {
+        b.position_at_end(bb);
+        let r = b.build_call(g, &args, "")?.try_as_basic_value().basic().ok_or("entry without result")?;
+        b.build_return(Some(&r))?;
+    }
     Ok(f)
 }

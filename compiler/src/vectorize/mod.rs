@@ -5,10 +5,12 @@
 //! - [`width`]: the width W of a kernel (knobs, hints, host registers).
 //! - [`pressure`]: register pressure (uniform / varying bytes live) for the Gen SIMD choice.
 //! - [`analysis`]: uniform / strided / varying values, divergence, memory access classes.
+//! - [`members`]: accesses to several members of one array-of-structs element (one span).
 //! - [`blocker`]: what the vector lowering cannot do yet (the kernel then runs scalar and
 //!   the report names the reason); [`Report`]: the `SOFTCL_VECTORIZER_REPORT` lines.
 
 pub mod analysis;
+pub mod members;
 pub mod pressure;
 pub mod width;
 
@@ -130,7 +132,15 @@ pub fn if_convertible(f: &ir::Function) -> bool {
 /// irreducible control flow, dispatched; either way the packet measured slower than the scalar work-item loop, which
 /// LLVM vectorizes itself (a 5-point stencil and a float4 particle update: 2-3x slower with
 /// the dispatcher, 1.1-1.5x slower if-converted, on the 2-core AVX-512 machine; both are
-/// memory-bound). A forced width (`CL_CONFIG_CPU_VECTORIZER_MODE`) skips it.
+/// memory-bound). Measured again with streaming stores and struct spans in the vector code
+/// (CPU cycles spent in the kernel, which a loaded machine perturbs less than its time):
+/// still 1.35-1.5x the scalar loop's for the stencil and 1.8-2x for the particles, whose
+/// 8x16 transposes cost more than the scalar loop's float4 operations, so they stay scalar
+/// (the scalar particle update streams its stores: `back::vector::scalar_streaming_stores`).
+/// In time, the vector stencil took 7-11 ms against the scalar loop's 4.5-8.6 ms (4096^2);
+/// its non-temporal stores made it slower, not faster (11.3 ms against 5.8-10.8 without),
+/// unlike vecadd's, which is not understood yet.
+/// A forced width (`CL_CONFIG_CPU_VECTORIZER_MODE`) skips it.
 pub fn unprofitable(f: &ir::Function, wa: &WorkItemAnalysis) -> Option<String> {
     if wa.divergent_branches.is_empty() {
         return None;
