@@ -71,6 +71,7 @@ pub mod ctx_offsets {
     pub const LOCAL_MEMORY: u64 = offset_of!(WorkGroupContext, local_memory) as u64;
     pub const WORK_ITEM_STATE: u64 = offset_of!(WorkGroupContext, work_item_state) as u64;
     pub const PRINTF: u64 = offset_of!(WorkGroupContext, printf) as u64;
+    pub const GEN_COUNTERS: u64 = offset_of!(WorkGroupContext, gen_counters) as u64;
 }
 
 /// Builds a GEP. Every GEP of the back end goes through here.
@@ -655,6 +656,8 @@ pub struct FnLower<'a, 'ctx, 'ir> {
     pub lin: Option<super::linearize::Lin<'ctx>>,
     /// Kernel argument index of a `restrict` buffer -> the `noalias` parameter holding it.
     pub restrict_params: HashMap<usize, u32>,
+    /// A Gen-instrumented build's counting (`back::gen_count`).
+    pub gen: Option<super::gen_count::GenState<'a, 'ctx>>,
 }
 
 impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
@@ -710,6 +713,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             vec: None,
             lin: None,
             restrict_params: HashMap::new(),
+            gen: None,
         })
     }
 
@@ -781,6 +785,9 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 for (&p, phi) in f.blocks[bb].params.iter().zip(phis) {
                     self.define(p, phi.as_basic_value())?;
                 }
+            }
+            if self.gen.is_some() {
+                self.gen_block(bb)?;
             }
             for &i in &f.layout.insts[bb] {
                 self.lower_inst(i).map_err(|e| {
@@ -1471,6 +1478,9 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     fn lower_inst(&mut self, i: Inst) -> R<()> {
         if self.lin.is_some() && self.f.insts[i].is_terminator() {
             return self.lin_terminator(&self.f.insts[i]);
+        }
+        if self.gen.is_some() {
+            self.gen_access(i)?;
         }
         if self.vec.is_some() && self.lower_vector_inst(i)? {
             return Ok(());
