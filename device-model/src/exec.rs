@@ -532,6 +532,17 @@ impl Job {
                     }
                     r
                 }
+                Schedule::Simd(simd) if info.gen.is_some() => {
+                    // A Gen-instrumented build's entry runs the hardware threads `first..end`
+                    // one packet (= one thread) at a time: one call for the whole group.
+                    let r = self.kernel.run(args, ctx, 0, n, resume);
+                    if let Some(o) = observer {
+                        for (first, end) in simd_threads(n, simd) {
+                            o.thread_region(id, first, end - first, r);
+                        }
+                    }
+                    r
+                }
                 Schedule::Simd(simd) => {
                     let mut reached = None;
                     for (first, end) in simd_threads(n, simd) {

@@ -240,6 +240,15 @@ CASE(l_pairs, g & ~1)
 CASE(l_x2, g * 2)
 CASE(l_x16, g * 16)
 CASE(l_x17, g * 17)
+kernel void l_even_x2(global int *out) {
+    local int s[64];
+    int g = get_local_id(0);
+    s[g] = g;
+    s[g + 16] = g + 16;
+    barrier(1);
+    if (g % 2 == 0)
+        out[get_global_id(0)] = s[g * 2];
+}
 "#;
 
 /// The guide's local-memory table: 16 work-items reading int from SLM.
@@ -275,6 +284,15 @@ fn slm_access_patterns() {
         assert_eq!(store.slm_cycles, store.messages, "{name}: s[i] = i");
         assert_eq!(store.messages, 2 * 18, "{name}: 18 iterations per work-group");
     }
+    // Stride 2 ints under a mask of the even lanes: dwords 0, 4, ..., 28 on banks 0, 4, 8,
+    // 12, twice each (not the 1 cycle of 8 consecutive lanes at that stride).
+    let mut out = Buf::new(16, |_| -1);
+    let (sum, info, report) = run(&dev, &program, "l_even_x2", &mut [&mut out], [16, 1, 1], [16, 1, 1]);
+    for g in 0..16 {
+        assert_eq!(out.get(g), if g % 2 == 0 { 2 * g as i32 } else { -1 }, "out[{g}]");
+    }
+    let load = sum.site(&info, site_of(&info, AddressSpace::Local, AccessKind::Load));
+    assert_eq!((load.messages, load.active_lanes, load.slm_cycles, load.worst_bank_ways), (1, 8, 2, 2), "{report}");
 }
 
 const DIVERGE: &str = r#"

@@ -256,10 +256,31 @@ pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis, host_featur
     p
 }
 
-/// The counting state of a function being lowered.
+/// The counting state of a function being lowered: the counters live in a local array
+/// (registers after SROA: the kernel's memory accesses never alias them) and are added to
+/// the context's array at every return of the work-item function ([`FnLower::gen_flush`]).
 pub struct GenState<'a, 'ctx> {
     plan: &'a GenPlan,
+    /// `ctx.gen_counters`.
     counters: PointerValue<'ctx>,
+    /// The local array.
+    local: PointerValue<'ctx>,
+    /// What the counting code knows about the current mask, computed once per block (and
+    /// again after a barrier, whose resume point the earlier code does not dominate).
+    mask: Option<MaskInfo<'ctx>>,
+}
+
+/// Facts about a lane mask, shared by the block's sites.
+#[derive(Clone, Copy)]
+struct MaskInfo<'ctx> {
+    mask: VectorValue<'ctx>,
+    /// Active lanes (i64) and whether there is any (i64 0 or 1).
+    active: IntValue<'ctx>,
+    any: IntValue<'ctx>,
+    /// The active lanes are one run lo..=hi (i1), and its ends (i64).
+    contiguous: IntValue<'ctx>,
+    lo: IntValue<'ctx>,
+    hi: IntValue<'ctx>,
 }
 
 // ------------------------------------------------------------------------------------------
@@ -280,13 +301,51 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             true,
         )?;
         let counters = as_ptr(self.pb.build_load(self.ptr_type(), p, "gen.counters")?)?;
-        self.gen = Some(GenState { plan, counters });
+        let words = plan.words().max(1) as u32;
+        let local = self.pb.build_alloca(self.i64().array_type(words), "gen.local")?;
+        self.pb.build_memset(
+            local,
+            8,
+            self.cx().i8_type().const_zero(),
+            self.i64().const_int(8 * words as u64, false),
+        )?;
+        self.gen = Some(GenState { plan, counters, local, mask: None });
         Ok(())
     }
 
     fn gen_word(&self, word: u32) -> R<PointerValue<'ctx>> {
         let g = self.gen.as_ref().ok_or("not counting")?;
-        gep(&self.b, self.i64().into(), g.counters, &[self.i64().const_int(word as u64, false)], true)
+        gep(&self.b, self.i64().into(), g.local, &[self.i64().const_int(word as u64, false)], true)
+    }
+
+    /// Adds the local counters to `ctx.gen_counters` before every return of the function
+    /// (the kernel's end and each barrier); called once the body is lowered.
+    pub fn gen_flush(&mut self) -> R<()> {
+        let Some(g) = self.gen.take() else { return Ok(()) };
+        let words = g.plan.words() as u32;
+        let site_words = g.plan.sites.len() as u32 * SITE_WORDS;
+        let i64t = self.i64();
+        for bb in self.llf.get_basic_blocks() {
+            let Some(term) = bb.get_terminator() else { continue };
+            if term.get_opcode() != inkwell::values::InstructionOpcode::Return {
+                continue;
+            }
+            self.b.position_before(&term);
+            for w in 0..words {
+                let at = [i64t.const_int(w as u64, false)];
+                let src = gep(&self.b, i64t.into(), g.local, &at, true)?;
+                let dst = gep(&self.b, i64t.into(), g.counters, &at, true)?;
+                let x = self.b.build_load(i64t, src, "")?.into_int_value();
+                let old = self.b.build_load(i64t, dst, "")?.into_int_value();
+                let new = if w < site_words && w % SITE_WORDS == WORST_WAYS {
+                    self.umax(old, x)?
+                } else {
+                    self.b.build_int_add(old, x, "")?
+                };
+                self.b.build_store(dst, new)?;
+            }
+        }
+        Ok(())
     }
 
     fn gen_add(&self, word: u32, v: IntValue<'ctx>) -> R<()> {
@@ -340,22 +399,53 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         Ok(self.b.build_shuffle_vector(a, b, VectorType::const_vector(&m), "")?)
     }
 
+    /// The facts about the current mask (computed here unless known).
+    fn mask_info(&mut self) -> R<MaskInfo<'ctx>> {
+        let mask = self.vec.as_ref().ok_or("not in vector mode")?.mask;
+        if let Some(m) = self.gen.as_ref().and_then(|g| g.mask).filter(|m| m.mask == mask) {
+            return Ok(m);
+        }
+        let w = mask.get_type().get_size() as u64;
+        let i64t = self.i64();
+        let active = self.popcount(mask)?;
+        let any = self.b.build_int_compare(IntPredicate::NE, active, i64t.const_zero(), "")?;
+        let any = self.b.build_int_z_extend(any, i64t, "")?;
+        let bits = self.mask_bits(mask)?;
+        let it = bits.get_type();
+        let f = self.cx().bool_type().const_zero();
+        let tz = self.intrinsic("llvm.cttz", &[it.into()], &[bits.into(), f.into()])?.into_int_value();
+        let lz = self.intrinsic("llvm.ctlz", &[it.into()], &[bits.into(), f.into()])?.into_int_value();
+        let lo = self.b.build_int_cast_sign_flag(tz, i64t, false, "")?;
+        let lz = self.b.build_int_cast_sign_flag(lz, i64t, false, "")?;
+        let hi = self.b.build_int_sub(i64t.const_int(w - 1, false), lz, "")?;
+        // One run: hi - lo + 1 == active.
+        let span = self.b.build_int_add(self.b.build_int_sub(hi, lo, "")?, i64t.const_int(1, false), "")?;
+        let contiguous = self.b.build_int_compare(IntPredicate::EQ, span, active, "")?;
+        let info = MaskInfo { mask, active, any, contiguous, lo, hi };
+        if let Some(g) = self.gen.as_mut() {
+            g.mask = Some(info);
+        }
+        Ok(info)
+    }
+
     /// Counts one execution of block `b` under the current mask.
     pub fn gen_block(&mut self, b: Block) -> R<()> {
-        let Some(g) = &self.gen else { return Ok(()) };
+        let Some(g) = self.gen.as_mut() else { return Ok(()) };
+        g.mask = None;
         let Some(&k) = g.plan.block_of.get(&b) else { return Ok(()) };
-        let mask = self.vec.as_ref().ok_or("not in vector mode")?.mask;
         let base = g.plan.sites.len() as u32 * SITE_WORDS + k * BLOCK_WORDS;
-        let active = self.popcount(mask)?;
-        let any = self.b.build_int_compare(IntPredicate::NE, active, self.i64().const_zero(), "")?;
-        self.gen_add(base, self.b.build_int_z_extend(any, self.i64(), "")?)?;
-        self.gen_add(base + 1, active)
+        let m = self.mask_info()?;
+        self.gen_add(base, m.any)?;
+        self.gen_add(base + 1, m.active)
     }
 
     /// Counts the message of memory instruction `i` (before it is lowered) under the current
     /// mask.
     pub fn gen_access(&mut self, i: Inst) -> R<()> {
-        let Some(g) = &self.gen else { return Ok(()) };
+        let Some(g) = self.gen.as_mut() else { return Ok(()) };
+        if crate::passes::inline::is_work_group_barrier(&self.f.insts[i]) {
+            g.mask = None;
+        }
         let Some(&s) = g.plan.site_of.get(&i) else { return Ok(()) };
         let site = g.plan.sites[s as usize].clone();
         let conflict = g.plan.conflict;
@@ -371,9 +461,8 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let base = s * SITE_WORDS;
         let bytes = site.bytes_per_lane as u64;
 
-        let active = self.popcount(mask)?;
-        let any =
-            self.b.build_int_z_extend(self.b.build_int_compare(IntPredicate::NE, active, c64(0), "")?, i64t, "")?;
+        let mi = self.mask_info()?;
+        let (active, any) = (mi.active, mi.any);
         self.gen_add(base + MESSAGES, any)?;
         self.gen_add(base + ACTIVE, active)?;
         self.gen_add(base + USEFUL, self.b.build_int_mul(active, c64(bytes), "")?)?;
@@ -400,7 +489,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                     let n = self.b.build_int_add(self.b.build_int_sub(last, first, "")?, c64(1), "")?;
                     self.b.build_int_mul(n, any, "")?
                 }
-                (None, Some(addrs)) => self.gen_lines(addrs, mask, shape, bytes, conflict)?,
+                (None, Some(addrs)) => self.gen_lines(addrs, mi, shape, bytes, conflict)?,
                 _ => bail!("no address"),
             };
             return self.gen_add(base + LINES, lines);
@@ -419,17 +508,39 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 }
             }
             Some(addrs) => {
-                let dwords = self.b.build_right_shift(addrs, self.splat64(c64(2), w)?, false, "")?;
-                let distinct_by_shape = matches!(shape, Shape::Strided(st) if st.unsigned_abs() >= 4);
-                let counted = if write || distinct_by_shape { mask } else { self.first_of(dwords, mask, conflict)? };
-                let bank = self.b.build_and(dwords, self.splat64(c64(15), w)?, "")?;
-                let mut worst = c64(0);
-                for b in 0..16 {
-                    let on = self.b.build_int_compare(IntPredicate::EQ, bank, self.splat64(c64(b), w)?, "")?;
-                    let n = self.popcount(self.b.build_and(on, counted, "")?)?;
-                    worst = self.umax(worst, n)?;
+                // Lanes a multiple of 4 bytes apart under a contiguous mask visit the banks
+                // in a cycle of 16 / gcd(dword stride, 16): the closed form. Otherwise the
+                // bank histogram.
+                let period = match shape {
+                    Shape::Strided(st) if st != 0 && st % 4 == 0 => {
+                        let d = (st / 4).unsigned_abs() % 16;
+                        Some(16 / gcd(d, 16))
+                    }
+                    _ => None,
+                };
+                match period {
+                    Some(p) => {
+                        let closed =
+                            self.b.build_int_unsigned_div(self.b.build_int_add(active, c64(p - 1), "")?, c64(p), "")?;
+                        let ok = mi.contiguous;
+                        let from = self.b.get_insert_block().ok_or("builder not positioned")?;
+                        let slow = self.cx().append_basic_block(self.llf, "gen.banks.slow");
+                        let join = self.cx().append_basic_block(self.llf, "gen.banks");
+                        self.b.build_conditional_branch(ok, join, slow)?;
+                        self.b.position_at_end(slow);
+                        let general = self.bank_ways(addrs, mask, true, conflict)?;
+                        let slow_end = self.b.get_insert_block().ok_or("builder not positioned")?;
+                        self.b.build_unconditional_branch(join)?;
+                        self.b.position_at_end(join);
+                        let phi = self.b.build_phi(i64t, "")?;
+                        phi.add_incoming(&[(&closed, from), (&general, slow_end)]);
+                        phi.as_basic_value().into_int_value()
+                    }
+                    None => {
+                        let distinct = write || matches!(shape, Shape::Strided(st) if st.unsigned_abs() >= 4);
+                        self.bank_ways(addrs, mask, distinct, conflict)?
+                    }
                 }
-                worst
             }
         };
         let cycles = self.umax(ceil16, ways)?;
@@ -438,63 +549,66 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         self.gen_max(base + WORST_WAYS, ways)
     }
 
-    /// Distinct 64-byte lines touched by the lanes of `mask` accessing `bytes` bytes at
-    /// `addrs` (`<W x i64>`) of shape `shape`.
-    fn gen_lines(
+    /// The most dwords (reads; all lanes' dwords are distinct when `distinct`) or lanes
+    /// (`distinct` for writes) one of the 16 SLM banks gets from the lanes of `mask`.
+    fn bank_ways(
         &mut self,
         addrs: VectorValue<'ctx>,
         mask: VectorValue<'ctx>,
-        shape: Shape,
-        bytes: u64,
+        distinct: bool,
         conflict: bool,
     ) -> R<IntValue<'ctx>> {
         let w = mask.get_type().get_size();
         let i64t = self.i64();
         let c64 = |x: u64| i64t.const_int(x, false);
-        let fast_kind = match shape {
-            Shape::Strided(s) if s != 0 && s.unsigned_abs() <= 64 => Some(true),
-            Shape::Strided(s) if s.unsigned_abs() % 64 == 0 && bytes <= 64 => Some(false),
-            _ => None,
-        };
-        let Some(span) = fast_kind else { return self.general_lines(addrs, mask, bytes, conflict) };
-        let bits = self.mask_bits(mask)?;
-        let it = bits.get_type();
-        let active = self.popcount(mask)?;
+        let dwords = self.b.build_right_shift(addrs, self.splat64(c64(2), w)?, false, "")?;
+        let counted = if distinct { mask } else { self.first_of(dwords, mask, conflict)? };
+        let bank = self.b.build_and(dwords, self.splat64(c64(15), w)?, "")?;
+        let mut worst = c64(0);
+        for b in 0..16 {
+            let on = self.b.build_int_compare(IntPredicate::EQ, bank, self.splat64(c64(b), w)?, "")?;
+            let n = self.popcount(self.b.build_and(on, counted, "")?)?;
+            worst = self.umax(worst, n)?;
+        }
+        Ok(worst)
+    }
+
+    /// Distinct 64-byte lines touched by the lanes of `mask` accessing `bytes` bytes at
+    /// `addrs` (`<W x i64>`) of shape `shape`.
+    fn gen_lines(
+        &mut self,
+        addrs: VectorValue<'ctx>,
+        mi: MaskInfo<'ctx>,
+        shape: Shape,
+        bytes: u64,
+        conflict: bool,
+    ) -> R<IntValue<'ctx>> {
+        let mask = mi.mask;
+        let i64t = self.i64();
+        let c64 = |x: u64| i64t.const_int(x, false);
+        let Shape::Strided(s) = shape else { return self.general_lines(addrs, mask, bytes, conflict) };
+        let span = s != 0 && s.unsigned_abs() <= 64;
+        if !span && !(s.unsigned_abs().is_multiple_of(64) && bytes <= 64) {
+            return self.general_lines(addrs, mask, bytes, conflict);
+        }
+        // Lane k's address is a0 + k * s.
+        let a0 = self.b.build_extract_element(addrs, self.i32().const_zero(), "")?.into_int_value();
         // The condition for the closed form, and its value.
         let (ok, closed) = if span {
             // Contiguous mask: the first and last active lanes bound the lines.
-            let zero = it.const_zero();
-            let tz =
-                self.intrinsic("llvm.cttz", &[it.into()], &[bits.into(), self.cx().bool_type().const_zero().into()])?;
-            let lz =
-                self.intrinsic("llvm.ctlz", &[it.into()], &[bits.into(), self.cx().bool_type().const_zero().into()])?;
-            let tz = tz.into_int_value();
-            let shifted = self.b.build_right_shift(bits, tz, false, "")?;
-            let plus1 = self.b.build_int_add(shifted, it.const_int(1, false), "")?;
-            let contiguous =
-                self.b.build_int_compare(IntPredicate::EQ, self.b.build_and(shifted, plus1, "")?, zero, "")?;
-            let nonempty = self.b.build_int_compare(IntPredicate::NE, bits, zero, "")?;
-            let ok = self.b.build_and(contiguous, nonempty, "")?;
-            let lo = self.b.build_int_cast_sign_flag(tz, self.i32(), false, "")?;
-            let hi = self.b.build_int_sub(
-                self.i32().const_int(w as u64 - 1, false),
-                self.b.build_int_cast_sign_flag(lz.into_int_value(), self.i32(), false, "")?,
-                "",
-            )?;
-            let a_lo = self.b.build_extract_element(addrs, lo, "")?.into_int_value();
-            let a_hi = self.b.build_extract_element(addrs, hi, "")?.into_int_value();
-            let lt = self.b.build_int_compare(IntPredicate::ULT, a_lo, a_hi, "")?;
-            let amin = self.b.build_select(lt, a_lo, a_hi, "")?.into_int_value();
-            let amax = self.b.build_select(lt, a_hi, a_lo, "")?.into_int_value();
+            let sc = i64t.const_int(s as u64, true);
+            let a_lo = self.b.build_int_add(a0, self.b.build_int_mul(mi.lo, sc, "")?, "")?;
+            let a_hi = self.b.build_int_add(a0, self.b.build_int_mul(mi.hi, sc, "")?, "")?;
+            let (amin, amax) = if s > 0 { (a_lo, a_hi) } else { (a_hi, a_lo) };
             let first = self.b.build_right_shift(amin, c64(6), false, "")?;
             let last = self.b.build_right_shift(self.b.build_int_add(amax, c64(bytes - 1), "")?, c64(6), false, "")?;
-            (ok, self.b.build_int_add(self.b.build_int_sub(last, first, "")?, c64(1), "")?)
+            let n = self.b.build_int_add(self.b.build_int_sub(last, first, "")?, c64(1), "")?;
+            (mi.contiguous, self.b.build_int_mul(n, mi.any, "")?)
         } else {
             // Lanes a multiple of 64 bytes apart, none crossing a line: one line each.
-            let a0 = self.b.build_extract_element(addrs, self.i32().const_zero(), "")?.into_int_value();
             let off = self.b.build_and(a0, c64(63), "")?;
             let end = self.b.build_int_add(off, c64(bytes), "")?;
-            (self.b.build_int_compare(IntPredicate::ULE, end, c64(64), "")?, active)
+            (self.b.build_int_compare(IntPredicate::ULE, end, c64(64), "")?, mi.active)
         };
         let from = self.b.get_insert_block().ok_or("builder not positioned")?;
         let slow = self.cx().append_basic_block(self.llf, "gen.lines.slow");
@@ -713,7 +827,15 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     }
 }
 
-/// `a` then `b` (vectors of one element type, any lengths), built by `b_`.
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// `a` then `b` (vectors of one element type, any lengths), built by `bld`.
 fn concat2<'ctx>(
     bld: &inkwell::builder::Builder<'ctx>,
     a: VectorValue<'ctx>,

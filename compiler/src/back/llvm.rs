@@ -822,7 +822,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 self.b.build_unconditional_branch(body)?;
             }
         }
-        Ok(())
+        self.gen_flush()
     }
 
     fn setup_params(&mut self, entry: Block) -> R<()> {
