@@ -29,9 +29,8 @@ use crate::ir::{self, Block, Inst, InstData, TypeData, Value, ValueDef, WorkItem
 use crate::kernel_info::AddressSpace;
 use crate::vectorize::analysis::{Shape, WorkItemAnalysis};
 use crate::{GenBuild, NativeKernel, NativeProgram, Target, Vectorizer};
-use inkwell::module::Linkage;
 use inkwell::types::VectorType;
-use inkwell::values::{BasicMetadataValueEnum, BasicValue, FunctionValue, IntValue, PointerValue, VectorValue};
+use inkwell::values::{BasicMetadataValueEnum, FunctionValue, IntValue, PointerValue, VectorValue};
 use inkwell::IntPredicate;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -523,18 +522,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                         let closed =
                             self.b.build_int_unsigned_div(self.b.build_int_add(active, c64(p - 1), "")?, c64(p), "")?;
                         let ok = mi.contiguous;
-                        let from = self.b.get_insert_block().ok_or("builder not positioned")?;
-                        let slow = self.cx().append_basic_block(self.llf, "gen.banks.slow");
-                        let join = self.cx().append_basic_block(self.llf, "gen.banks");
-                        self.b.build_conditional_branch(ok, join, slow)?;
-                        self.b.position_at_end(slow);
-                        let general = self.bank_ways(addrs, mask, true, conflict)?;
-                        let slow_end = self.b.get_insert_block().ok_or("builder not positioned")?;
-                        self.b.build_unconditional_branch(join)?;
-                        self.b.position_at_end(join);
-                        let phi = self.b.build_phi(i64t, "")?;
-                        phi.add_incoming(&[(&closed, from), (&general, slow_end)]);
-                        phi.as_basic_value().into_int_value()
+                        self.closed_or(ok, closed, |s| s.bank_ways(addrs, mask, true, conflict))?
                     }
                     None => {
                         let distinct = write || matches!(shape, Shape::Strided(st) if st.unsigned_abs() >= 4);
@@ -588,7 +576,8 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let c64 = |x: u64| i64t.const_int(x, false);
         let Shape::Strided(s) = shape else { return self.general_lines(addrs, mask, bytes, conflict) };
         let span = s != 0 && s.unsigned_abs() <= 64;
-        if !span && !(s.unsigned_abs().is_multiple_of(64) && bytes <= 64) {
+        let line_per_lane = s.unsigned_abs().is_multiple_of(64) && bytes <= 64;
+        if !(span || line_per_lane) {
             return self.general_lines(addrs, mask, bytes, conflict);
         }
         // Lane k's address is a0 + k * s.
@@ -610,17 +599,27 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             let end = self.b.build_int_add(off, c64(bytes), "")?;
             (self.b.build_int_compare(IntPredicate::ULE, end, c64(64), "")?, mi.active)
         };
+        self.closed_or(ok, closed, |s| s.general_lines(addrs, mask, bytes, conflict))
+    }
+
+    /// `closed` when `ok`, else what `general` computes (on a branch of its own).
+    fn closed_or(
+        &mut self,
+        ok: IntValue<'ctx>,
+        closed: IntValue<'ctx>,
+        general: impl FnOnce(&mut Self) -> R<IntValue<'ctx>>,
+    ) -> R<IntValue<'ctx>> {
         let from = self.b.get_insert_block().ok_or("builder not positioned")?;
-        let slow = self.cx().append_basic_block(self.llf, "gen.lines.slow");
-        let join = self.cx().append_basic_block(self.llf, "gen.lines");
+        let slow = self.cx().append_basic_block(self.llf, "gen.slow");
+        let join = self.cx().append_basic_block(self.llf, "gen.join");
         self.b.build_conditional_branch(ok, join, slow)?;
         self.b.position_at_end(slow);
-        let general = self.general_lines(addrs, mask, bytes, conflict)?;
+        let g = general(self)?;
         let slow_end = self.b.get_insert_block().ok_or("builder not positioned")?;
         self.b.build_unconditional_branch(join)?;
         self.b.position_at_end(join);
-        let phi = self.b.build_phi(i64t, "")?;
-        phi.add_incoming(&[(&closed, from), (&general, slow_end)]);
+        let phi = self.b.build_phi(closed.get_type(), "")?;
+        phi.add_incoming(&[(&closed, from), (&g, slow_end)]);
         Ok(phi.as_basic_value().into_int_value())
     }
 
@@ -878,19 +877,7 @@ pub fn build_linear_entry<'ctx>(
     let i64t = cx.i64_type();
     let i8t = cx.i8_type();
     let w = width.max(1) as u64;
-    let fn_ty = i32t.fn_type(&[ptr.into(), ptr.into(), i32t.into(), i32t.into(), i32t.into()], false);
-    let f = e.m.add_function(name, fn_ty, Some(Linkage::External));
-    e.add_fn_attr(f, "nounwind");
-    for p in [0, 1] {
-        e.add_param_attr(f, p, "noalias");
-        e.add_param_attr(f, p, "nocapture");
-    }
-    let param = |i: u32| f.get_nth_param(i).ok_or_else(|| Error("missing parameter".into()));
-    let args = param(0)?.into_pointer_value();
-    let ctx = param(1)?.into_pointer_value();
-    let first = param(2)?.into_int_value();
-    let end = param(3)?.into_int_value();
-    let resume = param(4)?.into_int_value();
+    let super::workgroup::EntryStart { f, args, ctx, first, end, resume } = super::workgroup::declare_entry(e, name)?;
 
     let b = cx.create_builder();
     let entry = cx.append_basic_block(f, "entry");
@@ -901,21 +888,7 @@ pub fn build_linear_entry<'ctx>(
     let exit = cx.append_basic_block(f, "exit");
 
     b.position_at_end(entry);
-    let state_base = if state_size > 0 {
-        let p = gep(&b, i8t.into(), ctx, &[i64t.const_int(super::llvm::ctx_offsets::WORK_ITEM_STATE, false)], true)?;
-        Some(b.build_load(ptr, p, "")?.into_pointer_value())
-    } else {
-        None
-    };
-    let mut restrict_ptrs: Vec<BasicMetadataValueEnum<'ctx>> = Vec::with_capacity(restrict_offsets.len());
-    for &off in restrict_offsets {
-        let p = gep(&b, i8t.into(), args, &[i64t.const_int(off, false)], true)?;
-        let l = b.build_load(ptr, p, "")?;
-        if let Some(inst) = l.as_instruction_value() {
-            let _ = inst.set_alignment(8);
-        }
-        restrict_ptrs.push(l.into());
-    }
+    let (state_base, restrict_ptrs) = super::workgroup::entry_pointers(e, &b, ctx, args, state_size, restrict_offsets)?;
     let first64 = b.build_int_z_extend(first, i64t, "")?;
     let end64 = b.build_int_z_extend(end, i64t, "")?;
     let any = b.build_int_compare(IntPredicate::ULT, first64, end64, "")?;
