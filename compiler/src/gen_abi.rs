@@ -102,6 +102,15 @@ impl GenKernelInfo {
     }
 }
 
+impl GenKernelInfo {
+    /// Length in u64 words of a hardware thread's counter array.
+    pub fn counter_words(&self) -> usize {
+        (self.sites.len() * std::mem::size_of::<SiteCounters>()
+            + self.blocks.len() * std::mem::size_of::<BlockCounters>())
+            / 8
+    }
+}
+
 /// Counters of one site, summed over the messages of a hardware thread.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -50,6 +50,24 @@ pub struct Target {
     /// default: llvm-spirv-15 then gives loops with debug locations dedicated forwarding
     /// blocks, so the IR, not only its locations, differs (compiler/tests/source_lines.rs).
     pub line_tables: bool,
+    /// The Gen device's builds (`None` elsewhere): see [`GenBuild`].
+    pub gen: Option<GenBuild>,
+}
+
+/// A build for the modelled Gen GPU. With `simd` = 0 (the device's program build) kernels are
+/// compiled scalar and keep what a Gen-instrumented build needs ([`NativeKernel::gen_variant`]
+/// compiles one lazily, at the first launch that needs its width). With `simd` = 8, 16 or 32
+/// the kernel is vectorized at exactly that width, one call of the work-group entry per
+/// hardware thread, and counts its messages and blocks in generated code
+/// ([`crate::gen_abi`], `back/gen_count.rs`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct GenBuild {
+    pub simd: u32,
+    /// Lanes are consecutive *linear* local ids (a work-group whose `local_size[0]` is not a
+    /// multiple of `simd`: a hardware thread spans rows): every id dimension varies between
+    /// lanes, so accesses become gathers with every lane's address at hand. Otherwise lanes
+    /// are consecutive ids of dimension 0 in one row, as on the CPU device.
+    pub linear_lanes: bool,
 }
 
 /// How the code generator packs work-items of dimension 0 into SIMD lanes.
@@ -79,6 +97,7 @@ impl Default for Target {
             opencl_version: 300,
             vectorizer: Vectorizer::Off,
             line_tables: false,
+            gen: None,
         }
     }
 }
@@ -198,6 +217,8 @@ impl NativeProgram {
 pub struct NativeKernel {
     pub info: KernelInfo,
     pub(crate) entry: WorkGroupEntry,
+    /// A Gen device's program build: what [`NativeKernel::gen_variant`] compiles from.
+    pub(crate) gen_source: Option<Arc<back::gen_count::GenSource>>,
 }
 
 impl NativeKernel {
@@ -213,5 +234,14 @@ impl NativeKernel {
         // argument block and context satisfy the layout contract stated above, which the
         // device checks before calling.
         unsafe { (self.entry)(args.as_ptr(), ctx, first, end, resume_at) }
+    }
+
+    /// The Gen-instrumented build of this kernel at `build.simd` (8, 16 or 32), compiled at the
+    /// first call for that width and lane layout and cached with the program; `None` when this
+    /// kernel does not come from a Gen device's build. `Err` is the reason the kernel cannot
+    /// run vectorized at that width (the device then runs this scalar build, uncounted). The
+    /// returned kernel stays callable while the returned program lives.
+    pub fn gen_variant(&self, build: GenBuild) -> Option<Result<(NativeKernel, Arc<NativeProgram>), String>> {
+        self.gen_source.as_ref().map(|s| s.variant(&self.info.name, build))
     }
 }

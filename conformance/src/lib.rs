@@ -1214,23 +1214,31 @@ pub fn run_in_vectorizer_modes(child_var: &str, name: &str, check: impl Fn(&str,
     if std::env::var(child_var).is_ok() {
         return false;
     }
-    let exe = std::env::current_exe().expect("test binary path");
     for (mode, vars) in VECTORIZER_MODES {
-        let mut cmd = std::process::Command::new(&exe);
-        cmd.args([name, "--exact", "--nocapture", "--test-threads=1"]).env(child_var, mode);
-        cmd.env_remove("CL_CONFIG_USE_VECTORIZER").env_remove("CL_CONFIG_CPU_VECTORIZER_MODE");
-        for (k, v) in vars {
-            cmd.env(k, v);
-        }
-        let out = cmd.output().expect("run the test binary");
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            out.status.success() && stdout.contains("1 passed"),
-            "{name} with the vectorizer {mode} (status {:?}):\n{stdout}\n{stderr}",
-            out.status
-        );
+        let stdout = run_test_child(child_var, mode, name, vars);
         check(mode, &stdout);
     }
     true
+}
+
+/// Runs test `name` of the current test binary in a child process with `child_var` set to
+/// `mode` and the environment `vars` (the vectorizer knobs removed first); fails the caller
+/// when the child fails. Returns the child's stdout.
+pub fn run_test_child(child_var: &str, mode: &str, name: &str, vars: &[(&str, &str)]) -> String {
+    let exe = std::env::current_exe().expect("test binary path");
+    let mut cmd = std::process::Command::new(&exe);
+    cmd.args([name, "--exact", "--nocapture", "--test-threads=1"]).env(child_var, mode);
+    cmd.env_remove("CL_CONFIG_USE_VECTORIZER").env_remove("CL_CONFIG_CPU_VECTORIZER_MODE");
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run the test binary");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "{name} with the vectorizer {mode} (status {:?}):\n{stdout}\n{stderr}",
+        out.status
+    );
+    stdout.into_owned()
 }

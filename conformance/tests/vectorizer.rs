@@ -5,7 +5,8 @@
 //! log says which kernels were vectorized), `CL_CONFIG_CPU_VECTORIZER_MODE=4` (narrow packets:
 //! more tails and masks) and `CL_CONFIG_USE_VECTORIZER=False` (scalar). Every run checks its
 //! results against a host reference, so the vectorized and scalar builds must agree with each
-//! other. The knobs are read when the driver creates its devices, hence the child processes.
+//! other. Each test runs once more on the Gen device (the "gen" run), which runs the same
+//! kernels vectorized at its SIMD width. The knobs are read when the driver creates its devices, hence the child processes.
 
 use softcl_conformance::*;
 use std::process::Command;
@@ -15,15 +16,23 @@ const CHILD: &str = "SOFTCL_VECTORIZER_TEST_CHILD";
 /// In the parent: runs test `name` in one child per vectorizer setting and returns true
 /// (the parent has nothing else to do). In a child: returns false.
 fn run_in_every_mode(name: &str) -> bool {
-    run_in_vectorizer_modes(CHILD, name, |_, _| {})
+    if !run_in_vectorizer_modes(CHILD, name, |_, _| {}) {
+        return false;
+    }
+    // And on the Gen device, whose hardware threads run the kernel vectorized at the SIMD
+    // width (counting in generated code).
+    run_test_child(CHILD, "gen", name, &[]);
+    true
 }
 
 fn mode() -> String {
     std::env::var(CHILD).unwrap_or_default()
 }
 
+/// The CPU device, or the Gen device in the "gen" run.
 fn cpu_env() -> TestEnv {
-    device(DeviceKind::Cpu).expect("the CPU device").env()
+    let kind = if mode() == "gen" { DeviceKind::Gpu } else { DeviceKind::Cpu };
+    device(kind).expect("the device under test").env()
 }
 
 /// Builds `src` and checks the report in the build log: each kernel of `vectorized` was

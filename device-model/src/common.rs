@@ -1,6 +1,6 @@
 //! Description values both devices share, and the launch path common to both.
 
-use crate::exec::{Executor, Job, Limits, NdRange, Schedule};
+use crate::exec::{Executor, GroupKernel, Job, Limits, NdRange, Schedule};
 use crate::features;
 use crate::info::{
     AtomicCapabilities, CacheType, DeviceInfo, DeviceKind, FpConfig, LocalMemKind, NameVersion, VectorWidths,
@@ -205,18 +205,24 @@ pub(crate) fn run_launch<T>(
     observer: Option<Arc<dyn Observer>>,
     limits: Limits,
 ) -> Result<(NdRange, T), LaunchError> {
+    let kernel = Arc::new(launch.kernel.clone());
+    run_launch_with(executor, launch, kernel, schedule, observer, limits)
+}
+
+/// [`run_launch`] running `kernel` (code compiled for this launch, like the Gen device's
+/// SIMD-width builds) in place of `launch.kernel`.
+pub(crate) fn run_launch_with<T>(
+    executor: &Executor,
+    launch: &Launch<'_>,
+    kernel: Arc<dyn GroupKernel>,
+    schedule: impl FnOnce(&NdRange) -> Result<(Schedule, T), LaunchError>,
+    observer: Option<Arc<dyn Observer>>,
+    limits: Limits,
+) -> Result<(NdRange, T), LaunchError> {
     let range = NdRange::new(launch.work_dim, launch.global_offset, launch.global_size, launch.local_size)?;
     let (schedule, extra) = schedule(&range)?;
     let name = launch.kernel.info.name.as_str();
-    let job = Job::new(
-        Arc::new(launch.kernel.clone()),
-        launch.args,
-        launch.local_arg_sizes,
-        range,
-        schedule,
-        observer.clone(),
-        limits,
-    )?;
+    let job = Job::new(kernel, launch.args, launch.local_arg_sizes, range, schedule, observer.clone(), limits)?;
     if let Some(o) = &observer {
         o.kernel_begin(name, range.global, range.local);
     }

@@ -322,6 +322,8 @@ pub(crate) struct Job {
     local_slots: Vec<(usize, usize)>,
     local_bytes: usize,
     state_bytes: usize,
+    /// Words of a Gen-instrumented kernel's counter array (0 for other builds).
+    gen_words: usize,
     range: NdRange,
     schedule: Schedule,
     observer: Option<Arc<dyn Observer>>,
@@ -417,12 +419,14 @@ impl Job {
             .map_err(|_| LaunchError::OutOfResources("cannot copy the argument block".into()))?;
         owned_args.extend_from_slice(args);
         let printf_capacity = info.uses_printf.then_some(limits.printf_buffer_size);
+        let gen_words = info.gen.as_ref().map_or(0, |g| g.counter_words());
         Ok(Self {
             kernel,
             args: owned_args,
             local_slots,
             local_bytes,
             state_bytes,
+            gen_words,
             range,
             schedule,
             observer,
@@ -475,7 +479,8 @@ impl Job {
                     return;
                 }
                 let (id, n) = self.range.set_group(&mut ctx, linear);
-                let result = catch_unwind(AssertUnwindSafe(|| self.run_group(args, &ctx, id, n)));
+                let gen = &mut scratch.gen[..];
+                let result = catch_unwind(AssertUnwindSafe(|| self.run_group(args, &ctx, id, n, gen)));
                 match result {
                     Ok(Ok(())) => {
                         self.completed.fetch_add(1, Ordering::SeqCst);
@@ -493,10 +498,27 @@ impl Job {
         }
     }
 
-    /// Runs one work-group region by region.
-    fn run_group(&self, args: &[u8], ctx: &WorkGroupContext, id: [usize; 3], n: u32) -> Result<(), LaunchError> {
+    /// Runs one work-group region by region. A Gen-instrumented kernel's hardware threads
+    /// all add to `gen` (zeroed first), which thus holds the work-group's sum of their
+    /// counter arrays (`worst_bank_ways`: the maximum), handed to the observer at the end.
+    fn run_group(
+        &self,
+        args: &[u8],
+        ctx: &WorkGroupContext,
+        id: [usize; 3],
+        n: u32,
+        gen: &mut [u64],
+    ) -> Result<(), LaunchError> {
         let info = self.kernel.info();
         let observer = self.observer.as_deref();
+        let counted;
+        let ctx = if gen.is_empty() {
+            ctx
+        } else {
+            gen.fill(0);
+            counted = WorkGroupContext { gen_counters: gen.as_mut_ptr(), ..*ctx };
+            &counted
+        };
         if let Some(o) = observer {
             o.work_group_begin(id);
         }
@@ -507,6 +529,17 @@ impl Job {
                     let r = self.kernel.run(args, ctx, 0, n, resume);
                     if let Some(o) = observer {
                         o.thread_region(id, 0, n, r);
+                    }
+                    r
+                }
+                Schedule::Simd(simd) if info.gen.is_some() => {
+                    // A Gen-instrumented build's entry runs the hardware threads `first..end`
+                    // one packet (= one thread) at a time: one call for the whole group.
+                    let r = self.kernel.run(args, ctx, 0, n, resume);
+                    if let Some(o) = observer {
+                        for (first, end) in simd_threads(n, simd) {
+                            o.thread_region(id, first, end - first, r);
+                        }
                     }
                     r
                 }
@@ -539,6 +572,9 @@ impl Job {
             resume = reached;
         }
         if let Some(o) = observer {
+            if !gen.is_empty() {
+                o.gen_counters(id, gen);
+            }
             o.work_group_end(id);
         }
         Ok(())
@@ -561,6 +597,8 @@ struct Scratch {
     args: AlignedBuf,
     local: AlignedBuf,
     state: AlignedBuf,
+    /// The Gen counter array of the work-group running.
+    gen: Vec<u64>,
 }
 
 impl Scratch {
@@ -570,6 +608,11 @@ impl Scratch {
         self.args.resize(job.args.len())?;
         self.local.resize(job.local_bytes)?;
         self.state.resize(job.state_bytes)?;
+        self.gen.clear();
+        self.gen
+            .try_reserve_exact(job.gen_words)
+            .map_err(|_| LaunchError::OutOfResources(format!("cannot allocate {} Gen counters", job.gen_words)))?;
+        self.gen.resize(job.gen_words, 0);
         let local = self.local.as_mut_ptr();
         let work_item_state = self.state.as_mut_ptr();
         let base = local.expose_provenance();

@@ -71,6 +71,7 @@ pub mod ctx_offsets {
     pub const LOCAL_MEMORY: u64 = offset_of!(WorkGroupContext, local_memory) as u64;
     pub const WORK_ITEM_STATE: u64 = offset_of!(WorkGroupContext, work_item_state) as u64;
     pub const PRINTF: u64 = offset_of!(WorkGroupContext, printf) as u64;
+    pub const GEN_COUNTERS: u64 = offset_of!(WorkGroupContext, gen_counters) as u64;
 }
 
 /// Builds a GEP. Every GEP of the back end goes through here.
@@ -665,6 +666,8 @@ pub struct FnLower<'a, 'ctx, 'ir> {
     pub stream_stores: std::collections::HashSet<Inst>,
     /// The number of work-items of the ND-range, once asked for (`back::vector`).
     pub ndrange_items: Option<IntValue<'ctx>>,
+    /// A Gen-instrumented build's counting (`back::gen_count`).
+    pub gen: Option<super::gen_count::GenState<'a, 'ctx>>,
 }
 
 impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
@@ -722,6 +725,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             restrict_params: HashMap::new(),
             stream_stores: Default::default(),
             ndrange_items: None,
+            gen: None,
         })
     }
 
@@ -799,6 +803,9 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                     self.define(p, v)?;
                 }
             }
+            if self.gen.is_some() {
+                self.gen_block(bb)?;
+            }
             for &i in &f.layout.insts[bb] {
                 self.lower_inst(i).map_err(|e| {
                     if e.0.starts_with("function `") {
@@ -832,7 +839,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 self.b.build_unconditional_branch(body)?;
             }
         }
-        Ok(())
+        self.gen_flush()
     }
 
     fn setup_params(&mut self, entry: Block) -> R<()> {
@@ -1491,6 +1498,9 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     fn lower_inst(&mut self, i: Inst) -> R<()> {
         if self.lin.is_some() && self.f.insts[i].is_terminator() {
             return self.lin_terminator(&self.f.insts[i]);
+        }
+        if self.gen.is_some() {
+            self.gen_access(i)?;
         }
         if self.vec.is_some() && self.lower_vector_inst(i)? {
             return Ok(());

@@ -654,6 +654,11 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     /// Work-item queries in vector mode: dimension 0 of the ids and the linear ids get the
     /// lane number added.
     fn vector_work_item(&mut self, q: ir::WorkItemQuery, ir_ty: ir::Type) -> R<Val<'ctx>> {
+        if self.vec.as_ref().is_some_and(|v| v.wa.linear_lanes) {
+            if let Some(v) = self.linear_work_item(q, ir_ty)? {
+                return Ok(v);
+            }
+        }
         let t = self.ty(ir_ty)?;
         let scalar = self.work_item_value(q, t)?;
         // In the prologue, like the scalar ids: recomputed at every entry (barriers).

@@ -19,7 +19,7 @@
 use super::llvm::{bail, ctx_offsets, gep, Emitter, Val, R};
 use crate::ir::{Block, ConvertOp, EntityRef, Function, Inst, InstData, SecondaryMap, Value, ValueDef};
 use inkwell::module::Linkage;
-use inkwell::values::{BasicMetadataValueEnum, BasicValue, FunctionValue, IntValue};
+use inkwell::values::{BasicMetadataValueEnum, BasicValue, FunctionValue, IntValue, PointerValue};
 use inkwell::IntPredicate;
 use std::collections::{HashMap, HashSet};
 
@@ -325,13 +325,7 @@ pub fn build_entry<'ctx>(
     let i32t = cx.i32_type();
     let i64t = cx.i64_type();
     let w = width.max(1) as u64;
-    let fn_ty = i32t.fn_type(&[ptr.into(), ptr.into(), i32t.into(), i32t.into(), i32t.into()], false);
-    let f = e.m.add_function(name, fn_ty, Some(Linkage::External));
-    e.add_fn_attr(f, "nounwind");
-    for p in [0, 1] {
-        e.add_param_attr(f, p, "noalias");
-        e.add_param_attr(f, p, "nocapture");
-    }
+    let EntryStart { f, args, ctx, first, end, resume } = declare_entry(e, name)?;
     // The context is always a whole `WorkGroupContext`: loads of it may be speculated
     // (hoisted out of the packet loop's branches).
     let deref = inkwell::attributes::Attribute::get_named_enum_kind_id("dereferenceable");
@@ -340,12 +334,6 @@ pub fn build_entry<'ctx>(
     if args_size > 0 {
         f.add_attribute(inkwell::attributes::AttributeLoc::Param(0), cx.create_enum_attribute(deref, args_size));
     }
-    let param = |i: u32| f.get_nth_param(i).ok_or_else(|| super::llvm::Error("missing parameter".into()));
-    let args = param(0)?.into_pointer_value();
-    let ctx = param(1)?.into_pointer_value();
-    let first = param(2)?.into_int_value();
-    let end = param(3)?.into_int_value();
-    let resume = param(4)?.into_int_value();
 
     let b = cx.create_builder();
     let entry = cx.append_basic_block(f, "entry");
@@ -369,22 +357,7 @@ pub fn build_entry<'ctx>(
     };
     let lsx = load_u64(ctx_offsets::LOCAL_SIZE)?;
     let lsy = load_u64(ctx_offsets::LOCAL_SIZE + 8)?;
-    let state_base = if state_size > 0 {
-        let p = gep(&b, i8t.into(), ctx, &[i64t.const_int(ctx_offsets::WORK_ITEM_STATE, false)], true)?;
-        let l = b.build_load(ptr, p, "")?;
-        Some(l.into_pointer_value())
-    } else {
-        None
-    };
-    let mut restrict_ptrs: Vec<BasicMetadataValueEnum<'ctx>> = Vec::with_capacity(restrict_offsets.len());
-    for &off in restrict_offsets {
-        let p = gep(&b, i8t.into(), args, &[i64t.const_int(off, false)], true)?;
-        let l = b.build_load(ptr, p, "")?;
-        if let Some(inst) = l.as_instruction_value() {
-            let _ = inst.set_alignment(8);
-        }
-        restrict_ptrs.push(l.into());
-    }
+    let (state_base, restrict_ptrs) = entry_pointers(e, &b, ctx, args, state_size, restrict_offsets)?;
     let any = b.build_int_compare(IntPredicate::ULT, first, end, "")?;
     b.build_conditional_branch(any, pre, exit)?;
 
@@ -574,4 +547,68 @@ pub fn build_size_switch<'ctx>(
         b.build_return(Some(&r))?;
     }
     Ok(f)
+}
+
+/// The parameters of a work-group entry being built.
+pub(super) struct EntryStart<'ctx> {
+    pub f: FunctionValue<'ctx>,
+    pub args: PointerValue<'ctx>,
+    pub ctx: PointerValue<'ctx>,
+    pub first: IntValue<'ctx>,
+    pub end: IntValue<'ctx>,
+    pub resume: IntValue<'ctx>,
+}
+
+/// Declares the work-group entry `u32 name(args, ctx, first, end, resume_at)`.
+pub(super) fn declare_entry<'ctx>(e: &Emitter<'ctx, '_>, name: &str) -> R<EntryStart<'ctx>> {
+    let cx = e.cx;
+    let ptr = cx.ptr_type(inkwell::AddressSpace::default());
+    let i32t = cx.i32_type();
+    let fn_ty = i32t.fn_type(&[ptr.into(), ptr.into(), i32t.into(), i32t.into(), i32t.into()], false);
+    let f = e.m.add_function(name, fn_ty, Some(Linkage::External));
+    e.add_fn_attr(f, "nounwind");
+    for p in [0, 1] {
+        e.add_param_attr(f, p, "noalias");
+        e.add_param_attr(f, p, "nocapture");
+    }
+    let param = |i: u32| f.get_nth_param(i).ok_or_else(|| super::llvm::Error("missing parameter".into()));
+    Ok(EntryStart {
+        f,
+        args: param(0)?.into_pointer_value(),
+        ctx: param(1)?.into_pointer_value(),
+        first: param(2)?.into_int_value(),
+        end: param(3)?.into_int_value(),
+        resume: param(4)?.into_int_value(),
+    })
+}
+
+/// Loads, where `b` stands, the work-item state base (when the kernel keeps state) and the
+/// `restrict` buffer pointers at `restrict_offsets` of the argument block.
+pub(super) fn entry_pointers<'ctx>(
+    e: &Emitter<'ctx, '_>,
+    b: &inkwell::builder::Builder<'ctx>,
+    ctx: PointerValue<'ctx>,
+    args: PointerValue<'ctx>,
+    state_size: u64,
+    restrict_offsets: &[u64],
+) -> R<(Option<PointerValue<'ctx>>, Vec<BasicMetadataValueEnum<'ctx>>)> {
+    let cx = e.cx;
+    let ptr = cx.ptr_type(inkwell::AddressSpace::default());
+    let (i8t, i64t) = (cx.i8_type(), cx.i64_type());
+    let state_base = if state_size > 0 {
+        let p = gep(b, i8t.into(), ctx, &[i64t.const_int(ctx_offsets::WORK_ITEM_STATE, false)], true)?;
+        Some(b.build_load(ptr, p, "")?.into_pointer_value())
+    } else {
+        None
+    };
+    let mut restrict_ptrs: Vec<BasicMetadataValueEnum<'ctx>> = Vec::with_capacity(restrict_offsets.len());
+    for &off in restrict_offsets {
+        let p = gep(b, i8t.into(), args, &[i64t.const_int(off, false)], true)?;
+        let l = b.build_load(ptr, p, "")?;
+        if let Some(inst) = l.as_instruction_value() {
+            let _ = inst.set_alignment(8);
+        }
+        restrict_ptrs.push(l.into());
+    }
+    Ok((state_base, restrict_ptrs))
 }

@@ -90,6 +90,10 @@ pub struct WorkItemAnalysis {
     /// The shape of what a register variable holds: the meet of the values stored to it,
     /// varying when a store lies in divergent code.
     var_shape: std::collections::HashMap<Value, Shape>,
+    /// Lanes are consecutive linear local ids (the Gen device's hardware threads across
+    /// rows, [`analyze_lanes`]): every dimension of the ids varies, only the local linear id
+    /// is consecutive.
+    pub linear_lanes: bool,
 }
 
 /// The blocks where lanes that took different edges of the divergent branch ending `b`
@@ -202,7 +206,14 @@ fn pointee(m: &ir::Module, t: ir::Type) -> Option<ir::Type> {
 
 /// Analyses kernel function `f` of module `m`.
 pub fn analyze(m: &ir::Module, f: &Function) -> WorkItemAnalysis {
+    analyze_lanes(m, f, false)
+}
+
+/// [`analyze`] for packets of consecutive ids of dimension 0 in one row (`linear_lanes`
+/// false) or of consecutive linear local ids (true).
+pub fn analyze_lanes(m: &ir::Module, f: &Function, linear_lanes: bool) -> WorkItemAnalysis {
     let mut a = WorkItemAnalysis {
+        linear_lanes,
         shapes: SecondaryMap::default(),
         divergent_branches: Vec::new(),
         divergent_blocks: HashSet::new(),
@@ -466,6 +477,15 @@ fn inst_shape(m: &ir::Module, f: &Function, a: &WorkItemAnalysis, i: Inst) -> Op
     };
     let is_vector = |v: Value| matches!(m.types.get(f.value_type(v)), TypeData::Vector { .. });
     Some(match &f.insts[i] {
+        InstData::WorkItem { query } if a.linear_lanes => {
+            use WorkItemQuery as Q;
+            match query {
+                Q::LocalLinearId if !f.inst_result[i].is_some_and(is_vector) => Strided(1),
+                Q::GlobalId | Q::LocalId | Q::GlobalLinearId | Q::LocalLinearId => Varying,
+                Q::SubgroupLocalId | Q::SubgroupId => Varying,
+                _ => Uniform,
+            }
+        }
         InstData::WorkItem { query } => {
             use WorkItemQuery as Q;
             match query {
@@ -484,7 +504,7 @@ fn inst_shape(m: &ir::Module, f: &Function, a: &WorkItemAnalysis, i: Inst) -> Op
         }
         InstData::ExtractElement { vector, index } => {
             // Component 0 of the id vectors is consecutive, the others uniform.
-            if let Some(ValueDef::Result(def)) = f.values.get(*vector).map(|d| d.def) {
+            if let Some(ValueDef::Result(def)) = f.values.get(*vector).map(|d| d.def).filter(|_| !a.linear_lanes) {
                 if let InstData::WorkItem { query: WorkItemQuery::GlobalId | WorkItemQuery::LocalId } = f.insts[def] {
                     return Some(match const_int(m, f, *index) {
                         Some(0) => Strided(1),

@@ -24,6 +24,7 @@ pub mod config;
 pub mod html;
 pub mod lines;
 pub mod model;
+mod threads;
 
 pub use config::{GenConfig, SlmAllocRule};
 
@@ -36,7 +37,7 @@ use crate::launch::{Launch, LaunchError, LaunchReport};
 use crate::observer::Observer;
 use crate::pick::{pick_local_size, PickParams};
 use crate::Device;
-use softcl_compiler::{KernelInfo, Target};
+use softcl_compiler::{GenBuild, KernelInfo, Target};
 use std::sync::Arc;
 
 /// NEO's CL_DEVICE_MAX_MEM_ALLOC_SIZE on Gen9: 4 GiB minus 8 KiB.
@@ -54,8 +55,10 @@ impl GenDevice {
     /// The device modelling `config`.
     pub fn new(config: GenConfig) -> Self {
         let info = gen_device_info(&config);
-        // Source lines for the model's per-line report.
-        let target = Target { line_tables: true, ..common::target_for(&info) };
+        // Kernels compile scalar at build time, with line tables for the model's per-line
+        // report; each launch runs a SIMD-width build with counters, compiled lazily
+        // (`threads`).
+        let target = Target { line_tables: true, gen: Some(GenBuild::default()), ..common::target_for(&info) };
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         Self { config, info, target, executor: Executor::new(threads, "gen") }
     }
@@ -86,16 +89,19 @@ impl GenDevice {
             local_mem_size: self.info.local_mem_size,
             printf_buffer_size: self.info.printf_buffer_size,
         };
-        let choose = |range: &NdRange| {
-            let (simd, why) = choose_simd(&self.config, info, range.enqueued_group_size())?;
-            Ok((Schedule::Simd(simd), (simd, why)))
-        };
-        let (range, (simd, why)) = common::run_launch(&self.executor, launch, choose, observer, limits)?;
+        let range = NdRange::new(launch.work_dim, launch.global_offset, launch.global_size, launch.local_size)?;
+        let (simd, why) = choose_simd(&self.config, info, range.enqueued_group_size())?;
+        // Work-group sizes along dimension 0: the enqueued one and a partial last one.
+        let rem = range.global[0] % range.local[0];
+        let x_sizes: Vec<usize> = [range.local[0], rem].into_iter().filter(|&x| x > 0).collect();
+        let (kernel, how) = threads::GenThreads::new(launch.kernel, simd, &x_sizes);
+        let choose = |_: &NdRange| Ok((Schedule::Simd(simd), ()));
+        let (range, ()) = common::run_launch_with(&self.executor, launch, Arc::new(kernel), choose, observer, limits)?;
         let simd64 = u64::from(simd);
         let threads_per_wg = (range.enqueued_group_size() as u64).div_ceil(simd64);
         let hw_threads = range.sum_over_groups(|n| n.div_ceil(simd64));
         let report = format!(
-            "kernel {}: SIMD{simd} ({why}); {threads_per_wg} hardware threads per work-group of {}; \
+            "kernel {}: SIMD{simd} ({why}), {how}; {threads_per_wg} hardware threads per work-group of {}; \
              {} work-groups; {hw_threads} hardware threads launched",
             info.name,
             range.enqueued_group_size(),

@@ -1,0 +1,941 @@
+//! Gen-instrumented builds: a kernel vectorized at the Gen SIMD width that counts its
+//! messages and blocks in generated code (the contract is [`crate::gen_abi`]).
+//!
+//! - [`GenSource`]: what a Gen device's program build keeps to compile a kernel's
+//!   instrumented variant lazily, per SIMD width and lane layout, at the first launch that
+//!   needs it (the CTS builds thousands of programs that never run at every width).
+//! - [`plan`]: the sites (every load, store and atomic that is a memory message: not the
+//!   private scalars that live in registers, nor private arrays indexed by constants) and the
+//!   blocks of the kernel, with the static estimates of [`GenBlock`].
+//! - Counting (`FnLower::gen_block`, `FnLower::gen_access`, hooked into the lowering of each
+//!   block and memory instruction): per message the active lanes of the current mask, the
+//!   useful bytes, and by the rules of `gen_abi`: distinct 64-byte lines (global, constant,
+//!   private scratch) or SLM cycles, conflict cycles and the worst bank ways (local). A
+//!   uniform address is one line (or the lines its bytes span); a strided access with a
+//!   scalar base and a contiguous mask has a closed form (the first and last line for strides
+//!   up to 64 bytes; one line per lane for multiples of 64 whose lanes do not cross a line);
+//!   anything else counts distinct lines among the lanes' addresses with AVX-512 `vpconflictd`
+//!   when the host has it (up to 16 values), else comparing each lane with the earlier ones.
+//!   Counters are added to the array at `ctx.gen_counters`, so a device that gives all the
+//!   hardware threads of a work-group the same zeroed array reads the work-group's sum
+//!   (`worst_bank_ways` is a maximum, kept as one).
+//! - [`build_linear_entry`]: the work-group entry of a variant whose lanes are consecutive
+//!   linear local ids (a hardware thread spanning rows), and `FnLower::linear_work_item`, the
+//!   ids of such lanes.
+
+use super::llvm::{as_ptr, bail, gep, Emitter, Error, FnLower, Val, R};
+use crate::gen_abi::{AccessKind, BlockCounters, GenBlock, GenKernelInfo, GenSite, SiteCounters, SourceLoc};
+use crate::ir::{self, Block, Inst, InstData, TypeData, Value, ValueDef, WorkItemQuery};
+use crate::kernel_info::AddressSpace;
+use crate::vectorize::analysis::{Shape, WorkItemAnalysis};
+use crate::{GenBuild, NativeKernel, NativeProgram, Target, Vectorizer};
+use inkwell::types::VectorType;
+use inkwell::values::{BasicMetadataValueEnum, FunctionValue, IntValue, PointerValue, VectorValue};
+use inkwell::IntPredicate;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+const SITE_WORDS: u32 = (std::mem::size_of::<SiteCounters>() / 8) as u32;
+const BLOCK_WORDS: u32 = (std::mem::size_of::<BlockCounters>() / 8) as u32;
+// Word offsets inside SiteCounters / BlockCounters.
+const MESSAGES: u32 = 0;
+const ACTIVE: u32 = 1;
+const LINES: u32 = 2;
+const USEFUL: u32 = 3;
+const SLM_CYCLES: u32 = 4;
+const SLM_CONFLICTS: u32 = 5;
+const WORST_WAYS: u32 = 6;
+const _: () = assert!(SITE_WORDS == 7 && BLOCK_WORDS == 2);
+
+// ------------------------------------------------------------------------------------------
+// Lazy variants
+
+/// A compiled one-kernel program, or why the kernel cannot run so.
+type Variant = Result<Arc<NativeProgram>, String>;
+
+/// A Gen device's program: the module and target its kernels' instrumented variants are
+/// compiled from, and the variants compiled so far.
+pub struct GenSource {
+    module: ir::Module,
+    target: Target,
+    /// (kernel name, build) -> the one-kernel program, or why the kernel cannot run so.
+    variants: Mutex<HashMap<(String, GenBuild), Variant>>,
+}
+
+impl std::fmt::Debug for GenSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GenSource").finish_non_exhaustive()
+    }
+}
+
+impl GenSource {
+    /// The source of a Gen device's program build (`target.gen` with SIMD 0); `None` for
+    /// other targets.
+    pub fn for_target(module: &ir::Module, target: &Target) -> Option<Arc<GenSource>> {
+        let g = target.gen?;
+        (g.simd == 0)
+            .then(|| Arc::new(GenSource { module: module.clone(), target: target.clone(), variants: Mutex::default() }))
+    }
+
+    pub(crate) fn variant(&self, kernel: &str, build: GenBuild) -> Result<(NativeKernel, Arc<NativeProgram>), String> {
+        if ![8, 16, 32].contains(&build.simd) {
+            return Err(format!("SIMD width {} is not 8, 16 or 32", build.simd));
+        }
+        let key = (kernel.to_string(), build);
+        let mut variants = self.variants.lock().unwrap_or_else(|p| p.into_inner());
+        let program = match variants.get(&key) {
+            Some(p) => p.clone(),
+            None => {
+                let p = self.compile(kernel, build);
+                variants.insert(key, p.clone());
+                p
+            }
+        }?;
+        let k = program.kernel(kernel).ok_or_else(|| format!("kernel `{kernel}` missing from its Gen build"))?;
+        Ok((k.clone(), program))
+    }
+
+    fn compile(&self, kernel: &str, build: GenBuild) -> Variant {
+        let mut m = self.module.clone();
+        m.kernels.retain(|k| k.info.name == kernel);
+        if m.kernels.is_empty() {
+            return Err(format!("no kernel `{kernel}`"));
+        }
+        let target = Target {
+            gen: Some(build),
+            vectorizer: Vectorizer::Forced { width: build.simd, register_bytes: build.simd * 4 },
+            ..self.target.clone()
+        };
+        super::codegen(&m, &target).map_err(|e| e.log)
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// Sites and blocks
+
+/// What the counting code needs to know about a kernel's sites and blocks.
+#[derive(Debug, Clone)]
+pub struct GenPlan {
+    pub sites: Vec<GenSite>,
+    pub blocks: Vec<GenBlock>,
+    site_of: HashMap<Inst, u32>,
+    block_of: HashMap<Block, u32>,
+    /// The host has AVX-512 CD (`vpconflictd`).
+    conflict: bool,
+}
+
+impl GenPlan {
+    /// The [`GenKernelInfo`] of a build at `simd` of a kernel of `module` (whose source files
+    /// and texts the report shows).
+    pub fn info(&self, simd: u32, module: &crate::ir::Module) -> GenKernelInfo {
+        let mut info =
+            GenKernelInfo { simd, sites: self.sites.clone(), blocks: self.blocks.clone(), ..GenKernelInfo::default() };
+        info.set_sources(module);
+        info
+    }
+
+    /// Words of the counter array (`sites` SiteCounters then `blocks` BlockCounters).
+    pub fn words(&self) -> usize {
+        self.sites.len() * SITE_WORDS as usize + self.blocks.len() * BLOCK_WORDS as usize
+    }
+}
+
+/// Whether private pointer `p` indexes its variable with a value known only at run time (a
+/// private array that lives in memory, scratch on Gen); constant indices become registers.
+fn dynamic_private(m: &ir::Module, f: &ir::Function, p: Value) -> bool {
+    let mut v = p;
+    for _ in 0..64 {
+        let Some(ValueDef::Result(i)) = f.values.get(v).map(|d| d.def) else { return false };
+        match &f.insts[i] {
+            InstData::AccessChain { base, element, indices, .. } => {
+                let is_const = |x: &Value| matches!(f.values.get(*x).map(|d| d.def), Some(ValueDef::Const(_)));
+                if element.iter().chain(indices.iter()).any(|x| !is_const(x)) {
+                    return true;
+                }
+                v = *base;
+            }
+            InstData::Convert { arg, .. } => v = *arg,
+            InstData::Variable { .. } => return false,
+            // A pointer chosen at run time (select, block parameter, load): memory.
+            _ => return !matches!(m.types.get(f.value_type(v)), TypeData::Void),
+        }
+    }
+    true
+}
+
+/// The sites and blocks of kernel function `f` (after inlining); the same for every lane
+/// layout, so that variants of one kernel share the counter layout.
+pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis, host_features: &str) -> GenPlan {
+    let mut p = GenPlan {
+        sites: Vec::new(),
+        blocks: Vec::new(),
+        site_of: HashMap::new(),
+        block_of: HashMap::new(),
+        conflict: host_features.split(',').any(|x| x == "+avx512cd"),
+    };
+    let types = &m.types;
+    let loc = |i: Inst| -> Option<SourceLoc> { f.inst_locs[i] };
+    for &b in &f.layout.blocks {
+        let mut blk = GenBlock::default();
+        for &i in &f.layout.insts[b] {
+            let d = &f.insts[i];
+            if blk.loc.is_none() {
+                blk.loc = loc(i);
+            }
+            let res_ty = f.inst_result[i].map(|r| f.value_type(r));
+            let lanes = |t: Option<ir::Type>| t.map_or(1, |t| types.lanes(t).max(1));
+            let float_bits = |t: Option<ir::Type>| -> Option<u16> {
+                let t = t?;
+                let e = match types.get(t) {
+                    TypeData::Vector { elem, .. } => *elem,
+                    _ => t,
+                };
+                match types.get(e) {
+                    TypeData::Float { bits } => Some(*bits),
+                    _ => None,
+                }
+            };
+            let mut add_flops = |n: u32| match float_bits(res_ty) {
+                Some(64) => blk.flops_f64 += n,
+                Some(_) => blk.flops += n,
+                None => {}
+            };
+            match d {
+                InstData::Variable { .. } => continue,
+                InstData::Binary { op, .. } => {
+                    use ir::BinaryOp::*;
+                    if matches!(op, FAdd | FSub | FMul | FDiv | FRem | FMod) {
+                        add_flops(lanes(res_ty));
+                    }
+                }
+                InstData::ExtInst { opcode, .. } => {
+                    use spirv::OpenclStd100Op as Op;
+                    let per = if matches!(Op::from_u32(*opcode), Some(Op::fma | Op::mad)) { 2 } else { 1 };
+                    add_flops(per * lanes(res_ty));
+                }
+                _ => {}
+            }
+            blk.instructions += match d {
+                InstData::Store { value, .. } => lanes(Some(f.value_type(*value))),
+                _ => lanes(res_ty),
+            };
+            let (ptr, ty, kind) = match d {
+                InstData::Load { ptr, .. } => match res_ty {
+                    Some(t) => (*ptr, t, AccessKind::Load),
+                    None => continue,
+                },
+                InstData::Store { ptr, value, .. } => (*ptr, f.value_type(*value), AccessKind::Store),
+                InstData::Atomic { ptr, .. } => match types.get(f.value_type(*ptr)) {
+                    TypeData::Pointer { pointee, .. } => (*ptr, *pointee, AccessKind::Atomic),
+                    _ => continue,
+                },
+                _ => continue,
+            };
+            if wa.reg_candidates.contains(&ptr) {
+                continue;
+            }
+            let space = match types.get(f.value_type(ptr)) {
+                TypeData::Pointer { space, .. } => *space,
+                _ => continue,
+            };
+            if space == AddressSpace::Private && !dynamic_private(m, f, ptr) {
+                continue;
+            }
+            let space = if space == AddressSpace::Generic { AddressSpace::Global } else { space };
+            p.site_of.insert(i, p.sites.len() as u32);
+            p.sites.push(GenSite { space, kind, bytes_per_lane: types.size_of(ty).max(1) as u32, loc: loc(i) });
+        }
+        if let Some(t) = f.layout.last_inst(b) {
+            blk.divergent_branch = wa.divergent_branches.contains(&t);
+        }
+        p.block_of.insert(b, p.blocks.len() as u32);
+        p.blocks.push(blk);
+    }
+    p
+}
+
+/// The counting state of a function being lowered: the counters live in a local array
+/// (registers after SROA: the kernel's memory accesses never alias them) and are added to
+/// the context's array at every return of the work-item function ([`FnLower::gen_flush`]).
+pub struct GenState<'a, 'ctx> {
+    plan: &'a GenPlan,
+    /// `ctx.gen_counters`.
+    counters: PointerValue<'ctx>,
+    /// The local array.
+    local: PointerValue<'ctx>,
+    /// What the counting code knows about the current mask, computed once per block (and
+    /// again after a barrier, whose resume point the earlier code does not dominate).
+    mask: Option<MaskInfo<'ctx>>,
+}
+
+/// Facts about a lane mask, shared by the block's sites.
+#[derive(Clone, Copy)]
+struct MaskInfo<'ctx> {
+    mask: VectorValue<'ctx>,
+    /// Active lanes (i64) and whether there is any (i64 0 or 1).
+    active: IntValue<'ctx>,
+    any: IntValue<'ctx>,
+    /// The active lanes are one run lo..=hi (i1), and its ends (i64).
+    contiguous: IntValue<'ctx>,
+    lo: IntValue<'ctx>,
+    hi: IntValue<'ctx>,
+}
+
+// ------------------------------------------------------------------------------------------
+// Counting code
+
+impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
+    /// Turns on counting (after [`FnLower::enable_vector`]): the counter array is loaded from
+    /// the context in the prologue.
+    pub fn enable_gen_count(&mut self, plan: &'a GenPlan) -> R<()> {
+        if self.vec.is_none() {
+            bail!("a Gen-instrumented build must be vectorized");
+        }
+        let p = gep(
+            &self.pb,
+            self.cx().i8_type().into(),
+            self.env.ctx,
+            &[self.i64().const_int(super::llvm::ctx_offsets::GEN_COUNTERS, false)],
+            true,
+        )?;
+        let counters = as_ptr(self.pb.build_load(self.ptr_type(), p, "gen.counters")?)?;
+        let words = plan.words().max(1) as u32;
+        let local = self.pb.build_alloca(self.i64().array_type(words), "gen.local")?;
+        self.pb.build_memset(
+            local,
+            8,
+            self.cx().i8_type().const_zero(),
+            self.i64().const_int(8 * words as u64, false),
+        )?;
+        self.gen = Some(GenState { plan, counters, local, mask: None });
+        Ok(())
+    }
+
+    fn gen_word(&self, word: u32) -> R<PointerValue<'ctx>> {
+        let g = self.gen.as_ref().ok_or("not counting")?;
+        gep(&self.b, self.i64().into(), g.local, &[self.i64().const_int(word as u64, false)], true)
+    }
+
+    /// Adds the local counters to `ctx.gen_counters` before every return of the function
+    /// (the kernel's end and each barrier); called once the body is lowered.
+    pub fn gen_flush(&mut self) -> R<()> {
+        let Some(g) = self.gen.take() else { return Ok(()) };
+        let words = g.plan.words() as u32;
+        let site_words = g.plan.sites.len() as u32 * SITE_WORDS;
+        let i64t = self.i64();
+        for bb in self.llf.get_basic_blocks() {
+            let Some(term) = bb.get_terminator() else { continue };
+            if term.get_opcode() != inkwell::values::InstructionOpcode::Return {
+                continue;
+            }
+            self.b.position_before(&term);
+            for w in 0..words {
+                let at = [i64t.const_int(w as u64, false)];
+                let src = gep(&self.b, i64t.into(), g.local, &at, true)?;
+                let dst = gep(&self.b, i64t.into(), g.counters, &at, true)?;
+                let x = self.b.build_load(i64t, src, "")?.into_int_value();
+                let old = self.b.build_load(i64t, dst, "")?.into_int_value();
+                let new = if w < site_words && w % SITE_WORDS == WORST_WAYS {
+                    self.umax(old, x)?
+                } else {
+                    self.b.build_int_add(old, x, "")?
+                };
+                self.b.build_store(dst, new)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn gen_add(&self, word: u32, v: IntValue<'ctx>) -> R<()> {
+        let p = self.gen_word(word)?;
+        let old = self.b.build_load(self.i64(), p, "")?.into_int_value();
+        self.b.build_store(p, self.b.build_int_add(old, v, "")?)?;
+        Ok(())
+    }
+
+    fn gen_max(&self, word: u32, v: IntValue<'ctx>) -> R<()> {
+        let p = self.gen_word(word)?;
+        let old = self.b.build_load(self.i64(), p, "")?.into_int_value();
+        self.b.build_store(p, self.umax(old, v)?)?;
+        Ok(())
+    }
+
+    fn umax(&self, a: IntValue<'ctx>, b: IntValue<'ctx>) -> R<IntValue<'ctx>> {
+        let gt = self.b.build_int_compare(IntPredicate::UGT, a, b, "")?;
+        Ok(self.b.build_select(gt, a, b, "")?.into_int_value())
+    }
+
+    /// The bits of a `<N x i1>` mask as an iN.
+    fn mask_bits(&self, m: VectorValue<'ctx>) -> R<IntValue<'ctx>> {
+        let n = m.get_type().get_size();
+        let n = std::num::NonZeroU32::new(n).ok_or("an empty mask")?;
+        let it = self.cx().custom_width_int_type(n).map_err(|e| Error(e.to_string()))?;
+        Ok(self.b.build_bit_cast(m, it, "")?.into_int_value())
+    }
+
+    /// Set bits of a `<N x i1>` mask, as i64.
+    fn popcount(&self, m: VectorValue<'ctx>) -> R<IntValue<'ctx>> {
+        let bits = self.mask_bits(m)?;
+        let c = self.intrinsic("llvm.ctpop", &[bits.get_type().into()], &[bits.into()])?.into_int_value();
+        Ok(self.b.build_int_z_extend_or_bit_cast(c, self.i64(), "")?)
+    }
+
+    fn splat64(&self, x: IntValue<'ctx>, n: u32) -> R<VectorValue<'ctx>> {
+        let vt = self.i64().vec_type(n);
+        let v = self.b.build_insert_element(vt.get_undef(), x, self.i32().const_zero(), "")?;
+        Ok(self.b.build_shuffle_vector(v, vt.get_undef(), self.i32().vec_type(n).const_zero(), "")?)
+    }
+
+    fn const_shuffle(
+        &self,
+        a: VectorValue<'ctx>,
+        b: VectorValue<'ctx>,
+        idx: impl Iterator<Item = Option<u32>>,
+    ) -> R<VectorValue<'ctx>> {
+        let m: Vec<IntValue<'ctx>> =
+            idx.map(|c| c.map_or(self.i32().get_undef(), |c| self.i32().const_int(c as u64, false))).collect();
+        Ok(self.b.build_shuffle_vector(a, b, VectorType::const_vector(&m), "")?)
+    }
+
+    /// The facts about the current mask (computed here unless known).
+    fn mask_info(&mut self) -> R<MaskInfo<'ctx>> {
+        let mask = self.vec.as_ref().ok_or("not in vector mode")?.mask;
+        if let Some(m) = self.gen.as_ref().and_then(|g| g.mask).filter(|m| m.mask == mask) {
+            return Ok(m);
+        }
+        let w = mask.get_type().get_size() as u64;
+        let i64t = self.i64();
+        let active = self.popcount(mask)?;
+        let any = self.b.build_int_compare(IntPredicate::NE, active, i64t.const_zero(), "")?;
+        let any = self.b.build_int_z_extend(any, i64t, "")?;
+        let bits = self.mask_bits(mask)?;
+        let it = bits.get_type();
+        let f = self.cx().bool_type().const_zero();
+        let tz = self.intrinsic("llvm.cttz", &[it.into()], &[bits.into(), f.into()])?.into_int_value();
+        let lz = self.intrinsic("llvm.ctlz", &[it.into()], &[bits.into(), f.into()])?.into_int_value();
+        let lo = self.b.build_int_cast_sign_flag(tz, i64t, false, "")?;
+        let lz = self.b.build_int_cast_sign_flag(lz, i64t, false, "")?;
+        let hi = self.b.build_int_sub(i64t.const_int(w - 1, false), lz, "")?;
+        // One run: hi - lo + 1 == active.
+        let span = self.b.build_int_add(self.b.build_int_sub(hi, lo, "")?, i64t.const_int(1, false), "")?;
+        let contiguous = self.b.build_int_compare(IntPredicate::EQ, span, active, "")?;
+        let info = MaskInfo { mask, active, any, contiguous, lo, hi };
+        if let Some(g) = self.gen.as_mut() {
+            g.mask = Some(info);
+        }
+        Ok(info)
+    }
+
+    /// Counts one execution of block `b` under the current mask.
+    pub fn gen_block(&mut self, b: Block) -> R<()> {
+        let Some(g) = self.gen.as_mut() else { return Ok(()) };
+        g.mask = None;
+        let Some(&k) = g.plan.block_of.get(&b) else { return Ok(()) };
+        let base = g.plan.sites.len() as u32 * SITE_WORDS + k * BLOCK_WORDS;
+        let m = self.mask_info()?;
+        self.gen_add(base, m.any)?;
+        self.gen_add(base + 1, m.active)
+    }
+
+    /// Counts the message of memory instruction `i` (before it is lowered) under the current
+    /// mask.
+    pub fn gen_access(&mut self, i: Inst) -> R<()> {
+        let Some(g) = self.gen.as_mut() else { return Ok(()) };
+        if crate::passes::inline::is_work_group_barrier(&self.f.insts[i]) {
+            g.mask = None;
+        }
+        let Some(&s) = g.plan.site_of.get(&i) else { return Ok(()) };
+        let site = g.plan.sites[s as usize].clone();
+        let conflict = g.plan.conflict;
+        let ptr = match &self.f.insts[i] {
+            InstData::Load { ptr, .. } | InstData::Store { ptr, .. } | InstData::Atomic { ptr, .. } => *ptr,
+            _ => return Ok(()),
+        };
+        let vs = self.vec.as_ref().ok_or("not in vector mode")?;
+        let (w, mask) = (vs.width, vs.mask);
+        let shape = vs.wa.shape(self.f, ptr);
+        let i64t = self.i64();
+        let c64 = |x: u64| i64t.const_int(x, false);
+        let base = s * SITE_WORDS;
+        let bytes = site.bytes_per_lane as u64;
+
+        let mi = self.mask_info()?;
+        let (active, any) = (mi.active, mi.any);
+        self.gen_add(base + MESSAGES, any)?;
+        self.gen_add(base + ACTIVE, active)?;
+        self.gen_add(base + USEFUL, self.b.build_int_mul(active, c64(bytes), "")?)?;
+
+        let uniform_addr = if shape == Shape::Uniform {
+            let p = as_ptr(self.get(ptr)?)?;
+            Some(self.b.build_ptr_to_int(p, i64t, "")?)
+        } else {
+            None
+        };
+        let addrs = if uniform_addr.is_none() {
+            let pw = self.get_wide(ptr)?.into_vector_value();
+            Some(self.b.build_ptr_to_int(pw, i64t.vec_type(w), "")?)
+        } else {
+            None
+        };
+
+        if site.space != AddressSpace::Local {
+            let lines = match (uniform_addr, addrs) {
+                (Some(a), _) => {
+                    let first = self.b.build_right_shift(a, c64(6), false, "")?;
+                    let last =
+                        self.b.build_right_shift(self.b.build_int_add(a, c64(bytes - 1), "")?, c64(6), false, "")?;
+                    let n = self.b.build_int_add(self.b.build_int_sub(last, first, "")?, c64(1), "")?;
+                    self.b.build_int_mul(n, any, "")?
+                }
+                (None, Some(addrs)) => self.gen_lines(addrs, mi, shape, bytes, conflict)?,
+                _ => bail!("no address"),
+            };
+            return self.gen_add(base + LINES, lines);
+        }
+
+        // SLM: 16 banks of 4 bytes.
+        let write = site.kind != AccessKind::Load;
+        let ceil16 = self.b.build_right_shift(self.b.build_int_add(active, c64(15), "")?, c64(4), false, "")?;
+        let ways = match addrs {
+            // One address: one dword per bank for a read; every lane on the same bank for a write.
+            None => {
+                if write {
+                    active
+                } else {
+                    any
+                }
+            }
+            Some(addrs) => {
+                // Lanes a multiple of 4 bytes apart under a contiguous mask visit the banks
+                // in a cycle of 16 / gcd(dword stride, 16): the closed form. Otherwise the
+                // bank histogram.
+                let period = match shape {
+                    Shape::Strided(st) if st != 0 && st % 4 == 0 => {
+                        let d = (st / 4).unsigned_abs() % 16;
+                        Some(16 / gcd(d, 16))
+                    }
+                    _ => None,
+                };
+                match period {
+                    Some(p) => {
+                        let closed =
+                            self.b.build_int_unsigned_div(self.b.build_int_add(active, c64(p - 1), "")?, c64(p), "")?;
+                        let ok = mi.contiguous;
+                        self.closed_or(ok, closed, |s| s.bank_ways(addrs, mask, true, conflict))?
+                    }
+                    None => {
+                        let distinct = write || matches!(shape, Shape::Strided(st) if st.unsigned_abs() >= 4);
+                        self.bank_ways(addrs, mask, distinct, conflict)?
+                    }
+                }
+            }
+        };
+        let cycles = self.umax(ceil16, ways)?;
+        self.gen_add(base + SLM_CYCLES, cycles)?;
+        self.gen_add(base + SLM_CONFLICTS, self.b.build_int_sub(cycles, ceil16, "")?)?;
+        self.gen_max(base + WORST_WAYS, ways)
+    }
+
+    /// The most dwords (reads; all lanes' dwords are distinct when `distinct`) or lanes
+    /// (`distinct` for writes) one of the 16 SLM banks gets from the lanes of `mask`.
+    fn bank_ways(
+        &mut self,
+        addrs: VectorValue<'ctx>,
+        mask: VectorValue<'ctx>,
+        distinct: bool,
+        conflict: bool,
+    ) -> R<IntValue<'ctx>> {
+        let w = mask.get_type().get_size();
+        let i64t = self.i64();
+        let c64 = |x: u64| i64t.const_int(x, false);
+        let dwords = self.b.build_right_shift(addrs, self.splat64(c64(2), w)?, false, "")?;
+        let counted = if distinct { mask } else { self.first_of(dwords, mask, conflict)? };
+        let bank = self.b.build_and(dwords, self.splat64(c64(15), w)?, "")?;
+        let mut worst = c64(0);
+        for b in 0..16 {
+            let on = self.b.build_int_compare(IntPredicate::EQ, bank, self.splat64(c64(b), w)?, "")?;
+            let n = self.popcount(self.b.build_and(on, counted, "")?)?;
+            worst = self.umax(worst, n)?;
+        }
+        Ok(worst)
+    }
+
+    /// Distinct 64-byte lines touched by the lanes of `mask` accessing `bytes` bytes at
+    /// `addrs` (`<W x i64>`) of shape `shape`.
+    fn gen_lines(
+        &mut self,
+        addrs: VectorValue<'ctx>,
+        mi: MaskInfo<'ctx>,
+        shape: Shape,
+        bytes: u64,
+        conflict: bool,
+    ) -> R<IntValue<'ctx>> {
+        let mask = mi.mask;
+        let i64t = self.i64();
+        let c64 = |x: u64| i64t.const_int(x, false);
+        let Shape::Strided(s) = shape else { return self.general_lines(addrs, mask, bytes, conflict) };
+        let span = s != 0 && s.unsigned_abs() <= 64;
+        let line_per_lane = s.unsigned_abs().is_multiple_of(64) && bytes <= 64;
+        if !(span || line_per_lane) {
+            return self.general_lines(addrs, mask, bytes, conflict);
+        }
+        // Lane k's address is a0 + k * s.
+        let a0 = self.b.build_extract_element(addrs, self.i32().const_zero(), "")?.into_int_value();
+        // The condition for the closed form, and its value.
+        let (ok, closed) = if span {
+            // Contiguous mask: the first and last active lanes bound the lines.
+            let sc = i64t.const_int(s as u64, true);
+            let a_lo = self.b.build_int_add(a0, self.b.build_int_mul(mi.lo, sc, "")?, "")?;
+            let a_hi = self.b.build_int_add(a0, self.b.build_int_mul(mi.hi, sc, "")?, "")?;
+            let (amin, amax) = if s > 0 { (a_lo, a_hi) } else { (a_hi, a_lo) };
+            let first = self.b.build_right_shift(amin, c64(6), false, "")?;
+            let last = self.b.build_right_shift(self.b.build_int_add(amax, c64(bytes - 1), "")?, c64(6), false, "")?;
+            let n = self.b.build_int_add(self.b.build_int_sub(last, first, "")?, c64(1), "")?;
+            (mi.contiguous, self.b.build_int_mul(n, mi.any, "")?)
+        } else {
+            // Lanes a multiple of 64 bytes apart, none crossing a line: one line each.
+            let off = self.b.build_and(a0, c64(63), "")?;
+            let end = self.b.build_int_add(off, c64(bytes), "")?;
+            (self.b.build_int_compare(IntPredicate::ULE, end, c64(64), "")?, mi.active)
+        };
+        self.closed_or(ok, closed, |s| s.general_lines(addrs, mask, bytes, conflict))
+    }
+
+    /// `closed` when `ok`, else what `general` computes (on a branch of its own).
+    fn closed_or(
+        &mut self,
+        ok: IntValue<'ctx>,
+        closed: IntValue<'ctx>,
+        general: impl FnOnce(&mut Self) -> R<IntValue<'ctx>>,
+    ) -> R<IntValue<'ctx>> {
+        let from = self.b.get_insert_block().ok_or("builder not positioned")?;
+        let slow = self.cx().append_basic_block(self.llf, "gen.slow");
+        let join = self.cx().append_basic_block(self.llf, "gen.join");
+        self.b.build_conditional_branch(ok, join, slow)?;
+        self.b.position_at_end(slow);
+        let g = general(self)?;
+        let slow_end = self.b.get_insert_block().ok_or("builder not positioned")?;
+        self.b.build_unconditional_branch(join)?;
+        self.b.position_at_end(join);
+        let phi = self.b.build_phi(closed.get_type(), "")?;
+        phi.add_incoming(&[(&closed, from), (&g, slow_end)]);
+        Ok(phi.as_basic_value().into_int_value())
+    }
+
+    /// Distinct lines among the lanes' byte ranges: the points a, a + 64, ..., a + bytes - 1
+    /// of each lane are at most 64 bytes apart, so their lines are exactly the lines touched.
+    /// When no active lane crosses a line (bytes <= 64), its first line is enough.
+    fn general_lines(
+        &mut self,
+        addrs: VectorValue<'ctx>,
+        mask: VectorValue<'ctx>,
+        bytes: u64,
+        conflict: bool,
+    ) -> R<IntValue<'ctx>> {
+        let w = mask.get_type().get_size();
+        let i64t = self.i64();
+        let six = self.splat64(i64t.const_int(6, false), w)?;
+        let first = self.b.build_right_shift(addrs, six, false, "")?;
+        let mut offsets: Vec<u64> = (1..).map(|j| 64 * j).take_while(|&o| o < bytes - 1).collect();
+        offsets.push(bytes - 1);
+        let mut points = vec![first];
+        for o in offsets {
+            let a = self.b.build_int_add(addrs, self.splat64(i64t.const_int(o, false), w)?, "")?;
+            points.push(self.b.build_right_shift(a, six, false, "")?);
+        }
+        let all_points = |s: &mut Self| -> R<IntValue<'ctx>> {
+            let mut l = points[0];
+            let mut m = mask;
+            for p in &points[1..] {
+                l = s.concat2(l, *p)?;
+                m = s.concat2(m, mask)?;
+            }
+            let f = s.first_of(l, m, conflict)?;
+            s.popcount(f)
+        };
+        if bytes > 64 {
+            return all_points(self);
+        }
+        // Does an active lane cross a line?
+        let last = points[points.len() - 1];
+        let cross = self.b.build_and(self.b.build_int_compare(IntPredicate::NE, first, last, "")?, mask, "")?;
+        let crossing = self.b.build_int_compare(
+            IntPredicate::NE,
+            self.mask_bits(cross)?,
+            self.mask_bits(cross)?.get_type().const_zero(),
+            "",
+        )?;
+        let from = self.b.get_insert_block().ok_or("builder not positioned")?;
+        let both = self.cx().append_basic_block(self.llf, "gen.cross");
+        let join = self.cx().append_basic_block(self.llf, "gen.distinct");
+        let f = self.first_of(first, mask, conflict)?;
+        let simple = self.popcount(f)?;
+        let from2 = self.b.get_insert_block().ok_or("builder not positioned")?;
+        let _ = from;
+        self.b.build_conditional_branch(crossing, both, join)?;
+        self.b.position_at_end(both);
+        let full = all_points(self)?;
+        let both_end = self.b.get_insert_block().ok_or("builder not positioned")?;
+        self.b.build_unconditional_branch(join)?;
+        self.b.position_at_end(join);
+        let phi = self.b.build_phi(i64t, "")?;
+        phi.add_incoming(&[(&simple, from2), (&full, both_end)]);
+        Ok(phi.as_basic_value().into_int_value())
+    }
+
+    /// `a` then `b` (vectors of one element type, any lengths).
+    fn concat2(&self, a: VectorValue<'ctx>, b: VectorValue<'ctx>) -> R<VectorValue<'ctx>> {
+        concat2(&self.b, a, b)
+    }
+
+    /// The lanes of `mask` whose value in `v` (`<N x i64>`) no earlier lane of `mask` has.
+    fn first_of(&mut self, v: VectorValue<'ctx>, mask: VectorValue<'ctx>, conflict: bool) -> R<VectorValue<'ctx>> {
+        let n = v.get_type().get_size();
+        let bool_t = self.cx().bool_type();
+        if conflict && n <= 16 {
+            // vpconflictd: for each lane, the bits of the earlier lanes holding the same
+            // value. Values are compared on their low 32 bits (line or dword numbers that far
+            // apart are never in one message).
+            let i32t = self.i32();
+            let v16 = self.const_shuffle(v, v.get_type().get_undef(), (0..16).map(|j| (j < n).then_some(j)))?;
+            let m16 = self.const_shuffle(
+                mask,
+                mask.get_type().const_zero(),
+                (0..16).map(|j| Some(if j < n { j } else { n })),
+            )?;
+            let t = self.b.build_int_truncate(v16, i32t.vec_type(16), "")?;
+            let conf = self.intrinsic("llvm.x86.avx512.conflict.d.512", &[], &[t.into()])?.into_vector_value();
+            let bits = self.b.build_int_z_extend(self.mask_bits(m16)?, i32t, "")?;
+            let splat = {
+                let vt = i32t.vec_type(16);
+                let x = self.b.build_insert_element(vt.get_undef(), bits, i32t.const_zero(), "")?;
+                self.b.build_shuffle_vector(x, vt.get_undef(), vt.const_zero(), "")?
+            };
+            let dup = self.b.build_int_compare(
+                IntPredicate::NE,
+                self.b.build_and(conf, splat, "")?,
+                i32t.vec_type(16).const_zero(),
+                "",
+            )?;
+            let first = self.b.build_and(m16, self.b.build_not(dup, "")?, "")?;
+            return self.const_shuffle(first, first, (0..n).map(Some));
+        }
+        let mut dup = bool_t.vec_type(n).const_zero();
+        let falses = bool_t.vec_type(n).const_zero();
+        for s in 1..n {
+            let vs = self.const_shuffle(v, v, (0..n).map(|k| Some(k.saturating_sub(s))))?;
+            let ms = self.const_shuffle(mask, falses, (0..n).map(|k| Some(if k >= s { k - s } else { n })))?;
+            let eq = self.b.build_int_compare(IntPredicate::EQ, v, vs, "")?;
+            dup = self.b.build_or(dup, self.b.build_and(eq, ms, "")?, "")?;
+        }
+        Ok(self.b.build_and(mask, self.b.build_not(dup, "")?, "")?)
+    }
+
+    /// Work-item ids of lanes that are consecutive linear local ids (`lid[0]` holds lane 0's
+    /// linear id); `None` for the queries whose vector form the row layout already gives.
+    pub fn linear_work_item(&mut self, q: WorkItemQuery, ir_ty: ir::Type) -> R<Option<Val<'ctx>>> {
+        use WorkItemQuery as Q;
+        if !matches!(q, Q::LocalId | Q::GlobalId | Q::LocalLinearId | Q::GlobalLinearId | Q::SubgroupId) {
+            return Ok(None);
+        }
+        let w = self.vec.as_ref().ok_or("not in vector mode")?.width;
+        let i64t = self.i64();
+        let v3 = i64t.vec_type(3);
+        let comps = |s: &mut Self, q: Q| -> R<[IntValue<'ctx>; 3]> {
+            let v = s.work_item_value(q, v3.into())?.into_vector_value();
+            let mut out = [i64t.const_zero(); 3];
+            for (d, o) in out.iter_mut().enumerate() {
+                *o = s.pb.build_extract_element(v, s.i32().const_int(d as u64, false), "")?.into_int_value();
+            }
+            Ok(out)
+        };
+        let ls = comps(self, Q::LocalSize)?;
+        let global = matches!(q, Q::GlobalId | Q::GlobalLinearId);
+        let (g, e, o, gs) = if global {
+            (
+                comps(self, Q::GroupId)?,
+                comps(self, Q::EnqueuedLocalSize)?,
+                comps(self, Q::GlobalOffset)?,
+                comps(self, Q::GlobalSize)?,
+            )
+        } else {
+            (ls, ls, ls, ls)
+        };
+        let pb = &self.pb;
+        let splat = |x: IntValue<'ctx>| -> R<VectorValue<'ctx>> {
+            let vt = i64t.vec_type(w);
+            let v = pb.build_insert_element(vt.get_undef(), x, self.i32().const_zero(), "")?;
+            Ok(pb.build_shuffle_vector(v, vt.get_undef(), self.i32().vec_type(w).const_zero(), "")?)
+        };
+        let iota: Vec<IntValue<'ctx>> = (0..w).map(|k| i64t.const_int(k as u64, false)).collect();
+        let lin = pb.build_int_add(splat(self.env.lid[0])?, VectorType::const_vector(&iota), "lin")?;
+        let sx = splat(ls[0])?;
+        let sy = splat(ls[1])?;
+        let t = pb.build_int_unsigned_div(lin, sx, "")?;
+        let lid = [
+            pb.build_int_unsigned_rem(lin, sx, "")?,
+            pb.build_int_unsigned_rem(t, sy, "")?,
+            pb.build_int_unsigned_div(t, sy, "")?,
+        ];
+        let dims: [VectorValue<'ctx>; 3] = match q {
+            Q::LocalId => lid,
+            Q::LocalLinearId | Q::SubgroupId => [lin, lin, lin],
+            Q::GlobalId | Q::GlobalLinearId => {
+                let mut gid = lid;
+                for d in 0..3 {
+                    let start = pb.build_int_add(pb.build_int_mul(g[d], e[d], "")?, o[d], "")?;
+                    gid[d] = pb.build_int_add(lid[d], splat(start)?, "")?;
+                }
+                if q == Q::GlobalId {
+                    gid
+                } else {
+                    // ((z - oz) * gy + (y - oy)) * gx + (x - ox)
+                    let rel: Vec<VectorValue<'ctx>> =
+                        (0..3).map(|d| Ok(pb.build_int_sub(gid[d], splat(o[d])?, "")?)).collect::<R<_>>()?;
+                    let zy = pb.build_int_add(pb.build_int_mul(rel[2], splat(gs[1])?, "")?, rel[1], "")?;
+                    let r = pb.build_int_add(pb.build_int_mul(zy, splat(gs[0])?, "")?, rel[0], "")?;
+                    [r, r, r]
+                }
+            }
+            _ => return Ok(None),
+        };
+        let t = self.ty(ir_ty)?;
+        let (et, n) = match t {
+            inkwell::types::BasicTypeEnum::VectorType(vt) => (vt.get_element_type().into_int_type(), vt.get_size()),
+            inkwell::types::BasicTypeEnum::IntType(it) => (it, 1),
+            other => bail!("work-item query of type {other}"),
+        };
+        let conv = |v: VectorValue<'ctx>| -> R<VectorValue<'ctx>> {
+            Ok(self.pb.build_int_cast_sign_flag(v, et.vec_type(w), false, "")?)
+        };
+        if n == 1 {
+            return Ok(Some(conv(dims[0])?.into()));
+        }
+        // Structure of arrays: component c of lane k at c * W + k.
+        let zero = et.vec_type(w).const_zero();
+        let mut parts = Vec::with_capacity(n as usize);
+        for c in 0..n {
+            parts.push(if c < 3 { conv(dims[c as usize])? } else { zero });
+        }
+        let mut acc = parts[0];
+        for p in &parts[1..] {
+            acc = concat2(&self.pb, acc, *p)?;
+        }
+        Ok(Some(acc.into()))
+    }
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// `a` then `b` (vectors of one element type, any lengths), built by `bld`.
+fn concat2<'ctx>(
+    bld: &inkwell::builder::Builder<'ctx>,
+    a: VectorValue<'ctx>,
+    b: VectorValue<'ctx>,
+) -> R<VectorValue<'ctx>> {
+    let (na, nb) = (a.get_type().get_size(), b.get_type().get_size());
+    let n = na.max(nb);
+    let i32t = a.get_type().get_context().i32_type();
+    let pad = |v: VectorValue<'ctx>, len: u32| -> R<VectorValue<'ctx>> {
+        if len == n {
+            return Ok(v);
+        }
+        let idx: Vec<IntValue<'ctx>> =
+            (0..n).map(|j| if j < len { i32t.const_int(j as u64, false) } else { i32t.get_undef() }).collect();
+        Ok(bld.build_shuffle_vector(v, v.get_type().get_undef(), VectorType::const_vector(&idx), "")?)
+    };
+    let (a2, b2) = (pad(a, na)?, pad(b, nb)?);
+    let idx: Vec<IntValue<'ctx>> =
+        (0..na).chain((0..nb).map(|j| n + j)).map(|j| i32t.const_int(j as u64, false)).collect();
+    Ok(bld.build_shuffle_vector(a2, b2, VectorType::const_vector(&idx), "")?)
+}
+
+/// The work-group entry of a variant whose lanes are consecutive linear local ids: the
+/// linear ids `first..end` in packets of `width` (the Gen device calls it once per hardware
+/// thread, so once per packet), each call `wi(args, ctx, lin, 0, 0, state, resume_at, 0, hi)`
+/// with `lin` the linear id of lane 0 and lanes `0..hi` active. A packet's state (W x
+/// `state_size` bytes, structure of arrays) is at `state + lin * state_size`, which the row
+/// layout's size ([`crate::KernelInfo::work_item_state_bytes`]) always covers.
+pub fn build_linear_entry<'ctx>(
+    e: &Emitter<'ctx, '_>,
+    name: &str,
+    wi: FunctionValue<'ctx>,
+    state_size: u64,
+    width: u32,
+    restrict_offsets: &[u64],
+) -> R<FunctionValue<'ctx>> {
+    let cx = e.cx;
+    let ptr = cx.ptr_type(inkwell::AddressSpace::default());
+    let i32t = cx.i32_type();
+    let i64t = cx.i64_type();
+    let i8t = cx.i8_type();
+    let w = width.max(1) as u64;
+    let super::workgroup::EntryStart { f, args, ctx, first, end, resume } = super::workgroup::declare_entry(e, name)?;
+
+    let b = cx.create_builder();
+    let entry = cx.append_basic_block(f, "entry");
+    let body = cx.append_basic_block(f, "packet");
+    let full = cx.append_basic_block(f, "packet.full");
+    let part = cx.append_basic_block(f, "packet.part");
+    let latch = cx.append_basic_block(f, "packet.latch");
+    let exit = cx.append_basic_block(f, "exit");
+
+    b.position_at_end(entry);
+    let (state_base, restrict_ptrs) = super::workgroup::entry_pointers(e, &b, ctx, args, state_size, restrict_offsets)?;
+    let first64 = b.build_int_z_extend(first, i64t, "")?;
+    let end64 = b.build_int_z_extend(end, i64t, "")?;
+    let any = b.build_int_compare(IntPredicate::ULT, first64, end64, "")?;
+    b.build_conditional_branch(any, body, exit)?;
+
+    b.position_at_end(body);
+    let p_lin = b.build_phi(i64t, "lin")?;
+    let lin = p_lin.as_basic_value().into_int_value();
+    let left = b.build_int_sub(end64, lin, "")?;
+    let wc = i64t.const_int(w, false);
+    let hi = b.build_select(b.build_int_compare(IntPredicate::ULT, left, wc, "")?, left, wc, "")?.into_int_value();
+    let hi32 = b.build_int_truncate(hi, i32t, "")?;
+    let state: BasicMetadataValueEnum<'ctx> = match state_base {
+        Some(base) => {
+            let off = b.build_int_mul(lin, i64t.const_int(state_size, false), "")?;
+            gep(&b, i8t.into(), base, &[off], true)?.into()
+        }
+        None => ptr.const_null().into(),
+    };
+    let zero = i64t.const_zero();
+    let common: Vec<BasicMetadataValueEnum<'ctx>> =
+        vec![args.into(), ctx.into(), lin.into(), zero.into(), zero.into(), state, resume.into()];
+    let is_full = b.build_int_compare(IntPredicate::EQ, hi, wc, "")?;
+    b.build_conditional_branch(is_full, full, part)?;
+    let mut results = Vec::new();
+    for (blk, hi_arg) in [(full, i32t.const_int(w, false)), (part, hi32)] {
+        b.position_at_end(blk);
+        let mut a = common.clone();
+        a.push(i32t.const_zero().into());
+        a.push(hi_arg.into());
+        a.extend(restrict_ptrs.iter().copied());
+        let r = b.build_call(wi, &a, "")?.try_as_basic_value().basic().ok_or("work-item function has no result")?;
+        b.build_unconditional_branch(latch)?;
+        results.push((r, blk));
+    }
+    b.position_at_end(latch);
+    let rp = b.build_phi(i32t, "r")?;
+    for (r, blk) in &results {
+        rp.add_incoming(&[(r, *blk)]);
+    }
+    let next = b.build_int_add(lin, wc, "")?;
+    let more = b.build_int_compare(IntPredicate::ULT, next, end64, "")?;
+    b.build_conditional_branch(more, body, exit)?;
+    p_lin.add_incoming(&[(&first64, entry), (&next, latch)]);
+
+    b.position_at_end(exit);
+    let res = b.build_phi(i32t, "res")?;
+    res.add_incoming(&[(&i32t.const_zero(), entry), (&rp.as_basic_value(), latch)]);
+    b.build_return(Some(&res.as_basic_value()))?;
+    Ok(f)
+}

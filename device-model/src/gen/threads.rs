@@ -1,0 +1,96 @@
+//! The code a Gen launch runs: the kernel vectorized at the launch's SIMD width with its
+//! counters in generated code (`softcl_compiler::gen_abi`), one call per hardware thread.
+//!
+//! A hardware thread is `simd` consecutive linear local ids. When a work-group's
+//! `local_size[0]` is a multiple of the width, a thread is one packet of one row (the
+//! row layout the CPU device uses too); otherwise a thread spans rows and runs the
+//! *linear-lanes* variant, whose every id dimension varies between lanes. Each variant is
+//! compiled at the first launch that needs it and cached with the program
+//! (`NativeKernel::gen_variant`). A kernel that cannot run vectorized at the width (a
+//! construct the vectorizer refuses) runs its scalar build per hardware thread, uncounted.
+
+use crate::exec::GroupKernel;
+use softcl_compiler::{GenBuild, KernelInfo, NativeKernel, NativeProgram, WorkGroupContext};
+use std::sync::Arc;
+
+/// The kernel of one Gen launch.
+pub(crate) struct GenThreads {
+    simd: u32,
+    /// The merged description: a vectorized variant's (with its `gen` sites and blocks), the
+    /// largest work-item state of the builds in use.
+    info: KernelInfo,
+    scalar: NativeKernel,
+    row: Option<NativeKernel>,
+    linear: Option<NativeKernel>,
+    /// Keeps the variants' code alive.
+    _programs: Vec<Arc<NativeProgram>>,
+}
+
+impl GenThreads {
+    /// The kernel for a launch at `simd` whose work-groups have these sizes along dimension 0;
+    /// the second value says how it runs (for the launch report).
+    pub(crate) fn new(kernel: &NativeKernel, simd: u32, x_sizes: &[usize]) -> (Self, String) {
+        let scalar_only = |why: String| {
+            let me = GenThreads {
+                simd,
+                info: kernel.info.clone(),
+                scalar: kernel.clone(),
+                row: None,
+                linear: None,
+                _programs: Vec::new(),
+            };
+            (me, why)
+        };
+        let need_row = x_sizes.iter().any(|&x| x.is_multiple_of(simd as usize));
+        let need_linear = x_sizes.iter().any(|&x| !x.is_multiple_of(simd as usize));
+        let mut programs = Vec::new();
+        let mut get = |linear_lanes: bool| -> Result<Option<NativeKernel>, String> {
+            match kernel.gen_variant(GenBuild { simd, linear_lanes }) {
+                None => Err("not a Gen build".into()),
+                Some(Err(e)) => Err(e),
+                Some(Ok((k, p))) => {
+                    programs.push(p);
+                    Ok(Some(k))
+                }
+            }
+        };
+        let row = if need_row { get(false) } else { Ok(None) };
+        let linear = if need_linear { get(true) } else { Ok(None) };
+        let (row, linear) = match (row, linear) {
+            (Ok(r), Ok(l)) => (r, l),
+            (Err(e), _) | (_, Err(e)) => {
+                let first = e.lines().find(|l| !l.trim().is_empty()).unwrap_or("").to_string();
+                return scalar_only(format!("scalar, uncounted: {first}"));
+            }
+        };
+        let Some(base) = row.as_ref().or(linear.as_ref()) else {
+            return scalar_only("scalar, uncounted: no work-items".into());
+        };
+        let mut info = base.info.clone();
+        info.work_item_state_size =
+            [Some(&kernel.info), row.as_ref().map(|k| &k.info), linear.as_ref().map(|k| &k.info)]
+                .into_iter()
+                .flatten()
+                .map(|i| i.work_item_state_size)
+                .max()
+                .unwrap_or(0);
+        let how = match (&row, &linear) {
+            (Some(_), Some(_)) => "vectorized, rows and linear lanes",
+            (None, Some(_)) => "vectorized, linear lanes",
+            _ => "vectorized",
+        };
+        let me = GenThreads { simd, info, scalar: kernel.clone(), row, linear, _programs: programs };
+        (me, how.into())
+    }
+}
+
+impl GroupKernel for GenThreads {
+    fn info(&self) -> &KernelInfo {
+        &self.info
+    }
+    fn run(&self, args: &[u8], ctx: &WorkGroupContext, first: u32, end: u32, resume_at: u32) -> u32 {
+        let rows = ctx.local_size[0].is_multiple_of(u64::from(self.simd));
+        let k = if rows { self.row.as_ref() } else { self.linear.as_ref() };
+        k.unwrap_or(&self.scalar).run(args, ctx, first, end, resume_at)
+    }
+}

@@ -1,0 +1,337 @@
+//! The Gen device runs each hardware thread as one call of the kernel vectorized at its SIMD
+//! width, counting messages in generated code: the counters of the optimisation guide's
+//! worked cases (16 work-items reading int), exactly, and the results still right.
+
+use softcl_compiler::gen_abi::{AccessKind, BlockCounters, GenKernelInfo, SiteCounters};
+use softcl_compiler::{compile_source, AddressSpace, ArgKind, GenBuild, NativeProgram};
+use softcl_device_model::{Device, GenDevice, Launch, Observer};
+use std::sync::{Arc, Mutex};
+
+/// 64-byte aligned ints (one L3 line each), so that line counts do not depend on where the
+/// allocator put the buffer.
+#[repr(C, align(64))]
+#[derive(Clone, Copy, Default)]
+struct Line([i32; 16]);
+
+struct Buf(Vec<Line>);
+
+impl Buf {
+    fn new(ints: usize, f: impl Fn(usize) -> i32) -> Self {
+        let mut v = vec![Line::default(); ints.div_ceil(16)];
+        for i in 0..ints {
+            v[i / 16].0[i % 16] = f(i);
+        }
+        Buf(v)
+    }
+    fn addr(&mut self) -> u64 {
+        self.0.as_mut_ptr() as u64
+    }
+    fn get(&self, i: usize) -> i32 {
+        self.0[i / 16].0[i % 16]
+    }
+}
+
+/// Sums the counter arrays of every work-group (the worst bank ways as a maximum).
+#[derive(Default)]
+struct Sum {
+    words: Mutex<Vec<u64>>,
+    groups: Mutex<u64>,
+}
+
+const SITE_WORDS: usize = std::mem::size_of::<SiteCounters>() / 8;
+const BLOCK_WORDS: usize = std::mem::size_of::<BlockCounters>() / 8;
+
+impl Observer for Sum {
+    fn gen_counters(&self, _group: [usize; 3], counters: &[u64]) {
+        let mut w = self.words.lock().unwrap();
+        if w.is_empty() {
+            w.resize(counters.len(), 0);
+        }
+        assert_eq!(w.len(), counters.len(), "one layout per launch");
+        for (i, (a, b)) in w.iter_mut().zip(counters).enumerate() {
+            // Worst bank ways is word 6 of a site's counters (sites come first).
+            if i % SITE_WORDS == 6 && i < counters.len() - counters.len() % SITE_WORDS {
+                *a = (*a).max(*b);
+            } else {
+                *a += b;
+            }
+        }
+        *self.groups.lock().unwrap() += 1;
+    }
+}
+
+impl Sum {
+    fn site(&self, info: &GenKernelInfo, k: usize) -> SiteCounters {
+        let w = self.words.lock().unwrap();
+        let s = &w[k * SITE_WORDS..(k + 1) * SITE_WORDS];
+        SiteCounters {
+            messages: s[0],
+            active_lanes: s[1],
+            l3_lines: s[2],
+            useful_bytes: s[3],
+            slm_cycles: s[4],
+            slm_conflict_cycles: s[5],
+            worst_bank_ways: s[6],
+        }
+        .tap(|_| assert!(k < info.sites.len()))
+    }
+    fn block(&self, info: &GenKernelInfo, k: usize) -> BlockCounters {
+        let w = self.words.lock().unwrap();
+        let at = info.sites.len() * SITE_WORDS + k * BLOCK_WORDS;
+        BlockCounters { executions: w[at], active_lanes: w[at + 1] }
+    }
+}
+
+trait Tap: Sized {
+    fn tap(self, f: impl FnOnce(&Self)) -> Self {
+        f(&self);
+        self
+    }
+}
+impl<T> Tap for T {}
+
+fn build(dev: &GenDevice, source: &str) -> Arc<NativeProgram> {
+    let program =
+        compile_source(source, "-cl-std=CL1.2", dev.target()).unwrap_or_else(|e| panic!("build failed:\n{e}"));
+    program.codegen(dev.target()).unwrap_or_else(|e| panic!("codegen failed:\n{e}"))
+}
+
+/// Runs `kernel` with buffer arguments `bufs` (and `__local` sizes for local arguments) on
+/// the Gen device; returns the summed counters, the kernel's Gen description and the report.
+fn run(
+    dev: &GenDevice,
+    program: &NativeProgram,
+    kernel: &str,
+    bufs: &mut [&mut Buf],
+    global: [usize; 3],
+    local: [usize; 3],
+) -> (Arc<Sum>, GenKernelInfo, String) {
+    let k = program.kernel(kernel).expect("kernel exists");
+    let mut block = vec![0u8; k.info.arg_block_size];
+    let mut bi = 0;
+    for a in &k.info.args {
+        if let ArgKind::Buffer { .. } = a.kind {
+            let addr = bufs[bi].addr();
+            bi += 1;
+            block[a.offset..a.offset + 8].copy_from_slice(&addr.to_ne_bytes());
+        }
+    }
+    let sum = Arc::new(Sum::default());
+    let work_dim = if global[2] > 1 {
+        3
+    } else if global[1] > 1 {
+        2
+    } else {
+        1
+    };
+    let launch = Launch {
+        kernel: k,
+        args: &block,
+        local_arg_sizes: &[],
+        work_dim,
+        global_offset: [0; 3],
+        global_size: global,
+        local_size: local,
+    };
+    let report = dev.launch_observed(&launch, Some(sum.clone())).expect("launch").report.unwrap_or_default();
+    let simd = 16;
+    let linear = !local[0].is_multiple_of(simd);
+    let info = k
+        .gen_variant(GenBuild { simd: simd as u32, linear_lanes: linear })
+        .expect("a Gen build")
+        .expect("vectorized at SIMD16")
+        .0
+        .info
+        .gen
+        .expect("instrumented");
+    assert!(report.contains("SIMD16") && report.contains("vectorized"), "{report}");
+    (sum, info, report)
+}
+
+/// The one site of `kind` in `space`.
+fn site_of(info: &GenKernelInfo, space: AddressSpace, kind: AccessKind) -> usize {
+    let found: Vec<usize> =
+        (0..info.sites.len()).filter(|&k| info.sites[k].space == space && info.sites[k].kind == kind).collect();
+    assert_eq!(found.len(), 1, "sites {:?}", info.sites);
+    found[0]
+}
+
+const SHAPES: &str = r#"
+kernel void copy2d(global const int *a, global int *out) {
+    int x = get_global_id(0), y = get_global_id(1);
+    out[y * 16 + x] = a[y * 16 + x] + 1;
+}
+"#;
+
+/// Work-group shapes of 16 work-items reading a row-major 16 x 16 int array.
+#[test]
+fn work_group_shape_decides_lines_per_message() {
+    let dev = GenDevice::default();
+    let program = build(&dev, SHAPES);
+    for (local, lines) in [([16, 1, 1], 1), ([4, 4, 1], 4), ([1, 16, 1], 16)] {
+        let mut a = Buf::new(256, |i| i as i32);
+        let mut out = Buf::new(256, |_| 0);
+        let (sum, info, report) = run(&dev, &program, "copy2d", &mut [&mut a, &mut out], [16, 16, 1], local);
+        for i in 0..256 {
+            assert_eq!(out.get(i), i as i32 + 1, "{local:?}: out[{i}]");
+        }
+        let load = sum.site(&info, site_of(&info, AddressSpace::Global, AccessKind::Load));
+        // 256 work-items = 16 hardware threads of 16 lanes, one message each.
+        assert_eq!((load.messages, load.active_lanes, load.useful_bytes), (16, 256, 1024), "{local:?} {report}");
+        assert_eq!(load.l3_lines, 16 * lines, "{local:?}: {lines} lines per message; {report}");
+        let store = sum.site(&info, site_of(&info, AddressSpace::Global, AccessKind::Store));
+        assert_eq!(store.l3_lines, 16 * lines, "{local:?}: the store too");
+    }
+}
+
+const GLOBAL: &str = r#"
+#define N 512
+kernel void g_gid(global const int *a, global int *out) { int g = get_global_id(0); out[g] = a[g]; }
+kernel void g_gid1(global const int *a, global int *out) { int g = get_global_id(0); out[g] = a[g + 1]; }
+kernel void g_rev(global const int *a, global int *out) { int g = get_global_id(0); out[g] = a[N - 1 - g]; }
+kernel void g_x4(global const int *a, global int *out) { int g = get_global_id(0); out[g] = a[g * 4]; }
+kernel void g_x16(global const int *a, global int *out) { int g = get_global_id(0); out[g] = a[g * 16]; }
+kernel void g_x32(global const int *a, global int *out) { int g = get_global_id(0); out[g] = a[g * 32]; }
+"#;
+
+/// The guide's global-memory table: 16 work-items reading int.
+#[test]
+fn global_access_patterns() {
+    let dev = GenDevice::default();
+    let program = build(&dev, GLOBAL);
+    type Index = fn(usize) -> usize;
+    let cases: [(&str, Index, u64); 6] = [
+        ("g_gid", |g| g, 1),
+        ("g_gid1", |g| g + 1, 2),
+        ("g_rev", |g| 511 - g, 1),
+        ("g_x4", |g| g * 4, 4),
+        ("g_x16", |g| g * 16, 16),
+        ("g_x32", |g| g * 32, 16),
+    ];
+    for (name, index, lines) in cases {
+        let mut a = Buf::new(16 * 32 + 32, |i| 3 * i as i32);
+        let mut out = Buf::new(16, |_| -1);
+        let (sum, info, report) = run(&dev, &program, name, &mut [&mut a, &mut out], [16, 1, 1], [16, 1, 1]);
+        for g in 0..16 {
+            assert_eq!(out.get(g), 3 * index(g) as i32, "{name}: out[{g}]");
+        }
+        let load = sum.site(&info, site_of(&info, AddressSpace::Global, AccessKind::Load));
+        assert_eq!((load.messages, load.active_lanes), (1, 16), "{name}");
+        assert_eq!(load.l3_lines, lines, "{name}: lines of one message; {report}");
+        let store = sum.site(&info, site_of(&info, AddressSpace::Global, AccessKind::Store));
+        assert_eq!(store.l3_lines, 1, "{name}: out[gid]");
+    }
+}
+
+const SLM: &str = r#"
+#define N 16
+#define CASE(name, index) \
+kernel void name(global int *out) { \
+    local int s[16 * 17 + 16]; \
+    int g = get_local_id(0); \
+    for (int i = g; i < 16 * 17 + 16; i += 16) s[i] = i; \
+    barrier(1); /* CLK_LOCAL_MEMORY_FENCE */ \
+    out[get_global_id(0)] = s[index]; \
+}
+CASE(l_gid, g)
+CASE(l_gid1, g + 1)
+CASE(l_rev, N - 1 - g)
+CASE(l_pairs, g & ~1)
+CASE(l_x2, g * 2)
+CASE(l_x16, g * 16)
+CASE(l_x17, g * 17)
+kernel void l_even_x2(global int *out) {
+    local int s[64];
+    int g = get_local_id(0);
+    s[g] = g;
+    s[g + 16] = g + 16;
+    barrier(1);
+    if (g % 2 == 0)
+        out[get_global_id(0)] = s[g * 2];
+}
+"#;
+
+/// The guide's local-memory table: 16 work-items reading int from SLM.
+#[test]
+fn slm_access_patterns() {
+    let dev = GenDevice::default();
+    let program = build(&dev, SLM);
+    type Index = fn(usize) -> usize;
+    let cases: [(&str, Index, u64); 7] = [
+        ("l_gid", |g| g, 1),
+        ("l_gid1", |g| g + 1, 1),
+        ("l_rev", |g| 15 - g, 1),
+        ("l_pairs", |g| g & !1, 1),
+        ("l_x2", |g| g * 2, 2),
+        ("l_x16", |g| g * 16, 16),
+        ("l_x17", |g| g * 17, 1),
+    ];
+    for (name, index, cycles) in cases {
+        let mut out = Buf::new(32, |_| -1);
+        let (sum, info, report) = run(&dev, &program, name, &mut [&mut out], [32, 1, 1], [16, 1, 1]);
+        for g in 0..32 {
+            assert_eq!(out.get(g), index(g % 16) as i32, "{name}: out[{g}]");
+        }
+        let load = sum.site(&info, site_of(&info, AddressSpace::Local, AccessKind::Load));
+        // Two work-groups, one message each.
+        assert_eq!((load.messages, load.active_lanes), (2, 32), "{name}");
+        assert_eq!(load.slm_cycles, 2 * cycles, "{name}: {cycles} cycles per message; {report}");
+        assert_eq!(load.slm_conflict_cycles, 2 * (cycles - 1), "{name}");
+        assert_eq!(load.worst_bank_ways, cycles, "{name}");
+        assert_eq!(load.l3_lines, 0, "{name}: SLM is not L3");
+        // The initialisation writes 16 consecutive ints per message: full speed.
+        let store = sum.site(&info, site_of(&info, AddressSpace::Local, AccessKind::Store));
+        assert_eq!(store.slm_cycles, store.messages, "{name}: s[i] = i");
+        assert_eq!(store.messages, 2 * 18, "{name}: 18 iterations per work-group");
+    }
+    // Stride 2 ints under a mask of the even lanes: dwords 0, 4, ..., 28 on banks 0, 4, 8,
+    // 12, twice each (not the 1 cycle of 8 consecutive lanes at that stride).
+    let mut out = Buf::new(16, |_| -1);
+    let (sum, info, report) = run(&dev, &program, "l_even_x2", &mut [&mut out], [16, 1, 1], [16, 1, 1]);
+    for g in 0..16 {
+        assert_eq!(out.get(g), if g % 2 == 0 { 2 * g as i32 } else { -1 }, "out[{g}]");
+    }
+    let load = sum.site(&info, site_of(&info, AddressSpace::Local, AccessKind::Load));
+    assert_eq!((load.messages, load.active_lanes, load.slm_cycles, load.worst_bank_ways), (1, 8, 2, 2), "{report}");
+}
+
+const DIVERGE: &str = r#"
+kernel void quarter(global const int *a, global int *out) {
+    int g = get_global_id(0);
+    if (g % 4 == 0)
+        out[g] = a[g] * 3;
+}
+kernel void uniform_read(global const int *a, global int *out) {
+    out[get_global_id(0)] = a[7];
+}
+"#;
+
+/// A divergent branch: the block under it runs with a quarter of the lanes; its load of
+/// lanes 0, 4, 8, 12 touches one line.
+#[test]
+fn divergent_branch_lane_utilisation() {
+    let dev = GenDevice::default();
+    let program = build(&dev, DIVERGE);
+    let mut a = Buf::new(64, |i| i as i32);
+    let mut out = Buf::new(64, |_| -1);
+    let (sum, info, report) = run(&dev, &program, "quarter", &mut [&mut a, &mut out], [64, 1, 1], [16, 1, 1]);
+    for g in 0..64 {
+        assert_eq!(out.get(g), if g % 4 == 0 { 3 * g as i32 } else { -1 }, "out[{g}]");
+    }
+    assert!(info.blocks.iter().any(|b| b.divergent_branch), "{:?}", info.blocks);
+    let utils: Vec<(u64, u64)> =
+        (0..info.blocks.len()).map(|k| sum.block(&info, k)).map(|b| (b.executions, b.active_lanes)).collect();
+    assert!(utils.contains(&(4, 64)), "the entry block: 4 threads, all lanes: {utils:?}");
+    assert!(utils.contains(&(4, 16)), "the branch: 4 threads, a quarter of the lanes: {utils:?}");
+    let load = sum.site(&info, site_of(&info, AddressSpace::Global, AccessKind::Load));
+    assert_eq!((load.messages, load.active_lanes, load.useful_bytes), (4, 16, 64), "{report}");
+    assert_eq!(load.l3_lines, 4, "lanes 0, 4, 8, 12 of 16 ints: one line per message");
+    assert!(info.blocks.iter().any(|b| b.instructions > 0));
+
+    // Every lane reading one element: one line per message.
+    let mut out = Buf::new(64, |_| -1);
+    let (sum, info, _) = run(&dev, &program, "uniform_read", &mut [&mut a, &mut out], [64, 1, 1], [16, 1, 1]);
+    assert!((0..64).all(|g| out.get(g) == 7));
+    let load = sum.site(&info, site_of(&info, AddressSpace::Global, AccessKind::Load));
+    assert_eq!((load.messages, load.active_lanes, load.l3_lines), (4, 64, 4));
+}
