@@ -279,6 +279,7 @@ impl Simulated {
                 .collect(),
             blocks: vec![GenBlock { instructions: self.instructions, flops: self.flops, ..Default::default() }],
             source_files: vec!["kernel.cl".into()],
+            ..GenKernelInfo::default()
         }
     }
 
@@ -843,6 +844,7 @@ fn lane_utilisation_of_divergent_blocks() {
             },
         ],
         source_files: vec!["k.cl".into()],
+        ..GenKernelInfo::default()
     };
     let info =
         KernelInfo { name: "half".into(), gen: Some(gen), register_pressure: Some(MEDIUM), ..KernelInfo::default() };
