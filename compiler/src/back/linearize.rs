@@ -71,10 +71,9 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let cfg = Cfg::new(f);
         let dom = DomTree::new(&cfg);
         let loops = LoopInfo::new(&cfg, &dom);
-        if loops.is_irreducible() {
-            bail!("irreducible control flow cannot be linearized");
-        }
-        let order = loops.block_order(&cfg);
+        // Irreducible cycles (no natural loop, no continue point): the dispatcher still runs
+        // each lane through them block by block, in reverse post-order of ids.
+        let order = if loops.is_irreducible() { cfg.rpo().to_vec() } else { loops.block_order(&cfg) };
         let pos: HashMap<Block, usize> = order.iter().enumerate().map(|(k, b)| (*b, k)).collect();
         let ids: HashMap<Block, u32> = pos.iter().map(|(b, k)| (*b, 2 * *k as u32)).collect();
         let mut cont_of = HashMap::new();

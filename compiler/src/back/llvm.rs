@@ -655,6 +655,8 @@ pub struct FnLower<'a, 'ctx, 'ir> {
     pub lin: Option<super::linearize::Lin<'ctx>>,
     /// Kernel argument index of a `restrict` buffer -> the `noalias` parameter holding it.
     pub restrict_params: HashMap<usize, u32>,
+    /// One lane's operands while an instruction runs lane by lane (`back::vector_lanes`).
+    pub lane_vals: HashMap<Value, Val<'ctx>>,
 }
 
 impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
@@ -710,6 +712,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             vec: None,
             lin: None,
             restrict_params: HashMap::new(),
+            lane_vals: HashMap::new(),
         })
     }
 
@@ -991,6 +994,9 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
 
     /// The LLVM value of `v` at the current position.
     pub fn get(&mut self, v: Value) -> R<Val<'ctx>> {
+        if let Some(x) = self.lane_vals.get(&v) {
+            return Ok(*x);
+        }
         let Some(vd) = self.f.values.get(v) else { bail!("unknown value {v}") };
         match vd.def {
             ValueDef::Const(c) => {
@@ -1475,6 +1481,21 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         if self.vec.is_some() && self.lower_vector_inst(i)? {
             return Ok(());
         }
+        let result = self.lower_scalar(i)?;
+        match (result, self.f.inst_result[i]) {
+            (Some(val), Some(v)) => self.define(v, val)?,
+            (None, Some(v))
+                if !matches!(self.f.insts[i], InstData::Variable { .. }) && !self.e.is_void(self.f.value_type(v)) =>
+            {
+                bail!("produced no value");
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The scalar lowering of instruction `i`: its result, not yet defined.
+    pub(crate) fn lower_scalar(&mut self, i: Inst) -> R<Option<Val<'ctx>>> {
         let data = &self.f.insts[i];
         use InstData as I;
         let result: Option<Val<'ctx>> = match data {
@@ -1644,14 +1665,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 None
             }
         };
-        match (result, self.f.inst_result[i]) {
-            (Some(val), Some(v)) => self.define(v, val)?,
-            (None, Some(v)) if !matches!(data, I::Variable { .. }) && !self.e.is_void(self.f.value_type(v)) => {
-                bail!("produced no value");
-            }
-            _ => {}
-        }
-        Ok(())
+        Ok(result)
     }
 
     fn lower_barrier(&mut self, i: Inst) -> R<()> {
