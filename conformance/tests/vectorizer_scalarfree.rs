@@ -331,7 +331,7 @@ fn irreducible_loop_with_divergent_exits() {
         acc + n * 1000
     }
     let env = cpu_env();
-    let p = build(&env, SRC, &["irr"], &["lane dispatcher"]);
+    let p = build(&env, SRC, &["irr"], &["lane dispatcher (irreducible control flow"]);
     let k = kernel(&p, "irr");
     let n = 70usize;
     let input: Vec<i32> = (0..n as i32).map(|g| (g * 37) % 101 - 10).collect();
@@ -346,23 +346,6 @@ fn irreducible_loop_with_divergent_exits() {
     }
 }
 
-/// Assembles SPIR-V text with `spirv-as` (package spirv-tools), as SPIR-V 1.0.
-fn assemble(text: &str) -> Vec<u8> {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-    let mut child = Command::new("spirv-as")
-        .args(["--target-env", "spv1.0", "-", "-o", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spirv-as (package spirv-tools) must be installed");
-    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "spirv-as failed: {}", String::from_utf8_lossy(&out.stderr));
-    out.stdout
-}
-
 /// What clang at -O2 never leaves but other producers do: a whole-struct load from a varying
 /// address, its members read and replaced (OpCompositeExtract / OpCompositeInsert), a struct
 /// block parameter (OpPhi) joining a divergent branch, a whole-struct store, and a private
@@ -374,7 +357,7 @@ fn struct_values_and_an_initialised_private_array_from_spirv() {
     }
     const TEXT: &str = include_str!("vectorizer_scalarfree/struct_values_and_initialised_array.spvasm");
     let env = cpu_env();
-    let program = program_from_il(&env.context, &assemble(TEXT)).unwrap_or_else(|e| panic!("{e}"));
+    let program = program_from_il(&env.context, &assemble_spirv(TEXT)).unwrap_or_else(|e| panic!("{e}"));
     let program = build_program(program, &[env.dev()], "").unwrap_or_else(|e| panic!("{e}"));
     let log = program_build_info_string(program.raw(), env.dev(), CL_PROGRAM_BUILD_LOG);
     let line = log.lines().find(|l| l.contains("kernel `pairs`:"));

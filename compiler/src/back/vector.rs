@@ -690,30 +690,15 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         mut lane: impl FnMut(&mut Self, u32, IntValue<'ctx>, Option<VectorValue<'ctx>>) -> R<Option<VectorValue<'ctx>>>,
     ) -> R<Option<VectorValue<'ctx>>> {
         let w = self.width()?;
-        let mask = self.vec.as_ref().ok_or("not in vector mode")?.mask;
-        let mut acc: Option<VectorValue<'ctx>> = match rt {
-            Some(t) => Some(wide_ty(t, w)?.into_vector_type().get_undef()),
+        let acc: Option<Val<'ctx>> = match rt {
+            Some(t) => Some(wide_ty(t, w)?.into_vector_type().get_undef().into()),
             None => None,
         };
-        for k in 0..w {
-            let kc = self.i32().const_int(k as u64, false);
-            let on = self.b.build_extract_element(mask, kc, "")?.into_int_value();
-            let from = self.b.get_insert_block().ok_or("builder not positioned")?;
-            let run = self.cx().append_basic_block(self.llf, "lane");
-            let join = self.cx().append_basic_block(self.llf, "lane.next");
-            self.b.build_conditional_branch(on, run, join)?;
-            self.b.position_at_end(run);
-            let with = lane(self, k, kc, acc)?;
-            let ran = self.b.get_insert_block().ok_or("builder not positioned")?;
-            self.b.build_unconditional_branch(join)?;
-            self.b.position_at_end(join);
-            if let (Some(a), Some(with)) = (acc, with) {
-                let phi = self.b.build_phi(a.get_type(), "")?;
-                phi.add_incoming(&[(&a, from), (&with, ran)]);
-                acc = Some(phi.as_basic_value().into_vector_value());
-            }
-        }
-        Ok(acc)
+        let acc = self.each_active_lane(acc, |s, k, acc| {
+            let kc = s.i32().const_int(k as u64, false);
+            Ok(lane(s, k, kc, acc.map(|a| a.into_vector_value()))?.map(Into::into))
+        })?;
+        Ok(acc.map(|a| a.into_vector_value()))
     }
 
     /// Defines result `res` from the per-lane results `acc` (lane 0's when `res` is uniform).

@@ -62,7 +62,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
 
     /// Runs `body(self, k)` for each lane k whose mask bit is set, in lane order, each under
     /// a branch on its bit; `acc` flows through the lanes (a lane that did not run keeps it).
-    fn each_active_lane(
+    pub(super) fn each_active_lane(
         &mut self,
         mut acc: Option<Val<'ctx>>,
         mut body: impl FnMut(&mut Self, u32, Option<Val<'ctx>>) -> R<Option<Val<'ctx>>>,

@@ -5,8 +5,10 @@
 //! - [`width`]: the width W of a kernel (knobs, hints, host registers).
 //! - [`pressure`]: register pressure (uniform / varying bytes live) for the Gen SIMD choice.
 //! - [`analysis`]: uniform / strided / varying values, divergence, memory access classes.
-//! - [`blocker`]: what the vector lowering cannot do yet (the kernel then runs scalar and
-//!   the report names the reason); [`Report`]: the `SOFTCL_VECTORIZER_REPORT` lines.
+//! - [`blocker`]: what the vector lowering cannot do yet (sub-group built-ins, a barrier
+//!   under a branch whose condition is not element-wise; the kernel then runs scalar and the
+//!   report names the reason); [`per_lane`]: what runs lane by lane inside the vector body
+//!   (`back::vector_lanes`); [`Report`]: the `SOFTCL_VECTORIZER_REPORT` lines.
 
 pub mod analysis;
 pub mod pressure;
@@ -221,6 +223,11 @@ pub fn control_flow(f: &ir::Function, wa: &WorkItemAnalysis) -> Option<&'static 
         None
     } else if if_convertible(f) {
         Some("if-converted: every block runs once under its mask, no lane dispatcher")
+    } else if {
+        let cfg = crate::analysis::Cfg::new(f);
+        crate::analysis::LoopInfo::new(&cfg, &crate::analysis::DomTree::new(&cfg)).is_irreducible()
+    } {
+        Some("linearized with the lane dispatcher (irreducible control flow: lanes run its cycles block by block)")
     } else {
         Some("linearized with the lane dispatcher (loops or barriers)")
     }
