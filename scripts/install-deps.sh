@@ -19,6 +19,7 @@ SOFTCL_DEB_PACKAGES=(
     libsleef3          # SLEEF vector math for math built-ins on vectors (compiler/src/back/vecmath.rs)
     libclang1-15       # libclang for bindgen
     spirv-tools        # spirv-link (clLinkProgram), spirv-val, spirv-as (tests)
+    chromium           # headless: renders the Gen report page in a test (device-model/tests/gen_html.rs)
     pkg-config
     zlib1g-dev         # libraries LLVM 22 links against
     libzstd-dev

@@ -89,6 +89,17 @@ pub struct GenKernelInfo {
     /// The program's source files as named by the front end (the first is the program's
     /// source; headers follow).
     pub source_files: Vec<String>,
+    /// The text of each of `source_files` where known (`ir::Module::source_texts`), for the
+    /// report's source listing.
+    pub source_texts: Vec<Option<std::sync::Arc<str>>>,
+}
+
+impl GenKernelInfo {
+    /// Takes the source file names and texts of the module the kernel was built from.
+    pub fn set_sources(&mut self, module: &crate::ir::Module) {
+        self.source_files = module.source_files.clone();
+        self.source_texts = module.source_texts.clone();
+    }
 }
 
 /// Counters of one site, summed over the messages of a hardware thread.

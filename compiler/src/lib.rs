@@ -45,6 +45,11 @@ pub struct Target {
     /// `CL_CONFIG_USE_VECTORIZER` / `CL_CONFIG_CPU_VECTORIZER_MODE`); `Off` runs one
     /// work-item per call.
     pub vectorizer: Vectorizer,
+    /// Build with line tables (clang's `-gline-tables-only`): every IR instruction gets its
+    /// source line (`ir::Function::inst_locs`) for the Gen model's per-line report. Off by
+    /// default: llvm-spirv-15 then gives loops with debug locations dedicated forwarding
+    /// blocks, so the IR, not only its locations, differs (compiler/tests/source_lines.rs).
+    pub line_tables: bool,
 }
 
 /// How the code generator packs work-items of dimension 0 into SIMD lanes.
@@ -73,6 +78,7 @@ impl Default for Target {
             cl_std_versions: ["CL1.0", "CL1.1", "CL1.2", "CL2.0", "CL3.0"].map(String::from).to_vec(),
             opencl_version: 300,
             vectorizer: Vectorizer::Off,
+            line_tables: false,
         }
     }
 }

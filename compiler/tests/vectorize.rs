@@ -69,6 +69,37 @@ fn mandelbrot_store_is_consecutive_and_its_loop_divergent() {
     assert_eq!((c.consecutive, c.gather_scatter, c.uniform), (1, 0, 0), "{c:?}");
 }
 
+#[test]
+fn counters_of_divergent_loops_keep_their_shape() {
+    // Lanes of a loop with a divergent exit run it in lock step (loop-mask form): a counter
+    // that starts consecutive and steps by a uniform amount stays consecutive in the loop
+    // (one vector load, not a gather), and one that starts uniform stays uniform.
+    let (c, d, classes) = counts(
+        r#"__kernel void grid_stride(uint n, __global const uchar* data, __global uint* out) {
+            uint s = 0;
+            for (size_t i = get_global_id(0); i < n; i += get_global_size(0))
+                s += data[i];
+            out[get_global_id(0)] = s;
+        }"#,
+        "grid_stride",
+    );
+    assert!(d >= 1, "the loop exit is divergent");
+    assert_eq!(classes, vec![Access::Consecutive, Access::Consecutive], "{c:?}");
+    let (c, d, classes) = counts(
+        r#"__kernel void find(__global const int* keys, __global const int* table, int len, __global int* out) {
+            int i = get_global_id(0);
+            int key = keys[i];
+            int j = 0;
+            while (j < len && table[j] != key)
+                j++;
+            out[i] = j;
+        }"#,
+        "find",
+    );
+    assert!(d >= 1, "the loop exit is divergent");
+    assert_eq!(classes.iter().filter(|a| **a == Access::Uniform).count(), 1, "table[j] is one scalar load: {c:?}");
+}
+
 fn vtarget(width: Option<u32>) -> Target {
     Target {
         vectorizer: match width {

@@ -535,6 +535,92 @@ fn uniform_address_loads_in_a_divergent_loop() {
 }
 
 #[test]
+fn scalar_select_and_scalar_conditions_of_vector_values() {
+    // The CTS's relational_select_{signed,unsigned} found this: a scalar select(a, b, c)
+    // takes b when c is nonzero (the most significant bit decides only for vectors), but
+    // vectorized across work-items the scalar condition became a vector and was tested on
+    // its sign bit.
+    if run_in_every_mode("scalar_select_and_scalar_conditions_of_vector_values") {
+        return;
+    }
+    const SRC: &str = r#"
+        __kernel void sel_i(__global const int* a, __global const int* b, __global const int* c,
+                            __global int* out) {
+            int i = get_global_id(0);
+            out[i] = select(a[i], b[i], c[i]);
+        }
+        __kernel void sel_u(__global const uint* a, __global const uint* b, __global const uint* c,
+                            __global uint* out) {
+            int i = get_global_id(0);
+            out[i] = select(a[i], b[i], c[i]);
+        }
+        __kernel void sel_v(__global const int2* a, __global const int2* b, __global const int2* c,
+                            __global int2* out) {
+            int i = get_global_id(0);
+            out[i] = select(a[i], b[i], c[i]);
+        }
+        __kernel void cond_v(__global const int2* a, __global const int2* b, __global const int* c,
+                             __global int2* out) {
+            int i = get_global_id(0);
+            out[i] = c[i] ? a[i] : b[i];
+        }"#;
+    let env = cpu_env();
+    let p = build(&env, SRC, "", &["sel_i", "sel_u", "sel_v", "cond_v"]);
+    let n = 64usize;
+    let a: Vec<i32> = (0..n as i32).map(|i| 1000 + i).collect();
+    let b: Vec<i32> = (0..n as i32).map(|i| -2000 - i).collect();
+    // Conditions: zero, small positive (sign bit clear), negative (sign bit set).
+    let c: Vec<i32> = (0..n as i32).map(|i| [0, 0x5e0a_a566, -7, 1][(i % 4) as usize]).collect();
+    for name in ["sel_i", "sel_u"] {
+        let k = kernel(&p, name);
+        let (ba, bb, bc) = (
+            env.buffer_from(CL_MEM_READ_ONLY, &a),
+            env.buffer_from(CL_MEM_READ_ONLY, &b),
+            env.buffer_from(CL_MEM_READ_ONLY, &c),
+        );
+        let bo = env.buffer(CL_MEM_WRITE_ONLY, n * 4);
+        for (j, m) in [&ba, &bb, &bc, &bo].into_iter().enumerate() {
+            k.set_mem(j as u32, m);
+        }
+        env.run(&k, &[n], Some(&[16]));
+        let got: Vec<i32> = env.read(&bo, n);
+        let want: Vec<i32> = (0..n).map(|i| if c[i] != 0 { b[i] } else { a[i] }).collect();
+        assert_eq!(got, want, "{name}: scalar select takes b where c is nonzero");
+    }
+    // A scalar condition choosing whole vectors (the CTS's integer_ops vector_scalar:
+    // `valC ? valA : valB` with char valC and char2 values).
+    let k = kernel(&p, "cond_v");
+    let (ba, bb, bc) = (
+        env.buffer_from(CL_MEM_READ_ONLY, &a),
+        env.buffer_from(CL_MEM_READ_ONLY, &b),
+        env.buffer_from(CL_MEM_READ_ONLY, &c),
+    );
+    let bo = env.buffer(CL_MEM_WRITE_ONLY, n * 4);
+    for (j, m) in [&ba, &bb, &bc, &bo].into_iter().enumerate() {
+        k.set_mem(j as u32, m);
+    }
+    env.run(&k, &[n / 2], Some(&[16]));
+    let got: Vec<i32> = env.read(&bo, n);
+    let want: Vec<i32> = (0..n).map(|i| if c[i / 2] != 0 { a[i] } else { b[i] }).collect();
+    assert_eq!(got, want, "a scalar ?: condition selects the whole vector");
+    // int2: component-wise, on the sign bit.
+    let k = kernel(&p, "sel_v");
+    let (ba, bb, bc) = (
+        env.buffer_from(CL_MEM_READ_ONLY, &a),
+        env.buffer_from(CL_MEM_READ_ONLY, &b),
+        env.buffer_from(CL_MEM_READ_ONLY, &c),
+    );
+    let bo = env.buffer(CL_MEM_WRITE_ONLY, n * 4);
+    for (j, m) in [&ba, &bb, &bc, &bo].into_iter().enumerate() {
+        k.set_mem(j as u32, m);
+    }
+    env.run(&k, &[n / 2], Some(&[16]));
+    let got: Vec<i32> = env.read(&bo, n);
+    let want: Vec<i32> = (0..n).map(|i| if c[i] < 0 { b[i] } else { a[i] }).collect();
+    assert_eq!(got, want, "vector select tests the sign bit of each component");
+}
+
+#[test]
 fn vec_type_hint_narrows_the_width() {
     if run_in_every_mode("vec_type_hint_narrows_the_width") {
         return;

@@ -30,7 +30,6 @@ pub fn lower<'ctx>(
     rt: Option<BasicTypeEnum<'ctx>>,
 ) -> R<Option<Val<'ctx>>> {
     let Some(op) = Op::from_u32(opcode) else { bail!("unknown OpenCL.std instruction {opcode}") };
-    let _ = arg_tys;
     let need = |n: usize| -> R<()> {
         if args.len() < n {
             bail!("{op:?} needs {n} operands, has {}", args.len());
@@ -746,7 +745,13 @@ pub fn lower<'ctx>(
             let x = fx.splat_to(args[0], t)?;
             let y = fx.splat_to(args[1], t)?;
             let c = args[2];
-            let cond = if c.get_type().is_vector_type() {
+            // The OpenCL C type decides, not the LLVM one: a scalar condition vectorized across
+            // work-items is an LLVM vector but still selects on "nonzero", not on its MSB.
+            let vector_condition = match arg_tys.get(2) {
+                Some(&ct) => fx.e.ir.types.lanes(ct) > 1,
+                None => c.get_type().is_vector_type(),
+            };
+            let cond = if vector_condition {
                 fx.icmp(IntPredicate::SLT, c, fx.cint(c.get_type(), 0)?)?
             } else {
                 fx.icmp(IntPredicate::NE, c, fx.cint(c.get_type(), 0)?)?

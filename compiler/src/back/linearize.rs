@@ -1,26 +1,33 @@
 //! Linearized control flow for vector code with divergent branches.
 //!
-//! Each block gets an id in the loop-contiguous topological order of
-//! [`crate::analysis::Cfg::loop_order`] (ids 2k; a loop's *continue* point gets the odd id
-//! just after its last block). Every lane keeps the id of the block it runs next in `next`
-//! (`<W x i32>`, `DONE` once it returned). A terminator sets `next` for the lanes that take
-//! each edge (edge mask = block mask & condition) and stores the edge's block arguments into
-//! the target's parameter slots under that mask, then jumps to the *lane dispatcher*, which
-//! picks the smallest pending id (a vector umin), makes the lanes waiting there the mask and
-//! switches to that block. Back edges go to the loop's continue point, which moves its lanes
-//! to the header only when no lane is left in the loop body, so the lanes in a loop always
-//! run the same iteration and every block runs at most once per iteration of its loop.
-//! Values used outside their block live in allocas (varying ones written with a blend under
-//! the mask, so a lane that left a loop keeps its last value); SROA/mem2reg turn them back
-//! into SSA.
+//! *Loop-mask form* (if-conversion, every reducible function): the blocks run in the
+//! loop-contiguous topological order of [`crate::analysis::Cfg::loop_order`], each under
+//! its `block mask` slot, the union of the masks of the edges taken into it (or-ed by the
+//! predecessors' terminators; a block empties its slot when it runs). A block whose mask is
+//! empty is skipped by a one-test guard (a loop header's guard skips the whole loop). After
+//! the last block of each loop a *latch check* runs the loop again while any lane took a
+//! back edge (the header's slot: the loop mask of the next iteration), so the body runs
+//! for all lanes while any lane is active, one mask reduction per iteration. A lane that
+//! leaves (break, the loop condition, a return) is no longer in the loop mask; its exit
+//! block's mask and parameter slots collect it, blended, in the iteration it leaves, and
+//! the exit block runs once after the loop under the union of its lanes. Divergent branches
+//! inside the body are if-converted the same way, and nested loops nest. Memory operations
+//! are masked (inactive lanes never touch memory). Values used outside their block live in
+//! allocas (SROA/mem2reg turn them back into SSA); a write blends under the mask only where
+//! another lane's old value can still be read (`plain_slots`: live-outs of a loop, exits,
+//! joins), so the loop-carried values of a loop body carry no blends.
 //!
-//! *If-conversion* (predication): a function without loops and without barriers needs no
-//! dispatcher. Its blocks run in topological order, each under the union of the masks of
-//! the edges into it (`block mask` slots, or-ed by the predecessors' terminators), and a
-//! block whose mask is empty is skipped by a one-test guard. Every block then runs at most
-//! once per packet, as under the dispatcher, without its per-edge reductions; memory
-//! operations are masked (inactive lanes never touch memory) and block parameters are
-//! blended at the join as before.
+//! *Lane dispatcher* (irreducible control flow, which has no loop-contiguous order): each
+//! block gets an id in that order (ids 2k; a natural loop's *continue* point gets the odd
+//! id just after its last block). Every lane keeps the id of the block it runs next in
+//! `next` (`<W x i32>`, `DONE` once it returned). A terminator sets `next` for the lanes
+//! that take each edge (edge mask = block mask & condition) and stores the edge's block
+//! arguments into the target's parameter slots blended under that mask, then jumps to the
+//! dispatcher, which picks the smallest pending id (a vector umin), makes the lanes waiting
+//! there the mask and switches to that block. Back edges of natural loops go to the loop's
+//! continue point, which moves its lanes to the header only when no lane is left in the
+//! loop body. The work-item analysis treats every value crossing blocks of such a function
+//! as varying, so each lane's values survive in the blended slots whatever the schedule.
 
 use super::llvm::{bail, FnLower, Val, R};
 use crate::analysis::{Cfg, DomTree, LoopInfo};
@@ -42,6 +49,10 @@ pub struct Lin<'ctx> {
     back_edges: HashSet<(Block, Block)>,
     next: PointerValue<'ctx>,
     slots: HashMap<Value, PointerValue<'ctx>>,
+    /// Slots whose writes blend under the mask (the other lanes' values are still needed).
+    blended: HashSet<Value>,
+    /// Edges whose arguments go to the target's parameter slots unblended.
+    plain_edges: HashSet<(Block, Block)>,
     def_block: HashMap<Value, Block>,
     pub dispatch: BasicBlock<'ctx>,
     /// Where the body starts: every active lane is at the entry block.
@@ -71,9 +82,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let cfg = Cfg::new(f);
         let dom = DomTree::new(&cfg);
         let loops = LoopInfo::new(&cfg, &dom);
-        // Irreducible cycles (no natural loop, no continue point): the dispatcher still runs
-        // each lane through them block by block, in reverse post-order of ids.
-        let order = if loops.is_irreducible() { cfg.rpo().to_vec() } else { loops.block_order(&cfg) };
+        let order = loops.block_order(&cfg);
         let pos: HashMap<Block, usize> = order.iter().enumerate().map(|(k, b)| (*b, k)).collect();
         let ids: HashMap<Block, u32> = pos.iter().map(|(b, k)| (*b, 2 * *k as u32)).collect();
         let mut cont_of = HashMap::new();
@@ -120,6 +129,12 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 });
             }
         }
+        let pred_mode = crate::vectorize::if_convertible(f);
+        let (blended, plain_edges) = if pred_mode {
+            plain_slots(f, &cfg, &loops, &def_block, &back_edges)
+        } else {
+            (need.iter().copied().collect(), HashSet::new())
+        };
         let mut slots = HashMap::new();
         for v in need {
             let ty = self.value_llty(v)?;
@@ -192,16 +207,30 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let static_mask = self.vec.as_ref().ok_or("not in vector mode")?.static_mask;
         b.build_store(cur_mask, static_mask)?;
         b.build_unconditional_branch(self.blocks_of(entry).ok_or("no entry block")?)?;
-        let pred =
-            if crate::vectorize::if_convertible(f) { Some(self.setup_predication(&order, entry, w)?) } else { None };
-        self.lin =
-            Some(Lin { ids, cont_of, back_edges, next, slots, def_block, dispatch, start, cur: None, cur_mask, pred });
+        let pred = if pred_mode { Some(self.setup_predication(&order, entry, &loops, w)?) } else { None };
+        self.lin = Some(Lin {
+            ids,
+            cont_of,
+            back_edges,
+            next,
+            slots,
+            blended,
+            plain_edges,
+            def_block,
+            dispatch,
+            start,
+            cur: None,
+            cur_mask,
+            pred,
+        });
         Ok(())
     }
 
-    /// If-conversion: a mask slot per block (empty at the start; the block runs under it) and,
-    /// before every block but the entry, a guard that skips the block when no lane is in it.
-    fn setup_predication(&mut self, order: &[Block], entry: Block, w: u32) -> R<Pred<'ctx>> {
+    /// If-conversion with loop masks: a mask slot per block (empty at the start; the block
+    /// runs under it and empties it), before every block but the entry a guard that skips
+    /// the block when no lane is in it, and after the last block of each loop a latch check
+    /// that runs the loop again while any lane took a back edge (the header's slot).
+    fn setup_predication(&mut self, order: &[Block], entry: Block, loops: &LoopInfo, w: u32) -> R<Pred<'ctx>> {
         let bool_w = self.cx().bool_type().vec_type(w);
         let iw = super::llvm::int_type(self.cx(), w)?;
         let exit = self.cx().append_basic_block(self.llf, "pred.done");
@@ -209,24 +238,54 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         b.position_at_end(exit);
         b.build_return(Some(&self.i32().const_zero()))?;
         let mut masks = HashMap::new();
-        let mut after = HashMap::new();
-        let mut next_guard = exit;
-        for &blk in order.iter().rev() {
-            let Some(bb) = self.blocks_of(blk) else { continue };
-            after.insert(blk, next_guard);
-            if blk == entry {
-                continue;
+        for &blk in order {
+            if blk != entry && self.blocks_of(blk).is_some() {
+                let slot = self.pb.build_alloca(bool_w, "bmask")?;
+                self.pb.build_store(slot, bool_w.const_zero())?;
+                masks.insert(blk, slot);
             }
-            let slot = self.pb.build_alloca(bool_w, "bmask")?;
-            self.pb.build_store(slot, bool_w.const_zero())?;
-            masks.insert(blk, slot);
-            let guard = self.cx().append_basic_block(self.llf, "pred.guard");
-            b.position_at_end(guard);
+        }
+        // Branches to `yes` when any lane is in `slot`, else to `no`.
+        let test_any = |slot: PointerValue<'ctx>, yes: BasicBlock<'ctx>, no: BasicBlock<'ctx>| -> R<()> {
             let m = b.build_load(bool_w, slot, "")?.into_vector_value();
             let bits = b.build_bit_cast(m, iw, "")?.into_int_value();
             let any = b.build_int_compare(IntPredicate::NE, bits, iw.const_zero(), "")?;
-            b.build_conditional_branch(any, bb, next_guard)?;
-            next_guard = guard;
+            b.build_conditional_branch(any, yes, no)?;
+            Ok(())
+        };
+        let pos: HashMap<Block, usize> = order.iter().enumerate().map(|(k, b)| (*b, k)).collect();
+        // Position of each loop's last block -> the loops ending there, outermost first.
+        let mut ending: HashMap<usize, Vec<(u32, Block)>> = HashMap::new();
+        for l in loops.loops() {
+            let last = l.blocks.iter().filter_map(|b| pos.get(b)).max().copied().ok_or("a loop without blocks")?;
+            ending.entry(last).or_default().push((l.depth, l.header));
+        }
+        let mut after = HashMap::new();
+        // Header -> where control goes when no lane enters its loop.
+        let mut skip_loop: HashMap<Block, BasicBlock<'ctx>> = HashMap::new();
+        let mut next = exit;
+        for (k, &blk) in order.iter().enumerate().rev() {
+            let Some(bb) = self.blocks_of(blk) else { continue };
+            let mut ends = ending.remove(&k).unwrap_or_default();
+            ends.sort();
+            for (_, header) in ends {
+                let hb = self.blocks_of(header).ok_or("a loop header without a block")?;
+                let slot = *masks.get(&header).ok_or("a loop header without a mask")?;
+                let latch = self.cx().append_basic_block(self.llf, "loop.latch");
+                b.position_at_end(latch);
+                test_any(slot, hb, next)?;
+                skip_loop.insert(header, next);
+                next = latch;
+            }
+            after.insert(blk, next);
+            if blk == entry {
+                continue;
+            }
+            let guard = self.cx().append_basic_block(self.llf, "pred.guard");
+            b.position_at_end(guard);
+            let skip = skip_loop.get(&blk).copied().unwrap_or(next);
+            test_any(*masks.get(&blk).ok_or("a block without a mask")?, bb, skip)?;
+            next = guard;
         }
         Ok(Pred { masks, after })
     }
@@ -271,7 +330,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     pub fn lin_define(&self, v: Value, val: Val<'ctx>) -> R<()> {
         let Some(lin) = &self.lin else { return Ok(()) };
         let Some(slot) = lin.slots.get(&v) else { return Ok(()) };
-        let store = if self.is_uniform(v) {
+        let store = if self.is_uniform(v) || !lin.blended.contains(&v) {
             val
         } else {
             let mask = self.vec.as_ref().ok_or("not in vector mode")?.mask;
@@ -288,9 +347,15 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         if let Some(lin) = self.lin.as_mut() {
             lin.cur = Some(b);
             // If-converted: a block's own mask slot (the entry's is the packet's mask).
-            let cm = lin.pred.as_ref().and_then(|p| p.masks.get(&b).copied()).unwrap_or(lin.cur_mask);
+            let own = lin.pred.as_ref().and_then(|p| p.masks.get(&b).copied());
+            let cm = own.unwrap_or(lin.cur_mask);
             let w = self.vec.as_ref().map(|v| v.width).ok_or("not in vector mode")?;
-            let m = self.b.build_load(self.cx().bool_type().vec_type(w), cm, "mask")?.into_vector_value();
+            let bool_w = self.cx().bool_type().vec_type(w);
+            let m = self.b.build_load(bool_w, cm, "mask")?.into_vector_value();
+            if own.is_some() {
+                // Consumed: lanes that come back (a loop's next iteration) or-in afresh.
+                self.b.build_store(cm, bool_w.const_zero())?;
+            }
             let l = self.last_lane(m, w)?;
             if let Some(vs) = self.vec.as_mut() {
                 vs.mask = m;
@@ -335,11 +400,17 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         if params.len() != args.len() {
             bail!("branch to {target} with {} arguments", args.len());
         }
+        let source = self.lin.as_ref().and_then(|l| l.cur).ok_or("no current block")?;
         for (&p, &a) in params.iter().zip(args) {
             let lin = self.lin.as_ref().ok_or("not linearized")?;
             let slot = *lin.slots.get(&p).ok_or("block parameter without a slot")?;
+            let plain = lin.plain_edges.contains(&(source, target)) && !lin.blended.contains(&p);
             let ty = self.value_llty(p)?;
             let val = self.get_edge_arg(a, p)?;
+            if plain {
+                self.b.build_store(slot, val)?;
+                continue;
+            }
             let old = self.b.build_load(ty, slot, "")?;
             let blended = if self.is_uniform(p) {
                 // Any lane taking the edge.
@@ -487,4 +558,58 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         self.b.build_unconditional_branch(dispatch)?;
         Ok(())
     }
+}
+
+/// Where an if-converted function (loop-mask form) needs no blend: (the values whose slot
+/// writes must blend, the edges whose arguments may be stored unblended).
+///
+/// A value's slot is read only by lanes that ran its definition in the same iteration of
+/// the definition's innermost loop (the definition dominates the use), unless a use lies
+/// outside that loop: lanes leave it in different iterations, and a lane that left keeps
+/// its last value only through a blend. A block parameter takes its arguments unblended
+/// from an edge when that edge is the only one of its kind (forward, or back edge) into the
+/// block, does not leave a loop (exits are taken in different iterations, and their lanes
+/// accumulate), and the parameter itself needs no blend: the block's lanes then all came
+/// over that edge since the block last ran.
+fn plain_slots(
+    f: &crate::ir::Function,
+    cfg: &Cfg,
+    loops: &LoopInfo,
+    def_block: &HashMap<Value, Block>,
+    back_edges: &HashSet<(Block, Block)>,
+) -> (HashSet<Value>, HashSet<(Block, Block)>) {
+    let inside = |def: Block, at: Block| loops.loop_of(def).is_none_or(|l| loops.contains(l, at));
+    let mut blended = HashSet::new();
+    for &b in cfg.rpo() {
+        for &i in &f.layout.insts[b] {
+            f.insts[i].for_each_operand(|v| {
+                if def_block.get(&v).is_some_and(|&db| db != b && !inside(db, b)) {
+                    blended.insert(v);
+                }
+            });
+        }
+    }
+    // Edges into each block: (forward, back).
+    let mut count: HashMap<Block, (u32, u32)> = HashMap::new();
+    for &b in cfg.rpo() {
+        for t in f.successors(b) {
+            let c = count.entry(t).or_default();
+            if back_edges.contains(&(b, t)) {
+                c.1 += 1;
+            } else {
+                c.0 += 1;
+            }
+        }
+    }
+    let mut plain = HashSet::new();
+    for &b in cfg.rpo() {
+        for t in f.successors(b) {
+            let back = back_edges.contains(&(b, t));
+            let (fw, bk) = count.get(&t).copied().unwrap_or_default();
+            if (if back { bk } else { fw }) == 1 && inside(b, t) {
+                plain.insert((b, t));
+            }
+        }
+    }
+    (blended, plain)
 }

@@ -521,7 +521,16 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                         c
                     }
                 } else {
-                    self.get_wide(*cond)?
+                    let c = self.get_wide(*cond)?;
+                    let n = self.e.ir.types.lanes(ir_ty);
+                    if n > 1 && self.e.ir.types.lanes(f.value_type(*cond)) == 1 {
+                        // A varying scalar condition picks each work-item's whole vector: in
+                        // structure-of-arrays order that is the lane mask once per component.
+                        let cv = c.into_vector_value();
+                        self.concat(&vec![cv; n as usize])?.into()
+                    } else {
+                        c
+                    }
                 };
                 let t = self.get_wide(*if_true)?;
                 let e = self.get_wide(*if_false)?;

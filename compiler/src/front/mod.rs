@@ -70,8 +70,34 @@ fn source_program(words: Vec<u32>, log: String, source: Option<&str>) -> Result<
     })?;
     if let Some(source) = source {
         kernel_args::apply_source_vec_type_hints(&mut module, source);
+        attach_source_texts(&mut module, source);
     }
     Ok(Program { spirv: words, module, log, unresolved: Vec::new() })
+}
+
+/// Headers larger than this are not kept for reports.
+const MAX_HEADER_TEXT: u64 = 4 << 20;
+
+/// Fills `Module::source_texts` of a module built from `source`: the program's own source
+/// and the headers its line tables name (read now, by their absolute paths, so that a
+/// report shows what was compiled).
+fn attach_source_texts(module: &mut ir::Module, source: &str) {
+    let program: std::sync::Arc<str> = source.strip_prefix('\u{feff}').unwrap_or(source).into();
+    module.source_texts = module
+        .source_files
+        .iter()
+        .map(|name| {
+            if name == spirv::PROGRAM_SOURCE_NAME {
+                return Some(program.clone());
+            }
+            let path = std::path::Path::new(name);
+            let small = std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() <= MAX_HEADER_TEXT);
+            if !path.is_absolute() || !small {
+                return None;
+            }
+            std::fs::read_to_string(path).ok().map(std::sync::Arc::from)
+        })
+        .collect();
 }
 
 /// OpenCL C source + build options -> Program.

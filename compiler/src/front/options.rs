@@ -65,8 +65,12 @@ pub struct BuildOptions {
     pub inhibit_warnings: bool,
     /// `-Werror`.
     pub warnings_as_errors: bool,
-    /// `-g` (recorded; no debug information is generated).
+    /// `-g` (recorded; no debug information beyond the line tables below is generated).
     pub debug_info: bool,
+    /// Line tables (clang's `-gline-tables-only`): SPIR-V OpLine before each instruction,
+    /// read into `ir::Function::inst_locs` for the Gen model's per-line report. From
+    /// `Target::line_tables` (the Gen device).
+    pub line_tables: bool,
     /// The arguments these options contribute to the clang command line (everything but
     /// `-cl-std` and the optimisation level, which the caller places itself).
     pub clang_args: Vec<String>,
@@ -192,6 +196,7 @@ pub fn parse_options(options: &str, target: &Target) -> Result<BuildOptions, Bui
         inhibit_warnings: false,
         warnings_as_errors: false,
         debug_info: false,
+        line_tables: target.line_tables,
         clang_args: Vec::new(),
     };
     let words = split_words(options)?;

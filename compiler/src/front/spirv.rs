@@ -76,8 +76,9 @@ pub fn words_from_bytes(bytes: &[u8]) -> TResult<Vec<u32>> {
 
 /// Checks the instruction stream's framing (every word count non-zero and within the
 /// module) and drops extended instructions placed between functions (non-semantic debug
-/// information such as OpenCL.DebugInfo.100 puts them there), which the rspirv loader
-/// refuses. The framing check also keeps malformed counts away from the rspirv decoder,
+/// information such as OpenCL.DebugInfo.100 puts them there) and debug-information ones
+/// between the blocks of a function (spirv-link puts them there when it links modules
+/// built with line tables), which the rspirv loader refuses. The framing check also keeps malformed counts away from the rspirv decoder,
 /// which can index past the end of the stream on them.
 fn frame_instructions(words: &[u32]) -> TResult<Vec<u32>> {
     if words.len() < 5 {
@@ -87,6 +88,9 @@ fn frame_instructions(words: &[u32]) -> TResult<Vec<u32>> {
     out.extend_from_slice(&words[..5]);
     let mut index = 5;
     let mut in_function = false;
+    let mut in_block = false;
+    // Result ids of the debug-information and non-semantic instruction sets.
+    let mut debug_sets: Vec<u32> = Vec::new();
     while index < words.len() {
         let count = (words[index] >> 16) as usize;
         let opcode = words[index] & 0xffff;
@@ -98,17 +102,43 @@ fn frame_instructions(words: &[u32]) -> TResult<Vec<u32>> {
                 "malformed SPIR-V: the instruction at word {index} ({count} words) runs past the end of the module"
             )));
         }
+        let was_in_block = in_block;
         match opcode {
             o if o == Op::Function as u32 => in_function = true,
             o if o == Op::FunctionEnd as u32 => in_function = false,
+            o if o == Op::Label as u32 => in_block = in_function,
+            o if is_terminator(o) => in_block = false,
             _ => {}
         }
-        if opcode != Op::ExtInst as u32 || in_function {
+        // Outside functions, and (after spirv-link of modules with line tables) inside a
+        // function but between its blocks.
+        let debug_set = count > 3 && debug_sets.contains(&words[index + 3]);
+        let dropped = opcode == Op::ExtInst as u32 && (!in_function || !was_in_block && debug_set);
+        if !dropped {
             out.extend_from_slice(&words[index..index + count]);
+        }
+        if opcode == Op::ExtInstImport as u32 && count >= 3 {
+            let name = string_from_words(&words[index + 2..index + count]);
+            if name.starts_with("NonSemantic.") || name.contains("DebugInfo") {
+                debug_sets.push(words[index + 1]);
+            }
         }
         index += count;
     }
     Ok(out)
+}
+
+/// Whether `opcode` ends a block.
+fn is_terminator(opcode: u32) -> bool {
+    [Op::Branch, Op::BranchConditional, Op::Switch, Op::Return, Op::ReturnValue, Op::Kill, Op::Unreachable]
+        .iter()
+        .any(|&op| op as u32 == opcode)
+}
+
+/// A literal string operand (nul-terminated UTF-8 in little-endian words).
+fn string_from_words(words: &[u32]) -> String {
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).take_while(|&b| b != 0).collect();
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 /// Parses the words with rspirv. A panic inside the parser (a bug it has on some malformed
@@ -316,6 +346,10 @@ pub struct SpirvInfo<'a> {
     /// The defining instruction of every type id.
     pub type_insts: HashMap<Word, &'a dr::Instruction>,
     pub strings: Vec<&'a str>,
+    /// OpString id -> its text.
+    pub string_ids: HashMap<Word, &'a str>,
+    /// OpString id named as a file by an OpLine -> its index in `Module::source_files`.
+    pub source_file_index: HashMap<Word, u32>,
     pub entry_points: Vec<EntryPoint>,
     /// Nesting depth of each composite IR type created (see `MAX_TYPE_DEPTH`).
     type_depth: HashMap<Type, u32>,
@@ -406,6 +440,8 @@ pub fn translate(words: &[u32]) -> TResult<ir::Module> {
         defs: HashMap::new(),
         type_insts: HashMap::new(),
         strings: Vec::new(),
+        string_ids: HashMap::new(),
+        source_file_index: HashMap::new(),
         entry_points: Vec::new(),
         type_depth: HashMap::new(),
     };
@@ -413,6 +449,7 @@ pub fn translate(words: &[u32]) -> TResult<ir::Module> {
     collect_debug_info(&mut info)?;
     collect_decorations(&mut info)?;
     collect_ext_sets(&mut info)?;
+    collect_source_files(&mut info, &mut builder)?;
     translate_globals(&mut info, &mut builder)?;
     let bodies = declare_functions(&mut info, &mut builder)?;
     for (func, spv_fn) in bodies {
@@ -508,9 +545,64 @@ fn collect_debug_info(info: &mut SpirvInfo<'_>) -> TResult<()> {
     for inst in &spv.debug_string_source {
         if inst.class.opcode == Op::String {
             let id = result_id(inst)?;
-            info.strings.push(string_operand(inst, 0)?);
+            let text = string_operand(inst, 0)?;
+            info.strings.push(text);
+            info.string_ids.insert(id, text);
             info.defs.insert(id, ModuleDef::Other);
         }
+    }
+    Ok(())
+}
+
+/// The name of the program's own source in `Module::source_files`: clang reads it from
+/// standard input and calls it `<stdin>`, which the build log shows as `<source>`.
+pub const PROGRAM_SOURCE_NAME: &str = "<source>";
+
+/// A source file name as the report shows it: clang's `<cwd>/<stdin>` is the program's
+/// source ([`PROGRAM_SOURCE_NAME`]); `/./` steps of headers found relative to the working
+/// directory are dropped.
+pub fn source_file_name(raw: &str) -> String {
+    if raw == "<stdin>" || raw.ends_with("/<stdin>") {
+        return PROGRAM_SOURCE_NAME.to_string();
+    }
+    let mut name = raw.to_string();
+    while name.contains("/./") {
+        name = name.replace("/./", "/");
+    }
+    name
+}
+
+/// Numbers the files OpLine instructions in functions name (`Module::source_files`): the
+/// program's own source first, then the others in order of first appearance. Files with the
+/// same name share an index.
+fn collect_source_files(info: &mut SpirvInfo<'_>, builder: &mut ModuleBuilder) -> TResult<()> {
+    let mut named: Vec<(Word, String)> = Vec::new();
+    for function in &info.spv.functions {
+        for inst in function.all_inst_iter() {
+            if inst.class.opcode != Op::Line {
+                continue;
+            }
+            let file = id_operand(inst, 0)?;
+            if named.iter().any(|(id, _)| *id == file) {
+                continue;
+            }
+            // OpLine has no semantic impact: one naming no OpString is ignored.
+            let Some(text) = info.string_ids.get(&file) else { continue };
+            named.push((file, source_file_name(text)));
+        }
+    }
+    // Stable: the program's source moves to the front, the rest keep their order.
+    named.sort_by_key(|(_, name)| name != PROGRAM_SOURCE_NAME);
+    let files = &mut builder.module.source_files;
+    for (id, name) in named {
+        let index = match files.iter().position(|f| *f == name) {
+            Some(index) => index,
+            None => {
+                files.push(name);
+                files.len() - 1
+            }
+        };
+        info.source_file_index.insert(id, index as u32);
     }
     Ok(())
 }

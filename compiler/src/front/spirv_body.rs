@@ -18,6 +18,7 @@ use super::spirv::{
     id_operand, is_vector_query, literal_operand, malformed, operand, result_id, result_type_id, unsupported,
     unsupported_instruction, ExtSet, ModuleBuilder, ModuleDef, SpirvInfo, TResult,
 };
+use crate::gen_abi::SourceLoc;
 use crate::ir::{
     AtomicOp, BinaryOp, Block, BlockCall, CmpOp, ConvertOp, Function, InstData, Rounding, Scope, Type, TypeData,
     UnaryOp, Value, ValueDef, WorkItemQuery,
@@ -65,6 +66,9 @@ struct BodyTranslator<'i, 'a, 'b> {
     global_values: HashMap<crate::ir::GlobalVar, Value>,
     current: Option<Block>,
     current_label: Word,
+    /// The source location of the last OpLine in the current block (`None` after OpNoLine
+    /// and at the start of each block), given to every instruction emitted.
+    current_loc: Option<SourceLoc>,
 }
 
 /// Translates the body of `spv_fn` into the declared function `func`.
@@ -90,6 +94,7 @@ pub fn translate_function(
         global_values: HashMap::new(),
         current: None,
         current_label: 0,
+        current_loc: None,
     };
     translator.run().map_err(|mut e| {
         e.message = format!("in function {}: {}", translator.function.name, e.message);
@@ -367,6 +372,7 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
             let label = block.label_id().unwrap_or(0);
             self.current = Some(self.blocks[&label]);
             self.current_label = label;
+            self.current_loc = None;
             for inst in &block.instructions {
                 self.translate_inst(inst)?;
             }
@@ -476,7 +482,19 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
 
     fn emit(&mut self, data: InstData, result_ty: Option<Type>) -> Option<Value> {
         let block = self.current.unwrap_or(Block(0));
-        self.function.append_inst(block, data, result_ty).1
+        let (inst, result) = self.function.append_inst(block, data, result_ty);
+        self.function.inst_locs[inst] = self.current_loc;
+        result
+    }
+
+    /// OpLine: the location of the instructions that follow, up to the next OpLine, OpNoLine
+    /// or the end of the block. A file that is not an OpString gives no location.
+    fn set_line(&mut self, inst: &dr::Instruction) -> TResult<()> {
+        let file = id_operand(inst, 0)?;
+        let line = literal_operand(inst, 1)?;
+        let column = literal_operand(inst, 2)?;
+        self.current_loc = self.info.source_file_index.get(&file).map(|&file| SourceLoc { file, line, column });
+        Ok(())
     }
 
     fn emit_value(&mut self, data: InstData, ty: Type) -> TResult<Value> {
@@ -559,9 +577,12 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
         }
         match opcode {
             // Nothing to do.
+            Op::Line => self.set_line(inst),
+            Op::NoLine => {
+                self.current_loc = None;
+                Ok(())
+            }
             Op::Nop
-            | Op::Line
-            | Op::NoLine
             | Op::LifetimeStart
             | Op::LifetimeStop
             | Op::SelectionMerge

@@ -168,7 +168,9 @@ impl Function {
     // ---------------------------------------------------------------------------------
     // Editing. Analyses (`crate::analysis`) are not updated: recompute them after edits that
     // change the CFG. An anchor instruction or block that is not in the layout leaves the new
-    // instruction unplaced (the validator then reports any use of its result).
+    // instruction unplaced (the validator then reports any use of its result). A new
+    // instruction placed next to an anchor takes the anchor's source location (`inst_locs`),
+    // as do the jumps that splitting blocks and edges adds.
 
     /// Inserts a new instruction right before `before` (several inserted before the same
     /// instruction keep their order).
@@ -180,6 +182,7 @@ impl Function {
     ) -> (Inst, Option<Value>) {
         let (i, r) = self.make_inst(data, result_ty);
         self.layout.insert_inst_before(before, i);
+        self.inst_locs[i] = self.inst_locs[before];
         (i, r)
     }
 
@@ -187,6 +190,7 @@ impl Function {
     pub fn insert_inst_after(&mut self, after: Inst, data: InstData, result_ty: Option<Type>) -> (Inst, Option<Value>) {
         let (i, r) = self.make_inst(data, result_ty);
         self.layout.insert_inst_after(after, i);
+        self.inst_locs[i] = self.inst_locs[after];
         (i, r)
     }
 
@@ -252,7 +256,8 @@ impl Function {
             self.layout.inst_block[i] = Some(new);
         }
         self.layout.insts[new] = tail;
-        self.append_inst(b, InstData::Jump { dest: BlockCall { block: new, args: Vec::new() } }, None);
+        let (jump, _) = self.append_inst(b, InstData::Jump { dest: BlockCall { block: new, args: Vec::new() } }, None);
+        self.inst_locs[jump] = self.inst_locs[at];
         Some(new)
     }
 
@@ -272,7 +277,8 @@ impl Function {
         let mut calls = self.insts[term].successors_mut();
         let old = std::mem::replace(&mut *calls[edge], BlockCall { block: new, args: Vec::new() });
         self.layout.insert_block_after(from, new);
-        self.append_inst(new, InstData::Jump { dest: old }, None);
+        let (jump, _) = self.append_inst(new, InstData::Jump { dest: old }, None);
+        self.inst_locs[jump] = self.inst_locs[term];
         Some(new)
     }
 

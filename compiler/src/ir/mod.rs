@@ -91,8 +91,12 @@ pub struct Module {
     pub globals: Arena<GlobalVar, GlobalVarData>,
     pub functions: Arena<Func, Function>,
     pub kernels: Vec<Kernel>,
-    /// Source file names that `SourceLoc::file` indexes (from SPIR-V OpString / OpLine).
+    /// Source file names that `SourceLoc::file` indexes (from SPIR-V OpString / OpLine):
+    /// the program's own source, named `<source>`, first; headers by their paths.
     pub source_files: Vec<String>,
+    /// The text of each of `source_files` where known (the program's source when built
+    /// from source, headers read when it was built), for reports that show the source.
+    pub source_texts: Vec<Option<std::sync::Arc<str>>>,
 }
 
 impl Module {

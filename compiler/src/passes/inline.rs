@@ -4,6 +4,9 @@
 //! every barrier in the kernel's own body. This pass inlines, everywhere, each call whose
 //! callee contains a barrier directly or through its own calls. OpenCL C forbids recursion;
 //! a cycle through a function with a barrier is reported as an error.
+//!
+//! Inlined instructions keep the callee's source locations (`Function::inst_locs`); the
+//! jump into the copy takes the call's.
 
 use crate::ir::{
     Block, BlockCall, BlockData, EntityRef, Func, FuncKind, Function, Inst, InstData, Module, SecondaryMap, Value,
@@ -217,6 +220,7 @@ pub fn inline_call(caller: &mut Function, call: Inst, callee: &Function) -> Resu
                 value_map[r] = Some(nr);
             }
             caller.layout.append_inst(nb, ni);
+            caller.inst_locs[ni] = callee.inst_locs[ci];
             copies.push(ni);
         }
     }
@@ -253,6 +257,7 @@ pub fn inline_call(caller: &mut Function, call: Inst, callee: &Function) -> Resu
     let entry = block_map[callee_entry].ok_or_else(|| err("unmapped entry block"))?;
     let jump = caller.insts.push(InstData::Jump { dest: BlockCall { block: entry, args } });
     caller.inst_result[jump] = None;
+    caller.inst_locs[jump] = caller.inst_locs[call];
     caller.layout.append_inst(b, jump);
 
     // Layout: the copied blocks, then the continuation, right after the call's block.

@@ -13,11 +13,13 @@
 //!
 //! Divergence: a branch or switch on a non-uniform condition is divergent. The blocks
 //! between it and its immediate post-dominator are divergently reached (their code runs
-//! under a mask); the parameters of those blocks and of the post-dominator (the joins) are
-//! varying. A loop containing a divergent branch whose post-dominator lies outside the loop
+//! under a mask); the parameters of the blocks where lanes from different edges of the
+//! branch meet again (the post-dominator and blocks two edges reach) are varying. A loop containing a divergent branch whose post-dominator lies outside the loop
 //! has a divergent exit: lanes leave it in different iterations, so values defined in the
 //! loop and used outside it, and the parameters of its exit blocks, are varying (temporal
-//! divergence).
+//! divergence). In irreducible control flow (cycles that are not natural loops) a divergent
+//! branch makes every block but the entry divergent and every value used outside its
+//! non-entry block varying.
 //!
 //! Memory accesses are classified as uniform (one scalar access), consecutive (one vector
 //! access), strided or random (gather / scatter), and masked when they lie in a divergently
@@ -94,6 +96,40 @@ pub struct WorkItemAnalysis {
     pub barrier_uniform: HashSet<Inst>,
     /// Their conditions: uniform, computed from the last active lane (`back::vector`).
     pub uniform_conds: HashSet<Value>,
+}
+
+/// The blocks where lanes that took different edges of the divergent branch ending `b`
+/// meet again before its immediate post-dominator `ipdom`: blocks reachable from two of its
+/// edges (a target of two edges included) without passing `b` again. Their parameters
+/// vary; a block only one edge reaches takes its lanes from one side. A loop header is such
+/// a join only when two edges of the branch reach it in the same iteration (different
+/// latches): the loop-mask form runs the lanes of a loop in lock step, so all of them come
+/// over the one back edge.
+fn joins_of(f: &Function, cfg: &Cfg, b: Block, ipdom: Option<Block>) -> HashSet<Block> {
+    let edges = f.successors(b);
+    let mut count: std::collections::HashMap<Block, u32> = std::collections::HashMap::new();
+    let mut joins = HashSet::new();
+    for (k, &s) in edges.iter().enumerate() {
+        if edges[..k].contains(&s) {
+            joins.insert(s);
+            continue;
+        }
+        let mut seen = HashSet::new();
+        let mut work = vec![s];
+        while let Some(x) = work.pop() {
+            if x == b || !seen.insert(x) {
+                continue;
+            }
+            if Some(x) != ipdom {
+                work.extend(cfg.succs(x).iter().copied());
+            }
+        }
+        for x in seen {
+            *count.entry(x).or_default() += 1;
+        }
+    }
+    joins.extend(count.into_iter().filter(|(_, n)| *n >= 2).map(|(x, _)| x));
+    joins
 }
 
 /// Counts for the vectorizer report.
@@ -190,7 +226,6 @@ pub fn analyze(m: &ir::Module, f: &Function) -> WorkItemAnalysis {
     let pdom = PostDomTree::new(&cfg);
     let dom = DomTree::new(&cfg);
     let loops = LoopInfo::new(&cfg, &dom);
-    let irreducible = loops.is_irreducible();
     let has_barrier =
         |b: Block| f.layout.insts[b].iter().any(|&i| crate::passes::inline::is_work_group_barrier(&f.insts[i]));
     let def_block = |v: Value| -> Option<Block> {
@@ -203,6 +238,11 @@ pub fn analyze(m: &ir::Module, f: &Function) -> WorkItemAnalysis {
     for &p in &f.blocks[entry].params {
         a.shapes[p] = Some(Shape::Uniform);
     }
+    // Irreducible control flow (run by the lane dispatcher): cycles that are not natural
+    // loops escape the temporal-divergence rule above, so once any branch diverges, every
+    // block but the entry runs under a mask and every value crossing blocks there varies.
+    let irreducible = loops.is_irreducible();
+    let mut irreducible_forced = false;
     // Fixed point: shapes only move up (unknown -> uniform -> strided -> varying) and the set
     // of divergent blocks only grows.
     loop {
@@ -323,21 +363,7 @@ pub fn analyze(m: &ir::Module, f: &Function) -> WorkItemAnalysis {
             }
             a.divergent_branches.push(t);
             changed = true;
-            if irreducible {
-                // Cycles without a natural loop: lanes may leave them in different
-                // iterations, so what the region defines is varying wherever it is used.
-                let inside: HashSet<Block> = region.iter().copied().chain([b]).collect();
-                for &ob in &f.layout.blocks {
-                    for &oi in &f.layout.insts[ob] {
-                        f.insts[oi].for_each_operand(|v| {
-                            if def_block(v).is_some_and(|db| inside.contains(&db)) && !inside.contains(&ob) {
-                                a.forced.insert(v);
-                            }
-                        });
-                    }
-                }
-            }
-            a.join_blocks.extend(region.iter().copied());
+            a.join_blocks.extend(joins_of(f, &cfg, b, ipdom));
             a.join_blocks.extend(ipdom);
             a.divergent_blocks.extend(region);
             // Loops the lanes may leave in different iterations.
@@ -363,6 +389,24 @@ pub fn analyze(m: &ir::Module, f: &Function) -> WorkItemAnalysis {
                     }
                 }
                 l = lp.parent;
+            }
+        }
+        if irreducible && !irreducible_forced && !a.divergent_branches.is_empty() {
+            irreducible_forced = true;
+            changed = true;
+            for &b in &f.layout.blocks {
+                if b == entry {
+                    continue;
+                }
+                a.divergent_blocks.insert(b);
+                a.join_blocks.insert(b);
+                for &i in &f.layout.insts[b] {
+                    f.insts[i].for_each_operand(|v| {
+                        if def_block(v).is_some_and(|db| db != b && db != entry) {
+                            a.forced.insert(v);
+                        }
+                    });
+                }
             }
         }
         if !changed {

@@ -142,24 +142,18 @@ pub fn inline_kernel_calls(m: &mut ir::Module, limit: usize) -> Result<(), Strin
 }
 
 /// Whether a function with divergent branches is if-converted (`back::linearize`: its
-/// blocks run in order under their masks) rather than run by the lane dispatcher: it has
-/// no loops (every block runs at most once per packet) and no barriers.
+/// blocks run in a loop-contiguous topological order under their masks, loops in loop-mask
+/// form: a loop runs again while any lane took a back edge) rather than run by the lane
+/// dispatcher: its control flow is reducible (every cycle is a natural loop).
 pub fn if_convertible(f: &ir::Function) -> bool {
     let cfg = crate::analysis::Cfg::new(f);
     let dom = crate::analysis::DomTree::new(&cfg);
-    let loops = crate::analysis::LoopInfo::new(&cfg, &dom);
-    !loops.is_irreducible()
-        && loops.loops().is_empty()
-        && !f
-            .layout
-            .blocks
-            .iter()
-            .any(|&b| f.layout.insts[b].iter().any(|&i| crate::passes::inline::is_work_group_barrier(&f.insts[i])))
+    !crate::analysis::LoopInfo::new(&cfg, &dom).is_irreducible() && cfg.entry().is_some_and(|e| cfg.preds(e).is_empty())
 }
 
 /// The heuristic width's cost check: divergent branches in a short kernel without loops.
-/// Such kernels are if-converted ([`if_convertible`]: no lane dispatcher) or, with barriers,
-/// dispatched; either way the packet measured slower than the scalar work-item loop, which
+/// Such kernels are if-converted ([`if_convertible`]: no lane dispatcher) or, with
+/// irreducible control flow, dispatched; either way the packet measured slower than the scalar work-item loop, which
 /// LLVM vectorizes itself (a 5-point stencil and a float4 particle update: 2-3x slower with
 /// the dispatcher, 1.1-1.5x slower if-converted, on the 2-core AVX-512 machine; both are
 /// memory-bound). A forced width (`CL_CONFIG_CPU_VECTORIZER_MODE`) skips it.
@@ -209,7 +203,7 @@ pub struct Report {
     /// Why the kernel runs scalar, if it does although vectorization was asked for.
     pub scalar_reason: Option<String>,
     /// How divergent branches run when vectorized ([`control_flow`]).
-    pub control_flow: Option<&'static str>,
+    pub control_flow: Option<String>,
     /// What runs lane by lane inside the vector body ([`per_lane_summary`]).
     pub per_lane: Vec<(&'static str, usize)>,
     /// Branches on varying conditions that control a barrier, run as work-group uniform
@@ -217,20 +211,72 @@ pub struct Report {
     pub barrier_uniform: usize,
 }
 
-/// How a vectorized kernel with divergent branches runs them (a report phrase).
-pub fn control_flow(f: &ir::Function, wa: &WorkItemAnalysis) -> Option<&'static str> {
+/// How a vectorized kernel with divergent branches runs them (a report phrase), with one
+/// clause per loop that holds divergent code: a loop whose lanes may leave in different
+/// iterations (a divergent exit, break or return) runs in loop-mask form; a loop whose exit
+/// is uniform keeps one branch per iteration and if-converts the divergent code inside.
+pub fn control_flow(f: &ir::Function, wa: &WorkItemAnalysis) -> Option<String> {
     if wa.divergent_branches.is_empty() {
-        None
-    } else if if_convertible(f) {
-        Some("if-converted: every block runs once under its mask, no lane dispatcher")
-    } else if {
-        let cfg = crate::analysis::Cfg::new(f);
-        crate::analysis::LoopInfo::new(&cfg, &crate::analysis::DomTree::new(&cfg)).is_irreducible()
-    } {
-        Some("linearized with the lane dispatcher (irreducible control flow: lanes run its cycles block by block)")
-    } else {
-        Some("linearized with the lane dispatcher (loops or barriers)")
+        return None;
     }
+    if !if_convertible(f) {
+        return Some(
+            "linearized with the lane dispatcher (irreducible control flow: the loop-mask form needs natural loops)"
+                .into(),
+        );
+    }
+    let cfg = crate::analysis::Cfg::new(f);
+    let dom = crate::analysis::DomTree::new(&cfg);
+    let pdom = crate::analysis::PostDomTree::new(&cfg);
+    let loops = crate::analysis::LoopInfo::new(&cfg, &dom);
+    let order = loops.block_order(&cfg);
+    let pos = |b: ir::Block| order.iter().position(|x| *x == b).unwrap_or(usize::MAX);
+    let mut all: Vec<&crate::analysis::Loop> = loops.loops().iter().collect();
+    all.sort_by_key(|l| pos(l.header));
+    let mut clauses = Vec::new();
+    for (k, l) in all.iter().enumerate() {
+        let inside = |b: ir::Block| l.blocks.contains(&b);
+        let branches: Vec<ir::Block> =
+            wa.divergent_branches.iter().filter_map(|&t| f.layout.inst_block[t]).filter(|&b| inside(b)).collect();
+        if branches.is_empty() {
+            continue;
+        }
+        let divergent_exit = branches.iter().any(|&b| pdom.ipdom(b).is_none_or(|p| !inside(p)));
+        let returns = l
+            .blocks
+            .iter()
+            .filter(|&&b| f.layout.last_inst(b).is_some_and(|t| matches!(f.insts[t], InstData::Return { .. })))
+            .count();
+        let line = l
+            .blocks
+            .iter()
+            .flat_map(|&b| f.layout.insts[b].iter())
+            .filter_map(|&i| f.inst_locs[i])
+            .map(|loc| loc.line)
+            .filter(|&n| n > 0)
+            .min();
+        let name = match line {
+            Some(n) => format!("loop {} (line {n}, depth {})", k + 1, l.depth),
+            None => format!("loop {} (depth {})", k + 1, l.depth),
+        };
+        let how = if divergent_exit {
+            let exits = l.exit_edges.len() + returns;
+            format!(
+                "{name}: loop mask, runs while any lane is active, {exits} exit(s) with live-outs blended as lanes leave"
+            )
+        } else {
+            format!("{name}: uniform exit, its divergent branches if-converted under the body mask")
+        };
+        clauses.push(how);
+    }
+    let mut out = String::from("if-converted, no lane dispatcher");
+    if clauses.is_empty() {
+        out.push_str(": every block runs once under its mask");
+    } else {
+        out.push_str(": ");
+        out.push_str(&clauses.join("; "));
+    }
+    Some(out)
 }
 
 impl std::fmt::Display for Report {
@@ -240,7 +286,7 @@ impl std::fmt::Display for Report {
         match &self.scalar_reason {
             None => {
                 write!(f, "vectorized at width {} ({})", self.width, self.why)?;
-                if let Some(c) = self.control_flow {
+                if let Some(c) = &self.control_flow {
                     write!(f, "; divergent branches {c}")?;
                 }
                 if !self.per_lane.is_empty() {

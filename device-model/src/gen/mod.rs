@@ -21,6 +21,8 @@
 //! - correctly rounded fp32 divide/sqrt.
 
 pub mod config;
+pub mod html;
+pub mod lines;
 pub mod model;
 
 pub use config::{GenConfig, SlmAllocRule};
@@ -52,7 +54,8 @@ impl GenDevice {
     /// The device modelling `config`.
     pub fn new(config: GenConfig) -> Self {
         let info = gen_device_info(&config);
-        let target = common::target_for(&info);
+        // Source lines for the model's per-line report.
+        let target = Target { line_tables: true, ..common::target_for(&info) };
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         Self { config, info, target, executor: Executor::new(threads, "gen") }
     }
