@@ -25,7 +25,12 @@ fn cpu_env() -> TestEnv {
 /// saying so, but never for a reason the lowering cannot handle), containing each of
 /// `expect` in the vectorized runs; no report in the scalar run.
 fn build(env: &TestEnv, src: &str, kernels: &[&str], expect: &[&str]) -> Program {
-    let program = env.build(src, "");
+    build_with(env, src, "", kernels, expect)
+}
+
+/// [`build`] with build options.
+fn build_with(env: &TestEnv, src: &str, options: &str, kernels: &[&str], expect: &[&str]) -> Program {
+    let program = env.build(src, options);
     let log = program_build_info_string(program.raw(), env.dev(), CL_PROGRAM_BUILD_LOG);
     for k in kernels {
         let line = log.lines().find(|l| l.contains(&format!("kernel `{k}`:")));
@@ -76,15 +81,21 @@ fn struct_values_through_a_helper_function() {
             out[g] = q;
         }"#;
     let env = cpu_env();
-    let p = build(&env, SRC, &["pairs"], &[]);
-    let k = kernel(&p, "pairs");
+    // Optimised, clang leaves members; unoptimised, whole structs, copies and the call.
+    for options in ["", "-cl-opt-disable"] {
+        let p = build_with(&env, SRC, options, &["pairs"], &[]);
+        check_pairs(&env, &kernel(&p, "pairs"));
+    }
+}
+
+fn check_pairs(env: &TestEnv, k: &Kernel) {
     let n = 50usize;
     let input: Vec<Pair> = (0..n).map(|g| Pair { f: g as f32 * 1.25 - 7.0, i: (g * 7) as i32 - 20 }).collect();
     let bi = env.buffer_from(CL_MEM_READ_ONLY, &input);
     let bo = env.buffer(CL_MEM_WRITE_ONLY, n * 8);
     k.set_mem(0, &bi);
     k.set_mem(1, &bo);
-    env.run(&k, &[n], Some(&[25]));
+    env.run(k, &[n], Some(&[25]));
     let words: Vec<u32> = env.read(&bo, n * 2);
     let got: Vec<Pair> = words.chunks(2).map(|w| Pair { f: f32::from_bits(w[0]), i: w[1] as i32 }).collect();
     for (g, (x, y)) in input.iter().zip(&got).enumerate() {
