@@ -135,6 +135,13 @@ impl Program {
         }
         back::codegen(&self.module, target)
     }
+    /// The optimised LLVM IR of the module as `codegen` would compile it.
+    pub fn optimized_llvm_ir(&self, target: &Target) -> Result<String, BuildError> {
+        if !self.unresolved.is_empty() {
+            return Err(front::undefined_symbols(&self.unresolved));
+        }
+        back::optimized_llvm_ir(&self.module, target)
+    }
 }
 
 /// OpenCL C source -> Program, with the application's build options (-D, -I, -cl-std ...).

@@ -138,8 +138,13 @@ pub fn lower<'ctx>(
         Op::rsqrt | Op::native_rsqrt | Op::half_rsqrt => {
             let t = float_rt()?;
             let a = splat_all(fx, 1)?;
-            let s = fx.intrinsic("llvm.sqrt", &[t], &a)?;
-            fx.binop(O::FDiv, fx.cfloat(t, 1.0)?, s)?
+            match vecmath::rsqrt(fx, t, a[0])? {
+                Some(r) => r,
+                None => {
+                    let s = fx.intrinsic("llvm.sqrt", &[t], &a)?;
+                    fx.binop(O::FDiv, fx.cfloat(t, 1.0)?, s)?
+                }
+            }
         }
         Op::native_divide | Op::half_divide => {
             let a = splat_all(fx, 2)?;

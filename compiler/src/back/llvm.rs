@@ -116,6 +116,8 @@ pub struct Emitter<'ctx, 'ir> {
     pub uses_local: Vec<bool>,
     /// Widest SIMD register (bits) math built-ins may pass vectors in (`vecmath`); 0 = none.
     pub math_vector_bits: u32,
+    /// `rsqrt` on float vectors by `vrsqrt14ps` and a Newton step (`vecmath::rsqrt`).
+    pub rsqrt14: bool,
 }
 
 pub fn is_local_var(g: &ir::GlobalVarData) -> bool {
@@ -135,6 +137,7 @@ impl<'ctx, 'ir> Emitter<'ctx, 'ir> {
             layouts: Vec::new(),
             uses_local: Vec::new(),
             math_vector_bits: 0,
+            rsqrt14: false,
         };
         e.build_types();
         e.compute_uses_local();
@@ -642,7 +645,9 @@ pub struct FnLower<'a, 'ctx, 'ir> {
     state: Option<PointerValue<'ctx>>,
     vals: SecondaryMap<Value, Option<Val<'ctx>>>,
     blocks: SecondaryMap<Block, Option<BasicBlock<'ctx>>>,
-    phis: HashMap<Block, Vec<PhiValue<'ctx>>>,
+    /// Per block parameter, its phi, or the parts of a varying vector split into `<W x T>`
+    /// phis ([`Self::phi_parts`]).
+    phis: HashMap<Block, Vec<Vec<PhiValue<'ctx>>>>,
     wi_cache: HashMap<WorkItemQuery, [IntValue<'ctx>; 3]>,
     global_cache: HashMap<GlobalVar, PointerValue<'ctx>>,
     dispatch: BasicBlock<'ctx>,
@@ -754,7 +759,11 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 let mut phis = Vec::new();
                 for &p in &f.blocks[bb].params {
                     let ty = self.value_llty(p)?;
-                    phis.push(self.b.build_phi(ty, "")?);
+                    let parts = match self.phi_parts(ty) {
+                        Some((n, part)) => (0..n).map(|_| self.b.build_phi(part, "")).collect::<Result<_, _>>()?,
+                        None => vec![self.b.build_phi(ty, "")?],
+                    };
+                    phis.push(parts);
                 }
                 self.phis.insert(bb, phis);
             }
@@ -781,8 +790,9 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 }
             } else if !linearize {
                 let phis = self.phis.get(&bb).cloned().unwrap_or_default();
-                for (&p, phi) in f.blocks[bb].params.iter().zip(phis) {
-                    self.define(p, phi.as_basic_value())?;
+                for (&p, parts) in f.blocks[bb].params.iter().zip(phis) {
+                    let v = self.join_phi_parts(&parts)?;
+                    self.define(p, v)?;
                 }
             }
             for &i in &f.layout.insts[bb] {
@@ -2487,6 +2497,89 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         Ok(self.b.build_bit_cast(cur_i, ft, "")?.into_float_value())
     }
 
+    /// How a block parameter of LLVM type `ty` is carried between blocks: `Some((n, part))`
+    /// for a varying IR vector of 2 to 4 components in vector mode (`<n*W x T>`), which is
+    /// carried as n phis of `<W x T>`, one per component. LLVM's instruction selection copies a value of a vector
+    /// type whose length is not a power of two between blocks one element at a time
+    /// (`float3` at 16 lanes, `<48 x float>`: 48 scalar registers, rebuilt with insertps on
+    /// every loop iteration; nbody's accumulator spent most of its time there), and
+    /// InstCombine narrows a `float4` phi whose last component is never used (clang's form
+    /// of a `float3`) to exactly that. Per-component phis are what the registers hold anyway,
+    /// and a dead component's phi is simply deleted.
+    fn phi_parts(&self, ty: BasicTypeEnum<'ctx>) -> Option<(u32, BasicTypeEnum<'ctx>)> {
+        let w = self.vec.as_ref()?.width;
+        let BasicTypeEnum::VectorType(vt) = ty else { return None };
+        let n = vt.get_size();
+        // Up to 4 components (where clang's float3-as-float4 lives); float8 / float16 stay
+        // one phi, which LLVM splits into whole registers itself (their code is unchanged).
+        if w < 2 || n <= w || n % w != 0 || (n / w > 4 && (n / w).is_power_of_two()) {
+            return None;
+        }
+        let part: BasicTypeEnum<'ctx> = match vt.get_element_type() {
+            BasicTypeEnum::FloatType(x) => x.vec_type(w).into(),
+            BasicTypeEnum::IntType(x) => x.vec_type(w).into(),
+            BasicTypeEnum::PointerType(x) => x.vec_type(w).into(),
+            _ => return None,
+        };
+        Some((n / w, part))
+    }
+
+    /// The value of a block parameter carried by `parts` (one phi, or `<W x T>` parts
+    /// concatenated).
+    fn join_phi_parts(&mut self, parts: &[PhiValue<'ctx>]) -> R<Val<'ctx>> {
+        match parts {
+            [one] => Ok(one.as_basic_value()),
+            _ => {
+                let vs: Vec<VectorValue<'ctx>> = parts.iter().map(|p| p.as_basic_value().into_vector_value()).collect();
+                Ok(self.concat(&vs)?.into())
+            }
+        }
+    }
+
+    /// Adds `v` arriving from `from` to the phi(s) of one block parameter.
+    fn add_phi_incoming(&mut self, parts: &[PhiValue<'ctx>], v: Val<'ctx>, from: BasicBlock<'ctx>) -> R<()> {
+        if let [phi] = parts {
+            if phi.as_basic_value().get_type() != v.get_type() {
+                bail!(
+                    "block argument of type {} for a parameter of type {}",
+                    v.get_type(),
+                    phi.as_basic_value().get_type()
+                );
+            }
+            phi.add_incoming(&[(&v as &dyn BasicValue<'ctx>, from)]);
+            return Ok(());
+        }
+        let BasicValueEnum::VectorValue(vv) = v else {
+            bail!("block argument {} for a split vector parameter", v.get_type())
+        };
+        let w = vv.get_type().get_size() / parts.len() as u32;
+        // Split where `v` is computed: before the terminator of `from`, which is not built yet
+        // when `from` is the current block, and exists already for an edge trampoline.
+        let here = self.b.get_insert_block();
+        match from.get_terminator() {
+            Some(t) => self.b.position_before(&t),
+            None => self.b.position_at_end(from),
+        }
+        for (k, phi) in parts.iter().enumerate() {
+            let idx: Vec<IntValue<'ctx>> =
+                (0..w).map(|j| self.i32().const_int((k as u32 * w + j) as u64, false)).collect();
+            let part = self.b.build_shuffle_vector(
+                vv,
+                vv.get_type().get_undef(),
+                inkwell::types::VectorType::const_vector(&idx),
+                "",
+            )?;
+            if phi.as_basic_value().get_type() != part.get_type().as_basic_type_enum() {
+                bail!("block argument of type {} for a split parameter", v.get_type());
+            }
+            phi.add_incoming(&[(&part as &dyn BasicValue<'ctx>, from)]);
+        }
+        if let Some(h) = here {
+            self.b.position_at_end(h);
+        }
+        Ok(())
+    }
+
     fn lower_branch(&mut self, data: &InstData) -> R<()> {
         let succs = data.successors();
         // Phi operands: collect argument values before the terminator.
@@ -2516,15 +2609,8 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 pending.push((t, *blk, vals.clone()));
                 targets.push(t);
             } else {
-                for (phi, v) in self.phis.get(blk).cloned().unwrap_or_default().iter().zip(vals) {
-                    if phi.as_basic_value().get_type() != v.get_type() {
-                        bail!(
-                            "block argument of type {} for a parameter of type {}",
-                            v.get_type(),
-                            phi.as_basic_value().get_type()
-                        );
-                    }
-                    phi.add_incoming(&[(v as &dyn BasicValue<'ctx>, cur)]);
+                for (parts, v) in self.phis.get(blk).cloned().unwrap_or_default().iter().zip(vals) {
+                    self.add_phi_incoming(parts, *v, cur)?;
                 }
                 targets.push(dest);
             }
@@ -2552,11 +2638,8 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         for (t, blk, vals) in pending {
             self.b.position_at_end(t);
             let dest = self.blocks[blk].ok_or("branch to an unreachable block")?;
-            for (phi, v) in self.phis.get(&blk).cloned().unwrap_or_default().iter().zip(&vals) {
-                if phi.as_basic_value().get_type() != v.get_type() {
-                    bail!("block argument of the wrong type");
-                }
-                phi.add_incoming(&[(v as &dyn BasicValue<'ctx>, t)]);
+            for (parts, v) in self.phis.get(&blk).cloned().unwrap_or_default().iter().zip(&vals) {
+                self.add_phi_incoming(parts, *v, t)?;
             }
             self.b.build_unconditional_branch(dest)?;
         }

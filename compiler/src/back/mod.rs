@@ -73,14 +73,20 @@ fn check_device_features(module: &ir::Module, target: &Target) -> Result<(), Bui
     Ok(())
 }
 
-pub fn codegen(module: &ir::Module, target: &Target) -> Result<Arc<NativeProgram>, BuildError> {
-    let t0 = std::time::Instant::now();
+/// The module as the back end lowers it: features checked, calls inlined.
+fn prepare(module: &ir::Module, target: &Target) -> Result<ir::Module, BuildError> {
     check_device_features(module, target)?;
     let mut m = module.clone();
     crate::passes::inline::inline_barrier_calls(&mut m).map_err(fail)?;
     if target.vectorizer != crate::Vectorizer::Off {
         crate::vectorize::inline_kernel_calls(&mut m, 256).map_err(fail)?;
     }
+    Ok(m)
+}
+
+pub fn codegen(module: &ir::Module, target: &Target) -> Result<Arc<NativeProgram>, BuildError> {
+    let t0 = std::time::Instant::now();
+    let m = prepare(module, target)?;
     if cfg!(debug_assertions) {
         if let Err(errs) = ir::validate::validate(&m) {
             let msgs: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
@@ -95,7 +101,7 @@ pub fn codegen(module: &ir::Module, target: &Target) -> Result<Arc<NativeProgram
     let t1 = std::time::Instant::now();
     let (object, infos, times, log) = {
         let context = Context::create();
-        emit(&context, &m, &tm, target)?
+        emit(&context, &m, &tm, target, None)?
     };
 
     let t2 = std::time::Instant::now();
@@ -128,6 +134,17 @@ pub fn codegen(module: &ir::Module, target: &Target) -> Result<Arc<NativeProgram
     }))
 }
 
+/// The optimised LLVM IR `codegen` would compile to native code (for tests and tools that
+/// look at what the vectorizer and LLVM made of a kernel).
+pub fn optimized_llvm_ir(module: &ir::Module, target: &Target) -> Result<String, BuildError> {
+    let m = prepare(module, target)?;
+    let tm = target::HostTarget::resolve(target).machine().map_err(fail)?;
+    let context = Context::create();
+    let mut text = String::new();
+    emit(&context, &m, &tm, target, Some(&mut text))?;
+    Ok(text)
+}
+
 fn entry_symbol(k: usize) -> String {
     format!("softcl_kernel_{k}")
 }
@@ -135,13 +152,21 @@ fn entry_symbol(k: usize) -> String {
 /// Generates and optimises the LLVM module; returns the object file and the kernel infos.
 type Emitted = (Vec<u8>, Vec<KernelInfo>, [std::time::Duration; 3], String);
 
-fn emit(context: &Context, m: &ir::Module, tm: &TargetMachine, target: &Target) -> Result<Emitted, BuildError> {
+/// `ir_text`: instead of an object file, the optimised LLVM IR (the object is empty).
+fn emit(
+    context: &Context,
+    m: &ir::Module,
+    tm: &TargetMachine,
+    target: &Target,
+    ir_text: Option<&mut String>,
+) -> Result<Emitted, BuildError> {
     let t0 = std::time::Instant::now();
     let llm = context.create_module("softcl");
     llm.set_triple(&tm.get_triple());
     llm.set_data_layout(&tm.get_target_data().get_data_layout());
     let mut e = Emitter::new(context, llm, m, tm.get_target_data()).map_err(|e| fail(e.0))?;
     e.math_vector_bits = vecmath::vector_bits(&tm.get_feature_string().to_string_lossy());
+    e.rsqrt14 = vecmath::has_rsqrt14(&tm.get_feature_string().to_string_lossy());
     e.declare_globals().map_err(|e| fail(e.0))?;
 
     // Local memory layouts and the functions each kernel reaches.
@@ -195,6 +220,13 @@ fn emit(context: &Context, m: &ir::Module, tm: &TargetMachine, target: &Target) 
                     .flatten()
             })
         };
+        let mut width = width;
+        if scalar_reason.is_none() && width.auto {
+            if let Some(why) = vectorize::width::interleave(m, func, &wa) {
+                width.lanes *= 2;
+                width.why = format!("{}; {why}", width.why);
+            }
+        }
         let lanes = if scalar_reason.is_none() { width.lanes.max(1) } else { 1 };
         if target.vectorizer != crate::Vectorizer::Off && vectorize::report_enabled() {
             let report = vectorize::Report {
@@ -286,6 +318,10 @@ fn emit(context: &Context, m: &ir::Module, tm: &TargetMachine, target: &Target) 
         eprintln!("; SoftCL LLVM IR after optimisation\n{}", e.m.print_to_string().to_string());
     }
     let t2 = std::time::Instant::now();
+    if let Some(text) = ir_text {
+        *text = e.m.print_to_string().to_string();
+        return Ok((Vec::new(), infos, [t1 - t0, t2 - t1, t2.elapsed()], log));
+    }
     let buf = tm
         .write_to_memory_buffer(&e.m, FileType::Object)
         .map_err(|msg| fail(format!("LLVM code generation failed: {msg}")))?;

@@ -147,7 +147,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     }
 
     /// Concatenates vectors of the same element type.
-    fn concat(&self, parts: &[VectorValue<'ctx>]) -> R<VectorValue<'ctx>> {
+    pub(crate) fn concat(&self, parts: &[VectorValue<'ctx>]) -> R<VectorValue<'ctx>> {
         let mut acc = *parts.first().ok_or("empty concatenation")?;
         for p in &parts[1..] {
             let (na, nb) = (acc.get_type().get_size(), p.get_type().get_size());

@@ -13,6 +13,9 @@ pub struct Width {
     /// Work-items per packet; 1 = scalar.
     pub lanes: u32,
     pub why: String,
+    /// Chosen by the heuristic from the data types (no knob, hint or required sub-group
+    /// size): [`interleave`] may double it.
+    pub auto: bool,
 }
 
 /// Bits of the widest scalar element a kernel loads, stores or computes floating point
@@ -75,7 +78,7 @@ pub fn hint_bits(hint: &str) -> Option<u32> {
 /// knob value that is not understood).
 pub fn choose(m: &ir::Module, func: &ir::Function, info: &KernelInfo, v: &Vectorizer) -> Result<Width, String> {
     let (register_bytes, forced) = match v {
-        Vectorizer::Off => return Ok(Width { lanes: 1, why: "vectorizer off".into() }),
+        Vectorizer::Off => return Ok(Width { lanes: 1, why: "vectorizer off".into(), auto: false }),
         Vectorizer::Invalid(msg) => return Err(msg.clone()),
         Vectorizer::Auto { register_bytes } => (*register_bytes, None),
         Vectorizer::Forced { width, register_bytes } => (*register_bytes, Some(*width)),
@@ -83,9 +86,9 @@ pub fn choose(m: &ir::Module, func: &ir::Function, info: &KernelInfo, v: &Vector
     let reg_bits = register_bytes.max(16) * 8;
     if let Some(sg) = info.reqd_sub_group_size {
         if sg <= 1 {
-            return Ok(Width { lanes: 1, why: format!("intel_reqd_sub_group_size({sg})") });
+            return Ok(Width { lanes: 1, why: format!("intel_reqd_sub_group_size({sg})"), auto: false });
         }
-        return Ok(Width { lanes: sg, why: format!("intel_reqd_sub_group_size({sg})") });
+        return Ok(Width { lanes: sg, why: format!("intel_reqd_sub_group_size({sg})"), auto: false });
     }
     if let Some(w) = forced {
         if w * 32 > reg_bits {
@@ -94,18 +97,78 @@ pub fn choose(m: &ir::Module, func: &ir::Function, info: &KernelInfo, v: &Vector
                 reg_bits / 32
             ));
         }
-        return Ok(Width { lanes: w, why: format!("CL_CONFIG_CPU_VECTORIZER_MODE={w}") });
+        return Ok(Width { lanes: w, why: format!("CL_CONFIG_CPU_VECTORIZER_MODE={w}"), auto: false });
     }
     if let Some(hint) = &info.vec_type_hint {
         if let Some(bits) = hint_bits(hint) {
             let lanes = (reg_bits / bits).clamp(1, 16);
             let lanes = if lanes < 4 { 1 } else { lanes };
-            return Ok(Width { lanes, why: format!("vec_type_hint({hint}) on {reg_bits}-bit registers") });
+            return Ok(Width { lanes, why: format!("vec_type_hint({hint}) on {reg_bits}-bit registers"), auto: false });
         }
     }
     let bits = widest_data_bits(m, func);
     let lanes = (reg_bits / bits).clamp(4, 16);
-    Ok(Width { lanes, why: format!("widest data type {bits} bits on {reg_bits}-bit registers") })
+    Ok(Width { lanes, why: format!("widest data type {bits} bits on {reg_bits}-bit registers"), auto: true })
+}
+
+/// Loop-carried values (one FMA chain each) below which the heuristic width is doubled.
+pub const INTERLEAVE_MAX_CHAINS: usize = 2;
+/// Varying instructions a loop body may have for the doubled width (register pressure).
+pub const INTERLEAVE_MAX_BODY: usize = 64;
+
+/// Whether kernel `f`, at the heuristic width, should run two packets interleaved (width
+/// 2W, each value in two registers), and why: its innermost loops carry at most
+/// [`INTERLEAVE_MAX_CHAINS`] varying scalar values from one iteration to the next, so at
+/// width W each iteration is one or two dependent chains of vector operations, bound by
+/// their latency (an FMA's 4 cycles) rather than by the 1-2 FMAs the core issues per cycle;
+/// two packets give the core twice as many independent chains (clpeak's scalar `mad` row ran
+/// at half the FMA peak at width 16). Kernels with divergent branches, barriers, explicit
+/// vectors carried around the loop (already several registers per value), or a loop body of
+/// more than [`INTERLEAVE_MAX_BODY`] varying instructions keep W.
+pub fn interleave(
+    m: &ir::Module,
+    f: &ir::Function,
+    wa: &crate::vectorize::analysis::WorkItemAnalysis,
+) -> Option<String> {
+    if !wa.divergent_branches.is_empty() {
+        return None;
+    }
+    let barrier = f
+        .layout
+        .blocks
+        .iter()
+        .any(|&b| f.layout.insts[b].iter().any(|&i| crate::passes::inline::is_work_group_barrier(&f.insts[i])));
+    if barrier {
+        return None;
+    }
+    let cfg = crate::analysis::Cfg::new(f);
+    let dom = crate::analysis::DomTree::new(&cfg);
+    let loops = crate::analysis::LoopInfo::new(&cfg, &dom);
+    let varying = |v: ir::Value| !wa.shape(f, v).is_uniform();
+    let mut chains = 0usize;
+    let mut innermost = 0usize;
+    for l in loops.loops().iter().filter(|l| l.children.is_empty()) {
+        innermost += 1;
+        let carried: Vec<ir::Value> = f.blocks[l.header].params.iter().copied().filter(|&p| varying(p)).collect();
+        // Explicit vectors (or anything but scalars) around the loop: not a short chain.
+        if carried
+            .iter()
+            .any(|&p| !matches!(m.types.get(f.value_type(p)), TypeData::Int { .. } | TypeData::Float { .. }))
+        {
+            return None;
+        }
+        let body = l
+            .blocks
+            .iter()
+            .flat_map(|&b| f.layout.insts[b].iter())
+            .filter(|&&i| f.inst_result[i].is_some_and(varying))
+            .count();
+        if carried.is_empty() || carried.len() > INTERLEAVE_MAX_CHAINS || body > INTERLEAVE_MAX_BODY {
+            return None;
+        }
+        chains = chains.max(carried.len());
+    }
+    (innermost > 0).then(|| format!("2 packets interleaved: innermost loops carry {chains} varying value(s)"))
 }
 
 #[cfg(test)]

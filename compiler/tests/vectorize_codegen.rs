@@ -1,0 +1,176 @@
+//! What the vector code of a kernel looks like after LLVM's optimisation (the optimised IR
+//! from `Program::optimized_llvm_ir`): a `float3` accumulator is not carried around its loop
+//! as one `<48 x float>` (which instruction selection copies lane by lane), and `rsqrt` on
+//! AVX-512 hosts is `vrsqrt14ps` plus a Newton step rather than a square root and a division.
+//! Results of these kernels are checked in `conformance/tests/vectorizer_math.rs`.
+
+use softcl_compiler::{compile_source, Target, Vectorizer};
+
+fn target(width: Option<u32>) -> Target {
+    Target {
+        vectorizer: match width {
+            Some(w) => Vectorizer::Forced { width: w, register_bytes: 64 },
+            None => Vectorizer::Off,
+        },
+        ..Target::default()
+    }
+}
+
+fn optimized_ir(src: &str, width: Option<u32>) -> String {
+    let t = target(width);
+    let prog = compile_source(src, "", &t).unwrap_or_else(|e| panic!("front end: {}", e.log));
+    prog.optimized_llvm_ir(&t).unwrap_or_else(|e| panic!("back end: {}", e.log))
+}
+
+/// Phis of a vector type whose length is not a power of two that take a value from their
+/// own block or a block printed after it (a loop's back edge), as their IR lines.
+fn loop_carried_odd_vector_phis(ir: &str) -> Vec<String> {
+    // Block labels in print order, then each phi's incoming blocks.
+    let mut order: Vec<String> = Vec::new();
+    let mut phis: Vec<(usize, String)> = Vec::new();
+    for line in ir.lines() {
+        if line.starts_with("define ") {
+            order.clear();
+            order.push("entry-of-function".into());
+        } else if let Some(label) = line.split(':').next().filter(|_| {
+            !line.starts_with(' ') && !line.starts_with(';') && line.contains(':') && !line.starts_with('}')
+        }) {
+            order.push(label.trim().to_string());
+        } else if let Some(rest) = line.trim_start().split_once("= phi <") {
+            let n: u32 = rest.1.split(' ').next().and_then(|x| x.parse().ok()).unwrap_or(1);
+            if !n.is_power_of_two() {
+                let cur = order.len() - 1;
+                let back = rest.1.split('[').skip(1).any(|inc| {
+                    let from = inc.split('%').next_back().unwrap_or("").trim_end_matches([' ', ']', ',']);
+                    order.iter().position(|l| l == from).is_none_or(|k| k >= cur)
+                });
+                if back {
+                    phis.push((cur, line.trim().to_string()));
+                }
+            }
+        }
+    }
+    phis.into_iter().map(|(_, l)| l).collect()
+}
+
+const NBODY: &str = r#"
+    __kernel void nbody(int n, float eps2, __global const float4 *restrict pos,
+                        __global float4 *restrict out) {
+        int i = get_global_id(0);
+        float4 p = pos[i];
+        float3 acc = (float3)(0.0f);
+        for (int j = 0; j < n; ++j) {
+            float4 q = pos[j];
+            float3 d = q.xyz - p.xyz;
+            float inv = rsqrt(dot(d, d) + eps2);
+            acc += (q.w * inv * inv * inv) * d;
+        }
+        out[i] = (float4)(acc, p.w);
+    }
+    __kernel void int3_loop(int n, __global const int* a, __global int4* out) {
+        int i = get_global_id(0);
+        int3 s = (int3)(i, 0, 1);
+        for (int j = 0; j < n; ++j) {
+            int v = a[j];
+            s = (int3)(s.y + v, s.z ^ v, s.x * 3 + j);
+        }
+        out[i] = (int4)(s, -i);
+    }"#;
+
+#[test]
+fn float3_accumulators_are_carried_per_component() {
+    for w in [4, 8, 16] {
+        let ir = optimized_ir(NBODY, Some(w));
+        let bad = loop_carried_odd_vector_phis(&ir);
+        assert!(bad.is_empty(), "width {w}: loop-carried vectors of odd length:\n{}", bad.join("\n"));
+        // The per-component phis are there: three W-lane float accumulators in the loop.
+        let per_lane = format!("phi <{w} x float>");
+        assert!(ir.matches(&per_lane).count() >= 3, "width {w}: no {per_lane} accumulators:\n{ir}");
+    }
+}
+
+#[test]
+fn the_odd_phi_detector_finds_a_back_edge() {
+    let ir = "define void @f() {\nentry:\n  br label %l\n\nl:\n  %a = phi <48 x float> [ zeroinitializer, %entry ], [ %b, %l ]\n  %c = phi <16 x float> [ zeroinitializer, %entry ], [ %d, %l ]\n  br label %x\n\nx:\n  %e = phi <48 x float> [ %b, %l ]\n  ret void\n}\n";
+    let found = loop_carried_odd_vector_phis(ir);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].starts_with("%a = "));
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn rsqrt_on_vectors_is_an_estimate_and_a_newton_step_on_avx512() {
+    let avx512 = std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512vl");
+    let src = r#"__kernel void rs(__global const float* x, __global float* y) {
+            size_t i = get_global_id(0);
+            y[i] = rsqrt(x[i]);
+        }
+        __kernel void rs3(__global const float* x, __global float* y) {
+            size_t i = get_global_id(0);
+            vstore3(rsqrt(vload3(i, x)), i, y);
+        }"#;
+    for w in [4, 8, 16] {
+        let ir = optimized_ir(src, Some(w));
+        if avx512 {
+            assert!(ir.contains("@llvm.x86.avx512.rsqrt14.ps"), "width {w}: no vrsqrt14ps:\n{ir}");
+            assert!(!ir.contains("fdiv"), "width {w}: a division left:\n{ir}");
+            assert!(!ir.contains("@llvm.sqrt"), "width {w}: a square root left:\n{ir}");
+        } else {
+            assert!(!ir.contains("rsqrt14"), "width {w}: AVX-512 code on a host without it");
+        }
+    }
+    // Scalar code (vectorizer off) keeps 1/sqrt for float (LLVM's loop vectorizer may widen it).
+    let ir = optimized_ir(src, None);
+    assert!(ir.contains("@llvm.sqrt"), "scalar build without sqrt:\n{ir}");
+}
+
+/// `interleave`'s decision for kernel `name` of `src`.
+fn interleave_of(src: &str, name: &str) -> Option<String> {
+    let t = Target::default();
+    let mut prog = compile_source(src, "", &t).unwrap_or_else(|e| panic!("front end: {}", e.log));
+    softcl_compiler::passes::inline::inline_barrier_calls(&mut prog.module).unwrap();
+    softcl_compiler::vectorize::inline_kernel_calls(&mut prog.module, 256).unwrap();
+    let k = prog.module.kernel(name).expect("kernel");
+    let f = &prog.module.functions[k.func];
+    let wa = softcl_compiler::vectorize::analysis::analyze(&prog.module, f);
+    softcl_compiler::vectorize::width::interleave(&prog.module, f, &wa)
+}
+
+#[test]
+fn two_packets_interleave_only_for_short_scalar_chains() {
+    let src = r#"
+        __kernel void chain2(__global float* out, int iters, float a, float b) {
+            int gid = get_global_id(0);
+            float x = (float)gid, y = 1.0f - x;
+            for (int i = 0; i < iters; ++i) { x = mad(x, a, b); y = mad(y, a, b); }
+            out[gid] = x + y;
+        }
+        __kernel void chain3(__global float* out, int iters, float a, float b) {
+            int gid = get_global_id(0);
+            float x = (float)gid, y = 1.0f - x, z = 2.0f * x;
+            for (int i = 0; i < iters; ++i) { x = mad(x, a, b); y = mad(y, a, b); z = mad(z, a, b); }
+            out[gid] = x + y + z;
+        }
+        __kernel void chain16(__global float16* out, int iters, float a, float b) {
+            int gid = get_global_id(0);
+            float16 x = (float16)((float)gid);
+            for (int i = 0; i < iters; ++i) x = mad(x, a, b);
+            out[gid] = x;
+        }
+        __kernel void divergent(__global float* out, int iters, float a, float b) {
+            int gid = get_global_id(0);
+            float x = (float)gid;
+            for (int i = 0; i < gid % 7; ++i) x = mad(x, a, b);
+            out[gid] = x;
+        }
+        __kernel void straight(__global float* out, float a) {
+            int gid = get_global_id(0);
+            out[gid] = a * out[gid];
+        }"#;
+    let why = interleave_of(src, "chain2").expect("two chains interleave");
+    assert!(why.contains("2 varying"), "{why}");
+    for k in ["chain3", "chain16", "divergent", "straight"] {
+        assert_eq!(interleave_of(src, k), None, "kernel {k}");
+    }
+    assert_eq!(interleave_of(NBODY, "nbody"), None, "nbody carries a float3");
+}
