@@ -866,6 +866,23 @@ pub fn program_from_source(context: &Context, source: &str) -> Program {
     }
 }
 
+/// Assembles SPIR-V text with `spirv-as` (package spirv-tools), as SPIR-V 1.0.
+pub fn assemble_spirv(text: &str) -> Vec<u8> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new("spirv-as")
+        .args(["--target-env", "spv1.0", "-", "-o", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spirv-as (package spirv-tools) must be installed");
+    child.stdin.take().expect("stdin").write_all(text.as_bytes()).expect("write to spirv-as");
+    let out = child.wait_with_output().expect("spirv-as output");
+    assert!(out.status.success(), "spirv-as failed: {}", String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}
+
 /// clCreateProgramWithIL.
 pub fn program_from_il(context: &Context, il: &[u8]) -> Result<Program, ClError> {
     init_loader();

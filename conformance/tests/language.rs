@@ -4,22 +4,10 @@
 //! `__local` structs and as_type.
 
 use softcl_conformance::*;
-use std::io::Write;
-use std::process::{Command, Stdio};
 
-/// Assembles SPIR-V text with `spirv-as` (package spirv-tools), as SPIR-V 1.0.
+/// Assembles SPIR-V text (`assemble_spirv`).
 fn assemble(text: &str) -> Vec<u8> {
-    let mut child = Command::new("spirv-as")
-        .args(["--target-env", "spv1.0", "-", "-o", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spirv-as (package spirv-tools) must be installed");
-    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "spirv-as failed: {}", String::from_utf8_lossy(&out.stderr));
-    out.stdout
+    assemble_spirv(text)
 }
 
 /// Builds SPIR-V text for `env`'s device; the build failure (code and log) on error.

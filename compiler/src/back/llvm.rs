@@ -668,6 +668,8 @@ pub struct FnLower<'a, 'ctx, 'ir> {
     pub ndrange_items: Option<IntValue<'ctx>>,
     /// A Gen-instrumented build's counting (`back::gen_count`).
     pub gen: Option<super::gen_count::GenState<'a, 'ctx>>,
+    /// One lane's operands while an instruction runs lane by lane (`back::vector_lanes`).
+    pub lane_vals: HashMap<Value, Val<'ctx>>,
 }
 
 impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
@@ -726,6 +728,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             stream_stores: Default::default(),
             ndrange_items: None,
             gen: None,
+            lane_vals: HashMap::new(),
         })
     }
 
@@ -1017,6 +1020,9 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
 
     /// The LLVM value of `v` at the current position.
     pub fn get(&mut self, v: Value) -> R<Val<'ctx>> {
+        if let Some(x) = self.lane_vals.get(&v) {
+            return Ok(*x);
+        }
         let Some(vd) = self.f.values.get(v) else { bail!("unknown value {v}") };
         match vd.def {
             ValueDef::Const(c) => {
@@ -1505,6 +1511,21 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         if self.vec.is_some() && self.lower_vector_inst(i)? {
             return Ok(());
         }
+        let result = self.lower_scalar(i)?;
+        match (result, self.f.inst_result[i]) {
+            (Some(val), Some(v)) => self.define(v, val)?,
+            (None, Some(v))
+                if !matches!(self.f.insts[i], InstData::Variable { .. }) && !self.e.is_void(self.f.value_type(v)) =>
+            {
+                bail!("produced no value");
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The scalar lowering of instruction `i`: its result, not yet defined.
+    pub(crate) fn lower_scalar(&mut self, i: Inst) -> R<Option<Val<'ctx>>> {
         let data = &self.f.insts[i];
         use InstData as I;
         let result: Option<Val<'ctx>> = match data {
@@ -1680,14 +1701,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 None
             }
         };
-        match (result, self.f.inst_result[i]) {
-            (Some(val), Some(v)) => self.define(v, val)?,
-            (None, Some(v)) if !matches!(data, I::Variable { .. }) && !self.e.is_void(self.f.value_type(v)) => {
-                bail!("produced no value");
-            }
-            _ => {}
-        }
-        Ok(())
+        Ok(result)
     }
 
     fn lower_barrier(&mut self, i: Inst) -> R<()> {

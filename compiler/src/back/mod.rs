@@ -19,6 +19,7 @@ pub mod printf;
 pub mod target;
 pub mod vecmath;
 pub mod vector;
+pub mod vector_lanes;
 pub mod workgroup;
 
 use crate::ir::{self, FuncKind, InstData};
@@ -245,6 +246,8 @@ fn emit(
                 counts: wa.counts(func),
                 divergent_branches: wa.divergent_branches.len(),
                 control_flow: vectorize::control_flow(func, &wa),
+                per_lane: vectorize::per_lane_summary(m, func, &wa),
+                barrier_uniform: wa.barrier_uniform.len(),
                 scalar_reason,
             };
             eprintln!("softcl {report}");

@@ -192,6 +192,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let w = self.width()?;
         let i32t = self.i32();
         match x {
+            BasicValueEnum::StructValue(_) | BasicValueEnum::ArrayValue(_) => self.broadcast_aggregate(x),
             BasicValueEnum::VectorValue(v) => {
                 let n = v.get_type().get_size();
                 let m: Vec<IntValue<'ctx>> = (0..n * w).map(|j| i32t.const_int((j / w) as u64, false)).collect();
@@ -207,7 +208,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     }
 
     /// Lane `lane` (an i32) of a wide value whose IR type is `ir_ty` (scalar or vector).
-    fn lane_of(&self, x: Val<'ctx>, ir_ty: ir::Type, lane: IntValue<'ctx>) -> R<Val<'ctx>> {
+    pub(super) fn lane_of(&self, x: Val<'ctx>, ir_ty: ir::Type, lane: IntValue<'ctx>) -> R<Val<'ctx>> {
         let w = self.width()?;
         let v = x.into_vector_value();
         let t = self.ty(ir_ty)?;
@@ -695,8 +696,9 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 if !self.is_register_var(r) {
                     // Set up in the prologue (lane copies, or one variable for the packet
                     // whose initializer the scalar lowering stores).
-                    if init.is_some() && !self.is_uniform(r) {
-                        bail!("a private array with an initializer");
+                    if let Some(init) = init.filter(|_| !self.is_uniform(r)) {
+                        // Each lane's copy starts as the constant (`back::vector_lanes`).
+                        self.init_lane_copies(r, init)?;
                     }
                     return Ok(init.is_none() || !self.is_uniform(r));
                 }
@@ -719,6 +721,10 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 let p = as_ptr(self.get(*ptr)?)?;
                 let x = self.get_wide(*value)?;
                 self.register_store(p, x)?;
+                return Ok(true);
+            }
+            _ if self.runs_per_lane(i) => {
+                self.lower_lanes(i)?;
                 return Ok(true);
             }
             I::Atomic { op, ptr, value, comparator, .. } => {
@@ -928,7 +934,12 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             }
             other => bail!("{} cannot be vectorized", super::llvm::describe(other)),
         };
-        let out = if res_uniform {
+        let out = if res_uniform && self.vec.as_ref().is_some_and(|vs| vs.wa.uniform_conds.contains(&r)) {
+            // The condition of a branch that controls a barrier: the active lanes agree in
+            // a valid program (lane 0 may be inactive in a packet's first segment).
+            let last = self.vec.as_ref().ok_or("not in vector mode")?.last;
+            self.lane_of(wide, ir_ty, last)?
+        } else if res_uniform {
             // All lanes agree: lane 0.
             self.lane_of(wide, ir_ty, self.i32().const_zero())?
         } else {
@@ -990,30 +1001,15 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         mut lane: impl FnMut(&mut Self, u32, IntValue<'ctx>, Option<VectorValue<'ctx>>) -> R<Option<VectorValue<'ctx>>>,
     ) -> R<Option<VectorValue<'ctx>>> {
         let w = self.width()?;
-        let mask = self.vec.as_ref().ok_or("not in vector mode")?.mask;
-        let mut acc: Option<VectorValue<'ctx>> = match rt {
-            Some(t) => Some(wide_ty(t, w)?.into_vector_type().get_undef()),
+        let acc: Option<Val<'ctx>> = match rt {
+            Some(t) => Some(wide_ty(t, w)?.into_vector_type().get_undef().into()),
             None => None,
         };
-        for k in 0..w {
-            let kc = self.i32().const_int(k as u64, false);
-            let on = self.b.build_extract_element(mask, kc, "")?.into_int_value();
-            let from = self.b.get_insert_block().ok_or("builder not positioned")?;
-            let run = self.cx().append_basic_block(self.llf, "lane");
-            let join = self.cx().append_basic_block(self.llf, "lane.next");
-            self.b.build_conditional_branch(on, run, join)?;
-            self.b.position_at_end(run);
-            let with = lane(self, k, kc, acc)?;
-            let ran = self.b.get_insert_block().ok_or("builder not positioned")?;
-            self.b.build_unconditional_branch(join)?;
-            self.b.position_at_end(join);
-            if let (Some(a), Some(with)) = (acc, with) {
-                let phi = self.b.build_phi(a.get_type(), "")?;
-                phi.add_incoming(&[(&a, from), (&with, ran)]);
-                acc = Some(phi.as_basic_value().into_vector_value());
-            }
-        }
-        Ok(acc)
+        let acc = self.each_active_lane(acc, |s, k, acc| {
+            let kc = s.i32().const_int(k as u64, false);
+            Ok(lane(s, k, kc, acc.map(|a| a.into_vector_value()))?.map(Into::into))
+        })?;
+        Ok(acc.map(|a| a.into_vector_value()))
     }
 
     /// Defines result `res` from the per-lane results `acc` (lane 0's when `res` is uniform).
@@ -1128,6 +1124,9 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     /// `new` in the lanes of `mask`, `old` elsewhere; a wide IR vector (n*W elements, SoA)
     /// takes lane k's mask bit for each of its components.
     pub fn blend(&self, mask: VectorValue<'ctx>, new: Val<'ctx>, old: Val<'ctx>) -> R<Val<'ctx>> {
+        if new.is_array_value() {
+            return self.blend_aggregates(mask, new, old);
+        }
         let w = mask.get_type().get_size();
         let n = match new.get_type() {
             BasicTypeEnum::VectorType(v) => v.get_size(),
@@ -1219,6 +1218,9 @@ pub fn wide_ty(t: BasicTypeEnum<'_>, w: u32) -> R<BasicTypeEnum<'_>> {
                 other => bail!("vector of {other}"),
             }
         }
+        // Struct and array values: W of them (`back::vector_lanes`).
+        BasicTypeEnum::StructType(x) => x.array_type(w).into(),
+        BasicTypeEnum::ArrayType(x) => x.array_type(w).into(),
         other => bail!("a varying {other} cannot be vectorized"),
     })
 }

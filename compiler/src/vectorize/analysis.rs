@@ -94,6 +94,12 @@ pub struct WorkItemAnalysis {
     /// rows, [`analyze_lanes`]): every dimension of the ids varies, only the local linear id
     /// is consecutive.
     pub linear_lanes: bool,
+    /// Branches on a varying condition whose region reaches a work-group barrier. OpenCL
+    /// requires every work-item of a work-group to reach a barrier, so in a valid program
+    /// such a branch goes the same way for all of them: it runs as a uniform branch.
+    pub barrier_uniform: HashSet<Inst>,
+    /// Their conditions: uniform, computed from the last active lane (`back::vector`).
+    pub uniform_conds: HashSet<Value>,
 }
 
 /// The blocks where lanes that took different edges of the divergent branch ending `b`
@@ -223,12 +229,16 @@ pub fn analyze_lanes(m: &ir::Module, f: &Function, linear_lanes: bool) -> WorkIt
         private_regs: HashSet::new(),
         reg_candidates: register_variables(m, f),
         var_shape: std::collections::HashMap::new(),
+        barrier_uniform: HashSet::new(),
+        uniform_conds: HashSet::new(),
     };
     let Some(entry) = f.layout.entry() else { return a };
     let cfg = Cfg::new(f);
     let pdom = PostDomTree::new(&cfg);
     let dom = DomTree::new(&cfg);
     let loops = LoopInfo::new(&cfg, &dom);
+    let has_barrier =
+        |b: Block| f.layout.insts[b].iter().any(|&i| crate::passes::inline::is_work_group_barrier(&f.insts[i]));
     let def_block = |v: Value| -> Option<Block> {
         match f.values.get(v)?.def {
             ValueDef::Result(i) => f.layout.inst_block[i],
@@ -251,10 +261,17 @@ pub fn analyze_lanes(m: &ir::Module, f: &Function, linear_lanes: bool) -> WorkIt
         for &b in &f.layout.blocks {
             for &i in &f.layout.insts[b] {
                 let Some(r) = f.inst_result[i] else { continue };
-                let s = if a.forced.contains(&r) { Some(Shape::Varying) } else { inst_shape(m, f, &a, i) };
+                let s = if a.uniform_conds.contains(&r) {
+                    Some(Shape::Uniform)
+                } else if a.forced.contains(&r) {
+                    Some(Shape::Varying)
+                } else {
+                    inst_shape(m, f, &a, i)
+                };
                 let Some(s) = s else { continue };
                 let old = a.shapes[r];
                 let new = match old {
+                    _ if a.uniform_conds.contains(&r) => Shape::Uniform,
                     None => s,
                     Some(o) => o.meet(s),
                 };
@@ -325,8 +342,6 @@ pub fn analyze_lanes(m: &ir::Module, f: &Function, linear_lanes: bool) -> WorkIt
             if a.shape(f, cond).is_uniform() || a.divergent_branches.contains(&t) {
                 continue;
             }
-            a.divergent_branches.push(t);
-            changed = true;
             // The region up to the immediate post-dominator runs under a mask.
             let ipdom = pdom.ipdom(b);
             let mut work: Vec<Block> = cfg.succs(b).to_vec();
@@ -337,6 +352,28 @@ pub fn analyze_lanes(m: &ir::Module, f: &Function, linear_lanes: bool) -> WorkIt
                 }
                 work.extend(cfg.succs(x).iter().copied());
             }
+            // A branch that controls a barrier is work-group uniform in a valid program:
+            // its condition is taken from one active lane (an element-wise result only).
+            let elementwise_cond = matches!(
+                f.values.get(cond).map(|d| d.def),
+                Some(ValueDef::Result(ci)) if matches!(
+                    f.insts[ci],
+                    InstData::Compare { .. } | InstData::Binary { .. } | InstData::Unary { .. } | InstData::Convert { .. }
+                )
+            );
+            if matches!(f.insts[t], InstData::Branch { .. })
+                && elementwise_cond
+                && region.iter().any(|&x| has_barrier(x))
+                && !a.divergent_blocks.contains(&b)
+            {
+                a.barrier_uniform.insert(t);
+                a.uniform_conds.insert(cond);
+                a.shapes[cond] = Some(Shape::Uniform);
+                changed = true;
+                continue;
+            }
+            a.divergent_branches.push(t);
+            changed = true;
             a.join_blocks.extend(joins_of(f, &cfg, b, ipdom));
             a.join_blocks.extend(ipdom);
             a.divergent_blocks.extend(region);

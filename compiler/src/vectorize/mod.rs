@@ -6,8 +6,10 @@
 //! - [`pressure`]: register pressure (uniform / varying bytes live) for the Gen SIMD choice.
 //! - [`analysis`]: uniform / strided / varying values, divergence, memory access classes.
 //! - [`members`]: accesses to several members of one array-of-structs element (one span).
-//! - [`blocker`]: what the vector lowering cannot do yet (the kernel then runs scalar and
-//!   the report names the reason); [`Report`]: the `SOFTCL_VECTORIZER_REPORT` lines.
+//! - [`blocker`]: what the vector lowering cannot do yet (sub-group built-ins, a barrier
+//!   under a branch whose condition is not element-wise; the kernel then runs scalar and the
+//!   report names the reason); [`per_lane`]: what runs lane by lane inside the vector body
+//!   (`back::vector_lanes`); [`Report`]: the `SOFTCL_VECTORIZER_REPORT` lines.
 
 pub mod analysis;
 pub mod members;
@@ -27,7 +29,7 @@ pub const CROSS_COMPONENT: &[u32] = &[
 
 /// Why kernel `f` cannot run vectorized yet, or `None` if the vector lowering handles all
 /// of it. `barriers`: the kernel has work-group barriers.
-pub fn blocker(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis, barriers: bool) -> Option<String> {
+pub fn blocker(_m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis, barriers: bool) -> Option<String> {
     if barriers {
         for &b in &f.layout.blocks {
             let in_divergence = wa.divergent_blocks.contains(&b);
@@ -38,53 +40,77 @@ pub fn blocker(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis, barriers
             }
         }
     }
-    let varying = |v: ir::Value| !wa.shape(f, v).is_uniform();
-    let aggregate = |t: ir::Type| matches!(m.types.get(t), TypeData::Struct { .. } | TypeData::Array { .. });
     for &b in &f.layout.blocks {
         for &i in &f.layout.insts[b] {
-            let d = &f.insts[i];
-            let any_varying = d.operands().into_iter().any(varying) || f.inst_result[i].is_some_and(varying);
-            if let Some(r) = f.inst_result[i] {
-                if varying(r) && aggregate(f.value_type(r)) {
-                    return Some("a struct or array value that differs between work-items".into());
+            if let InstData::WorkItem { query } = &f.insts[i] {
+                if query.is_sub_group() {
+                    return Some("sub-group built-ins".into());
                 }
-            }
-            let why = match d {
-                InstData::Call { func, .. } => {
-                    Some(format!("a call of `{}` (per-lane calls are not implemented yet)", m.functions[*func].name))
-                }
-                InstData::Variable { init: Some(_), .. }
-                    if !f.inst_result[i].is_some_and(|r| wa.reg_candidates.contains(&r)) =>
-                {
-                    Some("a private array with an initializer".into())
-                }
-                InstData::CopyMemory { .. } if any_varying => {
-                    Some("a memory copy that differs between work-items".into())
-                }
-                InstData::WorkItem { query } if query.is_sub_group() => Some("sub-group built-ins".into()),
-                InstData::ExtractValue { .. } | InstData::InsertValue { .. } if any_varying => {
-                    Some("struct members that differ between work-items".into())
-                }
-                InstData::Load { .. } | InstData::Store { .. } if any_varying => {
-                    let t = match d {
-                        InstData::Store { value, .. } => f.value_type(*value),
-                        _ => f.inst_result[i].map(|r| f.value_type(r)).unwrap_or(f.ret),
-                    };
-                    match m.types.get(t) {
-                        TypeData::Struct { .. } | TypeData::Array { .. } | TypeData::Opaque { .. } => {
-                            Some("loads or stores of whole structs or arrays".into())
-                        }
-                        _ => None,
-                    }
-                }
-                _ => None,
-            };
-            if why.is_some() {
-                return why;
             }
         }
     }
     None
+}
+
+/// Why instruction `i` of kernel `f` runs lane by lane inside the vector body
+/// (`back::vector_lanes`), as a report phrase, or `None` if it has a vector form (or is
+/// uniform). Calls always do: the callee may read its work-item's ids.
+pub fn per_lane(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis, i: ir::Inst) -> Option<&'static str> {
+    let varying = |v: ir::Value| !wa.shape(f, v).is_uniform();
+    let aggregate = |t: ir::Type| {
+        matches!(m.types.get(t), TypeData::Struct { .. } | TypeData::Array { .. } | TypeData::Opaque { .. })
+    };
+    let d = &f.insts[i];
+    if let InstData::Call { .. } = d {
+        return Some("calls");
+    }
+    let res = f.inst_result[i];
+    let any_varying = d.operands().into_iter().any(varying) || res.is_some_and(varying);
+    // Terminators pass struct values as block arguments (blended per lane at joins).
+    if !any_varying || d.is_terminator() {
+        return None;
+    }
+    match d {
+        InstData::CopyMemory { .. } => Some("memory copies"),
+        InstData::Variable { init: Some(_), .. } if !res.is_some_and(|r| wa.reg_candidates.contains(&r)) => {
+            Some("private arrays initialised per lane")
+        }
+        InstData::Variable { .. } => None,
+        InstData::Load { .. } | InstData::Store { .. } => {
+            let t = match d {
+                InstData::Store { value, .. } => f.value_type(*value),
+                _ => res.map(|r| f.value_type(r))?,
+            };
+            aggregate(t).then_some("struct/array loads and stores")
+        }
+        InstData::ExtractValue { .. } | InstData::InsertValue { .. } => Some("struct/array members"),
+        _ if res.is_some_and(|r| varying(r) && aggregate(f.value_type(r)))
+            || d.operands().into_iter().any(|v| varying(v) && aggregate(f.value_type(v))) =>
+        {
+            Some("struct/array values")
+        }
+        _ => None,
+    }
+}
+
+/// What runs lane by lane in kernel `f`: (report phrase, count), in first-seen order.
+pub fn per_lane_summary(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis) -> Vec<(&'static str, usize)> {
+    let mut out: Vec<(&'static str, usize)> = Vec::new();
+    for &b in &f.layout.blocks {
+        for &i in &f.layout.insts[b] {
+            let why = match &f.insts[i] {
+                InstData::Atomic { .. } => Some("atomics"),
+                _ => per_lane(m, f, wa, i),
+            };
+            if let Some(w) = why {
+                match out.iter_mut().find(|(x, _)| *x == w) {
+                    Some(e) => e.1 += 1,
+                    None => out.push((w, 1)),
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Inlines every call in the kernels' functions (at most `limit` per kernel): the entry
@@ -147,7 +173,9 @@ pub fn unprofitable(f: &ir::Function, wa: &WorkItemAnalysis) -> Option<String> {
     }
     let cfg = crate::analysis::Cfg::new(f);
     let dom = crate::analysis::DomTree::new(&cfg);
-    if !crate::analysis::LoopInfo::new(&cfg, &dom).loops().is_empty() {
+    let loops = crate::analysis::LoopInfo::new(&cfg, &dom);
+    // Irreducible cycles are loops too (not natural ones): the kernel is not short.
+    if !loops.loops().is_empty() || loops.is_irreducible() {
         return None;
     }
     let work = f
@@ -186,6 +214,11 @@ pub struct Report {
     pub scalar_reason: Option<String>,
     /// How divergent branches run when vectorized ([`control_flow`]).
     pub control_flow: Option<String>,
+    /// What runs lane by lane inside the vector body ([`per_lane_summary`]).
+    pub per_lane: Vec<(&'static str, usize)>,
+    /// Branches on varying conditions that control a barrier, run as work-group uniform
+    /// (`analysis::WorkItemAnalysis::barrier_uniform`).
+    pub barrier_uniform: usize,
 }
 
 /// How a vectorized kernel with divergent branches runs them (a report phrase), with one
@@ -265,6 +298,17 @@ impl std::fmt::Display for Report {
                 write!(f, "vectorized at width {} ({})", self.width, self.why)?;
                 if let Some(c) = &self.control_flow {
                     write!(f, "; divergent branches {c}")?;
+                }
+                if !self.per_lane.is_empty() {
+                    let parts: Vec<String> = self.per_lane.iter().map(|(w, n)| format!("{n} {w}")).collect();
+                    write!(f, "; lane by lane: {}", parts.join(", "))?;
+                }
+                if self.barrier_uniform > 0 {
+                    write!(
+                        f,
+                        "; {} branch(es) controlling a barrier taken as work-group uniform (any active lane's condition)",
+                        self.barrier_uniform
+                    )?;
                 }
             }
             Some(r) => write!(f, "scalar: {r}")?,

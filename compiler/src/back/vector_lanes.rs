@@ -1,0 +1,185 @@
+//! Lane-by-lane execution inside the vector body: an operation without a vector form runs
+//! once per active lane, in lane order, through the scalar lowering, so that nothing keeps a
+//! kernel scalar wholesale ([`crate::vectorize::per_lane`] says which operations).
+//!
+//! - Calls left after inlining (over the limit): the scalar function is called per lane with
+//!   that lane's arguments and local id.
+//! - Struct and array values that differ between work-items live as W scalar aggregates (an
+//!   LLVM `[W x T]`, lane k's at index k); their loads, stores, members (extract / insert),
+//!   constructions and selects run per lane; a blend under a mask selects per lane.
+//! - Memory copies with varying operands: one copy per lane.
+//! - Private arrays with an initializer: each lane's copy is initialised from the constant.
+
+use super::llvm::{bail, undef_of as undef, FnLower, Val, R};
+use super::vector::wide_ty;
+use crate::ir::{Inst, InstData, Value};
+use inkwell::values::{AggregateValueEnum, BasicValue, BasicValueEnum, VectorValue};
+
+impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
+    /// Whether instruction `i` runs lane by lane ([`crate::vectorize::per_lane`]).
+    pub fn runs_per_lane(&self, i: Inst) -> bool {
+        self.vec.as_ref().is_some_and(|vs| crate::vectorize::per_lane(self.e.ir, self.f, vs.wa, i).is_some())
+    }
+
+    /// Lane `k` of the vector-mode value `x` of IR value `v` (the value itself if uniform).
+    fn lane_value(&self, v: Value, x: Val<'ctx>, k: u32) -> R<Val<'ctx>> {
+        if self.is_uniform(v) {
+            return Ok(x);
+        }
+        match x {
+            BasicValueEnum::ArrayValue(a) => Ok(self.b.build_extract_value(a, k, "")?),
+            _ => self.lane_of(x, self.f.value_type(v), self.i32().const_int(k as u64, false)),
+        }
+    }
+
+    /// `acc` (a wide value) with lane `k` set to the scalar-form `r`.
+    fn set_lane(&self, acc: Val<'ctx>, r: Val<'ctx>, k: u32) -> R<Val<'ctx>> {
+        let w = self.lane_width()?;
+        Ok(match (acc, r) {
+            (BasicValueEnum::ArrayValue(a), r) => match self.b.build_insert_value(a, r, k, "")? {
+                AggregateValueEnum::ArrayValue(a) => a.into(),
+                AggregateValueEnum::StructValue(s) => s.into(),
+            },
+            (BasicValueEnum::VectorValue(mut a), BasicValueEnum::VectorValue(rv)) => {
+                // An IR vector per lane: component c of lane k at c*W + k.
+                for c in 0..rv.get_type().get_size() {
+                    let x = self.b.build_extract_element(rv, self.i32().const_int(c as u64, false), "")?;
+                    let at = self.i32().const_int((c * w + k) as u64, false);
+                    a = self.b.build_insert_element(a, x, at, "")?;
+                }
+                a.into()
+            }
+            (BasicValueEnum::VectorValue(a), r) => {
+                self.b.build_insert_element(a, r, self.i32().const_int(k as u64, false), "")?.into()
+            }
+            (other, _) => bail!("per-lane result into {}", other.get_type()),
+        })
+    }
+
+    fn lane_width(&self) -> R<u32> {
+        self.vec.as_ref().map(|v| v.width).ok_or_else(|| super::llvm::Error("not in vector mode".into()))
+    }
+
+    /// Runs `body(self, k)` for each lane k whose mask bit is set, in lane order, each under
+    /// a branch on its bit; `acc` flows through the lanes (a lane that did not run keeps it).
+    pub(super) fn each_active_lane(
+        &mut self,
+        mut acc: Option<Val<'ctx>>,
+        mut body: impl FnMut(&mut Self, u32, Option<Val<'ctx>>) -> R<Option<Val<'ctx>>>,
+    ) -> R<Option<Val<'ctx>>> {
+        let w = self.lane_width()?;
+        let mask = self.vec.as_ref().ok_or("not in vector mode")?.mask;
+        for k in 0..w {
+            let kc = self.i32().const_int(k as u64, false);
+            let on = self.b.build_extract_element(mask, kc, "")?.into_int_value();
+            let from = self.b.get_insert_block().ok_or("builder not positioned")?;
+            let run = self.cx().append_basic_block(self.llf, "lane");
+            let join = self.cx().append_basic_block(self.llf, "lane.next");
+            self.b.build_conditional_branch(on, run, join)?;
+            self.b.position_at_end(run);
+            let with = body(self, k, acc)?;
+            let ran = self.b.get_insert_block().ok_or("builder not positioned")?;
+            self.b.build_unconditional_branch(join)?;
+            self.b.position_at_end(join);
+            if let (Some(a), Some(with)) = (acc, with) {
+                let phi = self.b.build_phi(a.get_type(), "")?;
+                phi.add_incoming(&[(&a as &dyn BasicValue<'ctx>, from), (&with as &dyn BasicValue<'ctx>, ran)]);
+                acc = Some(phi.as_basic_value());
+            }
+        }
+        Ok(acc)
+    }
+
+    /// Lowers instruction `i` once per active lane through the scalar lowering, each lane
+    /// with its own operands (and, for calls, its own local id). A varying result is
+    /// gathered lane by lane; a uniform one is the last active lane's.
+    pub fn lower_lanes(&mut self, i: Inst) -> R<()> {
+        let f = self.f;
+        let w = self.lane_width()?;
+        let mut ops = f.insts[i].operands();
+        ops.sort();
+        ops.dedup();
+        let mut pre = Vec::with_capacity(ops.len());
+        for o in ops {
+            pre.push((o, self.get(o)?));
+        }
+        let res = f.inst_result[i].filter(|r| !self.e.is_void(f.value_type(*r)));
+        let acc: Option<Val<'ctx>> = match res {
+            Some(r) => {
+                let t = self.ty(f.value_type(r))?;
+                Some(if self.is_uniform(r) { undef(t) } else { undef(wide_ty(t, w)?) })
+            }
+            None => None,
+        };
+        let res_uniform = res.is_none_or(|r| self.is_uniform(r));
+        let is_call = matches!(f.insts[i], InstData::Call { .. });
+        let lid0 = self.env.lid[0];
+        let acc = self.each_active_lane(acc, |s, k, acc| {
+            let mut lane = std::collections::HashMap::with_capacity(pre.len());
+            for &(o, x) in &pre {
+                lane.insert(o, s.lane_value(o, x, k)?);
+            }
+            if is_call {
+                let kk = lid0.get_type().const_int(k as u64, false);
+                s.env.lid[0] = s.b.build_int_add(lid0, kk, "")?;
+            }
+            s.lane_vals = lane;
+            let vec = s.vec.take();
+            let r = s.lower_scalar(i);
+            s.vec = vec;
+            s.lane_vals.clear();
+            s.env.lid[0] = lid0;
+            let r = r?;
+            Ok(match (acc, r) {
+                (Some(_), Some(r)) if res_uniform => Some(r),
+                (Some(a), Some(r)) => Some(s.set_lane(a, r, k)?),
+                _ => acc,
+            })
+        })?;
+        if let (Some(r), Some(a)) = (res, acc) {
+            self.define(r, a)?;
+        }
+        Ok(())
+    }
+
+    /// A varying private array with an initializer: each active lane's copy (the `<W x ptr>`
+    /// of its lane copies) gets the constant.
+    pub fn init_lane_copies(&mut self, var: Value, init: Value) -> R<()> {
+        let ptrs = self.get(var)?;
+        let BasicValueEnum::VectorValue(ptrs) = ptrs else { bail!("lane copies of {var} are not a vector") };
+        let x = self.get(init)?;
+        self.each_active_lane(None, |s, k, _| {
+            let p = s.b.build_extract_element(ptrs, s.i32().const_int(k as u64, false), "")?.into_pointer_value();
+            s.b.build_store(p, x)?;
+            Ok(None)
+        })?;
+        Ok(())
+    }
+
+    /// A uniform struct or array value as W copies (`[W x T]`).
+    pub fn broadcast_aggregate(&self, x: Val<'ctx>) -> R<Val<'ctx>> {
+        let w = self.lane_width()?;
+        let t = wide_ty(x.get_type(), w)?;
+        let mut acc = undef(t);
+        for k in 0..w {
+            acc = self.set_lane(acc, x, k)?;
+        }
+        Ok(acc)
+    }
+
+    /// `new` in the lanes of `mask`, `old` elsewhere, for W aggregates (`[W x T]`).
+    pub fn blend_aggregates(&self, mask: VectorValue<'ctx>, new: Val<'ctx>, old: Val<'ctx>) -> R<Val<'ctx>> {
+        let (BasicValueEnum::ArrayValue(n), BasicValueEnum::ArrayValue(o)) = (new, old) else {
+            bail!("blend of {} and {}", new.get_type(), old.get_type())
+        };
+        let mut acc: Val<'ctx> = o.into();
+        for k in 0..mask.get_type().get_size() {
+            let c = self.b.build_extract_element(mask, self.i32().const_int(k as u64, false), "")?.into_int_value();
+            let nk = self.b.build_extract_value(n, k, "")?;
+            let ok = self.b.build_extract_value(o, k, "")?;
+            let s = self.b.build_select(c, nk, ok, "")?;
+            acc = self.set_lane(acc, s, k)?;
+        }
+        Ok(acc)
+    }
+}
