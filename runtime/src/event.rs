@@ -104,8 +104,16 @@ impl Event {
         self.advance(CL_SUBMITTED as cl_int, |t, now| t.submit = now);
     }
 
-    pub(crate) fn mark_running(&self) {
-        self.advance(CL_RUNNING as cl_int, |t, now| t.start = now);
+    /// The command starts running: START is now, or `not_before` (the END of the previous
+    /// command of its queue) if that is later, so that a device whose commands take modelled
+    /// time keeps its commands in order on its own timeline.
+    pub(crate) fn mark_running(&self, not_before: u64) {
+        self.advance(CL_RUNNING as cl_int, |t, now| t.start = now.max(not_before));
+    }
+
+    /// END of the command (0 until it completed or failed).
+    pub(crate) fn end_ns(&self) -> u64 {
+        self.state.lock().times.end
     }
 
     /// Completes the event; `device_ns` (the device's own measure or model of the command's

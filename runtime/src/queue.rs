@@ -18,6 +18,7 @@ use crate::event::Event;
 use crate::handle::{ClObject, Header, ObjectKind};
 use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
@@ -56,6 +57,9 @@ struct Shared {
     /// Signalled when a command is enqueued, when a command completes and when the queue is
     /// closed.
     changed: Condvar,
+    /// END of the queue's last completed command (host ns): the next one starts no earlier,
+    /// so modelled command times (the Gen device) stay ordered on the queue's timeline.
+    timeline: AtomicU64,
 }
 
 impl Shared {
@@ -74,7 +78,7 @@ impl Shared {
     fn run(&self, cmd: Command) {
         // `run_command` catches the work's panics; this backstop (a panicking callback) keeps
         // the queue going: `busy` is always cleared.
-        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_command(cmd))).is_err() {
+        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_command(cmd, &self.timeline))).is_err() {
             eprintln!("SoftCL: internal error while completing a command");
         }
         let mut p = self.pending.lock();
@@ -185,6 +189,7 @@ impl Queue {
                 closed: false,
             }),
             changed: Condvar::new(),
+            timeline: AtomicU64::new(0),
         });
         let worker_shared = shared.clone();
         std::thread::Builder::new()
@@ -262,7 +267,7 @@ impl Queue {
     }
 }
 
-fn run_command(cmd: Command) {
+fn run_command(cmd: Command, timeline: &AtomicU64) {
     let Command { event, wait_for, work, .. } = cmd;
     event.mark_submitted();
     let mut failed = false;
@@ -273,7 +278,7 @@ fn run_command(cmd: Command) {
         event.fail(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
         return;
     }
-    event.mark_running();
+    event.mark_running(timeline.load(Ordering::Acquire));
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)) {
         Ok(Ok(device_ns)) => event.mark_complete(device_ns),
         Ok(Err(e)) => event.fail(e),
@@ -282,6 +287,7 @@ fn run_command(cmd: Command) {
             event.fail(CL_OUT_OF_RESOURCES)
         }
     }
+    timeline.fetch_max(event.end_ns(), Ordering::AcqRel);
 }
 
 /// A queue on the platform's first device, for unit tests.

@@ -30,7 +30,7 @@ pub use config::{GenConfig, SlmAllocRule};
 
 use crate::common;
 use crate::cpu::host;
-use crate::exec::{Executor, Limits, NdRange, Schedule};
+use crate::exec::{self, Executor, Limits, NdRange, Schedule};
 use crate::features;
 use crate::info::*;
 use crate::launch::{Launch, LaunchError, LaunchReport};
@@ -95,8 +95,25 @@ impl GenDevice {
         let rem = range.global[0] % range.local[0];
         let x_sizes: Vec<usize> = [range.local[0], rem].into_iter().filter(|&x| x > 0).collect();
         let (kernel, how) = threads::GenThreads::new(launch.kernel, simd, &x_sizes);
+        // The performance model watches every launch (its counters come from the
+        // instrumented build; a kernel left scalar and uncounted gets compute-free timing),
+        // next to the caller's observer if there is one.
+        let model = Arc::new(model::GenModel::new(
+            &self.config,
+            exec::GroupKernel::info(&kernel),
+            model::GenShape::for_launch(launch, simd),
+        ));
+        let watcher: Arc<dyn Observer> = match observer {
+            Some(other) => Arc::new(Both(model.clone(), other)),
+            None => model.clone(),
+        };
         let choose = |_: &NdRange| Ok((Schedule::Simd(simd), ()));
-        let (range, ()) = common::run_launch_with(&self.executor, launch, Arc::new(kernel), choose, observer, limits)?;
+        let (range, ()) =
+            common::run_launch_with(&self.executor, launch, Arc::new(kernel), choose, Some(watcher), limits)?;
+        let modelled = model.finish();
+        if let Err(e) = model::ReportSink::from_env().emit(&modelled.report) {
+            eprintln!("SoftCL: the Gen report of kernel {} could not be written: {e}", info.name);
+        }
         let simd64 = u64::from(simd);
         let threads_per_wg = (range.enqueued_group_size() as u64).div_ceil(simd64);
         let hw_threads = range.sum_over_groups(|n| n.div_ceil(simd64));
@@ -107,7 +124,37 @@ impl GenDevice {
             range.enqueued_group_size(),
             range.group_count,
         );
-        Ok(LaunchReport { device_time_ns: None, report: Some(report) })
+        Ok(LaunchReport { device_time_ns: Some(modelled.time_ns), report: Some(report) })
+    }
+}
+
+/// Two observers watching one launch (the performance model and the caller's).
+struct Both(Arc<dyn Observer>, Arc<dyn Observer>);
+
+impl Observer for Both {
+    fn kernel_begin(&self, kernel: &str, global_size: [usize; 3], local_size: [usize; 3]) {
+        self.0.kernel_begin(kernel, global_size, local_size);
+        self.1.kernel_begin(kernel, global_size, local_size);
+    }
+    fn kernel_end(&self, kernel: &str) {
+        self.0.kernel_end(kernel);
+        self.1.kernel_end(kernel);
+    }
+    fn work_group_begin(&self, group_id: [usize; 3]) {
+        self.0.work_group_begin(group_id);
+        self.1.work_group_begin(group_id);
+    }
+    fn work_group_end(&self, group_id: [usize; 3]) {
+        self.0.work_group_end(group_id);
+        self.1.work_group_end(group_id);
+    }
+    fn thread_region(&self, group_id: [usize; 3], first: u32, lanes: u32, barrier: u32) {
+        self.0.thread_region(group_id, first, lanes, barrier);
+        self.1.thread_region(group_id, first, lanes, barrier);
+    }
+    fn gen_counters(&self, group_id: [usize; 3], counters: &[u64]) {
+        self.0.gen_counters(group_id, counters);
+        self.1.gen_counters(group_id, counters);
     }
 }
 
