@@ -197,7 +197,6 @@ struct Acc {
     block_lanes: u64,
     instructions: u64,
     idle_instruction_slots: f64,
-    divergent_branch: bool,
     flops: u64,
     flops_f64: u64,
     /// The advice of the line's sites ([`site_advice`]).
@@ -288,7 +287,6 @@ pub fn line_stats_at(
         // Idle relative to the baseline (what the work-group size already loses).
         let idle = (1.0 - utilisation / baseline.max(f64::MIN_POSITIVE)).max(0.0);
         acc.idle_instruction_slots += issued as f64 * idle;
-        acc.divergent_branch |= block.divergent_branch;
         acc.flops += u64::from(block.flops) * counters.active_lanes;
         acc.flops_f64 += u64::from(block.flops_f64) * counters.active_lanes;
     }
@@ -368,7 +366,8 @@ fn global_advice(site: &GenSite, c: &SiteCounters, simd: u64, local_size: [usize
             fmt_count(per_message),
             fmt_count(ideal_per_message)
         )
-    } else if narrow && !misaligned {
+    } else if narrow {
+        // Even one line more per message is the shape's doing: <8,2,1> reads two half lines.
         format!(
             "narrow work-group: {} lines per message; a {row} work-group {verb} {} (this one is {})",
             fmt_count(per_message),
@@ -568,6 +567,24 @@ mod tests {
     }
 
     #[test]
+    fn narrow_work_groups_are_told_the_row_shape() {
+        // <8,2,1> rows of 8 floats: 2 half lines per SIMD16 message where <16,1,1> reads 1;
+        // <4,4,1>: 4 lines.
+        let k = info(vec![site(AddressSpace::Global, AccessKind::Load, 4, 3)], vec![]);
+        for (local, lines) in [([8, 2, 1], 2), ([4, 4, 1], 4)] {
+            let stats = line_stats(&k, &[global(10, lines, 4)], &[], local);
+            assert_eq!(
+                stats[0].advice[0].text,
+                format!(
+                    "narrow work-group: {lines} lines per message; a <16,1,1> work-group reads 1 (this one is <{},{},1>)",
+                    local[0], local[1]
+                )
+            );
+            assert_eq!(stats[0].advice[0].kind, AdviceKind::ScatteredLines);
+        }
+    }
+
+    #[test]
     fn slm_stride_16_is_told_to_pad_to_17() {
         let k = info(vec![site(AddressSpace::Local, AccessKind::Load, 4, 12)], vec![]);
         let counters = SiteCounters {
@@ -585,6 +602,17 @@ mod tests {
         assert_eq!(stats[0].advice[0].text, "SLM stride 16 puts 16 lanes on one bank: pad to 17");
         assert_eq!(stats[0].lost_cycles, 120.0);
         assert_eq!(stats[0].messages, 0, "SLM messages are not L3 messages");
+        // Stride 4: 4 dwords on each of 4 banks.
+        let stride4 = SiteCounters { slm_cycles: 32, slm_conflict_cycles: 24, worst_bank_ways: 4, ..counters };
+        let stats = line_stats(&k, &[stride4], &[], [16, 1, 1]);
+        assert_eq!(stats[0].advice[0].text, "SLM stride 4 puts 4 lanes on one bank: pad to 5");
+        // Three ways from no power-of-two stride.
+        let odd = SiteCounters { slm_cycles: 24, slm_conflict_cycles: 16, worst_bank_ways: 3, ..counters };
+        let stats = line_stats(&k, &[odd], &[], [16, 1, 1]);
+        assert_eq!(
+            stats[0].advice[0].text,
+            "SLM bank conflict: 3 different dwords in one bank (2 conflict cycles per message): pad the row stride to an odd number of dwords"
+        );
     }
 
     #[test]
