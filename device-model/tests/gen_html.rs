@@ -6,9 +6,11 @@
 //! with a message otherwise.
 
 use softcl_compiler::gen_abi::{AccessKind, BlockCounters, GenBlock, GenKernelInfo, GenSite, SiteCounters, SourceLoc};
-use softcl_compiler::AddressSpace;
+use softcl_compiler::{compile_source, AddressSpace};
 use softcl_device_model::gen::html::{render, CycleShare, OccupancyLimit, ReportPage, READY_MARKER};
 use softcl_device_model::gen::lines::line_stats;
+use softcl_device_model::gen::model::ReportSink;
+use softcl_device_model::{Device, GenDevice, Launch};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -133,6 +135,91 @@ fn run_chromium(binary: &Path, profile: &Path, page: &Path, args: &[String]) -> 
     }
     let output = child.wait_with_output().expect("chromium's output");
     (String::from_utf8_lossy(&output.stdout).into_owned(), String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+const COLUMN_SOURCE: &str = "\
+__kernel void column(__global const float *in, __global float *out, int n) {
+    int x = get_global_id(0), y = get_global_id(1);
+    out[y * n + x] = in[y * n + x] * 2.0f;
+}
+__kernel void twice(__global float *out) {
+    out[get_global_id(0)] *= 2.0f;
+}
+";
+
+/// Runs `name` of COLUMN_SOURCE on `dev` over `global` in work-groups of `local`, with
+/// buffers `inp` and `out` and `n` = 64.
+fn launch(dev: &GenDevice, name: &str, inp: &mut [f32], out: &mut [f32], global: [usize; 3], local: [usize; 3]) {
+    let program = compile_source(COLUMN_SOURCE, "", dev.target()).unwrap_or_else(|e| panic!("{}", e.log));
+    let native = program.codegen(dev.target()).unwrap();
+    let kernel = native.kernel(name).unwrap();
+    let mut args = vec![0u8; kernel.info.arg_block_size];
+    let pointers = if name == "column" {
+        vec![inp.as_mut_ptr() as u64, out.as_mut_ptr() as u64]
+    } else {
+        vec![out.as_mut_ptr() as u64]
+    };
+    for (k, p) in pointers.iter().enumerate() {
+        args[kernel.info.args[k].offset..][..8].copy_from_slice(&p.to_ne_bytes());
+    }
+    if name == "column" {
+        args[kernel.info.args[2].offset..][..4].copy_from_slice(&64i32.to_ne_bytes());
+    }
+    let launch = Launch {
+        kernel,
+        args: &args,
+        local_arg_sizes: &[],
+        work_dim: if global[1] > 1 { 2 } else { 1 },
+        global_offset: [0; 3],
+        global_size: global,
+        local_size: local,
+    };
+    dev.launch(&launch).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+}
+
+/// `SOFTCL_GEN_REPORT=html:<file>` (the sink set on the device, as tests run in parallel):
+/// a real Gen launch of a column access writes the kernel's page with its source line and
+/// the guide's advice; a second kernel gets `<stem>.<kernel>.html`; a later launch of the
+/// first kernel rewrites its page.
+#[test]
+fn a_gen_launch_writes_its_html_page() {
+    let dir = std::env::temp_dir().join(format!("softcl-gen-html-launch-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("report.html");
+    let dev = GenDevice::default().with_report_sink(ReportSink::Html(path.clone()));
+    let mut inp: Vec<f32> = (0..64 * 64).map(|i| i as f32).collect();
+    let mut out = vec![0f32; 64 * 64];
+    launch(&dev, "column", &mut inp, &mut out, [64, 64, 1], [1, 16, 1]);
+    assert_eq!((out[0], out[64 * 64 - 1]), (0.0, 2.0 * (64 * 64 - 1) as f32), "the kernel ran");
+    let html = std::fs::read_to_string(&path).unwrap();
+    assert!(html.contains("<title>Kernel column on gen9-gt2</title>"), "{html}");
+    assert!(html.contains("    out[y * n + x] = in[y * n + x] * 2.0f;"), "the source line: {html}");
+    assert!(html.contains("column access: 16 lines per message; a &lt;16,1,1&gt; work-group reads 1"), "{html}");
+    assert!(html.contains("column access: 16 lines per message; a &lt;16,1,1&gt; work-group writes 1"), "{html}");
+    // The hot line is shaded and linked from the worst lines.
+    assert!(html.contains("<tr id=\"L0-3\" class=\"hot\">"), "{html}");
+    assert!(html.contains("(binding)") && html.contains("Where the cycles go"), "{html}");
+
+    launch(&dev, "twice", &mut inp, &mut out, [256, 1, 1], [64, 1, 1]);
+    let second = std::fs::read_to_string(dir.join("report.twice.html")).unwrap();
+    assert!(second.contains("<title>Kernel twice on gen9-gt2</title>"), "{second}");
+    assert!(second.contains("out[get_global_id(0)] *= 2.0f;"), "{second}");
+    assert!(
+        std::fs::read_to_string(&path).unwrap().contains("Kernel column"),
+        "the first page stays the first kernel's"
+    );
+
+    // Row work-groups: the same kernel now reads one line per message; its page says so.
+    launch(&dev, "column", &mut inp, &mut out, [64, 64, 1], [16, 1, 1]);
+    let html = std::fs::read_to_string(&path).unwrap();
+    assert!(!html.contains("column access"), "{html}");
+    assert!(html.contains("&lt;16,1,1&gt;"), "{html}");
+
+    if let Some(binary) = chromium() {
+        let (dom, log) = run_chromium(&binary, &dir.join("profile"), &path, &["--dump-dom".to_string()]);
+        assert!(dom.contains(READY_MARKER), "the page's script did not run to its end\nDOM: {dom}\nlog: {log}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]

@@ -471,6 +471,19 @@ fn column_access_loses_by_the_line_ratio() {
     assert!(advice.starts_with("column access: 16 lines per message; a <16,1,1> work-group reads 1"), "{advice}");
     assert!(row.report.sites[0].advice.is_none());
     assert!(column.report.text().contains("kernel.cl:10: "), "{}", column.report.text());
+    // Per line: the load (line 10) and the store (line 11) lose 15 of 16 lines each.
+    let worst = &column.report.lines[0];
+    assert_eq!((worst.loc.map(|l| l.line), worst.lines_per_message), (Some(10), 16.0));
+    assert_eq!(worst.advice[0].text, advice);
+    assert!(column.report.lines[1].advice[0]
+        .text
+        .starts_with("column access: 16 lines per message; a <16,1,1> work-group writes 1"));
+    let square_advice = square.report.sites[0].advice.clone().unwrap();
+    assert_eq!(
+        square_advice,
+        "narrow work-group: 4 lines per message; a <16,1,1> work-group reads 1 (this one is <4,4,1>)"
+    );
+    assert!(row.report.lines.iter().all(|l| l.advice.is_empty()), "{:?}", row.report.lines);
 }
 
 /// Coalesced a[gid] beats strided a[gid*4] and a[gid*16] by their lines.
@@ -490,7 +503,13 @@ fn coalesced_beats_strided() {
     assert!(t[0] < t[1] && t[1] < t[2], "{t:?}");
     let m = with_stride(16).model(&config, [n, 1, 1], [256, 1, 1], None);
     let advice = m.report.sites[0].advice.clone().unwrap();
-    assert!(advice.starts_with("strided access: 16 lines per message"), "{advice}");
+    assert!(
+        advice.starts_with("strided access: every lane reads its own 64-byte line (16 lines per message"),
+        "{advice}"
+    );
+    // The same advice on its source line, which ranks first.
+    assert_eq!(m.report.lines[0].loc.map(|l| l.line), Some(10));
+    assert_eq!(m.report.lines[0].advice[0].text, advice);
     let m = with_stride(1).model(&config, [n + 1, 1, 1], [256, 1, 1], None);
     assert!(m.report.sites[0].advice.is_none());
 }
@@ -599,10 +618,13 @@ fn report_text_and_json() {
         "\"lines_per_message\":",
         "\"worst_bank_ways\":32",
         "\"source_files\":[\"kernel.cl\"]",
+        "\"lines\":[{\"file\":0,\"line\":10,",
+        "\"advice\":[{\"kind\":\"bank_conflict\",\"text\":\"SLM stride 16 puts 32 lanes on one bank: pad to 17\",",
         "\"time_ns\":",
     ] {
         assert!(json.contains(want), "missing {want} in {json}");
     }
+    assert!(!json.contains(":-0"), "no negative zero: {json}");
 }
 
 /// A 1-D NDRange without barriers or SLM.

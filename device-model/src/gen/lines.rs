@@ -20,7 +20,7 @@
 //! idle under divergence the block's instructions times the idle fraction of its executions.
 //! They rank lines against each other; the model (`gen/model`) gives the kernel's time.
 
-use softcl_compiler::gen_abi::{AccessKind, BlockCounters, GenKernelInfo, SiteCounters, SourceLoc};
+use softcl_compiler::gen_abi::{AccessKind, BlockCounters, GenKernelInfo, GenSite, SiteCounters, SourceLoc};
 use softcl_compiler::AddressSpace;
 
 /// L3 line and SLM bus width in bytes.
@@ -46,6 +46,20 @@ pub enum AdviceKind {
     Divergence,
     /// A work-group size that leaves lanes of its last hardware thread idle.
     PartialThread,
+}
+
+impl AdviceKind {
+    /// The name in the JSON report.
+    pub fn name(self) -> &'static str {
+        match self {
+            AdviceKind::ScatteredLines => "scattered_lines",
+            AdviceKind::Misaligned => "misaligned",
+            AdviceKind::PrivateSpill => "private_spill",
+            AdviceKind::BankConflict => "bank_conflict",
+            AdviceKind::Divergence => "divergence",
+            AdviceKind::PartialThread => "partial_thread",
+        }
+    }
 }
 
 /// One piece of advice for a source line.
@@ -172,38 +186,53 @@ fn line_key(loc: Option<SourceLoc>) -> Option<(u32, u32)> {
 struct Acc {
     loc: Option<SourceLoc>,
     messages: u64,
-    active_lanes: u64,
     l3_lines: u64,
     ideal_lines: u64,
     useful_bytes: u64,
-    private_messages: u64,
-    private_lines: u64,
-    /// (kind, messages, lines, ideal, active lanes) per global site, for the advice.
-    global_sites: Vec<(AccessKind, u64, u64, u64, u64, u32)>,
     slm_messages: u64,
     slm_cycles: u64,
     slm_conflicts: u64,
     worst_ways: u64,
-    slm_kind: Option<AccessKind>,
     executions: u64,
     block_lanes: u64,
     instructions: u64,
     idle_instruction_slots: f64,
-    divergent_branch: bool,
     flops: u64,
     flops_f64: u64,
+    /// The advice of the line's sites ([`site_advice`]).
+    advice: Vec<Advice>,
+}
+
+/// The L3 lines the messages of a global, constant or private site would touch with their
+/// active lanes contiguous and aligned: ceil(active lanes x bytes / 64) per message.
+fn ideal_lines(c: &SiteCounters, bytes_per_lane: u32) -> u64 {
+    let lanes_per_message = ratio(c.active_lanes, c.messages);
+    let bytes = f64::from(bytes_per_lane.max(1));
+    let per_message = ((lanes_per_message * bytes) / LINE_BYTES as f64).ceil().max(1.0);
+    (per_message * c.messages as f64).round() as u64
 }
 
 /// Per-line statistics, ranked worst first (then by file and line). `sites` and `blocks`
 /// are the launch's summed counters, one per `info.sites` / `info.blocks` (missing entries
-/// count as zero); `local_size` is the work-group size.
+/// count as zero); `local_size` is the work-group size; the SIMD width is `info.simd`.
 pub fn line_stats(
     info: &GenKernelInfo,
     sites: &[SiteCounters],
     blocks: &[BlockCounters],
     local_size: [usize; 3],
 ) -> Vec<LineStats> {
-    let simd = u64::from(info.simd.max(1));
+    line_stats_at(info, sites, blocks, info.simd, local_size)
+}
+
+/// [`line_stats`] of a launch run at SIMD `simd`.
+pub fn line_stats_at(
+    info: &GenKernelInfo,
+    sites: &[SiteCounters],
+    blocks: &[BlockCounters],
+    simd: u32,
+    local_size: [usize; 3],
+) -> Vec<LineStats> {
+    let simd = u64::from(simd.max(1));
     let mut order: Vec<Option<(u32, u32)>> = Vec::new();
     let mut accs: std::collections::HashMap<Option<(u32, u32)>, Acc> = std::collections::HashMap::new();
     let mut acc_for = |loc: Option<SourceLoc>| -> Option<(u32, u32)> {
@@ -221,42 +250,18 @@ pub fn line_stats(
         let key = acc_for(site.loc);
         let acc = accs.entry(key).or_default();
         acc.loc = acc.loc.or(site.loc);
-        let bytes = u64::from(site.bytes_per_lane.max(1));
-        match site.space {
-            AddressSpace::Local => {
-                acc.slm_messages += counters.messages;
-                acc.slm_cycles += counters.slm_cycles;
-                acc.slm_conflicts += counters.slm_conflict_cycles;
-                if counters.worst_bank_ways > acc.worst_ways {
-                    acc.worst_ways = counters.worst_bank_ways;
-                    acc.slm_kind = Some(site.kind);
-                }
-            }
-            space => {
-                // Ideal: each message's active lanes contiguous and aligned.
-                let lanes_per_message = ratio(counters.active_lanes, counters.messages);
-                let ideal_per_message = ((lanes_per_message * bytes as f64) / LINE_BYTES as f64).ceil().max(1.0);
-                let ideal = (ideal_per_message * counters.messages as f64).round() as u64;
-                acc.messages += counters.messages;
-                acc.active_lanes += counters.active_lanes;
-                acc.l3_lines += counters.l3_lines;
-                acc.ideal_lines += ideal.min(counters.l3_lines);
-                acc.useful_bytes += counters.useful_bytes;
-                if space == AddressSpace::Private {
-                    acc.private_messages += counters.messages;
-                    acc.private_lines += counters.l3_lines;
-                } else {
-                    acc.global_sites.push((
-                        site.kind,
-                        counters.messages,
-                        counters.l3_lines,
-                        ideal,
-                        counters.active_lanes,
-                        site.bytes_per_lane,
-                    ));
-                }
-            }
+        if site.space == AddressSpace::Local {
+            acc.slm_messages += counters.messages;
+            acc.slm_cycles += counters.slm_cycles;
+            acc.slm_conflicts += counters.slm_conflict_cycles;
+            acc.worst_ways = acc.worst_ways.max(counters.worst_bank_ways);
+        } else {
+            acc.messages += counters.messages;
+            acc.l3_lines += counters.l3_lines;
+            acc.ideal_lines += ideal_lines(counters, site.bytes_per_lane).min(counters.l3_lines);
+            acc.useful_bytes += counters.useful_bytes;
         }
+        acc.advice.extend(site_advice(site, counters, simd as u32, local_size));
     }
 
     // The kernel's baseline utilisation: its first block (the entry) runs on every
@@ -282,14 +287,13 @@ pub fn line_stats(
         // Idle relative to the baseline (what the work-group size already loses).
         let idle = (1.0 - utilisation / baseline.max(f64::MIN_POSITIVE)).max(0.0);
         acc.idle_instruction_slots += issued as f64 * idle;
-        acc.divergent_branch |= block.divergent_branch;
         acc.flops += u64::from(block.flops) * counters.active_lanes;
         acc.flops_f64 += u64::from(block.flops_f64) * counters.active_lanes;
     }
 
     let wg_items: usize = local_size.iter().map(|&d| d.max(1)).product();
     let mut out: Vec<LineStats> =
-        order.into_iter().filter_map(|key| accs.remove(&key)).map(|acc| finish(acc, simd, local_size)).collect();
+        order.into_iter().filter_map(|key| accs.remove(&key)).map(|acc| finish(acc, simd)).collect();
     // The work-group size leaving the last hardware thread partly idle: advice on the
     // kernel's first line.
     if baseline < DIVERGENCE_THRESHOLD {
@@ -314,79 +318,115 @@ fn shape(local_size: [usize; 3]) -> String {
     format!("<{},{},{}>", local_size[0].max(1), local_size[1].max(1), local_size[2].max(1))
 }
 
-fn finish(acc: Acc, simd: u64, local_size: [usize; 3]) -> LineStats {
-    let mut advice = Vec::new();
-    // Global / constant: lines beyond the ideal.
-    for &(kind, messages, lines, ideal, lanes, bytes) in &acc.global_sites {
-        if lines <= ideal {
-            continue;
-        }
-        let lost = (lines - ideal) as f64;
-        let per_message = ratio(lines, messages);
-        let ideal_per_message = ratio(ideal, messages);
-        let lanes_per_message = ratio(lanes, messages);
-        let verb = match kind {
-            AccessKind::Load => "reads",
-            AccessKind::Store => "writes",
-            AccessKind::Atomic => "touches",
-        };
-        let one_line_per_lane = per_message >= lanes_per_message - 0.01 && per_message >= 2.0;
-        let text = if one_line_per_lane && local_size[0] < simd as usize && local_size[1] > 1 {
-            // The guide's column work-group: lanes of a thread span rows.
-            let row = [simd as usize, 1, 1];
-            format!(
-                "column access: {} lines per message; a {} work-group {verb} {}",
-                fmt_count(per_message),
-                shape(row),
-                fmt_count(ideal_per_message)
-            )
-        } else if one_line_per_lane {
-            format!(
-                "strided access: every lane {verb} its own 64-byte line ({} lines per message, {} if consecutive work-items used consecutive {bytes}-byte elements)",
-                fmt_count(per_message),
-                fmt_count(ideal_per_message)
-            )
-        } else if lines - ideal <= messages {
-            format!(
-                "misaligned access: {} lines per message where {} would do: align the data to 64 bytes",
-                fmt_count(per_message),
-                fmt_count(ideal_per_message)
-            )
-        } else {
-            format!(
-                "scattered access: {} lines per message where {} would do ({:.0}% of the moved bytes used)",
-                fmt_count(per_message),
-                fmt_count(ideal_per_message),
-                100.0 * ratio(lanes * u64::from(bytes), lines * LINE_BYTES)
-            )
-        };
-        let kind = if text.starts_with("misaligned") { AdviceKind::Misaligned } else { AdviceKind::ScatteredLines };
-        advice.push(Advice { kind, text, lost_cycles: lost });
+/// Advice for one load, store or atomic site from its counters summed over a launch at SIMD
+/// `simd` with work-groups of `local_size`, or `None` when it runs at full speed. The
+/// per-line advice of [`line_stats`] is this, site by site; the model's report gives it per
+/// site too.
+pub fn site_advice(site: &GenSite, c: &SiteCounters, simd: u32, local_size: [usize; 3]) -> Option<Advice> {
+    if c.messages == 0 {
+        return None;
     }
-    if acc.private_messages > 0 {
-        let text = format!(
-            "private array in scratch memory: {} lines per message: index it with constants or make it smaller so it stays in registers",
-            fmt_count(ratio(acc.private_lines, acc.private_messages))
-        );
-        advice.push(Advice { kind: AdviceKind::PrivateSpill, text, lost_cycles: acc.private_lines as f64 });
+    match site.space {
+        AddressSpace::Local => slm_advice(site.kind, c),
+        AddressSpace::Private => Some(Advice {
+            kind: AdviceKind::PrivateSpill,
+            text: format!(
+                "private array in scratch memory: {} lines per message: index it with constants or make it smaller so it stays in registers",
+                fmt_count(ratio(c.l3_lines, c.messages))
+            ),
+            lost_cycles: c.l3_lines as f64,
+        }),
+        _ => global_advice(site, c, u64::from(simd.max(1)), local_size),
     }
-    if acc.slm_conflicts > 0 {
-        let ways = acc.worst_ways;
-        let text = if ways >= SLM_BANKS {
-            format!("SLM stride {SLM_BANKS} puts {ways} lanes on one bank: pad to {}", SLM_BANKS + 1)
-        } else if acc.slm_kind == Some(AccessKind::Store) {
-            format!(
-                "SLM bank conflict: {ways} lanes write one bank ({} conflict cycles per message): pad the row stride to an odd number of dwords",
-                fmt_count(ratio(acc.slm_conflicts, acc.slm_messages))
-            )
-        } else {
-            format!(
-                "SLM bank conflict: {ways} different dwords in one bank ({} conflict cycles per message): pad the row stride to an odd number of dwords",
-                fmt_count(ratio(acc.slm_conflicts, acc.slm_messages))
-            )
-        };
-        advice.push(Advice { kind: AdviceKind::BankConflict, text, lost_cycles: acc.slm_conflicts as f64 });
+}
+
+/// Global / constant: the lines beyond the ideal.
+fn global_advice(site: &GenSite, c: &SiteCounters, simd: u64, local_size: [usize; 3]) -> Option<Advice> {
+    let (messages, lines, lanes) = (c.messages, c.l3_lines, c.active_lanes);
+    let ideal = ideal_lines(c, site.bytes_per_lane);
+    if lines <= ideal {
+        return None;
     }
+    let per_message = ratio(lines, messages);
+    let ideal_per_message = ratio(ideal, messages);
+    let lanes_per_message = ratio(lanes, messages);
+    let verb = match site.kind {
+        AccessKind::Load => "reads",
+        AccessKind::Store => "writes",
+        AccessKind::Atomic => "touches",
+    };
+    let one_line_per_lane = per_message >= lanes_per_message - 0.01 && per_message >= 2.0;
+    // Lanes of one hardware thread span rows: the guide's column / square work-groups.
+    let narrow = local_size[0] < simd as usize && (local_size[1] > 1 || local_size[2] > 1);
+    let misaligned = lines - ideal <= messages;
+    let row = shape([simd as usize, 1, 1]);
+    let text = if narrow && one_line_per_lane {
+        format!(
+            "column access: {} lines per message; a {row} work-group {verb} {}",
+            fmt_count(per_message),
+            fmt_count(ideal_per_message)
+        )
+    } else if narrow {
+        // Even one line more per message is the shape's doing: <8,2,1> reads two half lines.
+        format!(
+            "narrow work-group: {} lines per message; a {row} work-group {verb} {} (this one is {})",
+            fmt_count(per_message),
+            fmt_count(ideal_per_message),
+            shape(local_size)
+        )
+    } else if one_line_per_lane {
+        format!(
+            "strided access: every lane {verb} its own 64-byte line ({} lines per message, {} if consecutive work-items used consecutive {}-byte elements)",
+            fmt_count(per_message),
+            fmt_count(ideal_per_message),
+            site.bytes_per_lane
+        )
+    } else if misaligned {
+        format!(
+            "misaligned access: {} lines per message where {} would do: align the data to 64 bytes",
+            fmt_count(per_message),
+            fmt_count(ideal_per_message)
+        )
+    } else {
+        format!(
+            "scattered access: {} lines per message where {} would do ({:.0}% of the moved bytes used)",
+            fmt_count(per_message),
+            fmt_count(ideal_per_message),
+            100.0 * ratio(c.useful_bytes, lines * LINE_BYTES)
+        )
+    };
+    let kind =
+        if misaligned && !narrow && !one_line_per_lane { AdviceKind::Misaligned } else { AdviceKind::ScatteredLines };
+    Some(Advice { kind, text, lost_cycles: (lines - ideal) as f64 })
+}
+
+/// SLM: the conflict cycles. A power-of-two stride of s dwords puts s x active / 16 lanes
+/// on one bank (reads: distinct dwords; writes: lanes), so the stride follows from the worst
+/// ways and the active lanes.
+fn slm_advice(kind: AccessKind, c: &SiteCounters) -> Option<Advice> {
+    if c.slm_conflict_cycles == 0 {
+        return None;
+    }
+    let ways = c.worst_bank_ways;
+    let active = ratio(c.active_lanes, c.messages).round() as u64;
+    let stride = (ways * SLM_BANKS).checked_div(active).unwrap_or(0);
+    let per_message = fmt_count(ratio(c.slm_conflict_cycles, c.messages));
+    let text = if stride.is_power_of_two() && (2..=SLM_BANKS).contains(&stride) && stride * active == ways * SLM_BANKS {
+        format!("SLM stride {stride} puts {ways} lanes on one bank: pad to {}", stride + 1)
+    } else if kind == AccessKind::Store {
+        format!(
+            "SLM bank conflict: {ways} lanes write one bank ({per_message} conflict cycles per message): pad the row stride to an odd number of dwords"
+        )
+    } else {
+        format!(
+            "SLM bank conflict: {ways} different dwords in one bank ({per_message} conflict cycles per message): pad the row stride to an odd number of dwords"
+        )
+    };
+    Some(Advice { kind: AdviceKind::BankConflict, text, lost_cycles: c.slm_conflict_cycles as f64 })
+}
+
+fn finish(acc: Acc, simd: u64) -> LineStats {
+    let mut advice = acc.advice;
     let lane_utilisation = (acc.executions > 0).then(|| ratio(acc.block_lanes, acc.executions * simd).min(1.0));
     if acc.idle_instruction_slots > 0.0 {
         if let Some(u) = lane_utilisation.filter(|&u| u < DIVERGENCE_THRESHOLD) {
@@ -395,7 +435,8 @@ fn finish(acc: Acc, simd: u64, local_size: [usize; 3]) -> LineStats {
         }
     }
     advice.sort_by(|a, b| b.lost_cycles.total_cmp(&a.lost_cycles));
-    let lost_cycles = advice.iter().map(|a| a.lost_cycles).sum();
+    // (A fold from +0: an empty float sum is -0.)
+    let lost_cycles = advice.iter().fold(0.0, |sum, a| sum + a.lost_cycles);
     LineStats {
         loc: acc.loc.map(|l| SourceLoc { column: 0, ..l }),
         messages: acc.messages,
@@ -429,7 +470,7 @@ fn fmt_count(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use softcl_compiler::gen_abi::{GenBlock, GenSite};
+    use softcl_compiler::gen_abi::GenBlock;
 
     fn loc(line: u32) -> Option<SourceLoc> {
         Some(SourceLoc { file: 0, line, column: 5 })
@@ -526,6 +567,24 @@ mod tests {
     }
 
     #[test]
+    fn narrow_work_groups_are_told_the_row_shape() {
+        // <8,2,1> rows of 8 floats: 2 half lines per SIMD16 message where <16,1,1> reads 1;
+        // <4,4,1>: 4 lines.
+        let k = info(vec![site(AddressSpace::Global, AccessKind::Load, 4, 3)], vec![]);
+        for (local, lines) in [([8, 2, 1], 2), ([4, 4, 1], 4)] {
+            let stats = line_stats(&k, &[global(10, lines, 4)], &[], local);
+            assert_eq!(
+                stats[0].advice[0].text,
+                format!(
+                    "narrow work-group: {lines} lines per message; a <16,1,1> work-group reads 1 (this one is <{},{},1>)",
+                    local[0], local[1]
+                )
+            );
+            assert_eq!(stats[0].advice[0].kind, AdviceKind::ScatteredLines);
+        }
+    }
+
+    #[test]
     fn slm_stride_16_is_told_to_pad_to_17() {
         let k = info(vec![site(AddressSpace::Local, AccessKind::Load, 4, 12)], vec![]);
         let counters = SiteCounters {
@@ -543,6 +602,17 @@ mod tests {
         assert_eq!(stats[0].advice[0].text, "SLM stride 16 puts 16 lanes on one bank: pad to 17");
         assert_eq!(stats[0].lost_cycles, 120.0);
         assert_eq!(stats[0].messages, 0, "SLM messages are not L3 messages");
+        // Stride 4: 4 dwords on each of 4 banks.
+        let stride4 = SiteCounters { slm_cycles: 32, slm_conflict_cycles: 24, worst_bank_ways: 4, ..counters };
+        let stats = line_stats(&k, &[stride4], &[], [16, 1, 1]);
+        assert_eq!(stats[0].advice[0].text, "SLM stride 4 puts 4 lanes on one bank: pad to 5");
+        // Three ways from no power-of-two stride.
+        let odd = SiteCounters { slm_cycles: 24, slm_conflict_cycles: 16, worst_bank_ways: 3, ..counters };
+        let stats = line_stats(&k, &[odd], &[], [16, 1, 1]);
+        assert_eq!(
+            stats[0].advice[0].text,
+            "SLM bank conflict: 3 different dwords in one bank (2 conflict cycles per message): pad the row stride to an odd number of dwords"
+        );
     }
 
     #[test]

@@ -49,6 +49,8 @@ pub struct GenDevice {
     info: DeviceInfo,
     target: Target,
     executor: Executor,
+    /// Where the model's reports go; `None`: `SOFTCL_GEN_REPORT` at each launch.
+    report_sink: Option<model::ReportSink>,
 }
 
 impl GenDevice {
@@ -60,7 +62,14 @@ impl GenDevice {
         // (`threads`).
         let target = Target { line_tables: true, gen: Some(GenBuild::default()), ..common::target_for(&info) };
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        Self { config, info, target, executor: Executor::new(threads, "gen") }
+        Self { config, info, target, executor: Executor::new(threads, "gen"), report_sink: None }
+    }
+
+    /// This device sending the model's reports to `sink` instead of where
+    /// `SOFTCL_GEN_REPORT` says (tests running in parallel; tools).
+    pub fn with_report_sink(mut self, sink: model::ReportSink) -> Self {
+        self.report_sink = Some(sink);
+        self
     }
 
     /// The device for the configuration chosen by `SOFTCL_GEN_CONFIG` (default gen9-gt2). An
@@ -111,7 +120,8 @@ impl GenDevice {
         let (range, ()) =
             common::run_launch_with(&self.executor, launch, Arc::new(kernel), choose, Some(watcher), limits)?;
         let modelled = model.finish();
-        if let Err(e) = model::ReportSink::from_env().emit(&modelled.report) {
+        let sink = self.report_sink.clone().unwrap_or_else(model::ReportSink::from_env);
+        if let Err(e) = sink.emit(&modelled.report) {
             eprintln!("SoftCL: the Gen report of kernel {} could not be written: {e}", info.name);
         }
         let simd64 = u64::from(simd);

@@ -3,14 +3,18 @@
 //! `SOFTCL_GEN_REPORT=1` prints on stderr, [`GenReport::json`] what `json:<file>` writes
 //! (fields documented in docs/GEN_MODEL.md).
 
+use super::occupancy::Limit;
 use super::occupancy::Occupancy;
 use super::simd::SimdChoice;
 use super::time::{site_counters, LaunchTime, BLOCK_WORDS, SITE_WORDS};
 use super::GenShape;
+use crate::gen::html::{self, CycleShare, OccupancyLimit, ReportPage};
+use crate::gen::lines::{self, LineStats};
 use crate::gen::GenConfig;
-use softcl_compiler::gen_abi::{AccessKind, GenKernelInfo, RegisterPressure, SiteCounters, SourceLoc};
+use softcl_compiler::gen_abi::{AccessKind, BlockCounters, GenKernelInfo, RegisterPressure, SiteCounters, SourceLoc};
 use softcl_compiler::AddressSpace;
 use std::fmt::Write;
+use std::sync::Arc;
 
 /// What [`GenReport::build`] reads.
 pub struct Inputs<'a> {
@@ -77,18 +81,6 @@ pub struct BlockReport {
     pub idle_lanes: u64,
 }
 
-/// One source line: the sites on it, summed.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LineReport {
-    pub file: u32,
-    pub line: u32,
-    pub sites: Vec<usize>,
-    pub cycles: f64,
-    /// Share of all sites' cycles, 0..1.
-    pub share: f64,
-    pub advice: Option<String>,
-}
-
 /// Memory totals of one kind of traffic.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Traffic {
@@ -132,8 +124,12 @@ pub struct GenReport {
     pub sites: Vec<SiteReport>,
     /// Every block of the kernel, in the build's order.
     pub blocks: Vec<BlockReport>,
-    pub lines: Vec<LineReport>,
+    /// Per source line, worst first (`gen::lines::line_stats`).
+    pub lines: Vec<LineStats>,
     pub source_files: Vec<String>,
+    /// The texts of `source_files` where known (`GenKernelInfo::source_texts`), for the HTML
+    /// page's listing.
+    pub source_texts: Vec<Option<Arc<str>>>,
 }
 
 fn ratio(a: u64, b: u64) -> f64 {
@@ -162,61 +158,6 @@ fn kind_name(k: AccessKind) -> &'static str {
     }
 }
 
-/// Advice for one site in the guide's terms, or `None` when it runs at full speed.
-pub fn site_advice(s: &SiteReport, simd: u32, local: [usize; 3]) -> Option<String> {
-    if s.counters.messages == 0 {
-        return None;
-    }
-    if s.space == "local" {
-        if s.counters.slm_conflict_cycles == 0 {
-            return None;
-        }
-        let w = s.counters.worst_bank_ways;
-        let speed = (s.counters.slm_cycles - s.counters.slm_conflict_cycles) as f64 / s.counters.slm_cycles as f64;
-        // A power-of-two stride of s dwords puts s x active / 16 lanes on one bank.
-        let active = ratio(s.counters.active_lanes, s.counters.messages).round() as u64;
-        let stride = (w * 16).checked_div(active).unwrap_or(0);
-        return Some(if stride.is_power_of_two() && (2..=16).contains(&stride) && stride * active == w * 16 {
-            format!(
-                "SLM stride {stride} puts {w} lanes on one bank: pad to {} ({:.0}% of full speed)",
-                stride + 1,
-                speed * 100.0
-            )
-        } else {
-            format!("SLM bank conflicts: up to {w} ways on one bank ({:.0}% of full speed)", speed * 100.0)
-        });
-    }
-    let lpm = s.lines_per_message();
-    let active = ratio(s.counters.active_lanes, s.counters.messages);
-    let ideal = ((active * f64::from(s.bytes_per_lane)) / 64.0).ceil().max(1.0);
-    if s.space == "private" {
-        return Some(format!(
-            "private array in scratch memory: {lpm:.1} lines per message (each work-item its own line); \
-             index it with constants so it stays in registers"
-        ));
-    }
-    if lpm <= ideal * 1.05 {
-        return None;
-    }
-    let eff = s.efficiency() * 100.0;
-    Some(if local[0] < simd as usize && (local[1] > 1 || local[2] > 1) {
-        let what = if local[0] == 1 { "column access" } else { "narrow work-group" };
-        format!(
-            "{what}: {lpm:.0} lines per message; a <{simd},1,1> work-group reads {ideal:.0} (this one is <{},{},{}>)",
-            local[0], local[1], local[2]
-        )
-    } else if lpm >= 0.9 * active && active > 1.0 {
-        format!(
-            "strided access: {lpm:.0} lines per message, one per work-item ({eff:.0}% of the bytes moved are used): \
-             let neighbouring work-items read neighbouring addresses"
-        )
-    } else if lpm <= ideal + 1.0 {
-        format!("unaligned access: {lpm:.1} lines per message where {ideal:.0} would do: align the start to 64 bytes")
-    } else {
-        format!("strided access: {lpm:.1} lines per message where {ideal:.0} would do ({eff:.0}% of the bytes moved are used)")
-    })
-}
-
 impl GenReport {
     pub fn build(i: &Inputs<'_>) -> Self {
         let c = i.counters;
@@ -239,7 +180,7 @@ impl GenReport {
             };
             s.cycles = s.counters.l3_lines as f64 * 64.0 / f64::from(i.config.dataport_bytes_per_clock.max(1))
                 + s.counters.slm_cycles as f64 * 64.0 / f64::from(i.config.slm_bytes_per_clock.max(1));
-            s.advice = site_advice(&s, simd, i.shape.local_size);
+            s.advice = lines::site_advice(site, &s.counters, simd, i.shape.local_size).map(|a| a.text);
             if site.kind == AccessKind::Atomic {
                 atomics += s.counters.messages;
             }
@@ -287,40 +228,10 @@ impl GenReport {
             flops = flops.saturating_add(a.saturating_mul(u64::from(block.flops)));
             flops_f64 = flops_f64.saturating_add(a.saturating_mul(u64::from(block.flops_f64)));
         }
-        // Source lines: the sites on each, worst first.
-        let total: f64 = sites.iter().map(|s| s.cycles).sum();
-        let mut lines: Vec<LineReport> = Vec::new();
-        for s in sites.iter().filter(|s| s.loc.is_some_and(|l| l.line > 0)) {
-            let loc = s.loc.unwrap_or_default();
-            let at = match lines.iter().position(|l| l.file == loc.file && l.line == loc.line) {
-                Some(p) => p,
-                None => {
-                    lines.push(LineReport {
-                        file: loc.file,
-                        line: loc.line,
-                        sites: Vec::new(),
-                        cycles: 0.0,
-                        share: 0.0,
-                        advice: None,
-                    });
-                    lines.len() - 1
-                }
-            };
-            let l = &mut lines[at];
-            l.sites.push(s.index);
-            l.cycles += s.cycles;
-        }
-        for l in &mut lines {
-            l.share = if total > 0.0 { l.cycles / total } else { 0.0 };
-            l.advice = l
-                .sites
-                .iter()
-                .map(|&k| &sites[k])
-                .filter(|s| s.advice.is_some())
-                .max_by(|a, b| a.cycles.total_cmp(&b.cycles))
-                .and_then(|s| s.advice.clone());
-        }
-        lines.sort_by(|a, b| b.cycles.total_cmp(&a.cycles).then(a.line.cmp(&b.line)));
+        let site_counters: Vec<SiteCounters> = sites.iter().map(|s| s.counters).collect();
+        let block_counters: Vec<BlockCounters> =
+            blocks.iter().map(|b| BlockCounters { executions: b.executions, active_lanes: b.active_lanes }).collect();
+        let lines = lines::line_stats_at(i.gen, &site_counters, &block_counters, simd, i.shape.local_size);
         let (simd_reason, simd) = match i.choice {
             Ok(ch) if ch.simd == i.shape.simd => (ch.reason(i.config, i.pressure), i.shape.simd),
             Ok(ch) => (
@@ -363,19 +274,130 @@ impl GenReport {
             blocks,
             lines,
             source_files: i.gen.source_files.clone(),
+            source_texts: i.gen.source_texts.clone(),
         }
     }
 
-    /// The worst sites with advice, most cycles first.
-    pub fn worst_sites(&self, n: usize) -> Vec<&SiteReport> {
-        let mut v: Vec<&SiteReport> = self.sites.iter().filter(|s| s.advice.is_some()).collect();
-        v.sort_by(|a, b| b.cycles.total_cmp(&a.cycles).then(a.index.cmp(&b.index)));
-        v.truncate(n);
-        v
+    fn file_name(&self, f: u32) -> String {
+        lines::file_name(&self.source_files, f)
     }
 
-    fn file_name(&self, f: u32) -> &str {
-        self.source_files.get(f as usize).map_or("<source>", |s| s.as_str())
+    /// The report as the HTML page's content (`SOFTCL_GEN_REPORT=html:<file>`).
+    pub fn page(&self) -> ReportPage {
+        let t = &self.time;
+        let oc = &self.occupancy;
+        let g = &self.global;
+        let [gx, gy, gz] = self.global_size;
+        let [lx, ly, lz] = self.local_size;
+        let mut summary = vec![
+            (
+                "modelled time".to_string(),
+                format!(
+                    "{:.3} us ({:.0} cycles in {} waves, {}-bound)",
+                    t.time_ns / 1000.0,
+                    t.cycles,
+                    t.waves,
+                    t.bound()
+                ),
+            ),
+            ("SIMD width".to_string(), format!("SIMD{} ({})", self.simd, self.simd_reason)),
+            (
+                "NDRange".to_string(),
+                format!("<{gx},{gy},{gz}> in work-groups <{lx},{ly},{lz}>: {} work-groups", self.groups),
+            ),
+            ("threads per work-group".to_string(), self.threads_per_wg.to_string()),
+            (
+                "occupancy".to_string(),
+                format!(
+                    "{:.0}%: {} work-groups per sub-slice, bound by {}",
+                    oc.occupancy * 100.0,
+                    oc.wgs,
+                    oc.binding.name()
+                ),
+            ),
+            (
+                "lane utilisation".to_string(),
+                format!(
+                    "{:.0}%; {} divergent branch(es) at {:.0}%",
+                    self.lane_utilisation * 100.0,
+                    self.divergent_branches,
+                    self.divergent_utilisation * 100.0
+                ),
+            ),
+            (
+                "global/constant".to_string(),
+                format!(
+                    "{} messages, {} L3 lines ({:.2} per message), efficiency {:.0}%",
+                    g.messages,
+                    g.lines,
+                    ratio(g.lines, g.messages),
+                    if g.moved_bytes == 0 { 100.0 } else { g.useful_bytes as f64 * 100.0 / g.moved_bytes as f64 }
+                ),
+            ),
+        ];
+        if self.scratch.messages > 0 {
+            summary.push((
+                "private (scratch)".to_string(),
+                format!("{} messages, {} L3 lines", self.scratch.messages, self.scratch.lines),
+            ));
+        }
+        summary.push((
+            "SLM".to_string(),
+            format!(
+                "{} messages, {} cycles, {} conflict cycles, worst {} ways on one bank",
+                self.slm_messages, self.slm_cycles, self.slm_conflict_cycles, self.worst_bank_ways
+            ),
+        ));
+        summary.push(("atomic messages".to_string(), self.atomic_messages.to_string()));
+        summary.push(("barriers per work-group".to_string(), format!("{:.1}", self.barriers_per_group)));
+        summary.push(("FLOPs".to_string(), format!("{} fp32, {} fp64", self.flops, self.flops_f64)));
+        let cycles =
+            t.split.parts().into_iter().map(|(name, cycles)| CycleShare { name: name.to_string(), cycles }).collect();
+        // The configuration's figures behind each limit (unknown for a configuration not
+        // built in: the limit is shown without them).
+        let config = GenConfig::by_name(self.config);
+        let per = |f: &dyn Fn(&GenConfig) -> String| config.as_ref().map_or(String::new(), f);
+        let tpw = self.threads_per_wg;
+        let mut occupancy = vec![OccupancyLimit {
+            name: Limit::Threads.name().to_string(),
+            work_groups: oc.by_threads,
+            detail: per(&|c| format!("{} hardware threads / {tpw} per work-group", c.threads_per_subslice())),
+            binding: oc.binding == Limit::Threads,
+        }];
+        if let Some(n) = oc.by_barriers {
+            occupancy.push(OccupancyLimit {
+                name: Limit::Barriers.name().to_string(),
+                work_groups: n,
+                detail: per(&|c| format!("{} barrier registers, one per work-group", c.barriers_per_subslice)),
+                binding: oc.binding == Limit::Barriers,
+            });
+        }
+        if let Some(n) = oc.by_slm {
+            let alloc = oc.slm_alloc;
+            occupancy.push(OccupancyLimit {
+                name: Limit::Slm.name().to_string(),
+                work_groups: n,
+                detail: per(&|c| format!("{} B / {alloc} B allocated per work-group", c.slm_bytes_per_subslice)),
+                binding: oc.binding == Limit::Slm,
+            });
+        }
+        if oc.binding == Limit::WorkGroups {
+            occupancy.push(OccupancyLimit {
+                name: Limit::WorkGroups.name().to_string(),
+                work_groups: oc.wgs,
+                detail: format!("{} work-groups over the sub-slices", self.groups),
+                binding: true,
+            });
+        }
+        ReportPage {
+            title: format!("Kernel {} on {}", self.kernel, self.config),
+            summary,
+            cycles,
+            occupancy,
+            lines: self.lines.clone(),
+            source_files: self.source_files.clone(),
+            source_texts: self.source_texts.clone(),
+        }
     }
 
     /// The report as text (`SOFTCL_GEN_REPORT=1`).
@@ -473,34 +495,11 @@ impl GenReport {
             t.waves,
             t.bound()
         );
-        let lines: Vec<&LineReport> = self.lines.iter().filter(|l| l.advice.is_some()).take(5).collect();
-        if !lines.is_empty() {
+        let worst = lines::worst_lines_text(&self.lines, &self.source_files, 5);
+        if !worst.is_empty() {
             let _ = writeln!(o, "  worst source lines:");
-            for l in lines {
-                let _ = writeln!(
-                    o,
-                    "    {}:{}: {:.0}% of memory cycles: {}",
-                    self.file_name(l.file),
-                    l.line,
-                    l.share * 100.0,
-                    l.advice.as_deref().unwrap_or("")
-                );
-            }
-        } else {
-            let worst = self.worst_sites(5);
-            if !worst.is_empty() {
-                let _ = writeln!(o, "  worst sites:");
-                for s in worst {
-                    let _ = writeln!(
-                        o,
-                        "    site {} ({} {} of {} B per lane): {}",
-                        s.index,
-                        s.space,
-                        s.kind,
-                        s.bytes_per_lane,
-                        s.advice.as_deref().unwrap_or("")
-                    );
-                }
+            for l in worst.lines() {
+                let _ = writeln!(o, "    {l}");
             }
         }
         o
@@ -636,16 +635,43 @@ impl GenReport {
             if k > 0 {
                 o.push(',');
             }
-            let sites: Vec<String> = l.sites.iter().map(|s| s.to_string()).collect();
+            let (file, line) = l
+                .loc
+                .map_or(("null".to_string(), "null".to_string()), |loc| (loc.file.to_string(), loc.line.to_string()));
+            let advice: Vec<String> = l
+                .advice
+                .iter()
+                .map(|a| {
+                    format!(
+                        "{{\"kind\":{},\"text\":{},\"lost_cycles\":{}}}",
+                        json_str(a.kind.name()),
+                        json_str(&a.text),
+                        num(a.lost_cycles)
+                    )
+                })
+                .collect();
             let _ = write!(
                 o,
-                "{{\"file\":{},\"line\":{},\"sites\":[{}],\"cycles\":{},\"share\":{},\"advice\":{}}}",
-                l.file,
-                l.line,
-                sites.join(","),
-                num(l.cycles),
-                num(l.share),
-                l.advice.as_deref().map_or("null".to_string(), json_str)
+                "{{\"file\":{file},\"line\":{line},\"messages\":{},\"l3_lines\":{},\"lines_per_message\":{},\
+                 \"ideal_lines\":{},\"efficiency\":{},\"useful_bytes\":{},\"slm_messages\":{},\"slm_cycles\":{},\
+                 \"slm_conflict_cycles\":{},\"worst_bank_ways\":{},\"lane_utilisation\":{},\"instructions\":{},\
+                 \"flops\":{},\"flops_f64\":{},\"lost_cycles\":{},\"advice\":[{}]}}",
+                l.messages,
+                l.l3_lines,
+                num(l.lines_per_message),
+                l.ideal_lines,
+                num(l.efficiency),
+                l.useful_bytes,
+                l.slm_messages,
+                l.slm_cycles,
+                l.slm_conflict_cycles,
+                l.worst_bank_ways,
+                l.lane_utilisation.map_or("null".to_string(), num),
+                l.instructions,
+                l.flops,
+                l.flops_f64,
+                num(l.lost_cycles),
+                advice.join(",")
             );
         }
         o.push_str("],\"source_files\":[");
@@ -666,7 +692,9 @@ pub enum ReportSink {
     /// "json:<file>": the file holds a JSON array of the latest report of each kernel
     /// ([`GenReport::json`]), rewritten after every launch.
     Json(std::path::PathBuf),
-    /// "html:<file>": the HTML page (rendered elsewhere).
+    /// "html:<file>": one self-contained HTML page per kernel ([`GenReport::page`]), of its
+    /// latest launch: the first kernel reported goes to `<file>`, each other one to
+    /// `<stem>.<kernel>.html` beside it ([`html_page_path`]), rewritten after every launch.
     Html(std::path::PathBuf),
 }
 
@@ -692,11 +720,34 @@ impl ReportSink {
     }
 
     /// Sends `report` where this sink says: text to stderr, JSON into its file (an error
-    /// writing it is returned, for the caller to print; the launch itself succeeded). HTML
-    /// is not written here.
+    /// writing it is returned, for the caller to print; the launch itself succeeded), the
+    /// kernel's HTML page into its file.
     pub fn emit(&self, report: &GenReport) -> Result<(), String> {
         match self {
-            ReportSink::Off | ReportSink::Html(_) => Ok(()),
+            ReportSink::Off => Ok(()),
+            ReportSink::Html(path) => {
+                // The kernels each file name has seen, in order: the first one owns `path`.
+                static KERNELS: std::sync::Mutex<Vec<(std::path::PathBuf, Vec<String>)>> =
+                    std::sync::Mutex::new(Vec::new());
+                let first = {
+                    let mut all = KERNELS.lock().unwrap_or_else(|e| e.into_inner());
+                    let at = match all.iter().position(|(p, _)| p == path) {
+                        Some(at) => at,
+                        None => {
+                            all.push((path.clone(), Vec::new()));
+                            all.len() - 1
+                        }
+                    };
+                    let kernels = &mut all[at].1;
+                    if !kernels.contains(&report.kernel) {
+                        kernels.push(report.kernel.clone());
+                    }
+                    kernels[0] == report.kernel
+                };
+                let file = html_page_path(path, first, &report.kernel);
+                std::fs::write(&file, html::render(&report.page()))
+                    .map_err(|e| format!("{REPORT_ENV}: cannot write {}: {e}", file.display()))
+            }
             ReportSink::Text => {
                 eprint!("{}", report.text());
                 Ok(())
@@ -715,6 +766,19 @@ impl ReportSink {
             }
         }
     }
+}
+
+/// The file of the HTML page of `kernel` for `html:<path>`: `path` itself for the first
+/// kernel reported, `<stem>.<kernel>.html` in the same directory for the others (characters
+/// other than letters, digits, '_' and '-' in the kernel name become '_').
+pub fn html_page_path(path: &std::path::Path, first: bool, kernel: &str) -> std::path::PathBuf {
+    if first {
+        return path.to_path_buf();
+    }
+    let stem = path.file_stem().map_or("report".into(), |s| s.to_string_lossy());
+    let name: String =
+        kernel.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect();
+    path.with_file_name(format!("{stem}.{name}.html"))
 }
 
 /// A source location as JSON (`null` when unknown).
@@ -745,7 +809,16 @@ pub fn json_str(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{json_str, ReportSink};
+    use super::{html_page_path, json_str, ReportSink};
+    use std::path::{Path, PathBuf};
+
+    #[test]
+    fn html_pages_per_kernel() {
+        let p = Path::new("/tmp/out/report.html");
+        assert_eq!(html_page_path(p, true, "k"), PathBuf::from("/tmp/out/report.html"));
+        assert_eq!(html_page_path(p, false, "mat_mul"), PathBuf::from("/tmp/out/report.mat_mul.html"));
+        assert_eq!(html_page_path(Path::new("r"), false, "a/b"), PathBuf::from("r.a_b.html"));
+    }
 
     #[test]
     fn report_sinks() {

@@ -140,6 +140,17 @@ pub struct Split {
 }
 
 impl Split {
+    /// The parts by name, in the report's order: compute, L3, SLM, memory, latency, barrier.
+    pub fn parts(&self) -> [(&'static str, f64); 6] {
+        [
+            ("compute", self.compute),
+            ("L3", self.l3),
+            ("SLM", self.slm),
+            ("memory", self.memory),
+            ("latency", self.latency),
+            ("barrier", self.barrier),
+        ]
+    }
     /// How long a wave with these resource times lasts.
     pub fn wave_cycles(&self) -> f64 {
         self.compute.max(self.l3).max(self.slm).max(self.serial())
@@ -189,16 +200,7 @@ impl LaunchTime {
     /// The resource that bounds the launch ("compute", "L3", "SLM", "memory", "latency",
     /// "barrier").
     pub fn bound(&self) -> &'static str {
-        let s = &self.split;
-        let all = [
-            ("compute", s.compute),
-            ("L3", s.l3),
-            ("SLM", s.slm),
-            ("memory", s.memory),
-            ("latency", s.latency),
-            ("barrier", s.barrier),
-        ];
-        all.iter().fold(("compute", f64::MIN), |a, b| if b.1 > a.1 { *b } else { a }).0
+        self.split.parts().iter().fold(("compute", f64::MIN), |a, b| if b.1 > a.1 { *b } else { a }).0
     }
 }
 
