@@ -869,6 +869,7 @@ pub fn build_linear_entry<'ctx>(
     state_size: u64,
     width: u32,
     restrict_offsets: &[u64],
+    args_size: u64,
 ) -> R<FunctionValue<'ctx>> {
     let cx = e.cx;
     let ptr = cx.ptr_type(inkwell::AddressSpace::default());
@@ -876,7 +877,8 @@ pub fn build_linear_entry<'ctx>(
     let i64t = cx.i64_type();
     let i8t = cx.i8_type();
     let w = width.max(1) as u64;
-    let super::workgroup::EntryStart { f, args, ctx, first, end, resume } = super::workgroup::declare_entry(e, name)?;
+    let super::workgroup::EntryStart { f, args, ctx, first, end, resume } =
+        super::workgroup::declare_entry(e, name, args_size)?;
 
     let b = cx.create_builder();
     let entry = cx.append_basic_block(f, "entry");

@@ -322,7 +322,7 @@ fn emit(
         let args_size = kernel.info.arg_block_size as u64;
         let opts = |sfence: bool| workgroup::EntryOptions { restrict_offsets: &restrict_offsets, sfence, args_size };
         if gen_build.is_some_and(|g| g.linear_lanes) {
-            gen_count::build_linear_entry(&e, &entry_symbol(k), wi, plan.size, lanes, &restrict_offsets)
+            gen_count::build_linear_entry(&e, &entry_symbol(k), wi, plan.size, lanes, &restrict_offsets, args_size)
                 .map_err(kerr)?;
         } else if stream_set.is_empty() {
             workgroup::build_entry(&e, &entry_symbol(k), wi, plan.size, lanes, &opts(sfence)).map_err(kerr)?;

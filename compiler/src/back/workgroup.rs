@@ -325,15 +325,7 @@ pub fn build_entry<'ctx>(
     let i32t = cx.i32_type();
     let i64t = cx.i64_type();
     let w = width.max(1) as u64;
-    let EntryStart { f, args, ctx, first, end, resume } = declare_entry(e, name)?;
-    // The context is always a whole `WorkGroupContext`: loads of it may be speculated
-    // (hoisted out of the packet loop's branches).
-    let deref = inkwell::attributes::Attribute::get_named_enum_kind_id("dereferenceable");
-    let ctx_size = std::mem::size_of::<crate::abi::WorkGroupContext>() as u64;
-    f.add_attribute(inkwell::attributes::AttributeLoc::Param(1), cx.create_enum_attribute(deref, ctx_size));
-    if args_size > 0 {
-        f.add_attribute(inkwell::attributes::AttributeLoc::Param(0), cx.create_enum_attribute(deref, args_size));
-    }
+    let EntryStart { f, args, ctx, first, end, resume } = declare_entry(e, name, args_size)?;
 
     let b = cx.create_builder();
     let entry = cx.append_basic_block(f, "entry");
@@ -559,8 +551,9 @@ pub(super) struct EntryStart<'ctx> {
     pub resume: IntValue<'ctx>,
 }
 
-/// Declares the work-group entry `u32 name(args, ctx, first, end, resume_at)`.
-pub(super) fn declare_entry<'ctx>(e: &Emitter<'ctx, '_>, name: &str) -> R<EntryStart<'ctx>> {
+/// Declares the work-group entry `u32 name(args, ctx, first, end, resume_at)` whose argument
+/// block has `args_size` bytes.
+pub(super) fn declare_entry<'ctx>(e: &Emitter<'ctx, '_>, name: &str, args_size: u64) -> R<EntryStart<'ctx>> {
     let cx = e.cx;
     let ptr = cx.ptr_type(inkwell::AddressSpace::default());
     let i32t = cx.i32_type();
@@ -570,6 +563,14 @@ pub(super) fn declare_entry<'ctx>(e: &Emitter<'ctx, '_>, name: &str) -> R<EntryS
     for p in [0, 1] {
         e.add_param_attr(f, p, "noalias");
         e.add_param_attr(f, p, "nocapture");
+    }
+    // The context is always a whole `WorkGroupContext` and the argument block `args_size`
+    // bytes: loads of them may be speculated (hoisted out of the packet loop's branches).
+    let deref = inkwell::attributes::Attribute::get_named_enum_kind_id("dereferenceable");
+    let ctx_size = std::mem::size_of::<crate::abi::WorkGroupContext>() as u64;
+    f.add_attribute(inkwell::attributes::AttributeLoc::Param(1), cx.create_enum_attribute(deref, ctx_size));
+    if args_size > 0 {
+        f.add_attribute(inkwell::attributes::AttributeLoc::Param(0), cx.create_enum_attribute(deref, args_size));
     }
     let param = |i: u32| f.get_nth_param(i).ok_or_else(|| super::llvm::Error("missing parameter".into()));
     Ok(EntryStart {
