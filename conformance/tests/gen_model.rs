@@ -34,18 +34,25 @@ const COPY: &str = r#"
         data[i] = s.x + s.y + s.z + s.w;
     }"#;
 
-#[test]
-fn profiling_times_are_the_models_deterministic_and_ordered() {
-    let env = gen_env();
-    let p = env.build(COPY, "");
-    let k = create_kernel(&p, "copy2d").expect("copy2d");
-    let w = 256usize;
+/// `copy2d` of `p` set up over a `w` x `w` input of 0, 1, 2, ...: the kernel, the input, and
+/// the input and output buffers (kept alive by the caller while the kernel runs).
+fn copy2d(env: &TestEnv, p: &Program, w: usize) -> (Kernel, Vec<i32>, [Mem; 2]) {
+    let k = create_kernel(p, "copy2d").expect("copy2d");
     let input: Vec<i32> = (0..(w * w) as i32).collect();
     let bi = env.buffer_from(CL_MEM_READ_ONLY, &input);
     let bo = env.buffer(CL_MEM_WRITE_ONLY, w * w * 4);
     k.set_mem(0, &bi);
     k.set_mem(1, &bo);
     k.set_arg(2, &(w as u32));
+    (k, input, [bi, bo])
+}
+
+#[test]
+fn profiling_times_are_the_models_deterministic_and_ordered() {
+    let env = gen_env();
+    let p = env.build(COPY, "");
+    let w = 256usize;
+    let (k, input, [_bi, bo]) = copy2d(&env, &p, w);
     let events: Vec<Event> = (0..5).map(|_| env.enqueue(&k, &[w, w], Some(&[16, 1]))).collect();
     env.finish();
     let got: Vec<i32> = env.read(&bo, w * w);
@@ -62,14 +69,8 @@ fn profiling_times_are_the_models_deterministic_and_ordered() {
 fn row_access_beats_column_access_and_coalesced_beats_strided() {
     let env = gen_env();
     let p = env.build(COPY, "");
-    let k = create_kernel(&p, "copy2d").expect("copy2d");
     let w = 512usize;
-    let input: Vec<i32> = (0..(w * w) as i32).collect();
-    let bi = env.buffer_from(CL_MEM_READ_ONLY, &input);
-    let bo = env.buffer(CL_MEM_WRITE_ONLY, w * w * 4);
-    k.set_mem(0, &bi);
-    k.set_mem(1, &bo);
-    k.set_arg(2, &(w as u32));
+    let (k, input, [_bi, bo]) = copy2d(&env, &p, w);
     // The guide's work-group shapes: a SIMD16 thread reads 1 line as a row, 4 as a square,
     // 16 as a column.
     let row = modelled_ns(&env.run(&k, &[w, w], Some(&[16, 1])));
