@@ -537,8 +537,65 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     }
 
     /// The most dwords (reads; all lanes' dwords are distinct when `distinct`) or lanes
-    /// (`distinct` for writes) one of the 16 SLM banks gets from the lanes of `mask`.
+    /// (`distinct` for writes) one of the 16 SLM banks gets from the lanes of `mask`: a call
+    /// of one helper per module and kind ([`Self::outlined`]).
     fn bank_ways(
+        &mut self,
+        addrs: VectorValue<'ctx>,
+        mask: VectorValue<'ctx>,
+        distinct: bool,
+        conflict: bool,
+    ) -> R<IntValue<'ctx>> {
+        let name = format!("softcl.gen.banks.w{}.d{}.c{}", mask.get_type().get_size(), distinct as u8, conflict as u8);
+        self.outlined(&name, addrs, mask, |s, addrs, mask| s.bank_ways_body(addrs, mask, distinct, conflict))
+    }
+
+    /// Calls the module's helper `name` (built here by `body` unless it exists) with `addrs`
+    /// and `mask`, returning its i64. The general forms of the counts are long (a W^2
+    /// comparison of lanes at SIMD32); emitted inline at every site, a kernel with hundreds
+    /// of messages took seconds to optimise. One helper per kind keeps each site a call.
+    fn outlined(
+        &mut self,
+        name: &str,
+        addrs: VectorValue<'ctx>,
+        mask: VectorValue<'ctx>,
+        body: impl FnOnce(&mut Self, VectorValue<'ctx>, VectorValue<'ctx>) -> R<IntValue<'ctx>>,
+    ) -> R<IntValue<'ctx>> {
+        let bits = self.mask_bits(mask)?;
+        let helper = match self.e.m.get_function(name) {
+            Some(f) => f,
+            None => {
+                let i64t = self.i64();
+                let fn_ty = i64t.fn_type(&[addrs.get_type().into(), bits.get_type().into()], false);
+                let f = self.e.m.add_function(name, fn_ty, Some(inkwell::module::Linkage::Internal));
+                self.e.add_fn_attr(f, "nounwind");
+                // Inlined, the helper would be the code at every message again.
+                self.e.add_fn_attr(f, "noinline");
+                let entry = self.cx().append_basic_block(f, "entry");
+                let b = self.cx().create_builder();
+                b.position_at_end(entry);
+                // Build the body with this lowering's builder and function swapped for the
+                // helper's, then put them back.
+                let outer_b = std::mem::replace(&mut self.b, b);
+                let outer_f = std::mem::replace(&mut self.llf, f);
+                let built = (|| -> R<IntValue<'ctx>> {
+                    let a = f.get_nth_param(0).ok_or("helper without parameters")?.into_vector_value();
+                    let mb = f.get_nth_param(1).ok_or("helper without a mask")?.into_int_value();
+                    let m = self.b.build_bit_cast(mb, mask.get_type(), "")?.into_vector_value();
+                    body(self, a, m)
+                })();
+                let ret = built.and_then(|r| Ok(self.b.build_return(Some(&r)).map(|_| ())?));
+                self.b = outer_b;
+                self.llf = outer_f;
+                ret?;
+                f
+            }
+        };
+        let call = self.b.build_call(helper, &[addrs.into(), bits.into()], "")?;
+        Ok(call.try_as_basic_value().basic().ok_or("a counting helper without a result")?.into_int_value())
+    }
+
+    fn bank_ways_body(
         &mut self,
         addrs: VectorValue<'ctx>,
         mask: VectorValue<'ctx>,
@@ -622,10 +679,23 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         Ok(phi.as_basic_value().into_int_value())
     }
 
-    /// Distinct lines among the lanes' byte ranges: the points a, a + 64, ..., a + bytes - 1
-    /// of each lane are at most 64 bytes apart, so their lines are exactly the lines touched.
-    /// When no active lane crosses a line (bytes <= 64), its first line is enough.
+    /// Distinct lines among the lanes' byte ranges: a call of one helper per module, width
+    /// and access size ([`Self::outlined`]).
     fn general_lines(
+        &mut self,
+        addrs: VectorValue<'ctx>,
+        mask: VectorValue<'ctx>,
+        bytes: u64,
+        conflict: bool,
+    ) -> R<IntValue<'ctx>> {
+        let name = format!("softcl.gen.lines.w{}.b{bytes}.c{}", mask.get_type().get_size(), conflict as u8);
+        self.outlined(&name, addrs, mask, |s, addrs, mask| s.general_lines_body(addrs, mask, bytes, conflict))
+    }
+
+    /// The points a, a + 64, ..., a + bytes - 1 of each lane are at most 64 bytes apart, so
+    /// their lines are exactly the lines touched. When no active lane crosses a line
+    /// (bytes <= 64), its first line is enough.
+    fn general_lines_body(
         &mut self,
         addrs: VectorValue<'ctx>,
         mask: VectorValue<'ctx>,
