@@ -88,6 +88,10 @@ impl Default for WorkGroupContext {
 /// Alignment the devices give to local memory, work-item state and argument blocks.
 pub const BLOCK_ALIGN: usize = 128;
 
+/// Alignment a work-group entry declares for its argument block (LLVM may then hoist loads
+/// of it out of the packet loop's branches); `NativeKernel::run` copies a block that lacks it.
+pub const ARGS_ALIGN: usize = 8;
+
 /// The native signature of a work-group entry.
 pub type WorkGroupEntry =
     unsafe extern "C" fn(args: *const u8, ctx: *const WorkGroupContext, first: u32, end: u32, resume_at: u32) -> u32;

@@ -229,11 +229,28 @@ impl NativeKernel {
     /// points at local memory and work-item state of the sizes `self.info` gives.
     pub fn run(&self, args: &[u8], ctx: &WorkGroupContext, first: u32, end: u32, resume_at: u32) -> u32 {
         assert!(args.len() >= self.info.arg_block_size, "argument block too small");
+        // The entry declares its argument block `align 8` (abi::ARGS_ALIGN); a block that is
+        // not aligned runs from an aligned copy.
+        let copy: Vec<u64>;
+        let block = if (args.as_ptr() as usize).is_multiple_of(abi::ARGS_ALIGN) {
+            args.as_ptr()
+        } else {
+            copy = args
+                .chunks(8)
+                .map(|c| {
+                    let mut b = [0u8; 8];
+                    b[..c.len()].copy_from_slice(c);
+                    u64::from_ne_bytes(b)
+                })
+                .collect();
+            copy.as_ptr().cast::<u8>()
+        };
         // SAFETY: `entry` was produced by the code generator for exactly this signature and
         // the code it points at is kept alive by the `NativeProgram` owning this kernel. The
-        // argument block and context satisfy the layout contract stated above, which the
-        // device checks before calling.
-        unsafe { (self.entry)(args.as_ptr(), ctx, first, end, resume_at) }
+        // argument block (`block`: `args` or its aligned copy, alive until the call returns)
+        // and context satisfy the layout contract stated above, which the device checks
+        // before calling.
+        unsafe { (self.entry)(block, ctx, first, end, resume_at) }
     }
 
     /// The Gen-instrumented build of this kernel at `build.simd` (8, 16 or 32), compiled at the

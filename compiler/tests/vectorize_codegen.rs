@@ -2,6 +2,8 @@
 //! from `Program::optimized_llvm_ir`): a `float3` accumulator is not carried around its loop
 //! as one `<48 x float>` (which instruction selection copies lane by lane), and `rsqrt` on
 //! AVX-512 hosts is `vrsqrt14ps` plus a Newton step rather than a square root and a division.
+//! The context and argument loads of a branchy kernel leave the packet loop, and consecutive
+//! loads outside loops prefetch their streams.
 //! Results of these kernels are checked in `conformance/tests/vectorizer_math.rs`.
 
 use softcl_compiler::{compile_source, Target, Vectorizer};
@@ -173,4 +175,82 @@ fn two_packets_interleave_only_for_short_scalar_chains() {
         assert_eq!(interleave_of(src, k), None, "kernel {k}");
     }
     assert_eq!(interleave_of(NBODY, "nbody"), None, "nbody carries a float3");
+}
+
+/// Loads of the work-group context (`%1`) and the argument block (`%0`) in the entry
+/// function's blocks from the packet loop's header (`x:`) on, as IR lines. Their addresses
+/// are the entry's parameters plus constants, so LLVM hoists them when it may speculate them
+/// (the parameters are `dereferenceable` and `align`ed).
+fn loads_of_entry_params_in_packet_loop(ir: &str) -> Vec<String> {
+    let entry = ir.split("define ").find(|f| f.contains("@softcl_kernel_")).expect("entry function");
+    let mut param_ptrs: Vec<String> = vec!["%0".into(), "%1".into()];
+    let mut in_loop = false;
+    let mut found = Vec::new();
+    for line in entry.lines() {
+        let t = line.trim();
+        if t.starts_with("x:") {
+            in_loop = true;
+        }
+        if let Some((name, rhs)) = t.split_once(" = ") {
+            if rhs.starts_with("getelementptr") && (rhs.contains("ptr %0,") || rhs.contains("ptr %1,")) {
+                param_ptrs.push(name.to_string());
+                continue;
+            }
+            if in_loop && rhs.starts_with("load ") {
+                let addr = rhs.split(", ptr ").nth(1).and_then(|a| a.split([',', ' ']).next()).unwrap_or("");
+                if param_ptrs.iter().any(|p| p == addr) {
+                    found.push(t.to_string());
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn context_and_argument_loads_leave_the_packet_loop_of_branchy_kernels() {
+    // The interior store runs under a mask: the id and argument loads sit in a conditional
+    // block of the packet loop, where only speculation can hoist them.
+    let src = r#"
+        __kernel void stencil5(int w, int h, __global const float *restrict in, __global float *restrict out) {
+            int x = get_global_id(0), y = get_global_id(1);
+            int i = y * w + x;
+            if (x == 0 || y == 0 || x == w - 1 || y == h - 1) { out[i] = in[i]; return; }
+            out[i] = 0.5f * in[i] + 0.125f * (in[i - 1] + in[i + 1] + in[i - w] + in[i + w]);
+        }"#;
+    let ir = optimized_ir(src, Some(16));
+    assert!(ir.contains("\nx:"), "no packet loop header `x:`:\n{ir}");
+    let in_loop = loads_of_entry_params_in_packet_loop(&ir);
+    assert!(in_loop.is_empty(), "loads of the context or arguments left in the packet loop: {in_loop:#?}\n{ir}");
+}
+
+#[test]
+fn consecutive_loads_outside_loops_prefetch_their_streams_and_loop_loads_do_not() {
+    // The stencil's five loads each prefetch 4 KiB ahead; the matrix product's loads sit in
+    // its k loop (a row of A is uniform, a column of B consecutive but walked by k), where a
+    // prefetch along dimension 0 would fetch what other packets read.
+    let stencil = r#"
+        __kernel void stencil(int w, __global const float *restrict in, __global float *restrict out) {
+            int i = get_global_id(1) * w + get_global_id(0);
+            out[i] = in[i] + in[i - 1] + in[i + 1] + in[i - w] + in[i + w];
+        }"#;
+    let ir = optimized_ir(stencil, Some(16));
+    let prefetches = ir.lines().filter(|l| l.contains("call void @llvm.prefetch")).count();
+    assert_eq!(prefetches, 5 * 2, "one prefetch per load, in the full and the masked packet:\n{ir}");
+    assert!(
+        ir.lines()
+            .filter(|l| l.contains("@llvm.prefetch"))
+            .all(|l| !l.contains("call") || l.contains("i32 0, i32 1, i32 1")),
+        "prefetches read into L2 (locality 1):\n{ir}"
+    );
+    let matmul = r#"
+        __kernel void mm(int n, __global const float *restrict a, __global const float *restrict b, __global float *restrict c) {
+            int col = get_global_id(0), row = get_global_id(1);
+            float s = 0.0f;
+            for (int k = 0; k < n; k++) s += a[row * n + k] * b[k * n + col];
+            c[row * n + col] = s;
+        }"#;
+    let ir = optimized_ir(matmul, Some(16));
+    assert!(!ir.contains("call void @llvm.prefetch"), "a load in a loop prefetches:\n{ir}");
+    assert!(!optimized_ir(stencil, None).contains("call void @llvm.prefetch"), "the scalar build prefetches");
 }

@@ -142,11 +142,41 @@ fn short_circuit_conditions() {
             else if (j == -7 || (j > n && (j & 1)))
                 r = -2;
             out[i] = r;
+        }
+        __kernel void divided(__global const int* d, __global int* out, int n) {
+            int i = get_global_id(0);
+            int v = d[i];
+            int r = -1;
+            if (v != 0 && n / v > 2 && i % 3 != 1) r = n / v;
+            out[i] = r;
         }"#;
     let env = device(DeviceKind::Cpu).expect("the CPU device").env();
-    let p = build(&env, SRC, &["border", "guarded"]);
+    let p = build(&env, SRC, &["border", "guarded", "divided"]);
     let border = kernel(&p, "border");
     let guarded = kernel(&p, "guarded");
+    // The four `||` terms of the border test fold into one divergent branch
+    // (`passes::short_circuit`); `divided`'s second term divides by what its first tests, so
+    // it must not run for the lanes the first stopped (a division by zero traps on x86).
+    if mode() == "w4" {
+        let log = program_build_info_string(p.raw(), env.dev(), CL_PROGRAM_BUILD_LOG);
+        let line = log.lines().find(|l| l.contains("kernel `border`:")).unwrap_or_default();
+        assert!(line.ends_with("; 1 divergent branch(es)"), "the border test is one branch: {line}");
+    }
+    let divided = kernel(&p, "divided");
+    let nd = 100usize;
+    let d: Vec<i32> = (0..nd as i32).map(|i| if i % 4 == 0 { 0 } else { i % 23 - 11 }).collect();
+    let bdiv = env.buffer_from(CL_MEM_READ_ONLY, &d);
+    let bq = env.buffer_from(CL_MEM_READ_WRITE, &vec![7i32; nd]);
+    divided.set_mem(0, &bdiv);
+    divided.set_mem(1, &bq);
+    divided.set_arg(2, &1000i32);
+    env.run(&divided, &[nd], None);
+    let q: Vec<i32> = env.read(&bq, nd);
+    for i in 0..nd {
+        let v = d[i];
+        let want = if v != 0 && 1000 / v > 2 && i % 3 != 1 { 1000 / v } else { -1 };
+        assert_eq!(q[i], want, "divided: out[{i}]");
+    }
 
     let (w, h) = (45usize, 13usize);
     let input: Vec<f32> = (0..w * h).map(|i| ((i * 13) % 17) as f32 * 0.25).collect();

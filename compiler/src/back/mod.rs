@@ -81,6 +81,7 @@ fn prepare(module: &ir::Module, target: &Target) -> Result<ir::Module, BuildErro
     crate::passes::inline::inline_barrier_calls(&mut m).map_err(fail)?;
     if target.vectorizer != crate::Vectorizer::Off {
         crate::vectorize::inline_kernel_calls(&mut m, 256).map_err(fail)?;
+        crate::passes::short_circuit::fold_kernels(&mut m);
     }
     Ok(m)
 }

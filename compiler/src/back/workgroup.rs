@@ -572,6 +572,15 @@ pub(super) fn declare_entry<'ctx>(e: &Emitter<'ctx, '_>, name: &str, args_size: 
     if args_size > 0 {
         f.add_attribute(inkwell::attributes::AttributeLoc::Param(0), cx.create_enum_attribute(deref, args_size));
     }
+    // Speculation also needs the alignment of each field: the context is a `repr(C)` struct,
+    // the argument block is aligned by its callers (`abi::ARGS_ALIGN`).
+    let align = inkwell::attributes::Attribute::get_named_enum_kind_id("align");
+    let ctx_align = std::mem::align_of::<crate::abi::WorkGroupContext>() as u64;
+    f.add_attribute(inkwell::attributes::AttributeLoc::Param(1), cx.create_enum_attribute(align, ctx_align));
+    f.add_attribute(
+        inkwell::attributes::AttributeLoc::Param(0),
+        cx.create_enum_attribute(align, crate::abi::ARGS_ALIGN as u64),
+    );
     let param = |i: u32| f.get_nth_param(i).ok_or_else(|| super::llvm::Error("missing parameter".into()));
     Ok(EntryStart {
         f,

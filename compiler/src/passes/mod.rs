@@ -1,3 +1,5 @@
-//! IR passes and analyses (inlining, barrier regions, ...).
+//! IR passes: inlining (`inline`), short-circuit chains folded into one branch
+//! (`short_circuit`).
 
 pub mod inline;
+pub mod short_circuit;

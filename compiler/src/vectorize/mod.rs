@@ -153,22 +153,22 @@ pub fn if_convertible(f: &ir::Function) -> bool {
     !crate::analysis::LoopInfo::new(&cfg, &dom).is_irreducible() && cfg.entry().is_some_and(|e| cfg.preds(e).is_empty())
 }
 
-/// The heuristic width's cost check: divergent branches in a short kernel without loops.
-/// Such kernels are if-converted ([`if_convertible`]: no lane dispatcher) or, with
-/// irreducible control flow, dispatched; either way the packet measured slower than the scalar work-item loop, which
-/// LLVM vectorizes itself (a 5-point stencil and a float4 particle update: 2-3x slower with
-/// the dispatcher, 1.1-1.5x slower if-converted, on the 2-core AVX-512 machine; both are
-/// memory-bound). Measured again with streaming stores and struct spans in the vector code
-/// (CPU cycles spent in the kernel, which a loaded machine perturbs less than its time):
-/// still 1.35-1.5x the scalar loop's for the stencil and 1.8-2x for the particles, whose
-/// 8x16 transposes cost more than the scalar loop's float4 operations, so they stay scalar
-/// (the scalar particle update streams its stores: `back::vector::scalar_streaming_stores`).
-/// In time, the vector stencil took 7-11 ms against the scalar loop's 4.5-8.6 ms (4096^2);
-/// its non-temporal stores made it slower, not faster (11.3 ms against 5.8-10.8 without),
-/// unlike vecadd's, which is not understood yet.
+/// The heuristic width's cost check: divergent branches in a short kernel without loops
+/// whose control flow is irreducible, so the packet would run through the lane dispatcher
+/// (2-3x slower than the scalar work-item loop, which LLVM vectorizes itself, for a 5-point
+/// stencil and a float4 particle update on the 2-core AVX-512 machine).
+///
+/// If-convertible kernels of this kind used to stay scalar too: their packet measured
+/// 1.35-1.5x the scalar loop's CPU cycles (the stencil: four divergent branches, one per
+/// term of its border test, each with its own masks and guards). Since short-circuit chains
+/// fold into one branch (`passes::short_circuit`), the context loads leave the packet loop
+/// and consecutive loads prefetch their streams (`back::vector::prefetched_loads`), the
+/// vector stencil takes 0.85-0.9x the scalar loop's time and CPU time (4096^2: 4.5-5.1 ms
+/// against 5.2-5.5 ms) and the vector particle update the same time as the scalar one
+/// (10.3-10.8 ms against 10.4-10.9 ms), so they vectorize.
 /// A forced width (`CL_CONFIG_CPU_VECTORIZER_MODE`) skips it.
 pub fn unprofitable(f: &ir::Function, wa: &WorkItemAnalysis) -> Option<String> {
-    if wa.divergent_branches.is_empty() {
+    if wa.divergent_branches.is_empty() || if_convertible(f) {
         return None;
     }
     let cfg = crate::analysis::Cfg::new(f);
@@ -190,11 +190,10 @@ pub fn unprofitable(f: &ir::Function, wa: &WorkItemAnalysis) -> Option<String> {
         })
         .count();
     const SHORT: usize = 64;
-    let how = if if_convertible(f) { "the if-converted packet" } else { "the lane dispatcher" };
     (work < SHORT).then(|| {
         format!(
             "{} divergent branch(es) in a short kernel without loops ({work} operations): \
-             {how} measured slower than the scalar work-item loop",
+             the lane dispatcher measured slower than the scalar work-item loop",
             wa.divergent_branches.len()
         )
     })

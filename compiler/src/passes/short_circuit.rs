@@ -1,0 +1,118 @@
+//! Folds the branches of a short-circuit condition into one: clang turns
+//! `if (x == 0 || y == 0 || x == w - 1)` into a chain of blocks, each testing one term and
+//! branching to the shared `then` block. In a vectorized kernel every link of such a chain is
+//! a divergent branch, linearized with its own masks and a guard per block; folded, the
+//! chain is one condition (`c1 || c2 || c3`) and one divergent branch.
+//!
+//! A block `b` ending in `brif c1, T, n` (or `brif c1, n, F`) whose successor `n` has `b` as
+//! its only predecessor, ends in `brif c2, T, F` (the same `T`, or the same `F`, with the
+//! same arguments) and holds only a few instructions that may run when `b`'s branch would not
+//! have reached them (no memory access other than loads of whole private variables, no
+//! division, no call) takes `n`'s instructions and ends in `brif (c1 || c2), T, F`
+//! (`c1 && c2` for the shared `F`). `n` leaves the layout. Repeated until nothing folds.
+
+use crate::ir::{self, BinaryOp, Block, Function, InstData, TypeData, Value};
+
+/// The most instructions of a chain link moved into its predecessor (each then runs for
+/// every work-item, where it ran only for those that reached it).
+const MAX_MOVED: usize = 12;
+
+/// Folds the short-circuit chains of `f`; returns how many links were folded.
+pub fn fold(types: &mut ir::TypeTable, f: &mut Function) -> usize {
+    let mut folded = 0;
+    while let Some((b, n, or)) = find_link(types, f) {
+        fold_link(types, f, b, n, or);
+        folded += 1;
+    }
+    folded
+}
+
+/// Folds the short-circuit chains of every kernel function of `m`.
+pub fn fold_kernels(m: &mut ir::Module) -> usize {
+    let kernels: Vec<ir::Func> = m.kernels.iter().map(|k| k.func).collect();
+    let mut folded = 0;
+    for kf in kernels {
+        if m.functions.is_valid(kf) && m.functions[kf].kind != ir::FuncKind::Import {
+            folded += fold(&mut m.types, &mut m.functions[kf]);
+        }
+    }
+    folded
+}
+
+/// A link to fold: block `b`, its chain successor `n`, and whether the shared target is the
+/// `then` side (`||`) or the `else` side (`&&`).
+fn find_link(types: &ir::TypeTable, f: &Function) -> Option<(Block, Block, bool)> {
+    let mut preds: std::collections::HashMap<Block, usize> = std::collections::HashMap::new();
+    for &b in &f.layout.blocks {
+        if let Some(t) = f.terminator(b) {
+            for s in f.insts[t].successors() {
+                *preds.entry(s.block).or_default() += 1;
+            }
+        }
+    }
+    for &b in &f.layout.blocks {
+        let Some(t) = f.terminator(b) else { continue };
+        let InstData::Branch { then_dest, else_dest, .. } = &f.insts[t] else { continue };
+        for (or, n, shared) in [(true, else_dest, then_dest), (false, then_dest, else_dest)] {
+            if !n.args.is_empty() || n.block == b || preds.get(&n.block) != Some(&1) {
+                continue;
+            }
+            let Some(nt) = f.terminator(n.block) else { continue };
+            let InstData::Branch { then_dest: t2, else_dest: e2, .. } = &f.insts[nt] else { continue };
+            let same = if or { t2 == shared } else { e2 == shared };
+            let other = if or { e2 } else { t2 };
+            if same && other.block != n.block && movable(types, f, n.block) {
+                return Some((b, n.block, or));
+            }
+        }
+    }
+    None
+}
+
+/// Whether the instructions of `n` (its terminator aside) may run unconditionally.
+fn movable(types: &ir::TypeTable, f: &Function, n: Block) -> bool {
+    let insts = &f.layout.insts[n];
+    if insts.len() > MAX_MOVED + 1 || !f.blocks[n].params.is_empty() {
+        return false;
+    }
+    let whole_private_variable = |p: Value| match f.values[p].def {
+        ir::ValueDef::Result(i) => matches!(f.insts[i], InstData::Variable { ty, .. }
+            if !matches!(types.get(ty), TypeData::Array { .. } | TypeData::Struct { .. })),
+        _ => false,
+    };
+    insts[..insts.len() - 1].iter().all(|&i| match &f.insts[i] {
+        InstData::Binary { op, .. } => {
+            !matches!(op, BinaryOp::UDiv | BinaryOp::SDiv | BinaryOp::URem | BinaryOp::SRem | BinaryOp::SMod)
+        }
+        InstData::Unary { .. }
+        | InstData::Compare { .. }
+        | InstData::Select { .. }
+        | InstData::Convert { .. }
+        | InstData::WorkItem { .. } => true,
+        InstData::ExtractElement { .. } => true,
+        InstData::Load { ptr, volatile: false, .. } => whole_private_variable(*ptr),
+        _ => false,
+    })
+}
+
+/// Moves `n`'s instructions to the end of `b` and branches on the combined condition.
+fn fold_link(types: &mut ir::TypeTable, f: &mut Function, b: Block, n: Block, or: bool) {
+    let (Some(bt), Some(nt)) = (f.terminator(b), f.terminator(n)) else { return };
+    let InstData::Branch { cond: c1, .. } = f.insts[bt].clone() else { return };
+    let InstData::Branch { cond: c2, then_dest, else_dest } = f.insts[nt].clone() else { return };
+    let moved: Vec<ir::Inst> = f.layout.insts[n][..f.layout.insts[n].len() - 1].to_vec();
+    for &i in &moved {
+        f.layout.remove_inst(i);
+        f.layout.insert_inst_before(bt, i);
+    }
+    let op = if or { BinaryOp::LogicalOr } else { BinaryOp::LogicalAnd };
+    let bool_t = types.bool();
+    let (_, c) = f.insert_inst_before(bt, InstData::Binary { op, lhs: c1, rhs: c2 }, Some(bool_t));
+    let c = c.expect("a binary instruction has a result");
+    if let Some(loc) = f.inst_locs[nt] {
+        f.inst_locs[bt] = Some(loc);
+    }
+    f.insts[bt] = InstData::Branch { cond: c, then_dest, else_dest };
+    f.layout.remove_inst(nt);
+    f.layout.blocks.retain(|&x| x != n);
+}
