@@ -555,6 +555,56 @@ fn deterministic_in_any_order() {
     assert_eq!(a.report, b.report);
 }
 
+/// Work-groups reported from several threads at once (each thread adds to its own shard of
+/// the totals, and runs of work-groups with the same counters are costed once) give the
+/// same time and report as one thread reporting them in order, also when the runs are
+/// broken by work-groups that count differently (the partial last group, a stride that
+/// changes every few groups).
+#[test]
+fn deterministic_from_several_threads_and_runs() {
+    let config = GenConfig::gen9_gt2();
+    let k = Simulated {
+        sites: vec![
+            site(AddressSpace::Global, AccessKind::Load, 4, |g| 4 * g[0] * (1 + (g[0] / 192) % 3)),
+            site(AddressSpace::Global, AccessKind::Store, 4, |g| 4 * g[0]),
+        ],
+        ..fma_heavy()
+    };
+    let global = [(1 << 14) + 40, 1, 1];
+    let local = [64, 1, 1];
+    let one = k.model(&config, global, local, None);
+    let groups = global[0].div_ceil(local[0]);
+    let probe = k.info(16);
+    let simd = simd::choose(&config, &probe, 64).unwrap().simd;
+    let shape = GenShape {
+        global_size: global,
+        local_size: local,
+        groups: [groups, 1, 1],
+        simd,
+        barriers: k.barriers,
+        slm_bytes: k.slm_bytes,
+        footprint_bytes: None,
+    };
+    let model = GenModel::new(&config, &k.info(simd), shape);
+    let counters: Vec<Vec<u64>> = (0..groups).map(|g| k.group_counters(simd, global, local, [g, 0, 0])).collect();
+    std::thread::scope(|scope| {
+        for t in 0..4 {
+            let (model, counters) = (&model, &counters);
+            scope.spawn(move || {
+                // Thread t takes chunks t, t + 4, ... of 5 work-groups.
+                for chunk in (t..groups.div_ceil(5)).step_by(4) {
+                    for (lin, c) in counters.iter().enumerate().skip(chunk * 5).take(5) {
+                        model.gen_counters([lin, 0, 0], c);
+                    }
+                }
+            });
+        }
+    });
+    let many = model.finish();
+    assert_eq!(one.time_ns, many.time_ns);
+    assert_eq!(one.report, many.report);
+}
+
 /// Each configuration uses its own figures: the same work is faster on the bigger GPUs.
 #[test]
 fn configurations_differ() {

@@ -380,6 +380,16 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         Ok(self.b.build_int_z_extend_or_bit_cast(c, self.i64(), "")?)
     }
 
+    /// The lanes' addresses of a strided access: lane k at `a0 + k * stride` (what the
+    /// work-item analysis proved of the pointer), built from lane 0's scalar address so
+    /// that the pointers themselves are never widened to `W x i64`.
+    fn strided_addrs(&self, a0: IntValue<'ctx>, stride: i64, n: u32) -> R<VectorValue<'ctx>> {
+        let steps: Vec<IntValue<'ctx>> =
+            (0..n).map(|k| self.i64().const_int((k as i64).wrapping_mul(stride) as u64, true)).collect();
+        let steps = VectorType::const_vector(&steps);
+        Ok(self.b.build_int_add(self.splat64(a0, n)?, steps, "")?)
+    }
+
     fn splat64(&self, x: IntValue<'ctx>, n: u32) -> R<VectorValue<'ctx>> {
         let vt = self.i64().vec_type(n);
         let v = self.b.build_insert_element(vt.get_undef(), x, self.i32().const_zero(), "")?;
@@ -471,15 +481,16 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         } else {
             None
         };
-        let addrs = if uniform_addr.is_none() {
-            let pw = self.get_wide(ptr)?.into_vector_value();
-            Some(self.b.build_ptr_to_int(pw, i64t.vec_type(w), "")?)
-        } else {
-            None
+        // The lanes' pointers. Their addresses as a vector are made where a count needs them,
+        // on the general forms' own branches: the closed forms read lane 0 only, so the hot
+        // path of a strided message never widens the pointers to W x i64.
+        let pws = if uniform_addr.is_none() { Some(self.get_wide(ptr)?.into_vector_value()) } else { None };
+        let addrs_of = |s: &Self, pw: VectorValue<'ctx>| -> R<VectorValue<'ctx>> {
+            Ok(s.b.build_ptr_to_int(pw, i64t.vec_type(w), "")?)
         };
 
         if site.space != AddressSpace::Local {
-            let lines = match (uniform_addr, addrs) {
+            let lines = match (uniform_addr, pws) {
                 (Some(a), _) => {
                     let first = self.b.build_right_shift(a, c64(6), false, "")?;
                     let last =
@@ -487,7 +498,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                     let n = self.b.build_int_add(self.b.build_int_sub(last, first, "")?, c64(1), "")?;
                     self.b.build_int_mul(n, any, "")?
                 }
-                (None, Some(addrs)) => self.gen_lines(addrs, mi, shape, bytes, conflict)?,
+                (None, Some(pw)) => self.gen_lines(pw, mi, shape, bytes, conflict)?,
                 _ => bail!("no address"),
             };
             return self.gen_add(base + LINES, lines);
@@ -496,7 +507,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         // SLM: 16 banks of 4 bytes.
         let write = site.kind != AccessKind::Load;
         let ceil16 = self.b.build_right_shift(self.b.build_int_add(active, c64(15), "")?, c64(4), false, "")?;
-        let ways = match addrs {
+        let ways = match pws {
             // One address: one dword per bank for a read; every lane on the same bank for a write.
             None => {
                 if write {
@@ -505,7 +516,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                     any
                 }
             }
-            Some(addrs) => {
+            Some(pw) => {
                 // Lanes a multiple of 4 bytes apart under a contiguous mask visit the banks
                 // in a cycle of 16 / gcd(dword stride, 16): the closed form. Otherwise the
                 // bank histogram.
@@ -521,10 +532,17 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                         let closed =
                             self.b.build_int_unsigned_div(self.b.build_int_add(active, c64(p - 1), "")?, c64(p), "")?;
                         let ok = mi.contiguous;
-                        self.closed_or(ok, closed, |s| s.bank_ways(addrs, mask, true, conflict))?
+                        let Shape::Strided(st) = shape else { bail!("a bank period without a stride") };
+                        let p0 = self.b.build_extract_element(pw, self.i32().const_zero(), "")?.into_pointer_value();
+                        let a0 = self.b.build_ptr_to_int(p0, i64t, "")?;
+                        self.closed_or(ok, closed, |s| {
+                            let addrs = s.strided_addrs(a0, st, w)?;
+                            s.bank_ways(addrs, mask, true, conflict)
+                        })?
                     }
                     None => {
                         let distinct = write || matches!(shape, Shape::Strided(st) if st.unsigned_abs() >= 4);
+                        let addrs = addrs_of(self, pw)?;
                         self.bank_ways(addrs, mask, distinct, conflict)?
                     }
                 }
@@ -617,11 +635,11 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         Ok(worst)
     }
 
-    /// Distinct 64-byte lines touched by the lanes of `mask` accessing `bytes` bytes at
-    /// `addrs` (`<W x i64>`) of shape `shape`.
+    /// Distinct 64-byte lines touched by the lanes of `mask` accessing `bytes` bytes through
+    /// the pointers `pw` (`<W x ptr>`) of shape `shape`.
     fn gen_lines(
         &mut self,
-        addrs: VectorValue<'ctx>,
+        pw: VectorValue<'ctx>,
         mi: MaskInfo<'ctx>,
         shape: Shape,
         bytes: u64,
@@ -630,14 +648,21 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let mask = mi.mask;
         let i64t = self.i64();
         let c64 = |x: u64| i64t.const_int(x, false);
-        let Shape::Strided(s) = shape else { return self.general_lines(addrs, mask, bytes, conflict) };
+        let w = mask.get_type().get_size();
+        let addrs_of = |s: &Self| -> R<VectorValue<'ctx>> { Ok(s.b.build_ptr_to_int(pw, i64t.vec_type(w), "")?) };
+        let Shape::Strided(s) = shape else {
+            let addrs = addrs_of(self)?;
+            return self.general_lines(addrs, mask, bytes, conflict);
+        };
         let span = s != 0 && s.unsigned_abs() <= 64;
         let line_per_lane = s.unsigned_abs().is_multiple_of(64) && bytes <= 64;
+        // Lane k's address is a0 + k * s.
+        let p0 = self.b.build_extract_element(pw, self.i32().const_zero(), "")?.into_pointer_value();
+        let a0 = self.b.build_ptr_to_int(p0, i64t, "")?;
         if !(span || line_per_lane) {
+            let addrs = self.strided_addrs(a0, s, w)?;
             return self.general_lines(addrs, mask, bytes, conflict);
         }
-        // Lane k's address is a0 + k * s.
-        let a0 = self.b.build_extract_element(addrs, self.i32().const_zero(), "")?.into_int_value();
         // The condition for the closed form, and its value.
         let (ok, closed) = if span {
             // Contiguous mask: the first and last active lanes bound the lines.
@@ -655,7 +680,10 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             let end = self.b.build_int_add(off, c64(bytes), "")?;
             (self.b.build_int_compare(IntPredicate::ULE, end, c64(64), "")?, mi.active)
         };
-        self.closed_or(ok, closed, |s| s.general_lines(addrs, mask, bytes, conflict))
+        self.closed_or(ok, closed, |sf| {
+            let addrs = sf.strided_addrs(a0, s, w)?;
+            sf.general_lines(addrs, mask, bytes, conflict)
+        })
     }
 
     /// `closed` when `ok`, else what `general` computes (on a branch of its own).

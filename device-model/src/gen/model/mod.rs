@@ -100,7 +100,22 @@ impl GenLaunchModel {
     }
 }
 
-#[derive(Debug, Default)]
+/// Shards of the totals: a worker adds its work-groups to the shard of its thread
+/// ([`shard_of_thread`]), so the executor's threads do not contend for one lock per
+/// work-group (a 4096^2 stencil has 65536 of them); [`GenModel::finish`] merges them.
+const SHARDS: usize = 8;
+
+/// This thread's shard: threads take shards in the order they first add a work-group.
+fn shard_of_thread() -> usize {
+    use std::sync::atomic::AtomicUsize;
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static SHARD: usize = NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS;
+    }
+    SHARD.with(|s| *s)
+}
+
+#[derive(Debug, Default, Clone)]
 struct Totals {
     /// Counter words summed over the work-groups (worst bank ways: the maximum).
     counters: Vec<u64>,
@@ -109,6 +124,69 @@ struct Totals {
     groups: u64,
     barriers: u64,
     memory_bytes: u64,
+    /// The counters of the work-groups this shard saw last, not yet in `counters`.
+    last: LastGroup,
+}
+
+/// A run of work-groups with the same counters and barriers: one cost, added `repeats`
+/// times to the counter sums when the run ends ([`Totals::flush_last`]).
+#[derive(Debug, Default, Clone)]
+struct LastGroup {
+    counters: Vec<u64>,
+    barriers: u64,
+    cost: GroupCost,
+    repeats: u64,
+}
+
+impl Totals {
+    /// Adds the run of [`LastGroup`] to the counter sums and empties it.
+    fn flush_last(&mut self, sites: usize) {
+        let last = std::mem::take(&mut self.last);
+        if last.repeats > 0 {
+            self.add_counters_times(&last.counters, last.repeats, sites);
+        }
+        self.last = LastGroup { counters: last.counters, ..LastGroup::default() };
+    }
+
+    /// Adds `counters` of one work-group: sums, except each site's worst bank ways (word 6),
+    /// a maximum. `sites` is the number of site words.
+    fn add_counters(&mut self, counters: &[u64], sites: usize) {
+        self.add_counters_times(counters, 1, sites);
+    }
+
+    /// [`Self::add_counters`] of `times` work-groups with the same `counters`.
+    fn add_counters_times(&mut self, counters: &[u64], times: u64, sites: usize) {
+        let at = sites.min(self.counters.len());
+        let (site_sums, block_sums) = self.counters.split_at_mut(at);
+        let (site_counts, block_counts) = counters.split_at(sites.min(counters.len()));
+        for (site, c) in site_sums.chunks_mut(time::SITE_WORDS).zip(site_counts.chunks(time::SITE_WORDS)) {
+            for (i, (sum, &c)) in site.iter_mut().zip(c).enumerate() {
+                *sum = if i == 6 { (*sum).max(c) } else { sum.saturating_add(c.saturating_mul(times)) };
+            }
+        }
+        for (sum, &c) in block_sums.iter_mut().zip(block_counts) {
+            *sum = sum.saturating_add(c.saturating_mul(times));
+        }
+    }
+
+    /// Adds the totals of another shard.
+    fn merge(&mut self, o: &Totals, sites: usize) {
+        self.add_counters(&o.counters, sites);
+        if self.waves.len() < o.waves.len() {
+            self.waves.resize(o.waves.len(), Vec::new());
+        }
+        for (wave, other) in self.waves.iter_mut().zip(&o.waves) {
+            if wave.len() < other.len() {
+                wave.resize(other.len(), GroupCost::default());
+            }
+            for (cost, o) in wave.iter_mut().zip(other) {
+                cost.add(o);
+            }
+        }
+        self.groups += o.groups;
+        self.barriers += o.barriers;
+        self.memory_bytes = self.memory_bytes.saturating_add(o.memory_bytes);
+    }
 }
 
 /// The performance model of one launch, an [`Observer`].
@@ -123,7 +201,8 @@ pub struct GenModel {
     occupancy: Occupancy,
     /// Barrier regions ended per work-group (linear id), counted by `thread_region`.
     regions: Vec<AtomicU32>,
-    totals: Mutex<Totals>,
+    /// Per-thread shards ([`SHARDS`]), merged by [`GenModel::finish`].
+    totals: Vec<Mutex<Totals>>,
 }
 
 impl GenModel {
@@ -148,7 +227,9 @@ impl GenModel {
             gen,
             occupancy,
             regions,
-            totals: Mutex::new(Totals { counters: vec![0; words], ..Default::default() }),
+            totals: (0..SHARDS)
+                .map(|_| Mutex::new(Totals { counters: vec![0; words], ..Default::default() }))
+                .collect(),
             shape,
         }
     }
@@ -169,20 +250,25 @@ impl GenModel {
         let threads = u64::from(self.occupancy.threads_per_wg);
         let seen = self.regions.get(linear as usize).map_or(0, |r| u64::from(r.load(Ordering::Relaxed)));
         let barriers = if seen > 0 { seen.div_ceil(threads.max(1)) } else { u64::from(self.shape.barriers) };
-        let cost = GroupCost::from_counters(&self.config, &self.gen, self.shape.simd, counters, threads, barriers);
         let per_wave = u64::from(self.occupancy.wgs) * u64::from(self.config.subslices());
         let wave = (linear / per_wave) as usize;
         let subslice = (linear % per_wave % u64::from(self.config.subslices())) as usize;
-        let mut t = self.totals.lock().unwrap_or_else(|e| e.into_inner());
+        let mut t = self.totals[shard_of_thread()].lock().unwrap_or_else(|e| e.into_inner());
         let t = &mut *t;
-        let sites = self.gen.sites.len() * time::SITE_WORDS;
-        for (i, (sum, &c)) in t.counters.iter_mut().zip(counters).enumerate() {
-            if i < sites && i % time::SITE_WORDS == 6 {
-                *sum = (*sum).max(c);
-            } else {
-                *sum = sum.saturating_add(c);
-            }
-        }
+        // Most work-groups of a launch count the same as the one before them on this
+        // thread (the rows of a stencil, the blocks of a matrix product): their cost is
+        // computed once and their counters are added once, times the run's length.
+        let cost = if t.last.repeats > 0 && t.last.barriers == barriers && t.last.counters == counters {
+            t.last.repeats += 1;
+            t.last.cost
+        } else {
+            t.flush_last(self.gen.sites.len() * time::SITE_WORDS);
+            let cost = GroupCost::from_counters(&self.config, &self.gen, self.shape.simd, counters, threads, barriers);
+            t.last.counters.clear();
+            t.last.counters.extend_from_slice(counters);
+            (t.last.barriers, t.last.cost, t.last.repeats) = (barriers, cost, 1);
+            cost
+        };
         if t.waves.len() <= wave {
             t.waves.resize(wave + 1, vec![GroupCost::default(); self.config.subslices() as usize]);
         }
@@ -194,7 +280,13 @@ impl GenModel {
 
     /// The modelled time and the report of what was observed so far (call after the launch).
     pub fn finish(&self) -> GenLaunchModel {
-        let t = self.totals.lock().unwrap_or_else(|e| e.into_inner());
+        let sites = self.gen.sites.len() * time::SITE_WORDS;
+        let mut t = Totals { counters: vec![0; time::counter_words(&self.gen)], ..Default::default() };
+        for shard in &self.totals {
+            let mut shard = shard.lock().unwrap_or_else(|e| e.into_inner());
+            shard.flush_last(sites);
+            t.merge(&shard, sites);
+        }
         let memory = self.shape.footprint_bytes.map_or(t.memory_bytes, |f| t.memory_bytes.min(f));
         let time = time::launch_time(&self.config, &t.waves, memory);
         let report = GenReport::build(&report::Inputs {
