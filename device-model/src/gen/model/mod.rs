@@ -201,8 +201,9 @@ pub struct GenModel {
     occupancy: Occupancy,
     /// Barrier regions ended per work-group (linear id), counted by `thread_region`.
     regions: Vec<AtomicU32>,
-    /// Per-thread shards ([`SHARDS`]), merged by [`GenModel::finish`].
-    totals: Vec<Mutex<Totals>>,
+    /// Per-thread shards ([`SHARDS`]), merged by [`GenModel::finish`]; each on cache lines of
+    /// its own, or the threads' lock operations on neighbouring shards contend for one line.
+    totals: Vec<crossbeam::utils::CachePadded<Mutex<Totals>>>,
 }
 
 impl GenModel {
@@ -228,7 +229,12 @@ impl GenModel {
             occupancy,
             regions,
             totals: (0..SHARDS)
-                .map(|_| Mutex::new(Totals { counters: vec![0; words], ..Default::default() }))
+                .map(|_| {
+                    crossbeam::utils::CachePadded::new(Mutex::new(Totals {
+                        counters: vec![0; words],
+                        ..Default::default()
+                    }))
+                })
                 .collect(),
             shape,
         }
