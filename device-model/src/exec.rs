@@ -474,7 +474,11 @@ impl Job {
             if start >= total {
                 break;
             }
-            for linear in start..total.min(start + self.chunk) {
+            // Completions are counted once per chunk: a shared counter written per
+            // work-group bounced its cache line between the threads on every one (a 4096^2
+            // NDRange on the Gen device is 65536 work-groups of 256).
+            let end = total.min(start + self.chunk);
+            for linear in start..end {
                 if self.aborted.load(Ordering::SeqCst) {
                     return;
                 }
@@ -483,7 +487,9 @@ impl Job {
                 let result = catch_unwind(AssertUnwindSafe(|| self.run_group(args, &ctx, id, n, gen)));
                 match result {
                     Ok(Ok(())) => {
-                        self.completed.fetch_add(1, Ordering::SeqCst);
+                        if linear + 1 == end {
+                            self.completed.fetch_add(end - start, Ordering::SeqCst);
+                        }
                     }
                     Ok(Err(e)) => return self.fail(e),
                     Err(payload) => {

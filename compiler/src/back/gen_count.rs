@@ -16,7 +16,8 @@
 //!   up to 64 bytes; one line per lane for multiples of 64 whose lanes do not cross a line);
 //!   anything else counts distinct lines among the lanes' addresses with AVX-512 `vpconflictd`
 //!   when the host has it (up to 16 values), else comparing each lane with the earlier ones.
-//!   Counters are added to the array at `ctx.gen_counters`, so a device that gives all the
+//!   Counters are added to the array at `ctx.gen_counters` (passed to the work-item function
+//!   as a `noalias` parameter), so a device that gives all the
 //!   hardware threads of a work-group the same zeroed array reads the work-group's sum
 //!   (`worst_bank_ways` is a maximum, kept as one).
 //! - [`build_linear_entry`]: the work-group entry of a variant whose lanes are consecutive
@@ -254,18 +255,33 @@ pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis, host_featur
     p
 }
 
-/// The counting state of a function being lowered: the counters live in a local array
-/// (registers after SROA: the kernel's memory accesses never alias them) and are added to
-/// the context's array at every return of the work-item function ([`FnLower::gen_flush`]).
+/// The counting state of a function being lowered: the counters are the array at
+/// `ctx.gen_counters`, which the work-group entry passes as the work-item function's last
+/// parameter, `noalias`: once inlined, the kernel's memory accesses are known not to touch
+/// it (the array is the worker's own, zeroed per work-group by the device), so counting
+/// does not keep LLVM from optimising them, and a counter is one add to memory, with no
+/// copy per packet.
 pub struct GenState<'a, 'ctx> {
     plan: &'a GenPlan,
-    /// `ctx.gen_counters`.
+    /// The counter array.
     counters: PointerValue<'ctx>,
-    /// The local array.
-    local: PointerValue<'ctx>,
     /// What the counting code knows about the current mask, computed once per block (and
     /// again after a barrier, whose resume point the earlier code does not dominate).
     mask: Option<MaskInfo<'ctx>>,
+}
+
+/// In the entry block of a work-group entry (`b` there): the counter array at
+/// `ctx.gen_counters`, which the entry passes to every call of the work-item function as
+/// the last argument.
+pub(super) fn entry_counter_array<'ctx>(
+    e: &Emitter<'ctx, '_>,
+    b: &inkwell::builder::Builder<'ctx>,
+    ctx: PointerValue<'ctx>,
+) -> R<PointerValue<'ctx>> {
+    let (i8t, i64t) = (e.cx.i8_type(), e.cx.i64_type());
+    let ptr = e.cx.ptr_type(inkwell::AddressSpace::default());
+    let at_ctx = gep(b, i8t.into(), ctx, &[i64t.const_int(super::llvm::ctx_offsets::GEN_COUNTERS, false)], true)?;
+    as_ptr(b.build_load(ptr, at_ctx, "gen.counters")?)
 }
 
 /// Facts about a lane mask, shared by the block's sites.
@@ -291,59 +307,15 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         if self.vec.is_none() {
             bail!("a Gen-instrumented build must be vectorized");
         }
-        let p = gep(
-            &self.pb,
-            self.cx().i8_type().into(),
-            self.env.ctx,
-            &[self.i64().const_int(super::llvm::ctx_offsets::GEN_COUNTERS, false)],
-            true,
-        )?;
-        let counters = as_ptr(self.pb.build_load(self.ptr_type(), p, "gen.counters")?)?;
-        let words = plan.words().max(1) as u32;
-        let local = self.pb.build_alloca(self.i64().array_type(words), "gen.local")?;
-        self.pb.build_memset(
-            local,
-            8,
-            self.cx().i8_type().const_zero(),
-            self.i64().const_int(8 * words as u64, false),
-        )?;
-        self.gen = Some(GenState { plan, counters, local, mask: None });
+        // The counter array is the work-item function's last parameter.
+        let counters = self.llf.get_last_param().ok_or("no counter parameter")?.into_pointer_value();
+        self.gen = Some(GenState { plan, counters, mask: None });
         Ok(())
     }
 
     fn gen_word(&self, word: u32) -> R<PointerValue<'ctx>> {
         let g = self.gen.as_ref().ok_or("not counting")?;
-        gep(&self.b, self.i64().into(), g.local, &[self.i64().const_int(word as u64, false)], true)
-    }
-
-    /// Adds the local counters to `ctx.gen_counters` before every return of the function
-    /// (the kernel's end and each barrier); called once the body is lowered.
-    pub fn gen_flush(&mut self) -> R<()> {
-        let Some(g) = self.gen.take() else { return Ok(()) };
-        let words = g.plan.words() as u32;
-        let site_words = g.plan.sites.len() as u32 * SITE_WORDS;
-        let i64t = self.i64();
-        for bb in self.llf.get_basic_blocks() {
-            let Some(term) = bb.get_terminator() else { continue };
-            if term.get_opcode() != inkwell::values::InstructionOpcode::Return {
-                continue;
-            }
-            self.b.position_before(&term);
-            for w in 0..words {
-                let at = [i64t.const_int(w as u64, false)];
-                let src = gep(&self.b, i64t.into(), g.local, &at, true)?;
-                let dst = gep(&self.b, i64t.into(), g.counters, &at, true)?;
-                let x = self.b.build_load(i64t, src, "")?.into_int_value();
-                let old = self.b.build_load(i64t, dst, "")?.into_int_value();
-                let new = if w < site_words && w % SITE_WORDS == WORST_WAYS {
-                    self.umax(old, x)?
-                } else {
-                    self.b.build_int_add(old, x, "")?
-                };
-                self.b.build_store(dst, new)?;
-            }
-        }
-        Ok(())
+        gep(&self.b, self.i64().into(), g.counters, &[self.i64().const_int(word as u64, false)], true)
     }
 
     fn gen_add(&self, word: u32, v: IntValue<'ctx>) -> R<()> {
@@ -966,9 +938,9 @@ pub fn build_linear_entry<'ctx>(
     wi: FunctionValue<'ctx>,
     state_size: u64,
     width: u32,
-    restrict_offsets: &[u64],
-    args_size: u64,
+    opts: &super::workgroup::EntryOptions<'_>,
 ) -> R<FunctionValue<'ctx>> {
+    let (restrict_offsets, args_size) = (opts.restrict_offsets, opts.args_size);
     let cx = e.cx;
     let ptr = cx.ptr_type(inkwell::AddressSpace::default());
     let i32t = cx.i32_type();
@@ -987,7 +959,11 @@ pub fn build_linear_entry<'ctx>(
     let exit = cx.append_basic_block(f, "exit");
 
     b.position_at_end(entry);
-    let (state_base, restrict_ptrs) = super::workgroup::entry_pointers(e, &b, ctx, args, state_size, restrict_offsets)?;
+    let (state_base, mut restrict_ptrs) =
+        super::workgroup::entry_pointers(e, &b, ctx, args, state_size, restrict_offsets)?;
+    if opts.gen_counters {
+        restrict_ptrs.push(entry_counter_array(e, &b, ctx)?.into());
+    }
     let first64 = b.build_int_z_extend(first, i64t, "")?;
     let end64 = b.build_int_z_extend(end, i64t, "")?;
     let any = b.build_int_compare(IntPredicate::ULT, first64, end64, "")?;

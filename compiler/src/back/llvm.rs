@@ -842,7 +842,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 self.b.build_unconditional_branch(body)?;
             }
         }
-        self.gen_flush()
+        Ok(())
     }
 
     fn setup_params(&mut self, entry: Block) -> R<()> {

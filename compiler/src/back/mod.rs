@@ -278,6 +278,11 @@ fn emit(
             .collect();
         let first_restrict = wi_params.len() as u32;
         wi_params.extend(restrict.iter().map(|_| inkwell::types::BasicMetadataTypeEnum::from(ptr)));
+        // A Gen-instrumented build's counter array: the last parameter.
+        let gen_counters = gen_plan.is_some();
+        if gen_counters {
+            wi_params.push(ptr.into());
+        }
         let wi_ty = i32t.fn_type(&wi_params, false);
         // A kernel that stays scalar with stores that may stream gets a second work-item
         // function whose stores are non-temporal, and an entry that picks one per launch
@@ -301,6 +306,9 @@ fn emit(
             for j in 0..restrict.len() as u32 {
                 e.add_param_attr(wi, first_restrict + j, "noalias");
             }
+            if gen_counters {
+                e.add_param_attr(wi, first_restrict + restrict.len() as u32, "noalias");
+            }
             FnLower::new(&e, func, wi, k, Mode::Kernel { info: &kernel.info, plan: &plan })
                 .and_then(|mut l| {
                     l.restrict_params =
@@ -321,10 +329,14 @@ fn emit(
         let restrict_offsets: Vec<u64> = restrict.iter().map(|(_, off)| *off).collect();
         let sfence = lanes > 1 && vector::streaming_allowed(func);
         let args_size = kernel.info.arg_block_size as u64;
-        let opts = |sfence: bool| workgroup::EntryOptions { restrict_offsets: &restrict_offsets, sfence, args_size };
+        let opts = |sfence: bool| workgroup::EntryOptions {
+            restrict_offsets: &restrict_offsets,
+            sfence,
+            args_size,
+            gen_counters,
+        };
         if gen_build.is_some_and(|g| g.linear_lanes) {
-            gen_count::build_linear_entry(&e, &entry_symbol(k), wi, plan.size, lanes, &restrict_offsets, args_size)
-                .map_err(kerr)?;
+            gen_count::build_linear_entry(&e, &entry_symbol(k), wi, plan.size, lanes, &opts(false)).map_err(kerr)?;
         } else if stream_set.is_empty() {
             workgroup::build_entry(&e, &entry_symbol(k), wi, plan.size, lanes, &opts(sfence)).map_err(kerr)?;
         } else {

@@ -292,6 +292,9 @@ pub struct EntryOptions<'a> {
     pub sfence: bool,
     /// Bytes of the argument block (it is `dereferenceable` that far).
     pub args_size: u64,
+    /// A Gen-instrumented build: the entry passes the counter array at `ctx.gen_counters`
+    /// to the work-item function as its last argument (`gen_count::entry_counter_array`).
+    pub gen_counters: bool,
 }
 
 /// Builds the work-group entry `u32 name(args, ctx, first, end, resume_at)` around the
@@ -349,7 +352,10 @@ pub fn build_entry<'ctx>(
     };
     let lsx = load_u64(ctx_offsets::LOCAL_SIZE)?;
     let lsy = load_u64(ctx_offsets::LOCAL_SIZE + 8)?;
-    let (state_base, restrict_ptrs) = entry_pointers(e, &b, ctx, args, state_size, restrict_offsets)?;
+    let (state_base, mut restrict_ptrs) = entry_pointers(e, &b, ctx, args, state_size, restrict_offsets)?;
+    if opts.gen_counters {
+        restrict_ptrs.push(super::gen_count::entry_counter_array(e, &b, ctx)?.into());
+    }
     let any = b.build_int_compare(IntPredicate::ULT, first, end, "")?;
     b.build_conditional_branch(any, pre, exit)?;
 
