@@ -60,8 +60,9 @@ pub fn prefetch_allowed() -> bool {
 /// The loads of vectorized kernel `f` that prefetch ahead of themselves: consecutive loads
 /// of global or constant memory outside any loop of the work-item function (each packet then
 /// reads the next W elements of a stream, so the stream runs through the packet loop).
-/// Loads a few elements apart (`in[i - 1]`, `in[i]`, `in[i + 1]`) each prefetch, mostly
-/// the same line: an instruction each, cheaper than proving them one stream.
+/// Loads of one block a few elements apart (`in[i - 1]`, `in[i]`, `in[i + 1]`: the same
+/// base, an index that differs by a constant, [`stream_key`]) are one stream: only the
+/// first prefetches.
 pub fn prefetched_loads(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis) -> std::collections::HashSet<Inst> {
     let mut out = std::collections::HashSet::new();
     if !prefetch_allowed() {
@@ -74,6 +75,8 @@ pub fn prefetched_loads(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis)
         if loops.depth(b) > 0 {
             continue;
         }
+        // Per block: a block may run without the others (its guard skips them).
+        let mut streams: Vec<(StreamKey, i64)> = Vec::new();
         for &i in &f.layout.insts[b] {
             let InstData::Load { ptr, volatile: false, .. } = &f.insts[i] else { continue };
             let memory = matches!(
@@ -84,11 +87,78 @@ pub fn prefetched_loads(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis)
                 }
             );
             if memory && wa.access(i) == Some(Access::Consecutive) {
-                out.insert(i);
+                match stream_key(m, f, *ptr) {
+                    Some((key, offset)) => {
+                        let near = |&(k, o): &(StreamKey, i64)| k == key && (o - offset).abs() < STREAM_SLACK;
+                        if !streams.iter().any(near) {
+                            streams.push((key, offset));
+                            out.insert(i);
+                        }
+                    }
+                    None => {
+                        out.insert(i);
+                    }
+                }
             }
         }
     }
     out
+}
+
+/// Elements apart within which two loads of one [`stream_key`] share their prefetch.
+const STREAM_SLACK: i64 = 16;
+
+/// What identifies a stream: the base pointer and the root of the index.
+type StreamKey = (Value, Value);
+
+/// The stream of a load through `ptr` (an access chain `base[root + c]`) and its constant
+/// offset `c`. The root is the index with constant additions, subtractions and integer
+/// conversions peeled off; a load of a private variable stands for the variable (each block
+/// loads `i` afresh). `None` when the pointer is not such an access chain.
+fn stream_key(m: &ir::Module, f: &ir::Function, ptr: Value) -> Option<(StreamKey, i64)> {
+    let def = |v: Value| match f.values[v].def {
+        crate::ir::ValueDef::Result(i) => Some(&f.insts[i]),
+        _ => None,
+    };
+    // A private variable loaded afresh in each block stands for what it holds.
+    let var_of = |v: Value| match def(v) {
+        Some(InstData::Load { ptr: var, .. }) if matches!(def(*var), Some(InstData::Variable { .. })) => *var,
+        _ => v,
+    };
+    let (base, index) = match def(ptr)? {
+        InstData::AccessChain { base, element: Some(e), indices, .. } if indices.is_empty() => (*base, *e),
+        InstData::AccessChain { base, element: None, indices, .. } if indices.len() == 1 => (*base, indices[0]),
+        _ => return None,
+    };
+    let mut root = index;
+    let mut offset = 0i64;
+    for _ in 0..8 {
+        match def(root) {
+            Some(InstData::Convert { arg, .. }) => root = *arg,
+            Some(InstData::Binary { op: crate::ir::BinaryOp::IAdd, lhs, rhs }) => {
+                match (
+                    crate::vectorize::analysis::const_int(m, f, *lhs),
+                    crate::vectorize::analysis::const_int(m, f, *rhs),
+                ) {
+                    (_, Some(c)) => (root, offset) = (*lhs, offset.wrapping_add(c)),
+                    (Some(c), _) => (root, offset) = (*rhs, offset.wrapping_add(c)),
+                    _ => break,
+                }
+            }
+            Some(InstData::Binary { op: crate::ir::BinaryOp::ISub, lhs, rhs }) => {
+                match crate::vectorize::analysis::const_int(m, f, *rhs) {
+                    Some(c) => (root, offset) = (*lhs, offset.wrapping_sub(c)),
+                    None => break,
+                }
+            }
+            Some(InstData::Load { .. }) => {
+                root = var_of(root);
+                break;
+            }
+            _ => break,
+        }
+    }
+    Some(((var_of(base), root), offset))
 }
 
 /// A store whose bytes over the whole ND-range reach this streams past the caches

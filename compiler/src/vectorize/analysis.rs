@@ -181,7 +181,7 @@ impl WorkItemAnalysis {
 }
 
 /// Sign-extends the constant `v` of `f` from its type's width, if it is an integer constant.
-fn const_int(m: &ir::Module, f: &Function, v: Value) -> Option<i64> {
+pub fn const_int(m: &ir::Module, f: &Function, v: Value) -> Option<i64> {
     let ValueDef::Const(c) = f.values.get(v)?.def else { return None };
     match m.constants.get(c)? {
         ConstData::Int { ty, bits } => {
