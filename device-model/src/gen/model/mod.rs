@@ -119,8 +119,9 @@ fn shard_of_thread() -> usize {
 struct Totals {
     /// Counter words summed over the work-groups (worst bank ways: the maximum).
     counters: Vec<u64>,
-    /// `waves[w][s]`: the work-groups of wave `w` on sub-slice `s`, summed.
-    waves: Vec<Vec<GroupCost>>,
+    /// `waves[w * subslices + s]`: the work-groups of wave `w` on sub-slice `s`, summed
+    /// (one flat table: a launch has thousands of waves).
+    waves: Vec<GroupCost>,
     groups: u64,
     barriers: u64,
     memory_bytes: u64,
@@ -173,15 +174,10 @@ impl Totals {
     fn merge(&mut self, o: &Totals, sites: usize) {
         self.add_counters(&o.counters, sites);
         if self.waves.len() < o.waves.len() {
-            self.waves.resize(o.waves.len(), Vec::new());
+            self.waves.resize(o.waves.len(), GroupCost::default());
         }
-        for (wave, other) in self.waves.iter_mut().zip(&o.waves) {
-            if wave.len() < other.len() {
-                wave.resize(other.len(), GroupCost::default());
-            }
-            for (cost, o) in wave.iter_mut().zip(other) {
-                cost.add(o);
-            }
+        for (cost, o) in self.waves.iter_mut().zip(&o.waves) {
+            cost.add(o);
         }
         self.groups += o.groups;
         self.barriers += o.barriers;
@@ -264,7 +260,11 @@ impl GenModel {
         // Most work-groups of a launch count the same as the one before them on this
         // thread (the rows of a stencil, the blocks of a matrix product): their cost is
         // computed once and their counters are added once, times the run's length.
-        let cost = if t.last.repeats > 0 && t.last.barriers == barriers && t.last.counters == counters {
+        // Without an early exit, so that the comparison is vector code (a word-by-word
+        // loop that stops at the first difference took most of this function's time).
+        let same = t.last.counters.len() == counters.len()
+            && t.last.counters.iter().zip(counters).fold(0, |acc, (a, b)| acc | (a ^ b)) == 0;
+        let cost = if t.last.repeats > 0 && t.last.barriers == barriers && same {
             t.last.repeats += 1;
             t.last.cost
         } else {
@@ -275,10 +275,12 @@ impl GenModel {
             (t.last.barriers, t.last.cost, t.last.repeats) = (barriers, cost, 1);
             cost
         };
-        if t.waves.len() <= wave {
-            t.waves.resize(wave + 1, vec![GroupCost::default(); self.config.subslices() as usize]);
+        let subslices = self.config.subslices() as usize;
+        let cell = wave * subslices + subslice;
+        if t.waves.len() <= cell {
+            t.waves.resize((wave + 1) * subslices, GroupCost::default());
         }
-        t.waves[wave][subslice].add(&cost);
+        t.waves[cell].add(&cost);
         t.groups += 1;
         t.barriers += barriers;
         t.memory_bytes = t.memory_bytes.saturating_add(cost.l3_lines.saturating_mul(64));

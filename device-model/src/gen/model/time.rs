@@ -204,11 +204,11 @@ impl LaunchTime {
     }
 }
 
-/// The launch time from its waves: `waves[w][s]` is wave `w` on sub-slice `s`.
-pub fn launch_time(config: &GenConfig, waves: &[Vec<GroupCost>], memory_bytes: u64) -> LaunchTime {
-    let subslices = config.subslices() as usize;
+/// The launch time from its waves: `waves[w * subslices + s]` is wave `w` on sub-slice `s`.
+pub fn launch_time(config: &GenConfig, waves: &[GroupCost], memory_bytes: u64) -> LaunchTime {
+    let subslices = (config.subslices() as usize).max(1);
     let mut per_ss = vec![(0.0f64, Split::default()); subslices];
-    for wave in waves {
+    for wave in waves.chunks(subslices) {
         for (s, g) in wave.iter().enumerate().take(subslices) {
             if g.threads == 0 {
                 continue;
@@ -222,5 +222,6 @@ pub fn launch_time(config: &GenConfig, waves: &[Vec<GroupCost>], memory_bytes: u
     let bytes_per_clock = config.memory_bytes_per_sec() / (f64::from(config.max_clock_mhz) * 1e6);
     split.memory = memory_bytes as f64 / bytes_per_clock;
     let cycles = schedule.max(split.memory);
-    LaunchTime { cycles, time_ns: cycles / config.clocks_per_ns(), split, waves: waves.len() as u64, memory_bytes }
+    let waves = waves.len().div_ceil(subslices) as u64;
+    LaunchTime { cycles, time_ns: cycles / config.clocks_per_ns(), split, waves, memory_bytes }
 }
