@@ -268,6 +268,22 @@ pub struct GenState<'a, 'ctx> {
     /// What the counting code knows about the current mask, computed once per block (and
     /// again after a barrier, whose resume point the earlier code does not dominate).
     mask: Option<MaskInfo<'ctx>>,
+    /// L3-line counts of the block's strided messages whose closed forms wait for
+    /// [`FnLower::gen_flush_lines`].
+    pending: Vec<PendingLines<'ctx>>,
+}
+
+/// A strided message's L3-line count: its closed form, the condition under which that is
+/// exact, and what the general count needs otherwise.
+struct PendingLines<'ctx> {
+    word: u32,
+    ok: IntValue<'ctx>,
+    closed: IntValue<'ctx>,
+    a0: IntValue<'ctx>,
+    stride: i64,
+    bytes: u64,
+    mask: VectorValue<'ctx>,
+    conflict: bool,
 }
 
 /// In the entry block of a work-group entry (`b` there): the counter array at
@@ -309,7 +325,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         }
         // The counter array is the work-item function's last parameter.
         let counters = self.llf.get_last_param().ok_or("no counter parameter")?.into_pointer_value();
-        self.gen = Some(GenState { plan, counters, mask: None });
+        self.gen = Some(GenState { plan, counters, mask: None, pending: Vec::new() });
         Ok(())
     }
 
@@ -422,10 +438,16 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     /// Counts the message of memory instruction `i` (before it is lowered) under the current
     /// mask.
     pub fn gen_access(&mut self, i: Inst) -> R<()> {
-        let Some(g) = self.gen.as_mut() else { return Ok(()) };
-        if crate::passes::inline::is_work_group_barrier(&self.f.insts[i]) {
-            g.mask = None;
+        if self.gen.is_none() {
+            return Ok(());
         }
+        if crate::passes::inline::is_work_group_barrier(&self.f.insts[i]) {
+            self.gen_flush_lines()?;
+            if let Some(g) = self.gen.as_mut() {
+                g.mask = None;
+            }
+        }
+        let Some(g) = self.gen.as_ref() else { return Ok(()) };
         let Some(&s) = g.plan.site_of.get(&i) else { return Ok(()) };
         let site = g.plan.sites[s as usize].clone();
         let conflict = g.plan.conflict;
@@ -462,18 +484,17 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         };
 
         if site.space != AddressSpace::Local {
-            let lines = match (uniform_addr, pws) {
+            return match (uniform_addr, pws) {
                 (Some(a), _) => {
                     let first = self.b.build_right_shift(a, c64(6), false, "")?;
                     let last =
                         self.b.build_right_shift(self.b.build_int_add(a, c64(bytes - 1), "")?, c64(6), false, "")?;
                     let n = self.b.build_int_add(self.b.build_int_sub(last, first, "")?, c64(1), "")?;
-                    self.b.build_int_mul(n, any, "")?
+                    self.gen_add(base + LINES, self.b.build_int_mul(n, any, "")?)
                 }
-                (None, Some(pw)) => self.gen_lines(pw, mi, shape, bytes, conflict)?,
+                (None, Some(pw)) => self.gen_lines(base + LINES, pw, mi, shape, bytes, conflict),
                 _ => bail!("no address"),
             };
-            return self.gen_add(base + LINES, lines);
         }
 
         // SLM: 16 banks of 4 bytes.
@@ -608,15 +629,18 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     }
 
     /// Distinct 64-byte lines touched by the lanes of `mask` accessing `bytes` bytes through
-    /// the pointers `pw` (`<W x ptr>`) of shape `shape`.
+    /// the pointers `pw` (`<W x ptr>`) of shape `shape`, added to counter `word`. A strided
+    /// access with a closed form is counted at the end of the block with the block's other
+    /// ones ([`Self::gen_flush_lines`]).
     fn gen_lines(
         &mut self,
+        word: u32,
         pw: VectorValue<'ctx>,
         mi: MaskInfo<'ctx>,
         shape: Shape,
         bytes: u64,
         conflict: bool,
-    ) -> R<IntValue<'ctx>> {
+    ) -> R<()> {
         let mask = mi.mask;
         let i64t = self.i64();
         let c64 = |x: u64| i64t.const_int(x, false);
@@ -624,7 +648,8 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let addrs_of = |s: &Self| -> R<VectorValue<'ctx>> { Ok(s.b.build_ptr_to_int(pw, i64t.vec_type(w), "")?) };
         let Shape::Strided(s) = shape else {
             let addrs = addrs_of(self)?;
-            return self.general_lines(addrs, mask, bytes, conflict);
+            let lines = self.general_lines(addrs, mask, bytes, conflict)?;
+            return self.gen_add(word, lines);
         };
         let span = s != 0 && s.unsigned_abs() <= 64;
         let line_per_lane = s.unsigned_abs().is_multiple_of(64) && bytes <= 64;
@@ -633,7 +658,8 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let a0 = self.b.build_ptr_to_int(p0, i64t, "")?;
         if !(span || line_per_lane) {
             let addrs = self.strided_addrs(a0, s, w)?;
-            return self.general_lines(addrs, mask, bytes, conflict);
+            let lines = self.general_lines(addrs, mask, bytes, conflict)?;
+            return self.gen_add(word, lines);
         }
         // The condition for the closed form, and its value.
         let (ok, closed) = if span {
@@ -652,10 +678,45 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             let end = self.b.build_int_add(off, c64(bytes), "")?;
             (self.b.build_int_compare(IntPredicate::ULE, end, c64(64), "")?, mi.active)
         };
-        self.closed_or(ok, closed, |sf| {
-            let addrs = sf.strided_addrs(a0, s, w)?;
-            sf.general_lines(addrs, mask, bytes, conflict)
-        })
+        let pending = PendingLines { word, ok, closed, a0, stride: s, bytes, mask, conflict };
+        self.gen.as_mut().ok_or("not counting")?.pending.push(pending);
+        Ok(())
+    }
+
+    /// Adds the pending line counts of the block's strided messages: one branch on whether
+    /// every closed form holds (the usual case: a contiguous mask), rather than one per
+    /// message. Called before the block's terminator and before a barrier (whose resume
+    /// point the values do not dominate).
+    pub fn gen_flush_lines(&mut self) -> R<()> {
+        let pending = match self.gen.as_mut() {
+            Some(g) if !g.pending.is_empty() => std::mem::take(&mut g.pending),
+            _ => return Ok(()),
+        };
+        let mut all_ok = pending[0].ok;
+        for p in &pending[1..] {
+            all_ok = self.b.build_and(all_ok, p.ok, "")?;
+        }
+        let fast = self.cx().append_basic_block(self.llf, "gen.closed");
+        let slow = self.cx().append_basic_block(self.llf, "gen.general");
+        let join = self.cx().append_basic_block(self.llf, "gen.counted");
+        self.b.build_conditional_branch(all_ok, fast, slow)?;
+        self.b.position_at_end(fast);
+        for p in &pending {
+            self.gen_add(p.word, p.closed)?;
+        }
+        self.b.build_unconditional_branch(join)?;
+        self.b.position_at_end(slow);
+        for p in &pending {
+            let w = p.mask.get_type().get_size();
+            let lines = self.closed_or(p.ok, p.closed, |sf| {
+                let addrs = sf.strided_addrs(p.a0, p.stride, w)?;
+                sf.general_lines(addrs, p.mask, p.bytes, p.conflict)
+            })?;
+            self.gen_add(p.word, lines)?;
+        }
+        self.b.build_unconditional_branch(join)?;
+        self.b.position_at_end(join);
+        Ok(())
     }
 
     /// `closed` when `ok`, else what `general` computes (on a branch of its own).
