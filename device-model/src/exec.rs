@@ -542,7 +542,7 @@ impl Job {
                     // A Gen-instrumented build's entry runs the hardware threads `first..end`
                     // one packet (= one thread) at a time: one call for the whole group.
                     let r = self.kernel.run(args, ctx, 0, n, resume);
-                    if let Some(o) = observer {
+                    if let Some(o) = observer.filter(|o| r != FINISHED || o.wants_final_regions()) {
                         for (first, end) in simd_threads(n, simd) {
                             o.thread_region(id, first, end - first, r);
                         }

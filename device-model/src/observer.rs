@@ -17,6 +17,12 @@ pub trait Observer: Send + Sync {
     /// A hardware thread of `lanes` work-items (starting at linear local id `first`) ran one
     /// barrier region, ending at `barrier` (0 = the kernel's end).
     fn thread_region(&self, _group_id: [usize; 3], _first: u32, _lanes: u32, _barrier: u32) {}
+    /// Whether [`Observer::thread_region`] is wanted for regions that end at the kernel's end
+    /// (barrier 0) too; `false` lets the executor skip a call per hardware thread when no
+    /// barrier was reached (the Gen model counts barrier regions only).
+    fn wants_final_regions(&self) -> bool {
+        true
+    }
     /// A work-group of a Gen-instrumented build finished: `counters` is the sum over its
     /// hardware threads of their counter arrays (`softcl_compiler::gen_abi`: the kernel's
     /// sites' `SiteCounters`, then its blocks' `BlockCounters`, as u64 words).

@@ -162,6 +162,9 @@ impl Observer for Both {
         self.0.thread_region(group_id, first, lanes, barrier);
         self.1.thread_region(group_id, first, lanes, barrier);
     }
+    fn wants_final_regions(&self) -> bool {
+        self.0.wants_final_regions() || self.1.wants_final_regions()
+    }
     fn gen_counters(&self, group_id: [usize; 3], counters: &[u64]) {
         self.0.gen_counters(group_id, counters);
         self.1.gen_counters(group_id, counters);

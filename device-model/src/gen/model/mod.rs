@@ -127,6 +127,8 @@ struct Totals {
     memory_bytes: u64,
     /// The counters of the work-groups this shard saw last, not yet in `counters`.
     last: LastGroup,
+    /// The last work-group placed: its linear id, wave, position in the wave and sub-slice.
+    cursor: Option<(u64, u64, u64, u64)>,
 }
 
 /// A run of work-groups with the same counters and barriers: one cost, added `repeats`
@@ -140,6 +142,29 @@ struct LastGroup {
 }
 
 impl Totals {
+    /// The wave and sub-slice of work-group `linear` (dispatched in order, `wgs` per
+    /// sub-slice per wave, round robin over `subslices`). A thread's work-groups mostly come
+    /// in order, so the next one is placed from the last without dividing.
+    fn place(&mut self, linear: u64, wgs: u64, subslices: u64) -> (usize, usize) {
+        let subslices = subslices.max(1);
+        let per_wave = wgs.max(1) * subslices;
+        let (wave, pos, sub) = match self.cursor {
+            Some((last, wave, pos, sub)) if linear == last + 1 => {
+                if pos + 1 == per_wave {
+                    (wave + 1, 0, 0)
+                } else {
+                    (wave, pos + 1, if sub + 1 == subslices { 0 } else { sub + 1 })
+                }
+            }
+            _ => {
+                let pos = linear % per_wave;
+                (linear / per_wave, pos, pos % subslices)
+            }
+        };
+        self.cursor = Some((linear, wave, pos, sub));
+        (wave as usize, sub as usize)
+    }
+
     /// Adds the run of [`LastGroup`] to the counter sums and empties it.
     fn flush_last(&mut self, sites: usize) {
         let last = std::mem::take(&mut self.last);
@@ -252,11 +277,9 @@ impl GenModel {
         let threads = u64::from(self.occupancy.threads_per_wg);
         let seen = self.regions.get(linear as usize).map_or(0, |r| u64::from(r.load(Ordering::Relaxed)));
         let barriers = if seen > 0 { seen.div_ceil(threads.max(1)) } else { u64::from(self.shape.barriers) };
-        let per_wave = u64::from(self.occupancy.wgs) * u64::from(self.config.subslices());
-        let wave = (linear / per_wave) as usize;
-        let subslice = (linear % per_wave % u64::from(self.config.subslices())) as usize;
         let mut t = self.totals[shard_of_thread()].lock().unwrap_or_else(|e| e.into_inner());
         let t = &mut *t;
+        let (wave, subslice) = t.place(linear, u64::from(self.occupancy.wgs), u64::from(self.config.subslices()));
         // Most work-groups of a launch count the same as the one before them on this
         // thread (the rows of a stencil, the blocks of a matrix product): their cost is
         // computed once and their counters are added once, times the run's length.
@@ -315,6 +338,9 @@ impl GenModel {
 }
 
 impl Observer for GenModel {
+    fn wants_final_regions(&self) -> bool {
+        false
+    }
     fn thread_region(&self, group_id: [usize; 3], _first: u32, _lanes: u32, barrier: u32) {
         if barrier != 0 {
             if let Some(r) = self.regions.get(self.shape.linear_group(group_id) as usize) {
