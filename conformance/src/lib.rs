@@ -923,6 +923,12 @@ pub fn create_kernel(program: &Program, name: &str) -> Result<Kernel, ClError> {
     Ok(unsafe { Kernel::from_raw(raw) })
 }
 
+/// clCreateKernel by name, panicking with the reason on failure.
+#[track_caller]
+pub fn kernel_of(program: &Program, name: &str) -> Kernel {
+    create_kernel(program, name).unwrap_or_else(|e| panic!("{e}"))
+}
+
 // ---------------------------------------------------------------------------------------
 // A device with its context and queue
 // ---------------------------------------------------------------------------------------
@@ -1236,6 +1242,51 @@ pub fn run_in_vectorizer_modes(child_var: &str, name: &str, check: impl Fn(&str,
         check(mode, &stdout);
     }
     true
+}
+
+/// The vectorizer setting a test child runs under (`child_var`'s value: "auto", "w4", "off",
+/// "gen", ...); empty in the parent.
+pub fn vectorizer_mode(child_var: &str) -> String {
+    std::env::var(child_var).unwrap_or_default()
+}
+
+/// Builds `src` with `options` on `env` and checks, for the vectorizer setting `mode`, each
+/// kernel of `kernels` against its line of the vectorizer report in the build log:
+/// - a forced width (`w4`, `w8`, ...): vectorized at that width, saying each of `phrases`;
+/// - `auto` (the heuristic width): vectorized, saying each of `phrases`, or kept scalar for
+///   cost (a "short kernel" reason, which the heuristic gives with its measurement);
+/// - any other setting (the scalar run, the Gen device's run): no report line.
+#[track_caller]
+pub fn build_reported(
+    env: &TestEnv,
+    src: &str,
+    options: &str,
+    mode: &str,
+    kernels: &[&str],
+    phrases: &[&str],
+) -> Program {
+    let program = env.build(src, options);
+    let log = program_build_info_string(program.raw(), env.dev(), CL_PROGRAM_BUILD_LOG);
+    let forced = mode.strip_prefix('w').filter(|w| w.parse::<u32>().is_ok());
+    for k in kernels {
+        let line = log.lines().find(|l| l.contains(&format!("kernel `{k}`:")));
+        if forced.is_none() && mode != "auto" {
+            assert!(line.is_none(), "the {mode} build reports {line:?}");
+            continue;
+        }
+        let l = line.unwrap_or_else(|| panic!("no report line for {k} ({mode}); build log:\n{log}"));
+        if mode == "auto" && l.contains("scalar: ") && l.contains("short kernel") {
+            continue;
+        }
+        match forced {
+            Some(w) => assert!(l.contains(&format!("vectorized at width {w} ")), "{k} should run at width {w}: {l}"),
+            None => assert!(l.contains("vectorized at width"), "{k} should be vectorized: {l}"),
+        }
+        for p in phrases {
+            assert!(l.contains(p), "{k}'s report should say `{p}`: {l}");
+        }
+    }
+    program
 }
 
 /// Runs test `name` of the current test binary in a child process with `child_var` set to

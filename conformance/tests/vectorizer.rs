@@ -26,7 +26,7 @@ fn run_in_every_mode(name: &str) -> bool {
 }
 
 fn mode() -> String {
-    std::env::var(CHILD).unwrap_or_default()
+    vectorizer_mode(CHILD)
 }
 
 /// The CPU device, or the Gen device in the "gen" run.
@@ -35,32 +35,11 @@ fn cpu_env() -> TestEnv {
     device(kind).expect("the device under test").env()
 }
 
-/// Builds `src` and checks the report in the build log: each kernel of `vectorized` was
-/// vectorized (at width 4 in the "w4" run), or, in the scalar run, that none was.
+/// Builds `src` and checks the report in the build log ([`build_reported`]): each kernel of
+/// `vectorized` was vectorized (at width 4 in the "w4" run, or kept scalar for cost by the
+/// heuristic), or, in the scalar and Gen runs, that none reports.
 fn build(env: &TestEnv, src: &str, options: &str, vectorized: &[&str]) -> Program {
-    let program = env.build(src, options);
-    let log = program_build_info_string(program.raw(), env.dev(), CL_PROGRAM_BUILD_LOG);
-    for k in vectorized {
-        let line = log.lines().find(|l| l.contains(&format!("kernel `{k}`:")));
-        match mode().as_str() {
-            // The heuristic may keep a short divergent kernel scalar (a cost decision, with
-            // its reason); the forced width below always vectorizes.
-            "auto" => assert!(
-                line.is_some_and(|l| l.contains("vectorized at width") || l.contains("short kernel")),
-                "kernel {k} should be vectorized; build log:\n{log}"
-            ),
-            "w4" => assert!(
-                line.is_some_and(|l| l.contains("vectorized at width 4 ")),
-                "kernel {k} should be vectorized at width 4; build log:\n{log}"
-            ),
-            _ => assert!(line.is_none(), "scalar build reports {line:?}"),
-        }
-    }
-    program
-}
-
-fn kernel(program: &Program, name: &str) -> Kernel {
-    create_kernel(program, name).unwrap_or_else(|e| panic!("{e}"))
+    build_reported(env, src, options, &mode(), vectorized, &[])
 }
 
 /// The preferred work-group size multiple of a built kernel: W when vectorized.
@@ -85,8 +64,8 @@ fn straight_line_with_masked_tails() {
         }"#;
     let env = cpu_env();
     let p = build(&env, SRC, "-cl-std=CL3.0", &["saxpy", "ids"]);
-    let saxpy = kernel(&p, "saxpy");
-    let ids = kernel(&p, "ids");
+    let saxpy = kernel_of(&p, "saxpy");
+    let ids = kernel_of(&p, "ids");
     if mode() == "w4" {
         assert_eq!(preferred_multiple(&env, &saxpy), 4);
     }
@@ -142,7 +121,7 @@ fn float4_array_of_structures_and_swizzles() {
         }"#;
     let env = cpu_env();
     let p = build(&env, SRC, "", &["particles"]);
-    let k = kernel(&p, "particles");
+    let k = kernel_of(&p, "particles");
     let n = 203usize;
     let pos: Vec<[f32; 4]> = (0..n).map(|i| [i as f32, -(i as f32), 0.25 * i as f32, 4.0]).collect();
     let vel: Vec<[f32; 4]> = (0..n).map(|i| [1.0, 2.0 + i as f32, -3.0, i as f32 * 0.125]).collect();
@@ -199,7 +178,7 @@ fn divergent_if_else_early_return_and_switch() {
         }"#;
     let env = cpu_env();
     let p = build(&env, SRC, "", &["branches"]);
-    let k = kernel(&p, "branches");
+    let k = kernel_of(&p, "branches");
     let n = 290usize;
     let global = 320usize;
     let x: Vec<f32> = (0..global).map(|i| ((i * 37) % 61) as f32 - 30.0).collect();
@@ -271,7 +250,7 @@ fn loops_with_divergent_exits_break_and_continue() {
         }"#;
     let env = cpu_env();
     let p = build(&env, SRC, "", &["mandel", "nested"]);
-    let mandel = kernel(&p, "mandel");
+    let mandel = kernel_of(&p, "mandel");
     let (w, h, max_iter) = (48usize, 20usize, 60i32);
     let bo = env.buffer(CL_MEM_WRITE_ONLY, w * h * 4);
     mandel.set_mem(0, &bo);
@@ -297,7 +276,7 @@ fn loops_with_divergent_exits_break_and_continue() {
             assert!((g - k).abs() <= 1, "mandel({px},{py}) = {g}, host {k}");
         }
     }
-    let nested = kernel(&p, "nested");
+    let nested = kernel_of(&p, "nested");
     let n = 77usize;
     let lim: Vec<i32> = (0..n as i32).map(|i| (i * 7) % 23).collect();
     let bl = env.buffer_from(CL_MEM_READ_ONLY, &lim);
@@ -344,7 +323,7 @@ fn two_and_three_dimensional_ranges() {
         }"#;
     let env = cpu_env();
     let p = build(&env, SRC, "-cl-std=CL3.0", &["ids3", "transpose"]);
-    let k = kernel(&p, "ids3");
+    let k = kernel_of(&p, "ids3");
     let g = [21usize, 6, 4];
     let l = [5usize, 3, 2];
     let bo = env.buffer(CL_MEM_WRITE_ONLY, g.iter().product::<usize>() * 4);
@@ -361,7 +340,7 @@ fn two_and_three_dimensional_ranges() {
             }
         }
     }
-    let t = kernel(&p, "transpose");
+    let t = kernel_of(&p, "transpose");
     let (w, h) = (37usize, 19usize);
     let a: Vec<f32> = (0..w * h).map(|i| i as f32).collect();
     let ba = env.buffer_from(CL_MEM_READ_ONLY, &a);
@@ -394,7 +373,7 @@ fn masked_gathers_scatters_and_uniform_stores() {
         }"#;
     let env = cpu_env();
     let p = build(&env, SRC, "-cl-std=CL3.0", &["permute"]);
-    let k = kernel(&p, "permute");
+    let k = kernel_of(&p, "permute");
     let n = 97usize;
     let idx: Vec<i32> = (0..n).map(|i| ((i * 31) % n) as i32).collect();
     let src: Vec<f32> = (0..n).map(|i| i as f32 + 0.5).collect();
@@ -451,7 +430,7 @@ fn atomics_under_divergence_barriers_in_loops_and_private_arrays() {
         }"#;
     let env = cpu_env();
     let p = build(&env, SRC, "", &["histogram", "reduce", "priv"]);
-    let h = kernel(&p, "histogram");
+    let h = kernel_of(&p, "histogram");
     let n = 300usize;
     let data: Vec<i32> = (0..n as i32).map(|i| if i % 5 == 0 { -1 } else { i * 13 }).collect();
     let bd = env.buffer_from(CL_MEM_READ_ONLY, &data);
@@ -468,7 +447,7 @@ fn atomics_under_divergence_barriers_in_loops_and_private_arrays() {
     }
     assert_eq!(bins, want);
 
-    let r = kernel(&p, "reduce");
+    let r = kernel_of(&p, "reduce");
     let x: Vec<f32> = (0..256).map(|i| (i % 10) as f32).collect();
     let bx = env.buffer_from(CL_MEM_READ_ONLY, &x);
     let bo = env.buffer(CL_MEM_WRITE_ONLY, 4 * 4);
@@ -481,7 +460,7 @@ fn atomics_under_divergence_barriers_in_loops_and_private_arrays() {
         assert_eq!(*s, x[g * 64..(g + 1) * 64].iter().sum::<f32>(), "group {g}");
     }
 
-    let pk = kernel(&p, "priv");
+    let pk = kernel_of(&p, "priv");
     let bp = env.buffer(CL_MEM_WRITE_ONLY, 50 * 4);
     pk.set_mem(0, &bp);
     env.run(&pk, &[50], Some(&[25]));
@@ -515,7 +494,7 @@ fn uniform_address_loads_in_a_divergent_loop() {
         }"#;
     let env = cpu_env();
     let p = build(&env, SRC, "", &["cmpxchg_loop"]);
-    let k = kernel(&p, "cmpxchg_loop");
+    let k = kernel_of(&p, "cmpxchg_loop");
     let n = 200usize;
     // dest[0] is the counter; the elements after it hold values no lane may read.
     let dest: Vec<i32> = (0..64).map(|i| if i == 0 { 0 } else { 1_000_000 + i }).collect();
@@ -581,7 +560,7 @@ fn scalar_select_and_scalar_conditions_of_vector_values() {
     // Conditions: zero, small positive (sign bit clear), negative (sign bit set).
     let c: Vec<i32> = (0..n as i32).map(|i| [0, 0x5e0a_a566, -7, 1][(i % 4) as usize]).collect();
     for name in ["sel_i", "sel_u"] {
-        let k = kernel(&p, name);
+        let k = kernel_of(&p, name);
         let (ba, bb, bc) = (
             env.buffer_from(CL_MEM_READ_ONLY, &a),
             env.buffer_from(CL_MEM_READ_ONLY, &b),
@@ -598,7 +577,7 @@ fn scalar_select_and_scalar_conditions_of_vector_values() {
     }
     // A scalar condition choosing whole vectors (the CTS's integer_ops vector_scalar:
     // `valC ? valA : valB` with char valC and char2 values).
-    let k = kernel(&p, "cond_v");
+    let k = kernel_of(&p, "cond_v");
     let (ba, bb, bc) = (
         env.buffer_from(CL_MEM_READ_ONLY, &a),
         env.buffer_from(CL_MEM_READ_ONLY, &b),
@@ -613,7 +592,7 @@ fn scalar_select_and_scalar_conditions_of_vector_values() {
     let want: Vec<i32> = (0..n).map(|i| if c[i / 2] != 0 { a[i] } else { b[i] }).collect();
     assert_eq!(got, want, "a scalar ?: condition selects the whole vector");
     // int2: component-wise, on the sign bit.
-    let k = kernel(&p, "sel_v");
+    let k = kernel_of(&p, "sel_v");
     let (ba, bb, bc) = (
         env.buffer_from(CL_MEM_READ_ONLY, &a),
         env.buffer_from(CL_MEM_READ_ONLY, &b),
@@ -646,7 +625,7 @@ fn vec_type_hint_narrows_the_width() {
         let line = log.lines().find(|l| l.contains("kernel `hinted`")).unwrap_or_default();
         assert!(line.contains("vec_type_hint(float4)"), "{log}");
     }
-    let k = kernel(&p, "hinted");
+    let k = kernel_of(&p, "hinted");
     let data: Vec<f32> = (0..37).map(|i| i as f32).collect();
     let b = env.buffer_from(CL_MEM_READ_WRITE, &data);
     k.set_mem(0, &b);
@@ -681,7 +660,7 @@ fn printf_under_divergence_prints_once_per_work_item() {
         }"#;
     let env = cpu_env();
     let p = build(&env, SRC, "", &["talk"]);
-    let k = kernel(&p, "talk");
+    let k = kernel_of(&p, "talk");
     let b = env.buffer(CL_MEM_WRITE_ONLY, 37 * 4);
     k.set_mem(0, &b);
     env.run(&k, &[37], Some(&[37]));

@@ -21,7 +21,7 @@ fn run_in_every_mode(name: &str) -> bool {
 }
 
 fn mode() -> String {
-    std::env::var(CHILD).unwrap_or_default()
+    vectorizer_mode(CHILD)
 }
 
 /// Builds `src` on the CPU device and checks the build log: with the vectorizer on, each
@@ -33,34 +33,7 @@ fn build(env: &TestEnv, src: &str, kernels: &[&str]) -> Program {
 
 /// [`build`] with the phrases each report line must hold when the kernel is vectorized.
 fn build_expecting(env: &TestEnv, src: &str, kernels: &[&str], phrases: &[&str]) -> Program {
-    let program = env.build(src, "-cl-std=CL3.0");
-    let log = program_build_info_string(program.raw(), env.dev(), CL_PROGRAM_BUILD_LOG);
-    for k in kernels {
-        let line = log.lines().find(|l| l.contains(&format!("kernel `{k}`:")));
-        match mode().as_str() {
-            "auto" | "w4" => {
-                let l = line.unwrap_or_else(|| panic!("no report line for {k}; build log:\n{log}"));
-                // The heuristic width keeps short kernels without natural loops scalar (a
-                // measured cost decision, with its reason); the forced width vectorizes them.
-                if mode() == "auto" && l.contains("scalar: ") && l.contains("short kernel") {
-                    continue;
-                }
-                assert!(l.contains("vectorized at width"), "{k} should be vectorized: {l}");
-                if mode() == "w4" {
-                    assert!(l.contains("vectorized at width 4 "), "{k} should run at width 4: {l}");
-                }
-                for p in phrases {
-                    assert!(l.contains(p), "{k}'s report should say `{p}`: {l}");
-                }
-            }
-            _ => assert!(line.is_none(), "scalar build reports {line:?}"),
-        }
-    }
-    program
-}
-
-fn kernel(program: &Program, name: &str) -> Kernel {
-    create_kernel(program, name).unwrap_or_else(|e| panic!("{e}"))
+    build_reported(env, src, "-cl-std=CL3.0", &mode(), kernels, phrases)
 }
 
 /// Local sizes to run with: the device's choice, widths' multiples and sizes that leave a
@@ -127,7 +100,7 @@ fn divergent_trip_counts() {
         }"#;
     let env = device(DeviceKind::Cpu).expect("the CPU device").env();
     let p = build(&env, SRC, &["collatz"]);
-    let k = kernel(&p, "collatz");
+    let k = kernel_of(&p, "collatz");
     let n = 211usize;
     // The kernel's uints are passed as the same bits in i32s (all values are small).
     let x: Vec<i32> = (0..n as i32).map(|i| 1 + (i * 7919) % 1000).collect();
@@ -178,7 +151,7 @@ fn break_and_continue() {
         }"#;
     let env = device(DeviceKind::Cpu).expect("the CPU device").env();
     let p = build(&env, SRC, &["bc"]);
-    let k = kernel(&p, "bc");
+    let k = kernel_of(&p, "bc");
     let m = 173usize;
     let n = 60i32;
     let x: Vec<i32> = (0..m as i32).map(|i| (i * 37) % 101 - 40).collect();
@@ -239,7 +212,7 @@ fn early_return_from_a_loop() {
         }"#;
     let env = device(DeviceKind::Cpu).expect("the CPU device").env();
     let p = build(&env, SRC, &["find"]);
-    let k = kernel(&p, "find");
+    let k = kernel_of(&p, "find");
     let len = 97i32;
     let data: Vec<i32> = (0..len).map(|j| (j * 53) % 89 + j * 4).collect();
     let m = 190usize;
@@ -292,7 +265,7 @@ fn nested_divergent_loops() {
         }"#;
     let env = device(DeviceKind::Cpu).expect("the CPU device").env();
     let p = build(&env, SRC, &["nested"]);
-    let k = kernel(&p, "nested");
+    let k = kernel_of(&p, "nested");
     let m = 150usize;
     let x: Vec<i32> = (0..m as i32).map(|i| (i * 29) % 61).collect();
     let want: Vec<i32> = (0..m as i32)
@@ -353,7 +326,7 @@ fn live_outs_differ_per_exit() {
         }"#;
     let env = device(DeviceKind::Cpu).expect("the CPU device").env();
     let p = build(&env, SRC, &["exits"]);
-    let k = kernel(&p, "exits");
+    let k = kernel_of(&p, "exits");
     let m = 160usize;
     let x: Vec<i32> = (0..m as i32).map(|i| (i * 17) % 90 + 1).collect();
     let mut exits_taken = [0; 3];
@@ -411,7 +384,7 @@ fn atomics_and_stores_in_a_divergent_loop() {
         }"#;
     let env = device(DeviceKind::Cpu).expect("the CPU device").env();
     let p = build(&env, SRC, &["walk"]);
-    let k = kernel(&p, "walk");
+    let k = kernel_of(&p, "walk");
     let m = 140usize;
     let x: Vec<i32> = (0..m as i32).map(|i| if i % 5 == 0 { 0 } else { (i * 193) % 20000 }).collect();
     let mut bins = [0i32; 9];
@@ -466,7 +439,7 @@ fn uniform_inner_loop_in_a_divergent_loop() {
         let log = program_build_info_string(p.raw(), env.dev(), CL_PROGRAM_BUILD_LOG);
         assert_eq!(log.matches("loop mask").count(), 1, "one loop in loop-mask form: {log}");
     }
-    let k = kernel(&p, "poly");
+    let k = kernel_of(&p, "poly");
     let m = 120usize;
     let deg = 6i32;
     let c: Vec<i32> = vec![3, -1, 4, 1, -5, 9];
@@ -523,7 +496,7 @@ fn irreducible_cycle_runs_through_the_lane_dispatcher() {
         }"#;
     let env = device(DeviceKind::Cpu).expect("the CPU device").env();
     let p = build_expecting(&env, SRC, &["irr"], &["lane dispatcher (irreducible control flow"]);
-    let k = kernel(&p, "irr");
+    let k = kernel_of(&p, "irr");
     let m = 150usize;
     let x: Vec<i32> = (0..m as i32).map(|i| (i * 41) % 997 + 2).collect();
     let want: Vec<i32> = x
@@ -583,7 +556,7 @@ fn divergent_loop_between_barriers() {
         }"#;
     let env = device(DeviceKind::Cpu).expect("the CPU device").env();
     let p = build(&env, SRC, &["rounds"]);
-    let k = kernel(&p, "rounds");
+    let k = kernel_of(&p, "rounds");
     let n = 336usize;
     let x: Vec<i32> = (0..n as i32).map(|i| (i * 71) % 300 + 1).collect();
     for ls in [16usize, 7, 48, 112] {

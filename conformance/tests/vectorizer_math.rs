@@ -313,5 +313,5 @@ fn short_chains_run_two_packets_interleaved() {
 }
 
 fn mode() -> String {
-    std::env::var(CHILD).unwrap_or_default()
+    vectorizer_mode(CHILD)
 }

@@ -62,29 +62,13 @@ fn run_in_every_mode(name: &str) -> bool {
 }
 
 fn mode() -> String {
-    std::env::var(CHILD).unwrap_or_default()
+    vectorizer_mode(CHILD)
 }
 
-/// Builds `src` and checks that each kernel of `kernels` is vectorized at the forced width
-/// (`wN` settings) or has a report line (`auto`).
+/// Builds `src` and checks that each kernel of `kernels` is vectorized (at the forced width
+/// in the `wN` settings) with [`build_reported`].
 fn build(env: &TestEnv, src: &str, kernels: &[&str]) -> Program {
-    let program = env.build(src, "-cl-std=CL3.0");
-    let log = program_build_info_string(program.raw(), env.dev(), CL_PROGRAM_BUILD_LOG);
-    for k in kernels {
-        let line = log.lines().find(|l| l.contains(&format!("kernel `{k}`:")));
-        let m = mode();
-        if let Some(w) = m.strip_prefix('w') {
-            let l = line.unwrap_or_else(|| panic!("no report line for {k}; build log:\n{log}"));
-            assert!(l.contains(&format!("vectorized at width {w} ")), "{k} should run at width {w}: {l}");
-        } else if m == "auto" {
-            assert!(line.is_some(), "no report line for {k}; build log:\n{log}");
-        }
-    }
-    program
-}
-
-fn kernel(program: &Program, name: &str) -> Kernel {
-    create_kernel(program, name).unwrap_or_else(|e| panic!("{e}"))
+    build_reported(env, src, "-cl-std=CL3.0", &mode(), kernels, &[])
 }
 
 /// The local sizes each 1D test runs with (None: the driver's choice).
@@ -130,9 +114,9 @@ fn struct_members_load_and_store_as_one_span() {
         }"#;
     let env = device(DeviceKind::Cpu).expect("the CPU device").env();
     let p = build(&env, SRC, &["particles", "gap", "p3"]);
-    let particles = kernel(&p, "particles");
-    let gap = kernel(&p, "gap");
-    let p3 = kernel(&p, "p3");
+    let particles = kernel_of(&p, "particles");
+    let gap = kernel_of(&p, "gap");
+    let p3 = kernel_of(&p, "p3");
     let n = 301usize;
     let dt = 0.25f32;
     let gravity = [0.0f32, -4.0, 0.0, 0.0];
@@ -226,8 +210,8 @@ fn streaming_stores_in_full_partial_and_unaligned_packets() {
         }"#;
     let env = device(DeviceKind::Cpu).expect("the CPU device").env();
     let p = build(&env, SRC, &["add", "neighbour"]);
-    let add = kernel(&p, "add");
-    let neighbour = kernel(&p, "neighbour");
+    let add = kernel_of(&p, "add");
+    let neighbour = kernel_of(&p, "neighbour");
     let n = 1000usize;
     let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.75).collect();
     let b: Vec<f32> = (0..n).map(|i| 100.0 - i as f32).collect();
@@ -289,7 +273,7 @@ fn border_packets_inside_on_and_across_the_border() {
         }"#;
     let env = device(DeviceKind::Cpu).expect("the CPU device").env();
     let p = build(&env, SRC, &["stencil"]);
-    let stencil = kernel(&p, "stencil");
+    let stencil = kernel_of(&p, "stencil");
     // Widths: a multiple of 16 (packets inside or with one border lane at either end), one
     // more (a packet of one lane per row), and one that leaves 3 lanes in the last packet.
     for (w, h) in [(64usize, 9usize), (65, 5), (35, 4)] {

@@ -20,39 +20,14 @@ fn run_in_every_mode(name: &str) -> bool {
 }
 
 fn mode() -> String {
-    std::env::var(CHILD).unwrap_or_default()
+    vectorizer_mode(CHILD)
 }
 
-/// Builds `src` on the CPU device and checks the build log: with the vectorizer on, each
-/// kernel of `kernels` is vectorized and its divergent branches if-converted; off, no
-/// report line.
+/// Builds `src` on the CPU device and checks the build log ([`build_reported`]): with the
+/// vectorizer on, each kernel of `kernels` is vectorized and its divergent branches
+/// if-converted; off, no report line.
 fn build(env: &TestEnv, src: &str, kernels: &[&str]) -> Program {
-    let program = env.build(src, "-cl-std=CL3.0");
-    let log = program_build_info_string(program.raw(), env.dev(), CL_PROGRAM_BUILD_LOG);
-    for k in kernels {
-        let line = log.lines().find(|l| l.contains(&format!("kernel `{k}`:")));
-        match mode().as_str() {
-            "auto" | "w4" => {
-                let l = line.unwrap_or_else(|| panic!("no report line for {k}; build log:\n{log}"));
-                // The heuristic keeps short loop-free divergent kernels scalar (a measured cost
-                // decision, with its reason); the forced width always vectorizes.
-                let kept_scalar = mode() == "auto" && l.contains("scalar: ") && l.contains("short kernel");
-                if !kept_scalar {
-                    assert!(l.contains("vectorized at width"), "{k} should be vectorized: {l}");
-                    if mode() == "w4" {
-                        assert!(l.contains("vectorized at width 4 "), "{k} should run at width 4: {l}");
-                    }
-                }
-                assert!(l.contains("if-converted"), "{k}'s divergent branches should be if-converted: {l}");
-            }
-            _ => assert!(line.is_none(), "scalar build reports {line:?}"),
-        }
-    }
-    program
-}
-
-fn kernel(program: &Program, name: &str) -> Kernel {
-    create_kernel(program, name).unwrap_or_else(|e| panic!("{e}"))
+    build_reported(env, src, "-cl-std=CL3.0", &mode(), kernels, &["if-converted"])
 }
 
 #[test]
@@ -82,8 +57,8 @@ fn store_on_one_side_only_under_masks() {
         }"#;
     let env = device(DeviceKind::Cpu).expect("the CPU device").env();
     let p = build(&env, SRC, &["one_side", "two_sides"]);
-    let one = kernel(&p, "one_side");
-    let two = kernel(&p, "two_sides");
+    let one = kernel_of(&p, "one_side");
+    let two = kernel_of(&p, "two_sides");
     let n = 203usize;
     let x: Vec<f32> = (0..n).map(|i| ((i * 37) % 23) as f32 - 11.0).collect();
     let xi: Vec<i32> = (0..n as i32).map(|i| (i * 13) % 29).collect();
@@ -152,8 +127,8 @@ fn short_circuit_conditions() {
         }"#;
     let env = device(DeviceKind::Cpu).expect("the CPU device").env();
     let p = build(&env, SRC, &["border", "guarded", "divided"]);
-    let border = kernel(&p, "border");
-    let guarded = kernel(&p, "guarded");
+    let border = kernel_of(&p, "border");
+    let guarded = kernel_of(&p, "guarded");
     // The four `||` terms of the border test fold into one divergent branch
     // (`passes::short_circuit`); `divided`'s second term divides by what its first tests, so
     // it must not run for the lanes the first stopped (a division by zero traps on x86).
@@ -162,7 +137,7 @@ fn short_circuit_conditions() {
         let line = log.lines().find(|l| l.contains("kernel `border`:")).unwrap_or_default();
         assert!(line.ends_with("; 1 divergent branch(es)"), "the border test is one branch: {line}");
     }
-    let divided = kernel(&p, "divided");
+    let divided = kernel_of(&p, "divided");
     let nd = 100usize;
     let d: Vec<i32> = (0..nd as i32).map(|i| if i % 4 == 0 { 0 } else { i % 23 - 11 }).collect();
     let bdiv = env.buffer_from(CL_MEM_READ_ONLY, &d);
@@ -263,8 +238,8 @@ fn inactive_lanes_do_not_load_out_of_bounds() {
         }"#;
     let env = device(DeviceKind::Cpu).expect("the CPU device").env();
     let p = build(&env, SRC, &["pick", "pick_store"]);
-    let pick = kernel(&p, "pick");
-    let pick_store = kernel(&p, "pick_store");
+    let pick = kernel_of(&p, "pick");
+    let pick_store = kernel_of(&p, "pick_store");
     let n = 333usize;
     let far = -(1i32 << 30);
     // Every lane pattern: all valid, none valid, alternating, and runs of each.
@@ -332,7 +307,7 @@ fn one_sided_bounce_on_float4_structs() {
         }"#;
     let env = device(DeviceKind::Cpu).expect("the CPU device").env();
     let p = build(&env, SRC, &["particles"]);
-    let k = kernel(&p, "particles");
+    let k = kernel_of(&p, "particles");
     let n = 157usize;
     let data: Vec<[f32; 8]> = (0..n)
         .map(|i| {

@@ -13,7 +13,7 @@ use softcl_conformance::*;
 const CHILD: &str = "SOFTCL_SCALARFREE_TEST_CHILD";
 
 fn mode() -> String {
-    std::env::var(CHILD).unwrap_or_default()
+    vectorizer_mode(CHILD)
 }
 
 fn cpu_env() -> TestEnv {
@@ -30,30 +30,7 @@ fn build(env: &TestEnv, src: &str, kernels: &[&str], expect: &[&str]) -> Program
 
 /// [`build`] with build options.
 fn build_with(env: &TestEnv, src: &str, options: &str, kernels: &[&str], expect: &[&str]) -> Program {
-    let program = env.build(src, options);
-    let log = program_build_info_string(program.raw(), env.dev(), CL_PROGRAM_BUILD_LOG);
-    for k in kernels {
-        let line = log.lines().find(|l| l.contains(&format!("kernel `{k}`:")));
-        match mode().as_str() {
-            "auto" => assert!(
-                line.is_some_and(|l| l.contains("vectorized at width") || l.contains("short kernel")),
-                "kernel {k} should be vectorized; build log:\n{log}"
-            ),
-            "w4" => {
-                let l = line.unwrap_or_else(|| panic!("no report for {k}; build log:\n{log}"));
-                assert!(l.contains("vectorized at width 4 "), "kernel {k} should be vectorized at width 4: {l}");
-                for e in expect {
-                    assert!(l.contains(e), "kernel {k}: the report should say `{e}`: {l}");
-                }
-            }
-            _ => assert!(line.is_none(), "scalar build reports {line:?}"),
-        }
-    }
-    program
-}
-
-fn kernel(program: &Program, name: &str) -> Kernel {
-    create_kernel(program, name).unwrap_or_else(|e| panic!("{e}"))
+    build_reported(env, src, options, &mode(), kernels, expect)
 }
 
 #[repr(C)]
@@ -84,7 +61,7 @@ fn struct_values_through_a_helper_function() {
     // Optimised, clang leaves members; unoptimised, whole structs, copies and the call.
     for options in ["", "-cl-opt-disable"] {
         let p = build_with(&env, SRC, options, &["pairs"], &[]);
-        check_pairs(&env, &kernel(&p, "pairs"));
+        check_pairs(&env, &kernel_of(&p, "pairs"));
     }
 }
 
@@ -122,7 +99,7 @@ fn initialised_private_lookup_table() {
         }"#;
     let env = cpu_env();
     let p = build(&env, SRC, &["lut"], &[]);
-    let k = kernel(&p, "lut");
+    let k = kernel_of(&p, "lut");
     let n = 45usize;
     let bo = env.buffer(CL_MEM_WRITE_ONLY, n * 4);
     k.set_mem(0, &bo);
@@ -162,7 +139,7 @@ fn struct_assignment_between_private_and_global_memory() {
         }"#;
     let env = cpu_env();
     let p = build(&env, SRC, &["copy"], &[]);
-    let k = kernel(&p, "copy");
+    let k = kernel_of(&p, "copy");
     let n = 37usize;
     let input: Vec<Rec> = (0..n)
         .map(|g| Rec { a: g as f32 * 0.5, b: g as i32 * 3 + 1, c: [g as f32, -(g as f32), 2.0 * g as f32] })
@@ -216,7 +193,7 @@ fn call_chain_deeper_than_the_inline_limit() {
     }
     let env = cpu_env();
     let p = build(&env, &src, &["chain"], &["calls"]);
-    let k = kernel(&p, "chain");
+    let k = kernel_of(&p, "chain");
     let (n, local) = (42usize, 21usize);
     let input: Vec<i32> = (0..n as i32).map(|g| if g % 5 == 0 { -g } else { g * 11 }).collect();
     let bi = env.buffer_from(CL_MEM_READ_ONLY, &input);
@@ -261,7 +238,7 @@ fn barriers_under_uniform_but_unprovable_conditions() {
         }"#;
     let env = cpu_env();
     let p = build(&env, SRC, &["rev", "rounds"], &["taken as work-group uniform"]);
-    let k = kernel(&p, "rev");
+    let k = kernel_of(&p, "rev");
     let (n, local) = (60usize, 30usize);
     let x: Vec<f32> = (0..n).map(|i| i as f32 * 1.5).collect();
     let bx = env.buffer_from(CL_MEM_READ_ONLY, &x);
@@ -276,7 +253,7 @@ fn barriers_under_uniform_but_unprovable_conditions() {
         assert_eq!(*y, x[grp * local + local - 1 - l], "rev[{g}]");
     }
 
-    let k = kernel(&p, "rounds");
+    let k = kernel_of(&p, "rounds");
     let (n, local) = (54usize, 18usize);
     let steps = [3i32, 0, 5];
     let bs = env.buffer_from(CL_MEM_READ_ONLY, &steps);
@@ -343,7 +320,7 @@ fn irreducible_loop_with_divergent_exits() {
     }
     let env = cpu_env();
     let p = build(&env, SRC, &["irr"], &["lane dispatcher (irreducible control flow"]);
-    let k = kernel(&p, "irr");
+    let k = kernel_of(&p, "irr");
     let n = 70usize;
     let input: Vec<i32> = (0..n as i32).map(|g| (g * 37) % 101 - 10).collect();
     let bi = env.buffer_from(CL_MEM_READ_ONLY, &input);
@@ -386,7 +363,7 @@ fn struct_values_and_an_initialised_private_array_from_spirv() {
         ),
         _ => assert!(line.is_none(), "scalar build reports {line:?}"),
     }
-    let k = kernel(&program, "pairs");
+    let k = kernel_of(&program, "pairs");
     let n = 43usize;
     let input: Vec<u32> = (0..n).flat_map(|g| [(g as f32 * 0.75 - 3.0).to_bits(), (g * 5) as u32]).collect();
     let bi = env.buffer_from(CL_MEM_READ_ONLY, &input);
