@@ -10,6 +10,10 @@
 //! have reached them (no memory access other than loads of whole private variables, no
 //! division, no call) takes `n`'s instructions and ends in `brif (c1 || c2), T, F`
 //! (`c1 && c2` for the shared `F`). `n` leaves the layout. Repeated until nothing folds.
+//!
+//! The combined condition is a select (`c1 ? true : c2`, `c1 ? c2 : false`), not a logical
+//! operation: a term that now runs where it did not (a conversion of a NaN, a shift by too
+//! much) may give LLVM a poison value, and a select of the other arm does not pass it on.
 
 use crate::ir::{self, BinaryOp, Block, Function, InstData, TypeData, Value};
 
@@ -17,11 +21,19 @@ use crate::ir::{self, BinaryOp, Block, Function, InstData, TypeData, Value};
 /// every work-item, where it ran only for those that reached it).
 const MAX_MOVED: usize = 12;
 
+/// The bool constants a folded condition selects.
+#[derive(Clone, Copy)]
+pub struct Bools {
+    pub ty: ir::Type,
+    pub false_: ir::Const,
+    pub true_: ir::Const,
+}
+
 /// Folds the short-circuit chains of `f`; returns how many links were folded.
-pub fn fold(types: &mut ir::TypeTable, f: &mut Function) -> usize {
+pub fn fold(types: &ir::TypeTable, bools: Bools, f: &mut Function) -> usize {
     let mut folded = 0;
     while let Some((b, n, or)) = find_link(types, f) {
-        fold_link(types, f, b, n, or);
+        fold_link(bools, f, b, n, or);
         folded += 1;
     }
     folded
@@ -29,11 +41,17 @@ pub fn fold(types: &mut ir::TypeTable, f: &mut Function) -> usize {
 
 /// Folds the short-circuit chains of every kernel function of `m`.
 pub fn fold_kernels(m: &mut ir::Module) -> usize {
+    let ty = m.types.bool();
+    let bools = Bools {
+        ty,
+        false_: m.add_const(ir::ConstData::Int { ty, bits: 0 }),
+        true_: m.add_const(ir::ConstData::Int { ty, bits: 1 }),
+    };
     let kernels: Vec<ir::Func> = m.kernels.iter().map(|k| k.func).collect();
     let mut folded = 0;
     for kf in kernels {
         if m.functions.is_valid(kf) && m.functions[kf].kind != ir::FuncKind::Import {
-            folded += fold(&mut m.types, &mut m.functions[kf]);
+            folded += fold(&m.types, bools, &mut m.functions[kf]);
         }
     }
     folded
@@ -96,7 +114,7 @@ fn movable(types: &ir::TypeTable, f: &Function, n: Block) -> bool {
 }
 
 /// Moves `n`'s instructions to the end of `b` and branches on the combined condition.
-fn fold_link(types: &mut ir::TypeTable, f: &mut Function, b: Block, n: Block, or: bool) {
+fn fold_link(bools: Bools, f: &mut Function, b: Block, n: Block, or: bool) {
     let (Some(bt), Some(nt)) = (f.terminator(b), f.terminator(n)) else { return };
     let InstData::Branch { cond: c1, .. } = f.insts[bt].clone() else { return };
     let InstData::Branch { cond: c2, then_dest, else_dest } = f.insts[nt].clone() else { return };
@@ -105,9 +123,12 @@ fn fold_link(types: &mut ir::TypeTable, f: &mut Function, b: Block, n: Block, or
         f.layout.remove_inst(i);
         f.layout.insert_inst_before(bt, i);
     }
-    let op = if or { BinaryOp::LogicalOr } else { BinaryOp::LogicalAnd };
-    let bool_t = types.bool();
-    let (_, c) = f.insert_inst_before(bt, InstData::Binary { op, lhs: c1, rhs: c2 }, Some(bool_t));
+    let select = if or {
+        InstData::Select { cond: c1, if_true: f.const_value(bools.true_, bools.ty), if_false: c2 }
+    } else {
+        InstData::Select { cond: c1, if_true: c2, if_false: f.const_value(bools.false_, bools.ty) }
+    };
+    let (_, c) = f.insert_inst_before(bt, select, Some(bools.ty));
     let c = c.expect("a binary instruction has a result");
     if let Some(loc) = f.inst_locs[nt] {
         f.inst_locs[bt] = Some(loc);
