@@ -6,6 +6,7 @@
 //! - [`pressure`]: register pressure (uniform / varying bytes live) for the Gen SIMD choice.
 //! - [`analysis`]: uniform / strided / varying values, divergence, memory access classes.
 //! - [`members`]: accesses to several members of one array-of-structs element (one span).
+//! - [`prefetch`]: the consecutive loads that prefetch their stream ahead.
 //! - [`blocker`]: what the vector lowering cannot do yet (sub-group built-ins, a barrier
 //!   under a branch whose condition is not element-wise; the kernel then runs scalar and the
 //!   report names the reason); [`per_lane`]: what runs lane by lane inside the vector body
@@ -13,6 +14,7 @@
 
 pub mod analysis;
 pub mod members;
+pub mod prefetch;
 pub mod pressure;
 pub mod width;
 
