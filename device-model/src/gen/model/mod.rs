@@ -115,7 +115,7 @@ fn shard_of_thread() -> usize {
     SHARD.with(|s| *s)
 }
 
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default)]
 struct Totals {
     /// Counter words summed over the work-groups (worst bank ways: the maximum).
     counters: Vec<u64>,
@@ -133,7 +133,7 @@ struct Totals {
 
 /// A run of work-groups with the same counters and barriers: one cost, added `repeats`
 /// times to the counter sums when the run ends ([`Totals::flush_last`]).
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default)]
 struct LastGroup {
     counters: Vec<u64>,
     barriers: u64,
