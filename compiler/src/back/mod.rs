@@ -5,7 +5,8 @@
 //!    kernel's work-item function (barrier regions, work-item state) and its work-group
 //!    entry with the [`crate::abi`] signature; `builtins` lowers OpenCL.std.
 //! 3. The module is verified, optimised with LLVM's O2 pipeline for the host CPU
-//!    (`target`), emitted as an object file in memory and linked by ORC LLJIT (`jit`).
+//!    (`target`; O1 for the Gen device's scalar fallback build), emitted as an object file
+//!    in memory and linked by ORC LLJIT (`jit`).
 //!
 //! `SOFTCL_DUMP_LLVM=1` prints the LLVM IR before and after optimisation to stderr.
 
@@ -97,7 +98,7 @@ pub fn codegen(module: &ir::Module, target: &Target) -> Result<Arc<NativeProgram
     }
 
     let host = target::HostTarget::resolve(target);
-    let tm = host.machine().map_err(fail)?;
+    let tm = host.machine_at(codegen_level(target)).map_err(fail)?;
     // The build-log line for math on vectors running per lane (libsleef missing).
     let math_note = builtins::vector_math_note(&m, vecmath::vector_bits(&host.features)).map(|n| n + "\n");
     let t1 = std::time::Instant::now();
@@ -111,7 +112,7 @@ pub fn codegen(module: &ir::Module, target: &Target) -> Result<Arc<NativeProgram
     let (jit, addrs) = jit::Jit::load(&object, &symbols).map_err(fail)?;
     if std::env::var("SOFTCL_CODEGEN_TIMES").is_ok_and(|v| v == "1") {
         eprintln!(
-            "softcl codegen: passes+target {:?}, IR->LLVM {:?}, O2 {:?}, object {:?}, JIT link {:?}, total {:?}",
+            "softcl codegen: passes+target {:?}, IR->LLVM {:?}, optimisation {:?}, object {:?}, JIT link {:?}, total {:?}",
             t1 - t0,
             times[0],
             times[1],
@@ -137,11 +138,39 @@ pub fn codegen(module: &ir::Module, target: &Target) -> Result<Arc<NativeProgram
     }))
 }
 
+/// Whether this is the Gen device's program build: scalar kernels that only run when a
+/// kernel's instrumented SIMD variant cannot be built (`GenThreads`), and that give the
+/// kernel's facts before its first launch. Every launch of the others runs the variant, so
+/// this build is compiled for speed of compiling: the CTS builds thousands of programs, and
+/// compiling each twice at O2 (this build, then the variant at its first launch) made the
+/// Gen device's suites 2-4x slower than the CPU device's.
+fn gen_fallback_build(target: &Target) -> bool {
+    target.gen.is_some_and(|g| g.simd == 0)
+}
+
+/// LLVM's optimisation pipeline for a build of `target`.
+fn pipeline(target: &Target) -> &'static str {
+    if gen_fallback_build(target) {
+        "default<O1>"
+    } else {
+        "default<O2>"
+    }
+}
+
+/// The code-generation level for a build of `target`.
+fn codegen_level(target: &Target) -> inkwell::OptimizationLevel {
+    if gen_fallback_build(target) {
+        inkwell::OptimizationLevel::Less
+    } else {
+        inkwell::OptimizationLevel::Default
+    }
+}
+
 /// The optimised LLVM IR `codegen` would compile to native code (for tests and tools that
 /// look at what the vectorizer and LLVM made of a kernel).
 pub fn optimized_llvm_ir(module: &ir::Module, target: &Target) -> Result<String, BuildError> {
     let m = prepare(module, target)?;
-    let tm = target::HostTarget::resolve(target).machine().map_err(fail)?;
+    let tm = target::HostTarget::resolve(target).machine_at(codegen_level(target)).map_err(fail)?;
     let context = Context::create();
     let mut text = String::new();
     emit(&context, &m, &tm, target, Some(&mut text))?;
@@ -377,7 +406,7 @@ fn emit(
         return Err(fail(format!("internal error: LLVM rejected the generated code:\n{}", msg.to_string())));
     }
     let t1 = std::time::Instant::now();
-    e.m.run_passes("default<O2>", tm, PassBuilderOptions::create())
+    e.m.run_passes(pipeline(target), tm, PassBuilderOptions::create())
         .map_err(|msg| fail(format!("LLVM optimisation failed: {msg}")))?;
     if dump_enabled() {
         eprintln!("; SoftCL LLVM IR after optimisation\n{}", e.m.print_to_string().to_string());

@@ -40,18 +40,16 @@ impl HostTarget {
     /// A target machine for this target at O2, position independent (the JIT links the
     /// object wherever it allocates memory and reaches libm through its stubs).
     pub fn machine(&self) -> Result<TargetMachine, String> {
+        self.machine_at(OptimizationLevel::Default)
+    }
+
+    /// [`Self::machine`] at code-generation level `level`.
+    pub fn machine_at(&self, level: OptimizationLevel) -> Result<TargetMachine, String> {
         init_native()?;
         let triple = TargetTriple::create(&self.triple);
         let target = LlvmTarget::from_triple(&triple).map_err(|e| format!("LLVM target {}: {}", self.triple, e))?;
         target
-            .create_target_machine(
-                &triple,
-                &self.cpu,
-                &self.features,
-                OptimizationLevel::Default,
-                RelocMode::PIC,
-                CodeModel::Small,
-            )
+            .create_target_machine(&triple, &self.cpu, &self.features, level, RelocMode::PIC, CodeModel::Small)
             .ok_or_else(|| format!("LLVM cannot create a target machine for {} cpu {}", self.triple, self.cpu))
     }
 }
