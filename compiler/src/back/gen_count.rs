@@ -438,10 +438,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     /// Counts the message of memory instruction `i` (before it is lowered) under the current
     /// mask.
     pub fn gen_access(&mut self, i: Inst) -> R<()> {
-        if self.gen.is_none() {
-            return Ok(());
-        }
-        if crate::passes::inline::is_work_group_barrier(&self.f.insts[i]) {
+        if self.gen.is_some() && crate::passes::inline::is_work_group_barrier(&self.f.insts[i]) {
             self.gen_flush_lines()?;
             if let Some(g) = self.gen.as_mut() {
                 g.mask = None;
@@ -1020,10 +1017,12 @@ pub fn build_linear_entry<'ctx>(
     let exit = cx.append_basic_block(f, "exit");
 
     b.position_at_end(entry);
-    let (state_base, mut restrict_ptrs) =
+    // The work-item function's last arguments: the `restrict` buffers, then (Gen builds)
+    // the counter array.
+    let (state_base, mut trailing_args) =
         super::workgroup::entry_pointers(e, &b, ctx, args, state_size, restrict_offsets)?;
     if opts.gen_counters {
-        restrict_ptrs.push(entry_counter_array(e, &b, ctx)?.into());
+        trailing_args.push(entry_counter_array(e, &b, ctx)?.into());
     }
     let first64 = b.build_int_z_extend(first, i64t, "")?;
     let end64 = b.build_int_z_extend(end, i64t, "")?;
@@ -1055,7 +1054,7 @@ pub fn build_linear_entry<'ctx>(
         let mut a = common.clone();
         a.push(i32t.const_zero().into());
         a.push(hi_arg.into());
-        a.extend(restrict_ptrs.iter().copied());
+        a.extend(trailing_args.iter().copied());
         let r = b.build_call(wi, &a, "")?.try_as_basic_value().basic().ok_or("work-item function has no result")?;
         b.build_unconditional_branch(latch)?;
         results.push((r, blk));

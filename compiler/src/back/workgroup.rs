@@ -352,9 +352,11 @@ pub fn build_entry<'ctx>(
     };
     let lsx = load_u64(ctx_offsets::LOCAL_SIZE)?;
     let lsy = load_u64(ctx_offsets::LOCAL_SIZE + 8)?;
-    let (state_base, mut restrict_ptrs) = entry_pointers(e, &b, ctx, args, state_size, restrict_offsets)?;
+    // The work-item function's last arguments: the `restrict` buffers, then (Gen builds)
+    // the counter array.
+    let (state_base, mut trailing_args) = entry_pointers(e, &b, ctx, args, state_size, restrict_offsets)?;
     if opts.gen_counters {
-        restrict_ptrs.push(super::gen_count::entry_counter_array(e, &b, ctx)?.into());
+        trailing_args.push(super::gen_count::entry_counter_array(e, &b, ctx)?.into());
     }
     let any = b.build_int_compare(IntPredicate::ULT, first, end, "")?;
     b.build_conditional_branch(any, pre, exit)?;
@@ -443,12 +445,12 @@ pub fn build_entry<'ctx>(
         b.position_at_end(fast);
         let mut fa = call_args.clone();
         fa.extend::<[BasicMetadataValueEnum<'ctx>; 2]>([i32t.const_zero().into(), i32t.const_int(w, false).into()]);
-        fa.extend(restrict_ptrs.iter().copied());
+        fa.extend(trailing_args.iter().copied());
         let r1 = b.build_call(wi, &fa, "")?.try_as_basic_value().basic().ok_or("work-item function has no result")?;
         b.build_unconditional_branch(latch)?;
         b.position_at_end(masked);
         call_args.extend::<[BasicMetadataValueEnum<'ctx>; 2]>([lo32.into(), hi32.into()]);
-        call_args.extend(restrict_ptrs.iter().copied());
+        call_args.extend(trailing_args.iter().copied());
         let r2 =
             b.build_call(wi, &call_args, "")?.try_as_basic_value().basic().ok_or("work-item function has no result")?;
         b.build_unconditional_branch(latch)?;
@@ -457,7 +459,7 @@ pub fn build_entry<'ctx>(
         rp.add_incoming(&[(&r1, fast), (&r2, masked)]);
         rp.as_basic_value()
     } else {
-        call_args.extend(restrict_ptrs.iter().copied());
+        call_args.extend(trailing_args.iter().copied());
         let r =
             b.build_call(wi, &call_args, "")?.try_as_basic_value().basic().ok_or("work-item function has no result")?;
         b.build_unconditional_branch(latch)?;
