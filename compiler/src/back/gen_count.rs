@@ -24,7 +24,9 @@
 //!   linear local ids (a hardware thread spanning rows), and `FnLower::linear_work_item`, the
 //!   ids of such lanes.
 
-use super::llvm::{as_ptr, bail, gep, Emitter, Error, FnLower, Val, R};
+use super::gen_helpers::{self, Helper, Ops};
+use super::llvm::{as_ptr, bail, gep, Emitter, FnLower, Val, R};
+use super::target::HostTarget;
 use crate::gen_abi::{AccessKind, BlockCounters, GenBlock, GenKernelInfo, GenSite, SiteCounters, SourceLoc};
 use crate::ir::{self, Block, Inst, InstData, TypeData, Value, ValueDef, WorkItemQuery};
 use crate::kernel_info::AddressSpace;
@@ -123,6 +125,8 @@ pub struct GenPlan {
     block_of: HashMap<Block, u32>,
     /// The host has AVX-512 CD (`vpconflictd`).
     conflict: bool,
+    /// The target the general counts' helpers are compiled for (`gen_helpers`).
+    host: HostTarget,
 }
 
 impl GenPlan {
@@ -166,13 +170,14 @@ fn dynamic_private(m: &ir::Module, f: &ir::Function, p: Value) -> bool {
 
 /// The sites and blocks of kernel function `f` (after inlining); the same for every lane
 /// layout, so that variants of one kernel share the counter layout.
-pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis, host_features: &str) -> GenPlan {
+pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis, host: &HostTarget) -> GenPlan {
     let mut p = GenPlan {
         sites: Vec::new(),
         blocks: Vec::new(),
         site_of: HashMap::new(),
         block_of: HashMap::new(),
-        conflict: host_features.split(',').any(|x| x == "+avx512cd"),
+        conflict: host.features.split(',').any(|x| x == "+avx512cd"),
+        host: host.clone(),
     };
     let types = &m.types;
     let loc = |i: Inst| -> Option<SourceLoc> { f.inst_locs[i] };
@@ -271,6 +276,9 @@ pub struct GenState<'a, 'ctx> {
     /// L3-line counts of the block's strided messages whose closed forms wait for
     /// [`FnLower::gen_flush_lines`].
     pending: Vec<PendingLines<'ctx>>,
+    /// Where a general count's lanes go for its helper (`gen_helpers::call`): one `alloca`
+    /// of `<W x i64>` in the prologue, made at the first such count.
+    slot: Option<PointerValue<'ctx>>,
 }
 
 /// A strided message's L3-line count: its closed form, the condition under which that is
@@ -325,7 +333,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         }
         // The counter array is the work-item function's last parameter.
         let counters = self.llf.get_last_param().ok_or("no counter parameter")?.into_pointer_value();
-        self.gen = Some(GenState { plan, counters, mask: None, pending: Vec::new() });
+        self.gen = Some(GenState { plan, counters, mask: None, pending: Vec::new(), slot: None });
         Ok(())
     }
 
@@ -348,24 +356,21 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         Ok(())
     }
 
+    /// The mask and vector operations of `gen_helpers`, built here.
+    fn ops(&self) -> Ops<'_, 'ctx> {
+        Ops { b: &self.b, m: &self.e.m, f: self.llf }
+    }
+
     fn umax(&self, a: IntValue<'ctx>, b: IntValue<'ctx>) -> R<IntValue<'ctx>> {
-        let gt = self.b.build_int_compare(IntPredicate::UGT, a, b, "")?;
-        Ok(self.b.build_select(gt, a, b, "")?.into_int_value())
+        self.ops().umax(a, b)
     }
 
-    /// The bits of a `<N x i1>` mask as an iN.
     fn mask_bits(&self, m: VectorValue<'ctx>) -> R<IntValue<'ctx>> {
-        let n = m.get_type().get_size();
-        let n = std::num::NonZeroU32::new(n).ok_or("an empty mask")?;
-        let it = self.cx().custom_width_int_type(n).map_err(|e| Error(e.to_string()))?;
-        Ok(self.b.build_bit_cast(m, it, "")?.into_int_value())
+        self.ops().mask_bits(m)
     }
 
-    /// Set bits of a `<N x i1>` mask, as i64.
     fn popcount(&self, m: VectorValue<'ctx>) -> R<IntValue<'ctx>> {
-        let bits = self.mask_bits(m)?;
-        let c = self.intrinsic("llvm.ctpop", &[bits.get_type().into()], &[bits.into()])?.into_int_value();
-        Ok(self.b.build_int_z_extend_or_bit_cast(c, self.i64(), "")?)
+        self.ops().popcount(m)
     }
 
     /// The lanes' addresses of a strided access: lane k at `a0 + k * stride` (what the
@@ -379,20 +384,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     }
 
     fn splat64(&self, x: IntValue<'ctx>, n: u32) -> R<VectorValue<'ctx>> {
-        let vt = self.i64().vec_type(n);
-        let v = self.b.build_insert_element(vt.get_undef(), x, self.i32().const_zero(), "")?;
-        Ok(self.b.build_shuffle_vector(v, vt.get_undef(), self.i32().vec_type(n).const_zero(), "")?)
-    }
-
-    fn const_shuffle(
-        &self,
-        a: VectorValue<'ctx>,
-        b: VectorValue<'ctx>,
-        idx: impl Iterator<Item = Option<u32>>,
-    ) -> R<VectorValue<'ctx>> {
-        let m: Vec<IntValue<'ctx>> =
-            idx.map(|c| c.map_or(self.i32().get_undef(), |c| self.i32().const_int(c as u64, false))).collect();
-        Ok(self.b.build_shuffle_vector(a, b, VectorType::const_vector(&m), "")?)
+        self.ops().splat64(x, n)
     }
 
     /// The facts about the current mask (computed here unless known).
@@ -545,8 +537,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     }
 
     /// The most dwords (reads; all lanes' dwords are distinct when `distinct`) or lanes
-    /// (`distinct` for writes) one of the 16 SLM banks gets from the lanes of `mask`: a call
-    /// of one helper per module and kind ([`Self::outlined`]).
+    /// (`distinct` for writes) one of the 16 SLM banks gets from the lanes of `mask`.
     fn bank_ways(
         &mut self,
         addrs: VectorValue<'ctx>,
@@ -554,75 +545,23 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         distinct: bool,
         conflict: bool,
     ) -> R<IntValue<'ctx>> {
-        let name = format!("softcl.gen.banks.w{}.d{}.c{}", mask.get_type().get_size(), distinct as u8, conflict as u8);
-        self.outlined(&name, addrs, mask, |s, addrs, mask| s.bank_ways_body(addrs, mask, distinct, conflict))
+        let w = mask.get_type().get_size();
+        self.call_helper(Helper::Banks { w, distinct, conflict }, addrs, mask)
     }
 
-    /// Calls the module's helper `name` (built here by `body` unless it exists) with `addrs`
-    /// and `mask`, returning its i64. The general forms of the counts are long (a W^2
-    /// comparison of lanes at SIMD32); emitted inline at every site, a kernel with hundreds
-    /// of messages took seconds to optimise. One helper per kind keeps each site a call.
-    fn outlined(
-        &mut self,
-        name: &str,
-        addrs: VectorValue<'ctx>,
-        mask: VectorValue<'ctx>,
-        body: impl FnOnce(&mut Self, VectorValue<'ctx>, VectorValue<'ctx>) -> R<IntValue<'ctx>>,
-    ) -> R<IntValue<'ctx>> {
-        let bits = self.mask_bits(mask)?;
-        let helper = match self.e.m.get_function(name) {
-            Some(f) => f,
+    /// Calls the shared `helper` with the lanes' addresses `addrs` and `mask`.
+    fn call_helper(&mut self, helper: Helper, addrs: VectorValue<'ctx>, mask: VectorValue<'ctx>) -> R<IntValue<'ctx>> {
+        let slot = match self.gen.as_ref().and_then(|g| g.slot) {
+            Some(s) => s,
             None => {
-                let i64t = self.i64();
-                let fn_ty = i64t.fn_type(&[addrs.get_type().into(), bits.get_type().into()], false);
-                let f = self.e.m.add_function(name, fn_ty, Some(inkwell::module::Linkage::Internal));
-                self.e.add_fn_attr(f, "nounwind");
-                // Inlined, the helper would be the code at every message again.
-                self.e.add_fn_attr(f, "noinline");
-                let entry = self.cx().append_basic_block(f, "entry");
-                let b = self.cx().create_builder();
-                b.position_at_end(entry);
-                // Build the body with this lowering's builder and function swapped for the
-                // helper's, then put them back.
-                let outer_b = std::mem::replace(&mut self.b, b);
-                let outer_f = std::mem::replace(&mut self.llf, f);
-                let built = (|| -> R<IntValue<'ctx>> {
-                    let a = f.get_nth_param(0).ok_or("helper without parameters")?.into_vector_value();
-                    let mb = f.get_nth_param(1).ok_or("helper without a mask")?.into_int_value();
-                    let m = self.b.build_bit_cast(mb, mask.get_type(), "")?.into_vector_value();
-                    body(self, a, m)
-                })();
-                let ret = built.and_then(|r| Ok(self.b.build_return(Some(&r)).map(|_| ())?));
-                self.b = outer_b;
-                self.llf = outer_f;
-                ret?;
-                f
+                let w = self.vec.as_ref().ok_or("not in vector mode")?.width;
+                let s = self.pb.build_alloca(self.i64().vec_type(w), "gen.lanes")?;
+                self.gen.as_mut().ok_or("not counting")?.slot = Some(s);
+                s
             }
         };
-        let call = self.b.build_call(helper, &[addrs.into(), bits.into()], "")?;
-        Ok(call.try_as_basic_value().basic().ok_or("a counting helper without a result")?.into_int_value())
-    }
-
-    fn bank_ways_body(
-        &mut self,
-        addrs: VectorValue<'ctx>,
-        mask: VectorValue<'ctx>,
-        distinct: bool,
-        conflict: bool,
-    ) -> R<IntValue<'ctx>> {
-        let w = mask.get_type().get_size();
-        let i64t = self.i64();
-        let c64 = |x: u64| i64t.const_int(x, false);
-        let dwords = self.b.build_right_shift(addrs, self.splat64(c64(2), w)?, false, "")?;
-        let counted = if distinct { mask } else { self.first_of(dwords, mask, conflict)? };
-        let bank = self.b.build_and(dwords, self.splat64(c64(15), w)?, "")?;
-        let mut worst = c64(0);
-        for b in 0..16 {
-            let on = self.b.build_int_compare(IntPredicate::EQ, bank, self.splat64(c64(b), w)?, "")?;
-            let n = self.popcount(self.b.build_and(on, counted, "")?)?;
-            worst = self.umax(worst, n)?;
-        }
-        Ok(worst)
+        let host = &self.gen.as_ref().ok_or("not counting")?.plan.host;
+        gen_helpers::call(&self.ops(), helper, host, slot, addrs, mask)
     }
 
     /// Distinct 64-byte lines touched by the lanes of `mask` accessing `bytes` bytes through
@@ -737,8 +676,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         Ok(phi.as_basic_value().into_int_value())
     }
 
-    /// Distinct lines among the lanes' byte ranges: a call of one helper per module, width
-    /// and access size ([`Self::outlined`]).
+    /// Distinct lines among the lanes' byte ranges (the shared helper).
     fn general_lines(
         &mut self,
         addrs: VectorValue<'ctx>,
@@ -746,117 +684,8 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         bytes: u64,
         conflict: bool,
     ) -> R<IntValue<'ctx>> {
-        let name = format!("softcl.gen.lines.w{}.b{bytes}.c{}", mask.get_type().get_size(), conflict as u8);
-        self.outlined(&name, addrs, mask, |s, addrs, mask| s.general_lines_body(addrs, mask, bytes, conflict))
-    }
-
-    /// The points a, a + 64, ..., a + bytes - 1 of each lane are at most 64 bytes apart, so
-    /// their lines are exactly the lines touched. When no active lane crosses a line
-    /// (bytes <= 64), its first line is enough.
-    fn general_lines_body(
-        &mut self,
-        addrs: VectorValue<'ctx>,
-        mask: VectorValue<'ctx>,
-        bytes: u64,
-        conflict: bool,
-    ) -> R<IntValue<'ctx>> {
         let w = mask.get_type().get_size();
-        let i64t = self.i64();
-        let six = self.splat64(i64t.const_int(6, false), w)?;
-        let first = self.b.build_right_shift(addrs, six, false, "")?;
-        let mut offsets: Vec<u64> = (1..).map(|j| 64 * j).take_while(|&o| o < bytes - 1).collect();
-        offsets.push(bytes - 1);
-        let mut points = vec![first];
-        for o in offsets {
-            let a = self.b.build_int_add(addrs, self.splat64(i64t.const_int(o, false), w)?, "")?;
-            points.push(self.b.build_right_shift(a, six, false, "")?);
-        }
-        let all_points = |s: &mut Self| -> R<IntValue<'ctx>> {
-            let mut l = points[0];
-            let mut m = mask;
-            for p in &points[1..] {
-                l = s.concat2(l, *p)?;
-                m = s.concat2(m, mask)?;
-            }
-            let f = s.first_of(l, m, conflict)?;
-            s.popcount(f)
-        };
-        if bytes > 64 {
-            return all_points(self);
-        }
-        // Does an active lane cross a line?
-        let last = points[points.len() - 1];
-        let cross = self.b.build_and(self.b.build_int_compare(IntPredicate::NE, first, last, "")?, mask, "")?;
-        let crossing = self.b.build_int_compare(
-            IntPredicate::NE,
-            self.mask_bits(cross)?,
-            self.mask_bits(cross)?.get_type().const_zero(),
-            "",
-        )?;
-        let from = self.b.get_insert_block().ok_or("builder not positioned")?;
-        let both = self.cx().append_basic_block(self.llf, "gen.cross");
-        let join = self.cx().append_basic_block(self.llf, "gen.distinct");
-        let f = self.first_of(first, mask, conflict)?;
-        let simple = self.popcount(f)?;
-        let from2 = self.b.get_insert_block().ok_or("builder not positioned")?;
-        let _ = from;
-        self.b.build_conditional_branch(crossing, both, join)?;
-        self.b.position_at_end(both);
-        let full = all_points(self)?;
-        let both_end = self.b.get_insert_block().ok_or("builder not positioned")?;
-        self.b.build_unconditional_branch(join)?;
-        self.b.position_at_end(join);
-        let phi = self.b.build_phi(i64t, "")?;
-        phi.add_incoming(&[(&simple, from2), (&full, both_end)]);
-        Ok(phi.as_basic_value().into_int_value())
-    }
-
-    /// `a` then `b` (vectors of one element type, any lengths).
-    fn concat2(&self, a: VectorValue<'ctx>, b: VectorValue<'ctx>) -> R<VectorValue<'ctx>> {
-        concat2(&self.b, a, b)
-    }
-
-    /// The lanes of `mask` whose value in `v` (`<N x i64>`) no earlier lane of `mask` has.
-    fn first_of(&mut self, v: VectorValue<'ctx>, mask: VectorValue<'ctx>, conflict: bool) -> R<VectorValue<'ctx>> {
-        let n = v.get_type().get_size();
-        let bool_t = self.cx().bool_type();
-        if conflict && n <= 16 {
-            // vpconflictd: for each lane, the bits of the earlier lanes holding the same
-            // value. Values are compared on their low 32 bits (line or dword numbers that far
-            // apart are never in one message).
-            let i32t = self.i32();
-            let v16 = self.const_shuffle(v, v.get_type().get_undef(), (0..16).map(|j| (j < n).then_some(j)))?;
-            let m16 = self.const_shuffle(
-                mask,
-                mask.get_type().const_zero(),
-                (0..16).map(|j| Some(if j < n { j } else { n })),
-            )?;
-            let t = self.b.build_int_truncate(v16, i32t.vec_type(16), "")?;
-            let conf = self.intrinsic("llvm.x86.avx512.conflict.d.512", &[], &[t.into()])?.into_vector_value();
-            let bits = self.b.build_int_z_extend(self.mask_bits(m16)?, i32t, "")?;
-            let splat = {
-                let vt = i32t.vec_type(16);
-                let x = self.b.build_insert_element(vt.get_undef(), bits, i32t.const_zero(), "")?;
-                self.b.build_shuffle_vector(x, vt.get_undef(), vt.const_zero(), "")?
-            };
-            let dup = self.b.build_int_compare(
-                IntPredicate::NE,
-                self.b.build_and(conf, splat, "")?,
-                i32t.vec_type(16).const_zero(),
-                "",
-            )?;
-            let first = self.b.build_and(m16, self.b.build_not(dup, "")?, "")?;
-            return self.const_shuffle(first, first, (0..n).map(Some));
-        }
-        let mut dup = bool_t.vec_type(n).const_zero();
-        let falses = bool_t.vec_type(n).const_zero();
-        for s in 1..n {
-            let vs = self.const_shuffle(v, v, (0..n).map(|k| Some(k.saturating_sub(s))))?;
-            let ms = self.const_shuffle(mask, falses, (0..n).map(|k| Some(if k >= s { k - s } else { n })))?;
-            let eq = self.b.build_int_compare(IntPredicate::EQ, v, vs, "")?;
-            dup = self.b.build_or(dup, self.b.build_and(eq, ms, "")?, "")?;
-        }
-        Ok(self.b.build_and(mask, self.b.build_not(dup, "")?, "")?)
+        self.call_helper(Helper::Lines { w, bytes, conflict }, addrs, mask)
     }
 
     /// Work-item ids of lanes that are consecutive linear local ids (`lid[0]` holds lane 0's
@@ -947,7 +776,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         }
         let mut acc = parts[0];
         for p in &parts[1..] {
-            acc = concat2(&self.pb, acc, *p)?;
+            acc = Ops { b: &self.pb, m: &self.e.m, f: self.llf }.concat2(acc, *p)?;
         }
         Ok(Some(acc.into()))
     }
@@ -959,29 +788,6 @@ fn gcd(a: u64, b: u64) -> u64 {
     } else {
         gcd(b, a % b)
     }
-}
-
-/// `a` then `b` (vectors of one element type, any lengths), built by `bld`.
-fn concat2<'ctx>(
-    bld: &inkwell::builder::Builder<'ctx>,
-    a: VectorValue<'ctx>,
-    b: VectorValue<'ctx>,
-) -> R<VectorValue<'ctx>> {
-    let (na, nb) = (a.get_type().get_size(), b.get_type().get_size());
-    let n = na.max(nb);
-    let i32t = a.get_type().get_context().i32_type();
-    let pad = |v: VectorValue<'ctx>, len: u32| -> R<VectorValue<'ctx>> {
-        if len == n {
-            return Ok(v);
-        }
-        let idx: Vec<IntValue<'ctx>> =
-            (0..n).map(|j| if j < len { i32t.const_int(j as u64, false) } else { i32t.get_undef() }).collect();
-        Ok(bld.build_shuffle_vector(v, v.get_type().get_undef(), VectorType::const_vector(&idx), "")?)
-    };
-    let (a2, b2) = (pad(a, na)?, pad(b, nb)?);
-    let idx: Vec<IntValue<'ctx>> =
-        (0..na).chain((0..nb).map(|j| n + j)).map(|j| i32t.const_int(j as u64, false)).collect();
-    Ok(bld.build_shuffle_vector(a2, b2, VectorType::const_vector(&idx), "")?)
 }
 
 /// The work-group entry of a variant whose lanes are consecutive linear local ids: the

@@ -1362,15 +1362,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
 
     /// Calls an LLVM intrinsic, overloaded on `tys`.
     pub fn intrinsic(&self, name: &str, tys: &[BasicTypeEnum<'ctx>], args: &[Val<'ctx>]) -> R<Val<'ctx>> {
-        let Some(i) = Intrinsic::find(name) else { bail!("LLVM has no intrinsic {name}") };
-        let Some(decl) = i.get_declaration(&self.e.m, tys) else { bail!("cannot declare {name}") };
-        let params = decl.get_type().get_param_types();
-        if params.len() != args.len() || params.iter().zip(args).any(|(p, a)| *p != a.get_type().into()) {
-            bail!("{name} called with arguments of the wrong types");
-        }
-        let args: Vec<BasicMetadataValueEnum<'ctx>> = args.iter().map(|a| (*a).into()).collect();
-        let call = self.b.build_call(decl, &args, "")?;
-        call.try_as_basic_value().basic().ok_or_else(|| Error(format!("{name} has no result")))
+        call_intrinsic(&self.b, &self.e.m, name, tys, args)
     }
 
     /// Calls an intrinsic returning nothing.
@@ -2709,4 +2701,23 @@ pub fn describe(d: &InstData) -> String {
         InstData::Atomic { op, .. } => format!("atomic {op:?}"),
         _ => name,
     }
+}
+
+/// Calls LLVM intrinsic `name` of module `m`, overloaded on `tys`, with `b`.
+pub fn call_intrinsic<'ctx>(
+    b: &Builder<'ctx>,
+    m: &inkwell::module::Module<'ctx>,
+    name: &str,
+    tys: &[BasicTypeEnum<'ctx>],
+    args: &[Val<'ctx>],
+) -> R<Val<'ctx>> {
+    let Some(i) = Intrinsic::find(name) else { bail!("LLVM has no intrinsic {name}") };
+    let Some(decl) = i.get_declaration(m, tys) else { bail!("cannot declare {name}") };
+    let params = decl.get_type().get_param_types();
+    if params.len() != args.len() || params.iter().zip(args).any(|(p, a)| *p != a.get_type().into()) {
+        bail!("{name} called with arguments of the wrong types");
+    }
+    let args: Vec<BasicMetadataValueEnum<'ctx>> = args.iter().map(|a| (*a).into()).collect();
+    let call = b.build_call(decl, &args, "")?;
+    call.try_as_basic_value().basic().ok_or_else(|| Error(format!("{name} has no result")))
 }

@@ -12,6 +12,7 @@
 
 pub mod builtins;
 pub mod gen_count;
+pub mod gen_helpers;
 pub mod jit;
 pub mod linearize;
 pub mod llvm;
@@ -267,7 +268,7 @@ fn emit(
                 return Err(fail(format!("kernel `{}` cannot run at SIMD{}: {why}", kernel.info.name, g.simd)));
             }
         }
-        let gen_plan = gen_build.map(|_| gen_count::plan(m, func, &wa, &tm.get_feature_string().to_string_lossy()));
+        let gen_plan = gen_build.map(|_| gen_count::plan(m, func, &wa, &target::HostTarget::of_machine(tm)));
         if target.vectorizer != crate::Vectorizer::Off && vectorize::report_enabled() {
             let report = vectorize::Report {
                 kernel: kernel.info.name.clone(),

@@ -1,0 +1,339 @@
+//! The general forms of the Gen counts, compiled once per process and shared by every
+//! instrumented variant.
+//!
+//! A message whose lanes' addresses have no closed form (a gather, a scatter, a strided
+//! access under a broken mask, most SLM accesses) is counted by comparing lanes: distinct
+//! 64-byte lines among the lanes' byte ranges ([`Helper::Lines`]), or the worst number of
+//! ways one of the 16 SLM banks is hit ([`Helper::Banks`]). At SIMD32 that is a W^2 lane
+//! comparison, about half of the code LLVM optimises and emits for a small kernel. Compiled
+//! into every variant it doubled the compile time of each (the CTS builds thousands of
+//! programs), so each helper is its own LLVM module, compiled on first use for the host
+//! target and kept for the life of the process; a variant calls it through its address
+//! (`i64 helper(ptr lanes, i64 mask)`, the lanes' addresses in memory, so that no vector
+//! crosses the call and the calling convention cannot differ between the modules).
+//!
+//! [`Ops`] holds the small mask and vector operations that the helpers and the inline
+//! counting code (`gen_count`) both build.
+
+use super::jit::Jit;
+use super::llvm::{call_intrinsic, Error, R};
+use super::target::HostTarget;
+use inkwell::builder::Builder;
+use inkwell::context::Context;
+use inkwell::module::Module;
+use inkwell::passes::PassBuilderOptions;
+use inkwell::targets::FileType;
+use inkwell::types::VectorType;
+use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, VectorValue};
+use inkwell::IntPredicate;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+/// A general count, for lanes of width `w`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Helper {
+    /// Distinct 64-byte lines touched by the active lanes, each accessing `bytes` bytes.
+    Lines { w: u32, bytes: u64, conflict: bool },
+    /// The most dwords (reads; every lane's dword is distinct when `distinct`) or lanes
+    /// (writes, `distinct`) one SLM bank gets from the active lanes.
+    Banks { w: u32, distinct: bool, conflict: bool },
+}
+
+impl Helper {
+    fn width(self) -> u32 {
+        match self {
+            Helper::Lines { w, .. } | Helper::Banks { w, .. } => w,
+        }
+    }
+
+    fn symbol(self) -> String {
+        match self {
+            Helper::Lines { w, bytes, conflict } => format!("softcl_gen_lines_w{w}_b{bytes}_c{}", conflict as u8),
+            Helper::Banks { w, distinct, conflict } => {
+                format!("softcl_gen_banks_w{w}_d{}_c{}", distinct as u8, conflict as u8)
+            }
+        }
+    }
+}
+
+/// (helper, host target) -> its address, or why it cannot be built.
+type Table = HashMap<(Helper, String), Result<usize, String>>;
+static ADDRESSES: LazyLock<Mutex<Table>> = LazyLock::new(Mutex::default);
+/// The helpers' code, which lives as long as the process: any variant may call it.
+static CODE: LazyLock<Mutex<Vec<Jit>>> = LazyLock::new(Mutex::default);
+
+/// The address of `helper` compiled for `host` (compiled on the first call).
+pub fn address(helper: Helper, host: &HostTarget) -> Result<usize, String> {
+    let key = (helper, format!("{}|{}|{}", host.triple, host.cpu, host.features));
+    // Held while compiling: two variants needing the same helper compile it once.
+    let mut table = ADDRESSES.lock();
+    if let Some(a) = table.get(&key) {
+        return a.clone();
+    }
+    let built = compile(helper, host);
+    table.insert(key, built.clone());
+    built
+}
+
+fn compile(helper: Helper, host: &HostTarget) -> Result<usize, String> {
+    let tm = host.machine()?;
+    let cx = Context::create();
+    let m = cx.create_module("softcl.gen.helper");
+    m.set_triple(&tm.get_triple());
+    m.set_data_layout(&tm.get_target_data().get_data_layout());
+    let name = helper.symbol();
+    let (i64t, ptr) = (cx.i64_type(), cx.ptr_type(inkwell::AddressSpace::default()));
+    let f = m.add_function(&name, i64t.fn_type(&[ptr.into(), i64t.into()], false), None);
+    let b = cx.create_builder();
+    b.position_at_end(cx.append_basic_block(f, "entry"));
+    let w = helper.width();
+    let body = || -> R<IntValue<'_>> {
+        let lanes_ptr = f.get_nth_param(0).ok_or("helper without parameters")?.into_pointer_value();
+        let bits64 = f.get_nth_param(1).ok_or("helper without a mask")?.into_int_value();
+        let load = b.build_load(i64t.vec_type(w), lanes_ptr, "")?;
+        use inkwell::values::BasicValue;
+        load.as_instruction_value().ok_or("a load that is no instruction")?.set_alignment(8).map_err(err)?;
+        let addrs = load.into_vector_value();
+        let it = cx.custom_width_int_type(std::num::NonZeroU32::new(w).ok_or("an empty mask")?).map_err(err)?;
+        let bits = b.build_int_truncate(bits64, it, "")?;
+        let mask = b.build_bit_cast(bits, cx.bool_type().vec_type(w), "")?.into_vector_value();
+        let ops = Ops { b: &b, m: &m, f };
+        match helper {
+            Helper::Lines { bytes, conflict, .. } => ops.lines(addrs, mask, bytes, conflict),
+            Helper::Banks { distinct, conflict, .. } => ops.bank_ways(addrs, mask, distinct, conflict),
+        }
+    };
+    let r = body().map_err(|e| format!("Gen counting helper {name}: {}", e.0))?;
+    b.build_return(Some(&r)).map_err(|e| e.to_string())?;
+    m.verify().map_err(|e| format!("Gen counting helper {name}: {}", e.to_string()))?;
+    m.run_passes("default<O2>", &tm, PassBuilderOptions::create())
+        .map_err(|e| format!("Gen counting helper {name}: {e}"))?;
+    let object = tm.write_to_memory_buffer(&m, FileType::Object).map_err(|e| e.to_string())?;
+    let (jit, addrs) = Jit::load(object.as_slice(), std::slice::from_ref(&name))?;
+    CODE.lock().push(jit);
+    addrs.first().copied().ok_or_else(|| format!("Gen counting helper {name} not found after linking"))
+}
+
+fn err(e: impl ToString) -> Error {
+    Error(e.to_string())
+}
+
+/// Mask and vector operations built with `b` in function `f` of module `m`.
+pub struct Ops<'b, 'ctx> {
+    pub b: &'b Builder<'ctx>,
+    pub m: &'b Module<'ctx>,
+    pub f: FunctionValue<'ctx>,
+}
+
+impl<'ctx> Ops<'_, 'ctx> {
+    fn cx(&self) -> inkwell::context::ContextRef<'ctx> {
+        self.m.get_context()
+    }
+
+    pub fn umax(&self, a: IntValue<'ctx>, b: IntValue<'ctx>) -> R<IntValue<'ctx>> {
+        let gt = self.b.build_int_compare(IntPredicate::UGT, a, b, "")?;
+        Ok(self.b.build_select(gt, a, b, "")?.into_int_value())
+    }
+
+    /// The bits of a `<N x i1>` mask as an iN.
+    pub fn mask_bits(&self, m: VectorValue<'ctx>) -> R<IntValue<'ctx>> {
+        let n = std::num::NonZeroU32::new(m.get_type().get_size()).ok_or("an empty mask")?;
+        let it = self.cx().custom_width_int_type(n).map_err(err)?;
+        Ok(self.b.build_bit_cast(m, it, "")?.into_int_value())
+    }
+
+    /// Set bits of a `<N x i1>` mask, as i64.
+    pub fn popcount(&self, m: VectorValue<'ctx>) -> R<IntValue<'ctx>> {
+        let bits = self.mask_bits(m)?;
+        let c = call_intrinsic(self.b, self.m, "llvm.ctpop", &[bits.get_type().into()], &[bits.into()])?;
+        Ok(self.b.build_int_z_extend_or_bit_cast(c.into_int_value(), self.cx().i64_type(), "")?)
+    }
+
+    pub fn splat64(&self, x: IntValue<'ctx>, n: u32) -> R<VectorValue<'ctx>> {
+        let (i32t, vt) = (self.cx().i32_type(), self.cx().i64_type().vec_type(n));
+        let v = self.b.build_insert_element(vt.get_undef(), x, i32t.const_zero(), "")?;
+        Ok(self.b.build_shuffle_vector(v, vt.get_undef(), i32t.vec_type(n).const_zero(), "")?)
+    }
+
+    pub fn const_shuffle(
+        &self,
+        a: VectorValue<'ctx>,
+        b: VectorValue<'ctx>,
+        idx: impl Iterator<Item = Option<u32>>,
+    ) -> R<VectorValue<'ctx>> {
+        let i32t = self.cx().i32_type();
+        let m: Vec<IntValue<'ctx>> =
+            idx.map(|c| c.map_or(i32t.get_undef(), |c| i32t.const_int(c as u64, false))).collect();
+        Ok(self.b.build_shuffle_vector(a, b, VectorType::const_vector(&m), "")?)
+    }
+
+    /// `a` then `b` (vectors of one element type, any lengths).
+    pub fn concat2(&self, a: VectorValue<'ctx>, b: VectorValue<'ctx>) -> R<VectorValue<'ctx>> {
+        let (na, nb) = (a.get_type().get_size(), b.get_type().get_size());
+        let n = na.max(nb);
+        let pad = |v: VectorValue<'ctx>, len: u32| -> R<VectorValue<'ctx>> {
+            if len == n {
+                return Ok(v);
+            }
+            self.const_shuffle(v, v.get_type().get_undef(), (0..n).map(|j| (j < len).then_some(j)))
+        };
+        let (a2, b2) = (pad(a, na)?, pad(b, nb)?);
+        self.const_shuffle(a2, b2, (0..na).chain((0..nb).map(|j| n + j)).map(Some))
+    }
+
+    /// The lanes of `mask` whose value in `v` (`<N x i64>`) no earlier lane of `mask` has.
+    pub fn first_of(&self, v: VectorValue<'ctx>, mask: VectorValue<'ctx>, conflict: bool) -> R<VectorValue<'ctx>> {
+        let n = v.get_type().get_size();
+        let bool_t = self.cx().bool_type();
+        if conflict && n <= 16 {
+            // vpconflictd: for each lane, the bits of the earlier lanes holding the same
+            // value. Values are compared on their low 32 bits (line or dword numbers that far
+            // apart are never in one message).
+            let i32t = self.cx().i32_type();
+            let v16 = self.const_shuffle(v, v.get_type().get_undef(), (0..16).map(|j| (j < n).then_some(j)))?;
+            let m16 = self.const_shuffle(
+                mask,
+                mask.get_type().const_zero(),
+                (0..16).map(|j| Some(if j < n { j } else { n })),
+            )?;
+            let t = self.b.build_int_truncate(v16, i32t.vec_type(16), "")?;
+            let conf =
+                call_intrinsic(self.b, self.m, "llvm.x86.avx512.conflict.d.512", &[], &[t.into()])?.into_vector_value();
+            let bits = self.b.build_int_z_extend(self.mask_bits(m16)?, i32t, "")?;
+            let splat = {
+                let vt = i32t.vec_type(16);
+                let x = self.b.build_insert_element(vt.get_undef(), bits, i32t.const_zero(), "")?;
+                self.b.build_shuffle_vector(x, vt.get_undef(), vt.const_zero(), "")?
+            };
+            let dup = self.b.build_int_compare(
+                IntPredicate::NE,
+                self.b.build_and(conf, splat, "")?,
+                i32t.vec_type(16).const_zero(),
+                "",
+            )?;
+            let first = self.b.build_and(m16, self.b.build_not(dup, "")?, "")?;
+            return self.const_shuffle(first, first, (0..n).map(Some));
+        }
+        let mut dup = bool_t.vec_type(n).const_zero();
+        let falses = bool_t.vec_type(n).const_zero();
+        for s in 1..n {
+            let vs = self.const_shuffle(v, v, (0..n).map(|k| Some(k.saturating_sub(s))))?;
+            let ms = self.const_shuffle(mask, falses, (0..n).map(|k| Some(if k >= s { k - s } else { n })))?;
+            let eq = self.b.build_int_compare(IntPredicate::EQ, v, vs, "")?;
+            dup = self.b.build_or(dup, self.b.build_and(eq, ms, "")?, "")?;
+        }
+        Ok(self.b.build_and(mask, self.b.build_not(dup, "")?, "")?)
+    }
+
+    /// [`Helper::Banks`]: the most dwords (reads) or lanes (writes, `distinct`) one of the
+    /// 16 banks gets.
+    fn bank_ways(
+        &self,
+        addrs: VectorValue<'ctx>,
+        mask: VectorValue<'ctx>,
+        distinct: bool,
+        conflict: bool,
+    ) -> R<IntValue<'ctx>> {
+        let w = mask.get_type().get_size();
+        let i64t = self.cx().i64_type();
+        let c64 = |x: u64| i64t.const_int(x, false);
+        let dwords = self.b.build_right_shift(addrs, self.splat64(c64(2), w)?, false, "")?;
+        let counted = if distinct { mask } else { self.first_of(dwords, mask, conflict)? };
+        let bank = self.b.build_and(dwords, self.splat64(c64(15), w)?, "")?;
+        let mut worst = c64(0);
+        for b in 0..16 {
+            let on = self.b.build_int_compare(IntPredicate::EQ, bank, self.splat64(c64(b), w)?, "")?;
+            let n = self.popcount(self.b.build_and(on, counted, "")?)?;
+            worst = self.umax(worst, n)?;
+        }
+        Ok(worst)
+    }
+
+    /// [`Helper::Lines`]. The points a, a + 64, ..., a + bytes - 1 of each lane are at most
+    /// 64 bytes apart, so their lines are exactly the lines touched. When no active lane
+    /// crosses a line (bytes <= 64), its first line is enough.
+    fn lines(
+        &self,
+        addrs: VectorValue<'ctx>,
+        mask: VectorValue<'ctx>,
+        bytes: u64,
+        conflict: bool,
+    ) -> R<IntValue<'ctx>> {
+        let w = mask.get_type().get_size();
+        let i64t = self.cx().i64_type();
+        let six = self.splat64(i64t.const_int(6, false), w)?;
+        let first = self.b.build_right_shift(addrs, six, false, "")?;
+        let mut offsets: Vec<u64> = (1..).map(|j| 64 * j).take_while(|&o| o < bytes - 1).collect();
+        offsets.push(bytes - 1);
+        let mut points = vec![first];
+        for o in offsets {
+            let a = self.b.build_int_add(addrs, self.splat64(i64t.const_int(o, false), w)?, "")?;
+            points.push(self.b.build_right_shift(a, six, false, "")?);
+        }
+        let all_points = || -> R<IntValue<'ctx>> {
+            let mut l = points[0];
+            let mut m = mask;
+            for p in &points[1..] {
+                l = self.concat2(l, *p)?;
+                m = self.concat2(m, mask)?;
+            }
+            self.popcount(self.first_of(l, m, conflict)?)
+        };
+        if bytes > 64 {
+            return all_points();
+        }
+        // Does an active lane cross a line?
+        let last = points[points.len() - 1];
+        let cross = self.b.build_and(self.b.build_int_compare(IntPredicate::NE, first, last, "")?, mask, "")?;
+        let cross_bits = self.mask_bits(cross)?;
+        let crossing =
+            self.b.build_int_compare(IntPredicate::NE, cross_bits, cross_bits.get_type().const_zero(), "")?;
+        let cx = self.cx();
+        let both = cx.append_basic_block(self.f, "gen.cross");
+        let join = cx.append_basic_block(self.f, "gen.distinct");
+        let simple = self.popcount(self.first_of(first, mask, conflict)?)?;
+        let from = self.b.get_insert_block().ok_or("builder not positioned")?;
+        self.b.build_conditional_branch(crossing, both, join)?;
+        self.b.position_at_end(both);
+        let full = all_points()?;
+        let both_end = self.b.get_insert_block().ok_or("builder not positioned")?;
+        self.b.build_unconditional_branch(join)?;
+        self.b.position_at_end(join);
+        let phi = self.b.build_phi(i64t, "")?;
+        phi.add_incoming(&[(&simple, from), (&full, both_end)]);
+        Ok(phi.as_basic_value().into_int_value())
+    }
+}
+
+/// Calls `helper` (compiled for `host`) with the lanes' addresses `addrs` and `mask`: the
+/// addresses are stored to `slot` (an `alloca` of at least `<W x i64>`).
+pub fn call<'ctx>(
+    ops: &Ops<'_, 'ctx>,
+    helper: Helper,
+    host: &HostTarget,
+    slot: inkwell::values::PointerValue<'ctx>,
+    addrs: VectorValue<'ctx>,
+    mask: VectorValue<'ctx>,
+) -> R<IntValue<'ctx>> {
+    let addr = address(helper, host).map_err(Error)?;
+    let cx = ops.cx();
+    let (i64t, ptr) = (cx.i64_type(), cx.ptr_type(inkwell::AddressSpace::default()));
+    ops.b.build_store(slot, addrs)?.set_alignment(8).map_err(err)?;
+    let bits = ops.b.build_int_z_extend(ops.mask_bits(mask)?, i64t, "")?;
+    let fn_ty = i64t.fn_type(&[ptr.into(), i64t.into()], false);
+    let callee = i64t.const_int(addr as u64, false).const_to_pointer(ptr);
+    let call = ops.b.build_indirect_call(fn_ty, callee, &[slot.into(), bits.into()], "")?;
+    // The helper only reads the lanes (LLVM's MemoryEffects: `argmem: read` is 1), so the
+    // kernel's own memory accesses and the counters move freely around the call.
+    for (name, value) in [("nounwind", 0), ("willreturn", 0), ("memory", 1)] {
+        let kind = inkwell::attributes::Attribute::get_named_enum_kind_id(name);
+        if kind != 0 {
+            call.add_attribute(inkwell::attributes::AttributeLoc::Function, cx.create_enum_attribute(kind, value));
+        }
+    }
+    match call.try_as_basic_value().basic() {
+        Some(BasicValueEnum::IntValue(v)) => Ok(v),
+        _ => Err(Error("a counting helper without a result".into())),
+    }
+}
