@@ -7,6 +7,7 @@
 # Usage:
 #   bash scripts/cts.sh --build <CTS build dir> [--device cpu|gpu] [--suites api,basic,...]
 #        [--time-limit MINUTES] [--out DIR] [--no-wimpy] [--list] [--args "SUB-TEST ..."]
+#        [--driver LIB]
 #
 #   --build       the CTS build tree (its test_<suite> binaries are found under it). The CTS
 #                 is not part of SoftCL and this script does not build it: see
@@ -23,6 +24,8 @@
 #   --list        print the suites found in the build tree and exit.
 #   --args        arguments for every suite binary, e.g. the names of the sub-tests to run
 #                 (to step around a crash, or to finish a suite that ran out of time).
+#   --driver      a libsoftcl.so to test as it is (an installed one, or a copy kept while
+#                 the tree changes); default: build this tree's and test that.
 #
 # A suite that crashes or reaches the time limit writes no JSON: its row counts the
 # "<sub-test> passed" / "<sub-test> FAILED" lines of its log instead and says why it stopped.
@@ -43,8 +46,9 @@ OUT=""
 WIMPY=1
 LIST=0
 ARGS=""
+DRIVER=""
 
-usage() { sed -n '2,29p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,32p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -56,6 +60,7 @@ while [ $# -gt 0 ]; do
         --no-wimpy) WIMPY=0; shift ;;
         --list) LIST=1; shift ;;
         --args) ARGS=$2; shift 2 ;;
+        --driver) DRIVER=$2; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) echo "error: unknown argument: $1" >&2; usage >&2; exit 2 ;;
     esac
@@ -104,10 +109,17 @@ softcl_install_deps || exit 1
 for p in python3 timeout; do
     command -v "$p" >/dev/null || { echo "error: $p is needed" >&2; exit 1; }
 done
-LIB="$REPO/target/release/libsoftcl.so"
-softcl_log "building the driver (cargo build --release -p softcl-icd)"
-(cd "$REPO" && cargo build --release -p softcl-icd) || exit 1
-ICD="$REPO/target/release/softcl.icd"
+if [ -n "$DRIVER" ]; then
+    [ -f "$DRIVER" ] || { echo "error: --driver $DRIVER: no such file" >&2; exit 2; }
+    LIB=$(cd "$(dirname "$DRIVER")" && pwd)/$(basename "$DRIVER")
+    ICD=$(mktemp --suffix=.icd)
+    trap 'rm -f "$ICD"' EXIT
+else
+    LIB="$REPO/target/release/libsoftcl.so"
+    softcl_log "building the driver (cargo build --release -p softcl-icd)"
+    (cd "$REPO" && cargo build --release -p softcl-icd) || exit 1
+    ICD="$REPO/target/release/softcl.icd"
+fi
 echo "$LIB" > "$ICD"
 
 OUT=${OUT:-$REPO/target/cts/$DEVICE}
@@ -170,7 +182,7 @@ SUMMARY="$OUT/summary.md"
 {
     echo "# CTS on SoftCL ($DEVICE device$([ "$WIMPY" -eq 1 ] && echo ", wimpy"))"
     echo
-    echo "$(date -u '+%Y-%m-%d %H:%M UTC'), build $BUILD, time limit ${LIMIT_MIN} min per suite"
+    echo "$(date -u '+%Y-%m-%d %H:%M UTC'), build $BUILD, driver $LIB, time limit ${LIMIT_MIN} min per suite"
     echo
     echo "| suite | passed / total | skipped | time | result |"
     echo "|---|---|---|---|---|"
