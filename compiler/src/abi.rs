@@ -19,6 +19,12 @@
 //!
 //! `args` is the argument block laid out by [`crate::KernelInfo::args`]: each argument at
 //! its `offset`; buffers and `__local` pointers as 8-byte pointers, values by their bytes.
+//!
+//! An entry may return with non-temporal (weakly ordered) stores still in flight: the
+//! calling thread sees them, but before another thread may read what the work-groups wrote,
+//! the caller executes a store fence (`std::sync::atomic::fence(SeqCst)`; the devices'
+//! executor does, once per chunk of work-groups). A fence in every entry drained each
+//! work-group's stores before the next work-group started.
 
 /// Returned by a work-group entry when the work-items ran to the end of the kernel.
 pub const FINISHED: u32 = 0;

@@ -222,7 +222,8 @@ pub struct NativeKernel {
 }
 
 impl NativeKernel {
-    /// Runs work-items `first..end` of the work-group `ctx` from `resume_at`; see [`abi`].
+    /// Runs work-items `first..end` of the work-group `ctx` from `resume_at`; see [`abi`]
+    /// (which says when the caller must fence the kernel's non-temporal stores).
     ///
     /// The caller promises that `args` is an argument block laid out as `self.info.args`
     /// says, whose pointers are valid for every access the kernel makes, and that `ctx`

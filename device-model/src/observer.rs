@@ -23,8 +23,11 @@ pub trait Observer: Send + Sync {
     fn wants_final_regions(&self) -> bool {
         true
     }
-    /// A work-group of a Gen-instrumented build finished: `counters` is the sum over its
-    /// hardware threads of their counter arrays (`softcl_compiler::gen_abi`: the kernel's
-    /// sites' `SiteCounters`, then its blocks' `BlockCounters`, as u64 words).
-    fn gen_counters(&self, _group_id: [usize; 3], _counters: &[u64]) {}
+    /// Work-groups of a Gen-instrumented build finished: `groups` consecutive work-groups in
+    /// linear order (dimension 0 fastest) from `first_group`, each of whose `counters` is
+    /// the sum over its hardware threads of their counter arrays
+    /// (`softcl_compiler::gen_abi`: the kernel's sites' `SiteCounters`, then its blocks'
+    /// `BlockCounters`, as u64 words). The executor reports runs of work-groups with equal
+    /// counters, after they ran and at the latest when its chunk of work-groups ends.
+    fn gen_counters(&self, _first_group: [usize; 3], _groups: u64, _counters: &[u64]) {}
 }

@@ -42,7 +42,7 @@ const SITE_WORDS: usize = std::mem::size_of::<SiteCounters>() / 8;
 const BLOCK_WORDS: usize = std::mem::size_of::<BlockCounters>() / 8;
 
 impl Observer for Sum {
-    fn gen_counters(&self, _group: [usize; 3], counters: &[u64]) {
+    fn gen_counters(&self, _first: [usize; 3], groups: u64, counters: &[u64]) {
         let mut w = self.words.lock().unwrap();
         if w.is_empty() {
             w.resize(counters.len(), 0);
@@ -53,10 +53,10 @@ impl Observer for Sum {
             if i % SITE_WORDS == 6 && i < counters.len() - counters.len() % SITE_WORDS {
                 *a = (*a).max(*b);
             } else {
-                *a += b;
+                *a += b * groups;
             }
         }
-        *self.groups.lock().unwrap() += 1;
+        *self.groups.lock().unwrap() += groups;
     }
 }
 

@@ -355,7 +355,7 @@ impl Simulated {
         let order = order.unwrap_or_else(|| (0..count).collect());
         for lin in order {
             let id = [lin % groups[0], lin / groups[0] % groups[1], lin / (groups[0] * groups[1])];
-            model.gen_counters(id, &self.group_counters(simd, global, local, id));
+            model.gen_counters(id, 1, &self.group_counters(simd, global, local, id));
         }
         model.finish()
     }
@@ -594,7 +594,7 @@ fn deterministic_from_several_threads_and_runs() {
                 // Thread t takes chunks t, t + 4, ... of 5 work-groups.
                 for chunk in (t..groups.div_ceil(5)).step_by(4) {
                     for (lin, c) in counters.iter().enumerate().skip(chunk * 5).take(5) {
-                        model.gen_counters([lin, 0, 0], c);
+                        model.gen_counters([lin, 0, 0], 1, c);
                     }
                 }
             });
@@ -697,7 +697,7 @@ fn no_counters_no_crash() {
     let config = GenConfig::gen9_gt2();
     let info = KernelInfo { name: "plain".into(), ..KernelInfo::default() };
     let m = GenModel::new(&config, &info, shape_1d(64, 64, 16));
-    m.gen_counters([0, 0, 0], &[]);
+    m.gen_counters([0, 0, 0], 1, &[]);
     let r = m.finish();
     assert_eq!(r.time_ns, 1);
     validate_json(&r.report.json()).unwrap();
@@ -922,7 +922,7 @@ fn lane_utilisation_of_divergent_blocks() {
     let model = GenModel::new(&config, &info, shape_1d(1024, 64, 16));
     for g in 0..16 {
         // 4 threads: the branch block with all 16 lanes, the taken side with 8.
-        model.gen_counters([g, 0, 0], &[4, 64, 4, 32]);
+        model.gen_counters([g, 0, 0], 1, &[4, 64, 4, 32]);
     }
     let r = model.finish().report;
     assert_eq!((r.blocks[0].utilisation, r.blocks[1].utilisation), (1.0, 0.5));

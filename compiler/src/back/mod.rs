@@ -357,18 +357,12 @@ fn emit(
         };
         let wi = lower_wi("", Default::default())?;
         let restrict_offsets: Vec<u64> = restrict.iter().map(|(_, off)| *off).collect();
-        let sfence = lanes > 1 && vector::streaming_allowed(func);
         let args_size = kernel.info.arg_block_size as u64;
-        let opts = |sfence: bool| workgroup::EntryOptions {
-            restrict_offsets: &restrict_offsets,
-            sfence,
-            args_size,
-            gen_counters,
-        };
+        let opts = workgroup::EntryOptions { restrict_offsets: &restrict_offsets, args_size, gen_counters };
         if gen_build.is_some_and(|g| g.linear_lanes) {
-            gen_count::build_linear_entry(&e, &entry_symbol(k), wi, plan.size, lanes, &opts(false)).map_err(kerr)?;
+            gen_count::build_linear_entry(&e, &entry_symbol(k), wi, plan.size, lanes, &opts).map_err(kerr)?;
         } else if stream_set.is_empty() {
-            workgroup::build_entry(&e, &entry_symbol(k), wi, plan.size, lanes, &opts(sfence)).map_err(kerr)?;
+            workgroup::build_entry(&e, &entry_symbol(k), wi, plan.size, lanes, &opts).map_err(kerr)?;
         } else {
             let per_item: u64 = stream_set
                 .iter()
@@ -380,10 +374,8 @@ fn emit(
             let need = vector::streaming_threshold().unwrap_or(u64::MAX).div_ceil(per_item.max(1));
             let wi_nt = lower_wi(".stream", stream_set)?;
             let sym = entry_symbol(k);
-            let plain =
-                workgroup::build_entry(&e, &format!("{sym}.plain"), wi, plan.size, 1, &opts(false)).map_err(kerr)?;
-            let nt =
-                workgroup::build_entry(&e, &format!("{sym}.stream"), wi_nt, plan.size, 1, &opts(true)).map_err(kerr)?;
+            let plain = workgroup::build_entry(&e, &format!("{sym}.plain"), wi, plan.size, 1, &opts).map_err(kerr)?;
+            let nt = workgroup::build_entry(&e, &format!("{sym}.stream"), wi_nt, plan.size, 1, &opts).map_err(kerr)?;
             workgroup::build_size_switch(&e, &sym, need, nt, plain).map_err(kerr)?;
         }
 

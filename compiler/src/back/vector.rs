@@ -60,8 +60,8 @@ pub fn streaming_threshold() -> Option<u64> {
     }
 }
 
-/// Whether vector code of `f` may use non-temporal stores: x86-64 hosts (the work-group
-/// entry ends with an `sfence`, so the stores are visible when the work-group is done),
+/// Whether vector code of `f` may use non-temporal stores: x86-64 hosts (whoever calls the
+/// work-group entry fences them before another thread reads the results: `crate::abi`),
 /// kernels without atomics (no ordering of weakly-ordered stores against them to reason
 /// about), unless `SOFTCL_STREAMING_STORES=0`.
 pub fn streaming_allowed(f: &ir::Function) -> bool {

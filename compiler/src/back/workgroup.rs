@@ -288,8 +288,6 @@ pub fn analyze(f: &Function, order: &[Block]) -> BarrierAnalysis {
 pub struct EntryOptions<'a> {
     /// Offsets in the argument block of the `restrict` buffers passed as `noalias`.
     pub restrict_offsets: &'a [u64],
-    /// End with an `sfence` (the work-item function may store non-temporally).
-    pub sfence: bool,
     /// Bytes of the argument block (it is `dereferenceable` that far).
     pub args_size: u64,
     /// A Gen-instrumented build: the entry passes the counter array at `ctx.gen_counters`
@@ -311,9 +309,11 @@ pub struct EntryOptions<'a> {
 /// `state + (padded linear id of its lane 0) * state_size`. Full packets call `wi` with the
 /// constant mask 0..W, so that the inlined body needs no mask. The pointers at
 /// `opts.restrict_offsets` of the argument block are passed after the other parameters (the
-/// work-item function takes them as `noalias`). `opts.sfence`: the work-item function may
-/// use non-temporal stores (`back::vector::streaming_allowed`), which are weakly ordered:
-/// the entry ends with an `sfence`, so that they are globally visible when it returns.
+/// work-item function takes them as `noalias`). The work-item function may use non-temporal
+/// stores (`back::vector::streaming_allowed`), which are weakly ordered: the entry does not
+/// fence them (a fence per work-group drained the stores of each before the next started,
+/// and made a 4096^2 copy in work-groups of 256 six times slower); the caller does, as
+/// [`crate::abi::WorkGroupEntry`] says.
 pub fn build_entry<'ctx>(
     e: &Emitter<'ctx, '_>,
     name: &str,
@@ -322,7 +322,7 @@ pub fn build_entry<'ctx>(
     width: u32,
     opts: &EntryOptions<'_>,
 ) -> R<FunctionValue<'ctx>> {
-    let (restrict_offsets, sfence, args_size) = (opts.restrict_offsets, opts.sfence, opts.args_size);
+    let (restrict_offsets, args_size) = (opts.restrict_offsets, opts.args_size);
     let cx = e.cx;
     let ptr = cx.ptr_type(inkwell::AddressSpace::default());
     let i32t = cx.i32_type();
@@ -495,13 +495,6 @@ pub fn build_entry<'ctx>(
     b.position_at_end(exit);
     let res = b.build_phi(i32t, "res")?;
     res.add_incoming(&[(&i32t.const_zero(), entry), (&r, row_end)]);
-    if sfence {
-        let Some(fence) = inkwell::intrinsics::Intrinsic::find("llvm.x86.sse.sfence") else {
-            bail!("LLVM has no llvm.x86.sse.sfence")
-        };
-        let Some(decl) = fence.get_declaration(&e.m, &[]) else { bail!("cannot declare llvm.x86.sse.sfence") };
-        b.build_call(decl, &[], "")?;
-    }
     b.build_return(Some(&res.as_basic_value()))?;
     Ok(f)
 }

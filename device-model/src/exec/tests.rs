@@ -663,3 +663,40 @@ fn inline_launches_catch_panics_and_report_errors() {
     exec.execute(job(k.clone(), range, Schedule::WholeGroup, None)).unwrap();
     k.assert_each_once();
 }
+
+/// A run of Gen counters as an observer is given it: first work-group, how many, counters.
+type Run = ([usize; 3], u64, Vec<u64>);
+
+/// Records the runs of Gen counters an observer is given.
+#[derive(Default)]
+struct Runs(Mutex<Vec<Run>>);
+
+impl Observer for Runs {
+    fn gen_counters(&self, first_group: [usize; 3], groups: u64, counters: &[u64]) {
+        self.0.lock().push((first_group, groups, counters.to_vec()));
+    }
+}
+
+#[test]
+fn counter_runs_join_consecutive_equal_work_groups() {
+    let runs = Runs::default();
+    let o: Option<&dyn Observer> = Some(&runs);
+    let mut run = CounterRun::default();
+    let id = |x| [x, 0, 0];
+    run.add(o, 0, id(0), &[1, 2]);
+    run.add(o, 1, id(1), &[1, 2]);
+    run.add(o, 2, id(2), &[1, 2]);
+    // Different counters end the run.
+    run.add(o, 3, id(3), &[1, 3]);
+    // So does a gap in the linear ids, even with equal counters.
+    run.add(o, 5, id(5), &[1, 3]);
+    assert_eq!(runs.0.lock().len(), 2, "runs are handed over when they end, not before");
+    run.flush(o);
+    run.flush(o);
+    let seen = runs.0.lock().clone();
+    assert_eq!(
+        seen,
+        vec![(id(0), 3, vec![1, 2]), (id(3), 1, vec![1, 3]), (id(5), 1, vec![1, 3])],
+        "three runs, each once"
+    );
+}

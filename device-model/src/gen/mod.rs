@@ -165,9 +165,9 @@ impl Observer for Both {
     fn wants_final_regions(&self) -> bool {
         self.0.wants_final_regions() || self.1.wants_final_regions()
     }
-    fn gen_counters(&self, group_id: [usize; 3], counters: &[u64]) {
-        self.0.gen_counters(group_id, counters);
-        self.1.gen_counters(group_id, counters);
+    fn gen_counters(&self, first_group: [usize; 3], groups: u64, counters: &[u64]) {
+        self.0.gen_counters(first_group, groups, counters);
+        self.1.gen_counters(first_group, groups, counters);
     }
 }
 

@@ -7,8 +7,9 @@
 //! - [`report`]: what a person reads (`SOFTCL_GEN_REPORT`: text, JSON).
 //!
 //! Use: the Gen launch creates a [`GenModel`] for the kernel and the NDRange, passes it as
-//! the launch's [`Observer`] (the executor calls [`Observer::gen_counters`] once per
-//! work-group with the counters summed over its hardware threads, and
+//! the launch's [`Observer`] (the executor calls [`Observer::gen_counters`] with the
+//! counters of each work-group, summed over its hardware threads, a run of equal ones at a
+//! time, and
 //! [`Observer::thread_region`] per barrier region), then calls [`GenModel::finish`]:
 //! `time_ns` is the command's profiling END - START, `report` goes to stderr / a file.
 
@@ -265,48 +266,52 @@ impl GenModel {
         &self.occupancy
     }
 
-    /// Adds the counters of the work-group with linear id `linear` (what `gen_counters`
-    /// does; public for tests and replays).
-    pub fn add_group(&self, linear: u64, counters: &[u64]) {
+    /// Adds `groups` work-groups with linear ids from `first`, each with `counters` (what
+    /// `gen_counters` does; public for tests and replays).
+    pub fn add_groups(&self, first: u64, groups: u64, counters: &[u64]) {
         // A work-group outside the NDRange would be an executor bug; it is not counted
         // (rather than growing the wave table without bound).
-        debug_assert!(linear < self.shape.group_count(), "work-group {linear} outside the NDRange");
-        if linear >= self.shape.group_count() {
-            return;
-        }
+        let count = self.shape.group_count();
+        debug_assert!(first.saturating_add(groups) <= count, "work-groups {first}+{groups} outside the NDRange");
+        let end = first.saturating_add(groups).min(count);
         let threads = u64::from(self.occupancy.threads_per_wg);
-        let seen = self.regions.get(linear as usize).map_or(0, |r| u64::from(r.load(Ordering::Relaxed)));
-        let barriers = if seen > 0 { seen.div_ceil(threads.max(1)) } else { u64::from(self.shape.barriers) };
+        let (wgs, subslices) = (u64::from(self.occupancy.wgs), u64::from(self.config.subslices()));
         let mut t = self.totals[shard_of_thread()].lock().unwrap_or_else(|e| e.into_inner());
         let t = &mut *t;
-        let (wave, subslice) = t.place(linear, u64::from(self.occupancy.wgs), u64::from(self.config.subslices()));
         // Most work-groups of a launch count the same as the one before them on this
         // thread (the rows of a stencil, the blocks of a matrix product): their cost is
         // computed once and their counters are added once, times the run's length.
         // Without an early exit, so that the comparison is vector code (a word-by-word
         // loop that stops at the first difference took most of this function's time).
-        let same = t.last.counters.len() == counters.len()
+        let mut same = t.last.counters.len() == counters.len()
             && t.last.counters.iter().zip(counters).fold(0, |acc, (a, b)| acc | (a ^ b)) == 0;
-        let cost = if t.last.repeats > 0 && t.last.barriers == barriers && same {
-            t.last.repeats += 1;
-            t.last.cost
-        } else {
-            t.flush_last(self.gen.sites.len() * time::SITE_WORDS);
-            let cost = GroupCost::from_counters(&self.config, &self.gen, self.shape.simd, counters, threads, barriers);
-            t.last.counters.clear();
-            t.last.counters.extend_from_slice(counters);
-            (t.last.barriers, t.last.cost, t.last.repeats) = (barriers, cost, 1);
-            cost
-        };
-        let subslices = self.config.subslices() as usize;
-        let cell = wave * subslices + subslice;
-        if t.waves.len() <= cell {
-            t.waves.resize((wave + 1) * subslices, GroupCost::default());
+        for linear in first..end {
+            let seen = self.regions.get(linear as usize).map_or(0, |r| u64::from(r.load(Ordering::Relaxed)));
+            let barriers = if seen > 0 { seen.div_ceil(threads.max(1)) } else { u64::from(self.shape.barriers) };
+            let (wave, subslice) = t.place(linear, wgs, subslices);
+            let cost = if t.last.repeats > 0 && t.last.barriers == barriers && same {
+                t.last.repeats += 1;
+                t.last.cost
+            } else {
+                t.flush_last(self.gen.sites.len() * time::SITE_WORDS);
+                let cost =
+                    GroupCost::from_counters(&self.config, &self.gen, self.shape.simd, counters, threads, barriers);
+                t.last.counters.clear();
+                t.last.counters.extend_from_slice(counters);
+                (t.last.barriers, t.last.cost, t.last.repeats) = (barriers, cost, 1);
+                same = true;
+                cost
+            };
+            let subslices = subslices as usize;
+            let cell = wave * subslices + subslice;
+            if t.waves.len() <= cell {
+                t.waves.resize((wave + 1) * subslices, GroupCost::default());
+            }
+            t.waves[cell].add(&cost);
+            t.groups += 1;
+            t.barriers += barriers;
+            t.memory_bytes = t.memory_bytes.saturating_add(cost.l3_lines.saturating_mul(64));
         }
-        t.waves[cell].add(&cost);
-        t.groups += 1;
-        t.barriers += barriers;
-        t.memory_bytes = t.memory_bytes.saturating_add(cost.l3_lines.saturating_mul(64));
     }
 
     /// The modelled time and the report of what was observed so far (call after the launch).
@@ -348,7 +353,7 @@ impl Observer for GenModel {
             }
         }
     }
-    fn gen_counters(&self, group_id: [usize; 3], counters: &[u64]) {
-        self.add_group(self.shape.linear_group(group_id), counters);
+    fn gen_counters(&self, first_group: [usize; 3], groups: u64, counters: &[u64]) {
+        self.add_groups(self.shape.linear_group(first_group), groups, counters);
     }
 }
