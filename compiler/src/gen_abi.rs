@@ -5,9 +5,19 @@
 //! A Gen-instrumented build (`Target::gen`) counts in generated code, with no callback per
 //! access: every load, store and atomic in the kernel is a *site* with its
 //! [`SiteCounters`], every block a [`BlockCounters`], kept in the hardware thread's counter
-//! array (`WorkGroupContext::gen_counters`: `sites.len()` [`SiteCounters`] followed by
-//! `blocks.len()` [`BlockCounters`]). The device sums the arrays per work-group and per
-//! launch and hands them, with [`GenKernelInfo`], to the model in `device-model/src/gen/`.
+//! array (`WorkGroupContext::gen_counters`: [`SITE_WORDS`] counters per site, counter by
+//! counter ([`site_word_index`]: the sites of a block, numbered in order, update
+//! consecutive words, one vector addition), then [`BLOCK_WORDS`] per block). The device sums the arrays per work-group and per launch
+//! ([`add_counters`]) and hands them, with [`GenKernelInfo`], to the model in
+//! `device-model/src/gen/`, which reads them with [`GenKernelInfo::site_counters`] and
+//! [`GenKernelInfo::block_counters`].
+//!
+//! A site runs once per execution of its block, under the block's mask, so its messages,
+//! active lanes and useful bytes are its block's executions, active lanes, and active lanes
+//! x bytes per lane: the array holds only what the lanes' addresses decide (L3 lines, SLM
+//! cycles, conflict cycles, worst bank ways). Counting those three per site as well cost
+//! three more additions to memory per message, and a kernel with a thousand messages took
+//! seconds more to compile.
 //!
 //! The per-message rules (shared/reference/gen-model.md) that generated code applies:
 //! - global and constant: `lines` = distinct 64-byte lines touched by the active lanes;
@@ -42,6 +52,8 @@ pub enum AccessKind {
 /// One load, store or atomic of the kernel (after inlining).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GenSite {
+    /// Index into [`GenKernelInfo::blocks`] of the block the site is in.
+    pub block: u32,
     pub space: AddressSpace,
     pub kind: AccessKind,
     /// Bytes each lane moves (4 for an int, 16 for a float4 access).
@@ -105,14 +117,69 @@ impl GenKernelInfo {
 impl GenKernelInfo {
     /// Length in u64 words of a hardware thread's counter array.
     pub fn counter_words(&self) -> usize {
-        (self.sites.len() * std::mem::size_of::<SiteCounters>()
-            + self.blocks.len() * std::mem::size_of::<BlockCounters>())
-            / 8
+        self.sites.len() * SITE_WORDS + self.blocks.len() * BLOCK_WORDS
+    }
+
+    /// The counters of block `b` in counter array `words` (missing words read 0).
+    pub fn block_counters(&self, words: &[u64], b: usize) -> BlockCounters {
+        let at = self.sites.len() * SITE_WORDS + b * BLOCK_WORDS;
+        let w = |i: usize| words.get(at + i).copied().unwrap_or(0);
+        BlockCounters { executions: w(0), active_lanes: w(1) }
+    }
+
+    /// The counters of site `k` in counter array `words` (missing words read 0): its own
+    /// words, and what its block's counters say of its messages.
+    pub fn site_counters(&self, words: &[u64], k: usize) -> SiteCounters {
+        let w = |field: usize| words.get(site_word_index(self.sites.len(), k, field)).copied().unwrap_or(0);
+        let Some(site) = self.sites.get(k) else { return SiteCounters::default() };
+        let block = self.block_counters(words, site.block as usize);
+        SiteCounters {
+            messages: block.executions,
+            active_lanes: block.active_lanes,
+            l3_lines: w(site_word::L3_LINES),
+            useful_bytes: block.active_lanes.saturating_mul(u64::from(site.bytes_per_lane)),
+            slm_cycles: w(site_word::SLM_CYCLES),
+            slm_conflict_cycles: w(site_word::SLM_CONFLICT_CYCLES),
+            worst_bank_ways: w(site_word::WORST_BANK_WAYS),
+        }
     }
 }
 
-/// Counters of one site, summed over the messages of a hardware thread.
-#[repr(C)]
+/// u64 words of one site in the counter array ([`site_word`] says which is which).
+pub const SITE_WORDS: usize = 4;
+
+/// Where counter `field` ([`site_word`]) of site `k` of a kernel with `sites` sites is in
+/// the counter array: the sites' L3 lines first, then their SLM cycles, and so on.
+pub fn site_word_index(sites: usize, k: usize, field: usize) -> usize {
+    field * sites + k
+}
+/// u64 words of one block in the counter array: executions with an active lane, active
+/// lanes summed over them.
+pub const BLOCK_WORDS: usize = 2;
+
+/// The counters of a site ([`site_word_index`] places them).
+pub mod site_word {
+    /// Global / constant / private: distinct 64-byte lines, summed over the messages.
+    pub const L3_LINES: usize = 0;
+    /// Local: cycles by the bank rules, summed over the messages.
+    pub const SLM_CYCLES: usize = 1;
+    /// Local: cycles beyond ceil(active / 16), summed over the messages.
+    pub const SLM_CONFLICT_CYCLES: usize = 2;
+    /// Local: the most ways one bank saw in one message: a maximum, not a sum.
+    pub const WORST_BANK_WAYS: usize = 3;
+}
+
+/// Adds `times` copies of counter array `words` of a kernel with `sites` sites to `sums`:
+/// every word is summed except each site's worst bank ways, a maximum.
+pub fn add_counters(sums: &mut [u64], words: &[u64], times: u64, sites: usize) {
+    let ways = site_word_index(sites, 0, site_word::WORST_BANK_WAYS)..site_word_index(sites, 0, SITE_WORDS);
+    for (i, (s, &c)) in sums.iter_mut().zip(words).enumerate() {
+        *s = if ways.contains(&i) { (*s).max(c) } else { s.saturating_add(c.saturating_mul(times)) };
+    }
+}
+
+/// Counters of one site, summed over the messages of a hardware thread (as
+/// [`GenKernelInfo::site_counters`] reads them from a counter array).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SiteCounters {
     /// Executions with at least one active lane.
@@ -132,7 +199,6 @@ pub struct SiteCounters {
 }
 
 /// Counters of one block, summed over a hardware thread's executions of it.
-#[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct BlockCounters {
     /// Executions with at least one active lane.

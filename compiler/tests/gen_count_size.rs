@@ -70,3 +70,27 @@ fn general_counts_are_not_compiled_into_the_variant() {
         assert!(ir.contains("call i64 inttoptr"), "SIMD{simd}: the general counts call the shared helpers");
     }
 }
+
+/// A kernel of `n` loads from global memory at addresses every lane shares, in one block.
+fn uniform_loads(n: usize) -> String {
+    let body: String = (0..n).map(|k| format!("    acc += a[{k}];\n")).collect();
+    format!(
+        "__kernel void k(__global const float* a, __global float* out) {{\n\
+         float acc = 0.0f;\n{body}    out[get_global_id(0)] = acc;\n}}\n"
+    )
+}
+
+#[test]
+fn a_blocks_counters_are_updated_together() {
+    // 32 messages in one block: each site's L3 lines, and the block's executions and
+    // active lanes (which are also every site's messages and active lanes). Added to
+    // memory one by one, that was 4 stores per message (over 260 in all); now the sites'
+    // line counts go in vectors of 8 consecutive counters. The entry has two paths (full
+    // and masked packets), each about ten stores: four vectors of line counts, the store
+    // site's, the blocks' counters and the kernel's own store.
+    let t = gen_target(16);
+    let prog = compile_source(&uniform_loads(32), "", &t).unwrap_or_else(|e| panic!("front end: {}", e.log));
+    let ir = prog.optimized_llvm_ir(&t).unwrap_or_else(|e| panic!("back end: {}", e.log));
+    let stores = ir.lines().filter(|l| l.trim_start().starts_with("store ")).count();
+    assert!(stores <= 24, "{stores} stores for 32 messages and the kernel's own store:\n{ir}");
+}

@@ -2,7 +2,7 @@
 //! width, counting messages in generated code: the counters of the optimisation guide's
 //! worked cases (16 work-items reading int), exactly, and the results still right.
 
-use softcl_compiler::gen_abi::{AccessKind, BlockCounters, GenKernelInfo, SiteCounters};
+use softcl_compiler::gen_abi::{self, AccessKind, BlockCounters, GenKernelInfo, SiteCounters};
 use softcl_compiler::{compile_source, AddressSpace, ArgKind, GenBuild, NativeProgram};
 use softcl_device_model::{Device, GenDevice, Launch, Observer};
 use std::sync::{Arc, Mutex};
@@ -34,61 +34,37 @@ impl Buf {
 /// Sums the counter arrays of every work-group (the worst bank ways as a maximum).
 #[derive(Default)]
 struct Sum {
-    words: Mutex<Vec<u64>>,
+    /// The runs of work-groups the executor reported: counters and how many work-groups.
+    runs: Mutex<Vec<(Vec<u64>, u64)>>,
     groups: Mutex<u64>,
 }
 
-const SITE_WORDS: usize = std::mem::size_of::<SiteCounters>() / 8;
-const BLOCK_WORDS: usize = std::mem::size_of::<BlockCounters>() / 8;
-
 impl Observer for Sum {
     fn gen_counters(&self, _first: [usize; 3], groups: u64, counters: &[u64]) {
-        let mut w = self.words.lock().unwrap();
-        if w.is_empty() {
-            w.resize(counters.len(), 0);
-        }
-        assert_eq!(w.len(), counters.len(), "one layout per launch");
-        for (i, (a, b)) in w.iter_mut().zip(counters).enumerate() {
-            // Worst bank ways is word 6 of a site's counters (sites come first).
-            if i % SITE_WORDS == 6 && i < counters.len() - counters.len() % SITE_WORDS {
-                *a = (*a).max(*b);
-            } else {
-                *a += b * groups;
-            }
-        }
+        self.runs.lock().unwrap().push((counters.to_vec(), groups));
         *self.groups.lock().unwrap() += groups;
     }
 }
 
 impl Sum {
-    fn site(&self, info: &GenKernelInfo, k: usize) -> SiteCounters {
-        let w = self.words.lock().unwrap();
-        let s = &w[k * SITE_WORDS..(k + 1) * SITE_WORDS];
-        SiteCounters {
-            messages: s[0],
-            active_lanes: s[1],
-            l3_lines: s[2],
-            useful_bytes: s[3],
-            slm_cycles: s[4],
-            slm_conflict_cycles: s[5],
-            worst_bank_ways: s[6],
+    /// The launch's counter array: the runs summed as the device sums them.
+    fn words(&self, info: &GenKernelInfo) -> Vec<u64> {
+        let runs = self.runs.lock().unwrap();
+        let mut sums = vec![0; info.counter_words()];
+        for (words, times) in runs.iter() {
+            assert_eq!(words.len(), sums.len(), "one layout per launch");
+            gen_abi::add_counters(&mut sums, words, *times, info.sites.len());
         }
-        .tap(|_| assert!(k < info.sites.len()))
+        sums
+    }
+    fn site(&self, info: &GenKernelInfo, k: usize) -> SiteCounters {
+        assert!(k < info.sites.len());
+        info.site_counters(&self.words(info), k)
     }
     fn block(&self, info: &GenKernelInfo, k: usize) -> BlockCounters {
-        let w = self.words.lock().unwrap();
-        let at = info.sites.len() * SITE_WORDS + k * BLOCK_WORDS;
-        BlockCounters { executions: w[at], active_lanes: w[at + 1] }
+        info.block_counters(&self.words(info), k)
     }
 }
-
-trait Tap: Sized {
-    fn tap(self, f: impl FnOnce(&Self)) -> Self {
-        f(&self);
-        self
-    }
-}
-impl<T> Tap for T {}
 
 fn build(dev: &GenDevice, source: &str) -> Arc<NativeProgram> {
     let program =

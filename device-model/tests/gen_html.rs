@@ -34,10 +34,10 @@ fn page() -> ReportPage {
     let info = GenKernelInfo {
         simd: 16,
         sites: vec![
-            GenSite { space: AddressSpace::Global, kind: AccessKind::Load, bytes_per_lane: 4, loc: loc(4) },
-            GenSite { space: AddressSpace::Local, kind: AccessKind::Store, bytes_per_lane: 4, loc: loc(4) },
-            GenSite { space: AddressSpace::Local, kind: AccessKind::Load, bytes_per_lane: 4, loc: loc(6) },
-            GenSite { space: AddressSpace::Global, kind: AccessKind::Store, bytes_per_lane: 4, loc: loc(6) },
+            GenSite { block: 0, space: AddressSpace::Global, kind: AccessKind::Load, bytes_per_lane: 4, loc: loc(4) },
+            GenSite { block: 0, space: AddressSpace::Local, kind: AccessKind::Store, bytes_per_lane: 4, loc: loc(4) },
+            GenSite { block: 0, space: AddressSpace::Local, kind: AccessKind::Load, bytes_per_lane: 4, loc: loc(6) },
+            GenSite { block: 0, space: AddressSpace::Global, kind: AccessKind::Store, bytes_per_lane: 4, loc: loc(6) },
         ],
         blocks: vec![GenBlock { instructions: 40, flops: 0, flops_f64: 0, divergent_branch: false, loc: loc(3) }],
         source_files: vec!["<source>".into()],

@@ -7,7 +7,10 @@
 //! thread's lanes get addresses from the guide's index expressions, and `model::rules`
 //! turns each message into lines or bank cycles (`Simulated`).
 
-use softcl_compiler::gen_abi::{AccessKind, GenBlock, GenKernelInfo, GenSite, RegisterPressure, SourceLoc};
+use softcl_compiler::gen_abi::{
+    site_word, site_word_index, AccessKind, GenBlock, GenKernelInfo, GenSite, RegisterPressure, SourceLoc, BLOCK_WORDS,
+    SITE_WORDS,
+};
 use softcl_compiler::{compile_source, AddressSpace, KernelInfo};
 use softcl_device_model::gen::model::rules::{l3_message, slm_message};
 use softcl_device_model::gen::model::{occupancy, GenLaunchModel, GenModel, GenShape, Limit};
@@ -271,6 +274,7 @@ impl Simulated {
                 .iter()
                 .enumerate()
                 .map(|(k, s)| GenSite {
+                    block: 0,
                     space: s.space,
                     kind: s.kind,
                     bytes_per_lane: s.bytes,
@@ -296,7 +300,8 @@ impl Simulated {
     /// Counters of work-group `group` (summed over its hardware threads), as a
     /// Gen-instrumented build computes them.
     fn group_counters(&self, simd: u32, global: [usize; 3], local: [usize; 3], group: [usize; 3]) -> Vec<u64> {
-        let mut words = vec![0u64; self.sites.len() * 7 + 2];
+        // The counter array of `gen_abi`: each site's words, then the one block's.
+        let mut words = vec![0u64; self.sites.len() * SITE_WORDS + BLOCK_WORDS];
         let items: Vec<[u64; 3]> = work_items(local)
             .into_iter()
             .map(|l| [0, 1, 2].map(|d| (group[d] * local[d]) as u64 + l[d]))
@@ -306,21 +311,20 @@ impl Simulated {
             let active = if thread.len() >= 32 { u32::MAX } else { (1u32 << thread.len()) - 1 };
             for (k, s) in self.sites.iter().enumerate() {
                 let addrs: Vec<u64> = thread.iter().map(|&g| (s.addr)(g)).collect();
-                let w = &mut words[k * 7..k * 7 + 7];
-                let lanes = thread.len() as u64;
-                w[0] += self.repeats;
-                w[1] += lanes * self.repeats;
-                w[3] += lanes * u64::from(s.bytes) * self.repeats;
+                let at = |field| site_word_index(self.sites.len(), k, field);
                 if s.space == AddressSpace::Local {
                     let m = slm_message(&addrs, active, s.bytes, s.kind);
-                    w[4] += u64::from(m.cycles) * self.repeats;
-                    w[5] += u64::from(m.conflict_cycles) * self.repeats;
-                    w[6] = w[6].max(u64::from(m.worst_ways));
+                    words[at(site_word::SLM_CYCLES)] += u64::from(m.cycles) * self.repeats;
+                    words[at(site_word::SLM_CONFLICT_CYCLES)] += u64::from(m.conflict_cycles) * self.repeats;
+                    let ways = &mut words[at(site_word::WORST_BANK_WAYS)];
+                    *ways = (*ways).max(u64::from(m.worst_ways));
                 } else {
-                    w[2] += u64::from(l3_message(&addrs, active, s.bytes).lines) * self.repeats;
+                    words[at(site_word::L3_LINES)] +=
+                        u64::from(l3_message(&addrs, active, s.bytes).lines) * self.repeats;
                 }
             }
-            let b = self.sites.len() * 7;
+            // Messages and active lanes are the block's.
+            let b = self.sites.len() * SITE_WORDS;
             words[b] += self.repeats;
             words[b + 1] += thread.len() as u64 * self.repeats;
         }

@@ -27,7 +27,7 @@
 use super::gen_helpers::{self, Helper, Ops};
 use super::llvm::{as_ptr, bail, gep, Emitter, FnLower, Val, R};
 use super::target::HostTarget;
-use crate::gen_abi::{AccessKind, BlockCounters, GenBlock, GenKernelInfo, GenSite, SiteCounters, SourceLoc};
+use crate::gen_abi::{self, site_word, AccessKind, GenBlock, GenKernelInfo, GenSite, SourceLoc};
 use crate::ir::{self, Block, Inst, InstData, TypeData, Value, ValueDef, WorkItemQuery};
 use crate::kernel_info::AddressSpace;
 use crate::vectorize::analysis::{Shape, WorkItemAnalysis};
@@ -38,17 +38,15 @@ use inkwell::IntPredicate;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-const SITE_WORDS: u32 = (std::mem::size_of::<SiteCounters>() / 8) as u32;
-const BLOCK_WORDS: u32 = (std::mem::size_of::<BlockCounters>() / 8) as u32;
-// Word offsets inside SiteCounters / BlockCounters.
-const MESSAGES: u32 = 0;
-const ACTIVE: u32 = 1;
-const LINES: u32 = 2;
-const USEFUL: u32 = 3;
-const SLM_CYCLES: u32 = 4;
-const SLM_CONFLICTS: u32 = 5;
-const WORST_WAYS: u32 = 6;
-const _: () = assert!(SITE_WORDS == 7 && BLOCK_WORDS == 2);
+const SITE_WORDS: u32 = gen_abi::SITE_WORDS as u32;
+const BLOCK_WORDS: u32 = gen_abi::BLOCK_WORDS as u32;
+// A site's counters (`gen_abi::site_word`).
+const LINES: usize = site_word::L3_LINES;
+const SLM_CYCLES: usize = site_word::SLM_CYCLES;
+const SLM_CONFLICTS: usize = site_word::SLM_CONFLICT_CYCLES;
+const WORST_WAYS: usize = site_word::WORST_BANK_WAYS;
+/// The most counters one vector addition of [`FnLower::gen_flush`] updates.
+const ADDS_PER_VECTOR: usize = 8;
 
 // ------------------------------------------------------------------------------------------
 // Lazy variants
@@ -115,6 +113,13 @@ impl GenSource {
 
 // ------------------------------------------------------------------------------------------
 // Sites and blocks
+
+/// The most sites an instrumented build is made for. Beyond it the kernel runs its scalar
+/// build on the Gen device, uncounted: a kernel of about two thousand messages in one block
+/// (the CTS's basic vector_creation builds dozens) took 11-32 s to compile instrumented,
+/// against about 1 s for the CPU device's vectorized build, LLVM's instruction scheduling of
+/// one long block growing quadratically with its memory operations.
+pub const MAX_SITES: usize = 1024;
 
 /// What the counting code needs to know about a kernel's sites and blocks.
 #[derive(Debug, Clone)]
@@ -249,7 +254,8 @@ pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis, host: &Host
             }
             let space = if space == AddressSpace::Generic { AddressSpace::Global } else { space };
             p.site_of.insert(i, p.sites.len() as u32);
-            p.sites.push(GenSite { space, kind, bytes_per_lane: types.size_of(ty).max(1) as u32, loc: loc(i) });
+            let block = p.blocks.len() as u32;
+            p.sites.push(GenSite { block, space, kind, bytes_per_lane: types.size_of(ty).max(1) as u32, loc: loc(i) });
         }
         if let Some(t) = f.layout.last_inst(b) {
             blk.divergent_branch = wa.divergent_branches.contains(&t);
@@ -274,8 +280,12 @@ pub struct GenState<'a, 'ctx> {
     /// again after a barrier, whose resume point the earlier code does not dominate).
     mask: Option<MaskInfo<'ctx>>,
     /// L3-line counts of the block's strided messages whose closed forms wait for
-    /// [`FnLower::gen_flush_lines`].
+    /// [`FnLower::gen_flush`].
     pending: Vec<PendingLines<'ctx>>,
+    /// The block's additions to site counters (word, value), made together by
+    /// [`FnLower::gen_flush`]: the sites of a block have consecutive counters of each kind,
+    /// so that a run of them is one vector addition, not one addition to memory each.
+    adds: Vec<(u32, IntValue<'ctx>)>,
     /// Where a general count's lanes go for its helper (`gen_helpers::call`): one `alloca`
     /// of `<W x i64>` in the prologue, made at the first such count.
     slot: Option<PointerValue<'ctx>>,
@@ -292,6 +302,13 @@ struct PendingLines<'ctx> {
     bytes: u64,
     mask: VectorValue<'ctx>,
     conflict: bool,
+}
+
+/// Sets the alignment of load `v`.
+fn set_alignment(v: Val<'_>, align: u32) -> R<()> {
+    use inkwell::values::BasicValue;
+    let i = v.as_instruction_value().ok_or("a load that is no instruction")?;
+    i.set_alignment(align).map_err(|e| super::llvm::Error(e.to_string()))
 }
 
 /// In the entry block of a work-group entry (`b` there): the counter array at
@@ -333,7 +350,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         }
         // The counter array is the work-item function's last parameter.
         let counters = self.llf.get_last_param().ok_or("no counter parameter")?.into_pointer_value();
-        self.gen = Some(GenState { plan, counters, mask: None, pending: Vec::new(), slot: None });
+        self.gen = Some(GenState { plan, counters, mask: None, pending: Vec::new(), adds: Vec::new(), slot: None });
         Ok(())
     }
 
@@ -347,6 +364,18 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let old = self.b.build_load(self.i64(), p, "")?.into_int_value();
         self.b.build_store(p, self.b.build_int_add(old, v, "")?)?;
         Ok(())
+    }
+
+    /// Adds `v` to counter `word` at the block's [`Self::gen_flush`].
+    fn gen_add_later(&mut self, word: u32, v: IntValue<'ctx>) -> R<()> {
+        self.gen.as_mut().ok_or("not counting")?.adds.push((word, v));
+        Ok(())
+    }
+
+    /// The word of counter `field` (`gen_abi::site_word`) of site `s`.
+    fn site_word(&self, s: u32, field: usize) -> R<u32> {
+        let sites = self.gen.as_ref().ok_or("not counting")?.plan.sites.len();
+        Ok(gen_abi::site_word_index(sites, s as usize, field) as u32)
     }
 
     fn gen_max(&self, word: u32, v: IntValue<'ctx>) -> R<()> {
@@ -423,15 +452,15 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let Some(&k) = g.plan.block_of.get(&b) else { return Ok(()) };
         let base = g.plan.sites.len() as u32 * SITE_WORDS + k * BLOCK_WORDS;
         let m = self.mask_info()?;
-        self.gen_add(base, m.any)?;
-        self.gen_add(base + 1, m.active)
+        self.gen_add_later(base, m.any)?;
+        self.gen_add_later(base + 1, m.active)
     }
 
     /// Counts the message of memory instruction `i` (before it is lowered) under the current
     /// mask.
     pub fn gen_access(&mut self, i: Inst) -> R<()> {
         if self.gen.is_some() && crate::passes::inline::is_work_group_barrier(&self.f.insts[i]) {
-            self.gen_flush_lines()?;
+            self.gen_flush()?;
             if let Some(g) = self.gen.as_mut() {
                 g.mask = None;
             }
@@ -449,14 +478,12 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let shape = vs.wa.shape(self.f, ptr);
         let i64t = self.i64();
         let c64 = |x: u64| i64t.const_int(x, false);
-        let base = s * SITE_WORDS;
         let bytes = site.bytes_per_lane as u64;
 
+        // Messages, active lanes and useful bytes are the block's (`gen_abi`): only what
+        // the addresses decide is counted here.
         let mi = self.mask_info()?;
         let (active, any) = (mi.active, mi.any);
-        self.gen_add(base + MESSAGES, any)?;
-        self.gen_add(base + ACTIVE, active)?;
-        self.gen_add(base + USEFUL, self.b.build_int_mul(active, c64(bytes), "")?)?;
 
         let uniform_addr = if shape == Shape::Uniform {
             let p = as_ptr(self.get(ptr)?)?;
@@ -479,9 +506,10 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                     let last =
                         self.b.build_right_shift(self.b.build_int_add(a, c64(bytes - 1), "")?, c64(6), false, "")?;
                     let n = self.b.build_int_add(self.b.build_int_sub(last, first, "")?, c64(1), "")?;
-                    self.gen_add(base + LINES, self.b.build_int_mul(n, any, "")?)
+                    let lines = self.b.build_int_mul(n, any, "")?;
+                    self.gen_add_later(self.site_word(s, LINES)?, lines)
                 }
-                (None, Some(pw)) => self.gen_lines(base + LINES, pw, mi, shape, bytes, conflict),
+                (None, Some(pw)) => self.gen_lines(self.site_word(s, LINES)?, pw, mi, shape, bytes, conflict),
                 _ => bail!("no address"),
             };
         }
@@ -531,9 +559,10 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             }
         };
         let cycles = self.umax(ceil16, ways)?;
-        self.gen_add(base + SLM_CYCLES, cycles)?;
-        self.gen_add(base + SLM_CONFLICTS, self.b.build_int_sub(cycles, ceil16, "")?)?;
-        self.gen_max(base + WORST_WAYS, ways)
+        self.gen_add_later(self.site_word(s, SLM_CYCLES)?, cycles)?;
+        let conflicts = self.b.build_int_sub(cycles, ceil16, "")?;
+        self.gen_add_later(self.site_word(s, SLM_CONFLICTS)?, conflicts)?;
+        self.gen_max(self.site_word(s, WORST_WAYS)?, ways)
     }
 
     /// The most dwords (reads; all lanes' dwords are distinct when `distinct`) or lanes
@@ -567,7 +596,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     /// Distinct 64-byte lines touched by the lanes of `mask` accessing `bytes` bytes through
     /// the pointers `pw` (`<W x ptr>`) of shape `shape`, added to counter `word`. A strided
     /// access with a closed form is counted at the end of the block with the block's other
-    /// ones ([`Self::gen_flush_lines`]).
+    /// ones ([`Self::gen_flush`]).
     fn gen_lines(
         &mut self,
         word: u32,
@@ -585,7 +614,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let Shape::Strided(s) = shape else {
             let addrs = addrs_of(self)?;
             let lines = self.general_lines(addrs, mask, bytes, conflict)?;
-            return self.gen_add(word, lines);
+            return self.gen_add_later(word, lines);
         };
         let span = s != 0 && s.unsigned_abs() <= 64;
         let line_per_lane = s.unsigned_abs().is_multiple_of(64) && bytes <= 64;
@@ -595,7 +624,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         if !(span || line_per_lane) {
             let addrs = self.strided_addrs(a0, s, w)?;
             let lines = self.general_lines(addrs, mask, bytes, conflict)?;
-            return self.gen_add(word, lines);
+            return self.gen_add_later(word, lines);
         }
         // The condition for the closed form, and its value.
         let (ok, closed) = if span {
@@ -619,39 +648,81 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         Ok(())
     }
 
-    /// Adds the pending line counts of the block's strided messages: one branch on whether
-    /// every closed form holds (the usual case: a contiguous mask), rather than one per
-    /// message. Called before the block's terminator and before a barrier (whose resume
-    /// point the values do not dominate).
-    pub fn gen_flush_lines(&mut self) -> R<()> {
+    /// Makes the block's additions to its sites' counters: the strided messages' line
+    /// counts first, on one branch when every closed form holds (the usual case: a
+    /// contiguous mask) rather than one per message; then every addition, runs of
+    /// consecutive counters as one vector addition each. Called before the block's
+    /// terminator and before a barrier (whose resume point the values do not dominate).
+    pub fn gen_flush(&mut self) -> R<()> {
         let pending = match self.gen.as_mut() {
-            Some(g) if !g.pending.is_empty() => std::mem::take(&mut g.pending),
-            _ => return Ok(()),
+            Some(g) => std::mem::take(&mut g.pending),
+            None => return Ok(()),
         };
-        let mut all_ok = pending[0].ok;
-        for p in &pending[1..] {
-            all_ok = self.b.build_and(all_ok, p.ok, "")?;
+        if !pending.is_empty() {
+            let mut all_ok = pending[0].ok;
+            for p in &pending[1..] {
+                all_ok = self.b.build_and(all_ok, p.ok, "")?;
+            }
+            let from = self.b.get_insert_block().ok_or("builder not positioned")?;
+            let slow = self.cx().append_basic_block(self.llf, "gen.general");
+            let join = self.cx().append_basic_block(self.llf, "gen.counted");
+            self.b.build_conditional_branch(all_ok, join, slow)?;
+            self.b.position_at_end(slow);
+            let mut general = Vec::with_capacity(pending.len());
+            for p in &pending {
+                let w = p.mask.get_type().get_size();
+                general.push(self.closed_or(p.ok, p.closed, |sf| {
+                    let addrs = sf.strided_addrs(p.a0, p.stride, w)?;
+                    sf.general_lines(addrs, p.mask, p.bytes, p.conflict)
+                })?);
+            }
+            let slow_end = self.b.get_insert_block().ok_or("builder not positioned")?;
+            self.b.build_unconditional_branch(join)?;
+            self.b.position_at_end(join);
+            for (p, g) in pending.iter().zip(general) {
+                let phi = self.b.build_phi(self.i64(), "")?;
+                phi.add_incoming(&[(&p.closed, from), (&g, slow_end)]);
+                self.gen_add_later(p.word, phi.as_basic_value().into_int_value())?;
+            }
         }
-        let fast = self.cx().append_basic_block(self.llf, "gen.closed");
-        let slow = self.cx().append_basic_block(self.llf, "gen.general");
-        let join = self.cx().append_basic_block(self.llf, "gen.counted");
-        self.b.build_conditional_branch(all_ok, fast, slow)?;
-        self.b.position_at_end(fast);
-        for p in &pending {
-            self.gen_add(p.word, p.closed)?;
+        let mut adds = match self.gen.as_mut() {
+            Some(g) => std::mem::take(&mut g.adds),
+            None => return Ok(()),
+        };
+        adds.sort_by_key(|&(w, _)| w);
+        // Runs of consecutive words (a word added twice is summed first).
+        let mut k = 0;
+        while k < adds.len() {
+            let mut run: Vec<(u32, IntValue<'ctx>)> = vec![adds[k]];
+            k += 1;
+            while k < adds.len() {
+                let (w, v) = adds[k];
+                let last = run.len() - 1;
+                if w == run[last].0 {
+                    run[last].1 = self.b.build_int_add(run[last].1, v, "")?;
+                } else if w == run[last].0 + 1 && run.len() < ADDS_PER_VECTOR {
+                    run.push((w, v));
+                } else {
+                    break;
+                }
+                k += 1;
+            }
+            if let [(w, v)] = run[..] {
+                self.gen_add(w, v)?;
+                continue;
+            }
+            let vt = self.i64().vec_type(run.len() as u32);
+            let mut sum = vt.get_undef();
+            for (j, (_, v)) in run.iter().enumerate() {
+                sum = self.b.build_insert_element(sum, *v, self.i32().const_int(j as u64, false), "")?;
+            }
+            let p = self.gen_word(run[0].0)?;
+            let old = self.b.build_load(vt, p, "")?;
+            set_alignment(old, 8)?;
+            let new = self.b.build_int_add(old.into_vector_value(), sum, "")?;
+            let st = self.b.build_store(p, new)?;
+            st.set_alignment(8).map_err(|e| super::llvm::Error(e.to_string()))?;
         }
-        self.b.build_unconditional_branch(join)?;
-        self.b.position_at_end(slow);
-        for p in &pending {
-            let w = p.mask.get_type().get_size();
-            let lines = self.closed_or(p.ok, p.closed, |sf| {
-                let addrs = sf.strided_addrs(p.a0, p.stride, w)?;
-                sf.general_lines(addrs, p.mask, p.bytes, p.conflict)
-            })?;
-            self.gen_add(p.word, lines)?;
-        }
-        self.b.build_unconditional_branch(join)?;
-        self.b.position_at_end(join);
         Ok(())
     }
 

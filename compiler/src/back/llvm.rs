@@ -1495,7 +1495,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
 
     fn lower_inst(&mut self, i: Inst) -> R<()> {
         if self.gen.is_some() && self.f.insts[i].is_terminator() {
-            self.gen_flush_lines()?;
+            self.gen_flush()?;
         }
         if self.lin.is_some() && self.f.insts[i].is_terminator() {
             return self.lin_terminator(&self.f.insts[i]);

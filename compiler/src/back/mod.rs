@@ -269,6 +269,17 @@ fn emit(
             }
         }
         let gen_plan = gen_build.map(|_| gen_count::plan(m, func, &wa, &target::HostTarget::of_machine(tm)));
+        if let Some(p) = &gen_plan {
+            if p.sites.len() > gen_count::MAX_SITES {
+                return Err(fail(format!(
+                    "kernel `{}` has {} memory messages after inlining; an instrumented build of more than {} \
+                     is not made (LLVM's instruction scheduling of such long blocks takes tens of seconds)",
+                    kernel.info.name,
+                    p.sites.len(),
+                    gen_count::MAX_SITES
+                )));
+            }
+        }
         if target.vectorizer != crate::Vectorizer::Off && vectorize::report_enabled() {
             let report = vectorize::Report {
                 kernel: kernel.info.name.clone(),

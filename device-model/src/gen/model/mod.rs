@@ -26,7 +26,7 @@ pub use time::{GroupCost, LaunchTime, Split};
 
 use crate::gen::GenConfig;
 use crate::observer::Observer;
-use softcl_compiler::gen_abi::GenKernelInfo;
+use softcl_compiler::gen_abi::{self, GenKernelInfo};
 use softcl_compiler::KernelInfo;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
@@ -170,30 +170,15 @@ impl Totals {
     fn flush_last(&mut self, sites: usize) {
         let last = std::mem::take(&mut self.last);
         if last.repeats > 0 {
-            self.add_counters_times(&last.counters, last.repeats, sites);
+            gen_abi::add_counters(&mut self.counters, &last.counters, last.repeats, sites);
         }
         self.last = LastGroup { counters: last.counters, ..LastGroup::default() };
     }
 
-    /// Adds `counters` of one work-group: sums, except each site's worst bank ways (word 6),
-    /// a maximum. `sites` is the number of site words.
+    /// Adds `counters` of one work-group (`gen_abi::add_counters`). `sites`: the number of
+    /// sites.
     fn add_counters(&mut self, counters: &[u64], sites: usize) {
-        self.add_counters_times(counters, 1, sites);
-    }
-
-    /// [`Self::add_counters`] of `times` work-groups with the same `counters`.
-    fn add_counters_times(&mut self, counters: &[u64], times: u64, sites: usize) {
-        let at = sites.min(self.counters.len());
-        let (site_sums, block_sums) = self.counters.split_at_mut(at);
-        let (site_counts, block_counts) = counters.split_at(sites.min(counters.len()));
-        for (site, c) in site_sums.chunks_mut(time::SITE_WORDS).zip(site_counts.chunks(time::SITE_WORDS)) {
-            for (i, (sum, &c)) in site.iter_mut().zip(c).enumerate() {
-                *sum = if i == 6 { (*sum).max(c) } else { sum.saturating_add(c.saturating_mul(times)) };
-            }
-        }
-        for (sum, &c) in block_sums.iter_mut().zip(block_counts) {
-            *sum = sum.saturating_add(c.saturating_mul(times));
-        }
+        gen_abi::add_counters(&mut self.counters, counters, 1, sites);
     }
 
     /// Adds the totals of another shard.
@@ -241,7 +226,7 @@ impl GenModel {
         let count_regions = barriers && shape.group_count() <= 1 << 24;
         let regions =
             if count_regions { (0..shape.group_count()).map(|_| AtomicU32::new(0)).collect() } else { Vec::new() };
-        let words = time::counter_words(&gen);
+        let words = gen.counter_words();
         Self {
             config: config.clone(),
             kernel: kernel.name.clone(),
@@ -293,7 +278,7 @@ impl GenModel {
                 t.last.repeats += 1;
                 t.last.cost
             } else {
-                t.flush_last(self.gen.sites.len() * time::SITE_WORDS);
+                t.flush_last(self.gen.sites.len());
                 let cost =
                     GroupCost::from_counters(&self.config, &self.gen, self.shape.simd, counters, threads, barriers);
                 t.last.counters.clear();
@@ -316,8 +301,8 @@ impl GenModel {
 
     /// The modelled time and the report of what was observed so far (call after the launch).
     pub fn finish(&self) -> GenLaunchModel {
-        let sites = self.gen.sites.len() * time::SITE_WORDS;
-        let mut t = Totals { counters: vec![0; time::counter_words(&self.gen)], ..Default::default() };
+        let sites = self.gen.sites.len();
+        let mut t = Totals { counters: vec![0; self.gen.counter_words()], ..Default::default() };
         for shard in &self.totals {
             let mut shard = shard.lock().unwrap_or_else(|e| e.into_inner());
             shard.flush_last(sites);

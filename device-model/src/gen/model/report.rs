@@ -6,7 +6,7 @@
 use super::occupancy::Limit;
 use super::occupancy::Occupancy;
 use super::simd::SimdChoice;
-use super::time::{site_counters, LaunchTime, BLOCK_WORDS, SITE_WORDS};
+use super::time::LaunchTime;
 use super::GenShape;
 use crate::gen::html::{self, CycleShare, OccupancyLimit, ReportPage};
 use crate::gen::lines::{self, LineStats};
@@ -161,20 +161,18 @@ fn kind_name(k: AccessKind) -> &'static str {
 impl GenReport {
     pub fn build(i: &Inputs<'_>) -> Self {
         let c = i.counters;
-        let word = |k: usize| c.get(k).copied().unwrap_or(0);
         let simd = i.shape.simd.max(1);
         let mut sites = Vec::with_capacity(i.gen.sites.len());
         let (mut global, mut scratch) = (Traffic::default(), Traffic::default());
         let (mut slm_messages, mut slm_cycles, mut slm_conflicts, mut worst_ways, mut atomics) = (0, 0, 0, 0, 0);
         for (k, site) in i.gen.sites.iter().enumerate() {
-            let b = k * SITE_WORDS;
             let mut s = SiteReport {
                 index: k,
                 space: space_name(site.space),
                 kind: kind_name(site.kind),
                 bytes_per_lane: site.bytes_per_lane,
                 loc: site.loc,
-                counters: site_counters(c.get(b..).unwrap_or(&[])),
+                counters: i.gen.site_counters(c, k),
                 cycles: 0.0,
                 advice: None,
             };
@@ -203,13 +201,11 @@ impl GenReport {
             }
             sites.push(s);
         }
-        let blocks_at = i.gen.sites.len() * SITE_WORDS;
         let (mut exec, mut active, mut div_exec, mut div_active, mut flops, mut flops_f64) = (0, 0, 0, 0, 0u64, 0u64);
         let util = |a: u64, e: u64| if e == 0 { 1.0 } else { a as f64 / (e as f64 * f64::from(simd)) };
         let mut blocks = Vec::with_capacity(i.gen.blocks.len());
         for (k, block) in i.gen.blocks.iter().enumerate() {
-            let e = word(blocks_at + k * BLOCK_WORDS);
-            let a = word(blocks_at + k * BLOCK_WORDS + 1);
+            let BlockCounters { executions: e, active_lanes: a } = i.gen.block_counters(c, k);
             blocks.push(BlockReport {
                 index: k,
                 loc: block.loc,

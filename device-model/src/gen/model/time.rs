@@ -22,31 +22,8 @@
 //! work-groups finished in.
 
 use crate::gen::GenConfig;
-use softcl_compiler::gen_abi::{AccessKind, GenKernelInfo, SiteCounters};
+use softcl_compiler::gen_abi::{AccessKind, GenKernelInfo};
 use softcl_compiler::AddressSpace;
-
-/// u64 words of one `SiteCounters` / `BlockCounters` in the counter array.
-pub const SITE_WORDS: usize = 7;
-pub const BLOCK_WORDS: usize = 2;
-
-/// Words of the counter array of `kernel`.
-pub fn counter_words(kernel: &GenKernelInfo) -> usize {
-    kernel.sites.len() * SITE_WORDS + kernel.blocks.len() * BLOCK_WORDS
-}
-
-/// The site counters starting at `words[0]` (missing words are 0).
-pub fn site_counters(words: &[u64]) -> SiteCounters {
-    let w = |i: usize| words.get(i).copied().unwrap_or(0);
-    SiteCounters {
-        messages: w(0),
-        active_lanes: w(1),
-        l3_lines: w(2),
-        useful_bytes: w(3),
-        slm_cycles: w(4),
-        slm_conflict_cycles: w(5),
-        worst_bank_ways: w(6),
-    }
-}
 
 /// What one work-group (or one wave, summed) costs.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -76,14 +53,13 @@ impl GroupCost {
         threads: u64,
         barriers: u64,
     ) -> Self {
-        let word = |i: usize| counters.get(i).copied().unwrap_or(0);
         let simd_f = f64::from(simd);
         let flops_per_clock = f64::from(config.fp32_flops_per_clock_per_eu.max(2));
         let lanes_per_clock = flops_per_clock / 2.0;
         let fp64_rate = f64::from(config.fp64_rate.unwrap_or(1.0 / 16.0));
         let mut c = GroupCost { threads: threads.max(1), barriers, ..Self::default() };
         for (s, site) in kernel.sites.iter().enumerate() {
-            let sc = site_counters(counters.get(s * SITE_WORDS..).unwrap_or(&[]));
+            let sc = kernel.site_counters(counters, s);
             let messages = sc.messages as f64;
             let stalls = site.kind != AccessKind::Store;
             match site.space {
@@ -101,9 +77,8 @@ impl GroupCost {
                 }
             }
         }
-        let blocks_at = kernel.sites.len() * SITE_WORDS;
         for (b, block) in kernel.blocks.iter().enumerate() {
-            let executions = word(blocks_at + b * BLOCK_WORDS) as f64;
+            let executions = kernel.block_counters(counters, b).executions as f64;
             let issue = f64::from(block.instructions) * simd_f / lanes_per_clock;
             let flops = simd_f * (f64::from(block.flops) + f64::from(block.flops_f64) / fp64_rate) / flops_per_clock;
             c.eu_cycles += executions * issue.max(flops);
