@@ -24,7 +24,10 @@
 //! - local (SLM, 16 banks of 4 bytes, bank = (addr / 4) mod 16): reads cost
 //!   max(ceil(active / 16), most distinct dwords in one bank), writes
 //!   max(ceil(active / 16), most lanes writing to one bank); conflict cycles are the excess
-//!   over ceil(active / 16);
+//!   over ceil(active / 16). A lane of a wider access (int2, float4: k dwords) reads or
+//!   writes its k consecutive dwords, each in its bank: the floor is ceil(active x k / 16)
+//!   (64 bytes a clock), reads count the distinct dwords of all lanes per bank, writes every
+//!   lane's dwords per bank;
 //! - private memory that lives in memory (dynamically indexed arrays): counted as global
 //!   (scratch) traffic with `space` = Private.
 

@@ -271,6 +271,71 @@ fn slm_access_patterns() {
     assert_eq!((load.messages, load.active_lanes, load.slm_cycles, load.worst_bank_ways), (1, 8, 2, 2), "{report}");
 }
 
+const WIDE_SLM: &str = r#"
+kernel void w_f4(global float4 *out) {
+    local float4 t[64];
+    int g = get_local_id(0);
+    t[g] = (float4)(g, g + 1, g + 2, g + 3);
+    barrier(1);
+    out[get_global_id(0)] = t[g];
+}
+kernel void w_f4_x2(global float4 *out) {
+    local float4 t[64];
+    int g = get_local_id(0);
+    t[g] = (float4)(g);
+    t[g + 16] = (float4)(g + 16);
+    barrier(1);
+    out[get_global_id(0)] = t[g * 2];
+}
+kernel void w_i2_gather(global int2 *out) {
+    local int2 t[16];
+    int g = get_local_id(0);
+    t[g] = (int2)(g, -g);
+    barrier(1);
+    out[get_global_id(0)] = t[(g * 5) & 15];
+}
+"#;
+
+/// SLM accesses of more than one dword per lane: every dword of every lane is in its bank
+/// (16 lanes of float4 are 64 dwords, at least 4 cycles). Before, only each lane's first
+/// dword was counted, as if float4 cost what int does.
+#[test]
+fn wide_slm_accesses_count_every_dword() {
+    let dev = GenDevice::default();
+    let program = build(&dev, WIDE_SLM);
+    // (kernel, load cycles, conflict cycles, worst ways): float4 packed: 64 dwords, 4 per
+    // bank; float4 at stride 32 bytes: dwords 8g..8g+3, the even lanes on banks 0-3 and the
+    // odd ones on banks 8-11, 8 each; int2 gathered by a permutation: 32 dwords, 2 per bank.
+    let cases = [("w_f4", 4, 0, 4), ("w_f4_x2", 8, 4, 8), ("w_i2_gather", 2, 0, 2)];
+    for (name, cycles, conflicts, ways) in cases {
+        let mut out = Buf::new(64, |_| -1);
+        let (sum, info, report) = run(&dev, &program, name, &mut [&mut out], [16, 1, 1], [16, 1, 1]);
+        let load = sum.site(&info, site_of(&info, AddressSpace::Local, AccessKind::Load));
+        assert_eq!(
+            (load.messages, load.slm_cycles, load.slm_conflict_cycles, load.worst_bank_ways),
+            (1, cycles, conflicts, ways),
+            "{name}: {report}"
+        );
+        // The stores of consecutive elements fill the banks in turn.
+        for (k, site) in info.sites.iter().enumerate() {
+            if site.space == AddressSpace::Local && site.kind == AccessKind::Store {
+                let st = sum.site(&info, k);
+                let per_lane = u64::from(site.bytes_per_lane) / 4;
+                assert_eq!(st.slm_cycles, per_lane, "{name}: store {k}");
+                assert_eq!(st.slm_conflict_cycles, 0, "{name}: store {k}");
+            }
+        }
+    }
+    // The values are right too.
+    let mut out = Buf::new(64, |_| -1);
+    run(&dev, &program, "w_f4", &mut [&mut out], [16, 1, 1], [16, 1, 1]);
+    for g in 0..16 {
+        for c in 0..4 {
+            assert_eq!(f32::from_bits(out.get(4 * g + c) as u32), (g + c) as f32, "w_f4 out[{g}].{c}");
+        }
+    }
+}
+
 const DIVERGE: &str = r#"
 kernel void quarter(global const int *a, global int *out) {
     int g = get_global_id(0);

@@ -288,7 +288,7 @@ pub struct GenState<'a, 'ctx> {
     adds: Vec<(u32, IntValue<'ctx>)>,
     /// Where a general count's lanes go for its helper (`gen_helpers::call`): one `alloca`
     /// of `<W x i64>` in the prologue, made at the first such count.
-    slot: Option<PointerValue<'ctx>>,
+    slots: Vec<(u32, PointerValue<'ctx>)>,
 }
 
 /// A strided message's L3-line count: its closed form, the condition under which that is
@@ -350,7 +350,8 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         }
         // The counter array is the work-item function's last parameter.
         let counters = self.llf.get_last_param().ok_or("no counter parameter")?.into_pointer_value();
-        self.gen = Some(GenState { plan, counters, mask: None, pending: Vec::new(), adds: Vec::new(), slot: None });
+        self.gen =
+            Some(GenState { plan, counters, mask: None, pending: Vec::new(), adds: Vec::new(), slots: Vec::new() });
         Ok(())
     }
 
@@ -514,9 +515,12 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             };
         }
 
-        // SLM: 16 banks of 4 bytes.
+        // SLM: 16 banks of 4 bytes. A lane of a wider access (int2, float4, ...) reads or
+        // writes `dwords` consecutive dwords, each in its bank (`gen_abi`).
         let write = site.kind != AccessKind::Load;
-        let ceil16 = self.b.build_right_shift(self.b.build_int_add(active, c64(15), "")?, c64(4), false, "")?;
+        let dwords = bytes.div_ceil(4).max(1);
+        let requests = self.b.build_int_mul(active, c64(dwords), "")?;
+        let ceil16 = self.b.build_right_shift(self.b.build_int_add(requests, c64(15), "")?, c64(4), false, "")?;
         let ways = match pws {
             // One address: one dword per bank for a read; every lane on the same bank for a write.
             None => {
@@ -524,6 +528,28 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                     active
                 } else {
                     any
+                }
+            }
+            Some(pw) if dwords > 1 => {
+                // Lanes packed end to end (a float4 array indexed by the local id) fill the
+                // banks in turn: ceil(requests / 16) ways under a contiguous mask. Otherwise
+                // the histogram of every dword of every lane.
+                let packed = matches!(shape, Shape::Strided(st) if st.unsigned_abs() == 4 * dwords);
+                let distinct = write || matches!(shape, Shape::Strided(st) if st.unsigned_abs() >= 4 * dwords);
+                let addrs = addrs_of(self, pw)?;
+                let wide = |s: &mut Self| -> R<IntValue<'ctx>> {
+                    let (mut all, mut all_mask) = (addrs, mask);
+                    for j in 1..dwords {
+                        let next = s.b.build_int_add(addrs, s.splat64(c64(4 * j), w)?, "")?;
+                        all = s.ops().concat2(all, next)?;
+                        all_mask = s.ops().concat2(all_mask, mask)?;
+                    }
+                    s.bank_ways(all, all_mask, distinct, conflict)
+                };
+                if packed {
+                    self.closed_or(mi.contiguous, ceil16, wide)?
+                } else {
+                    wide(self)?
                 }
             }
             Some(pw) => {
@@ -580,12 +606,13 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
 
     /// Calls the shared `helper` with the lanes' addresses `addrs` and `mask`.
     fn call_helper(&mut self, helper: Helper, addrs: VectorValue<'ctx>, mask: VectorValue<'ctx>) -> R<IntValue<'ctx>> {
-        let slot = match self.gen.as_ref().and_then(|g| g.slot) {
-            Some(s) => s,
+        let lanes = mask.get_type().get_size();
+        let slot = match self.gen.as_ref().and_then(|g| g.slots.iter().find(|(n, _)| *n == lanes)) {
+            Some(&(_, s)) => s,
             None => {
-                let w = self.vec.as_ref().ok_or("not in vector mode")?.width;
-                let s = self.pb.build_alloca(self.i64().vec_type(w), "gen.lanes")?;
-                self.gen.as_mut().ok_or("not counting")?.slot = Some(s);
+                let words = gen_helpers::slot_words(lanes);
+                let s = self.pb.build_array_alloca(self.i64(), self.i32().const_int(words, false), "gen.lanes")?;
+                self.gen.as_mut().ok_or("not counting")?.slots.push((lanes, s));
                 s
             }
         };

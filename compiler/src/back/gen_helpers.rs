@@ -9,8 +9,9 @@
 //! into every variant it doubled the compile time of each (the CTS builds thousands of
 //! programs), so each helper is its own LLVM module, compiled on first use for the host
 //! target and kept for the life of the process; a variant calls it through its address
-//! (`i64 helper(ptr lanes, i64 mask)`, the lanes' addresses in memory, so that no vector
-//! crosses the call and the calling convention cannot differ between the modules).
+//! (`i64 helper(ptr lanes)`: the lanes' addresses then the mask's bits in memory
+//! ([`slot_words`]), so that no vector crosses the call and the calling convention cannot
+//! differ between the modules, whatever the number of lanes).
 //!
 //! [`Ops`] holds the small mask and vector operations that the helpers and the inline
 //! counting code (`gen_count`) both build.
@@ -84,19 +85,21 @@ fn compile(helper: Helper, host: &HostTarget) -> Result<usize, String> {
     m.set_data_layout(&tm.get_target_data().get_data_layout());
     let name = helper.symbol();
     let (i64t, ptr) = (cx.i64_type(), cx.ptr_type(inkwell::AddressSpace::default()));
-    let f = m.add_function(&name, i64t.fn_type(&[ptr.into(), i64t.into()], false), None);
+    let f = m.add_function(&name, i64t.fn_type(&[ptr.into()], false), None);
     let b = cx.create_builder();
     b.position_at_end(cx.append_basic_block(f, "entry"));
     let w = helper.width();
     let body = || -> R<IntValue<'_>> {
-        let lanes_ptr = f.get_nth_param(0).ok_or("helper without parameters")?.into_pointer_value();
-        let bits64 = f.get_nth_param(1).ok_or("helper without a mask")?.into_int_value();
-        let load = b.build_load(i64t.vec_type(w), lanes_ptr, "")?;
         use inkwell::values::BasicValue;
+        let lanes_ptr = f.get_nth_param(0).ok_or("helper without parameters")?.into_pointer_value();
+        let load = b.build_load(i64t.vec_type(w), lanes_ptr, "")?;
         load.as_instruction_value().ok_or("a load that is no instruction")?.set_alignment(8).map_err(err)?;
         let addrs = load.into_vector_value();
         let it = cx.custom_width_int_type(std::num::NonZeroU32::new(w).ok_or("an empty mask")?).map_err(err)?;
-        let bits = b.build_int_truncate(bits64, it, "")?;
+        // The mask follows the lanes ([`slot_words`]).
+        let mask_ptr = mask_bits_at(&b, lanes_ptr, w)?;
+        let bits = b.build_load(it, mask_ptr, "")?;
+        bits.as_instruction_value().ok_or("a load that is no instruction")?.set_alignment(8).map_err(err)?;
         let mask = b.build_bit_cast(bits, cx.bool_type().vec_type(w), "")?.into_vector_value();
         let ops = Ops { b: &b, m: &m, f };
         match helper {
@@ -306,8 +309,24 @@ impl<'ctx> Ops<'_, 'ctx> {
     }
 }
 
-/// Calls `helper` (compiled for `host`) with the lanes' addresses `addrs` and `mask`: the
-/// addresses are stored to `slot` (an `alloca` of at least `<W x i64>`).
+/// u64 words of the memory a helper of `lanes` lanes reads: their addresses, then the mask's
+/// bits (`lanes` bits, in whole words).
+pub fn slot_words(lanes: u32) -> u64 {
+    u64::from(lanes) + u64::from(lanes).div_ceil(64)
+}
+
+/// Where the mask's bits are in a slot of `lanes` lanes (after the addresses).
+fn mask_bits_at<'ctx>(
+    b: &Builder<'ctx>,
+    slot: inkwell::values::PointerValue<'ctx>,
+    lanes: u32,
+) -> R<inkwell::values::PointerValue<'ctx>> {
+    let i64t = slot.get_type().get_context().i64_type();
+    super::llvm::gep(b, i64t.into(), slot, &[i64t.const_int(u64::from(lanes), false)], true)
+}
+
+/// Calls `helper` (compiled for `host`) with the lanes' addresses `addrs` and `mask`,
+/// stored to `slot` (an `alloca` of [`slot_words`] words).
 pub fn call<'ctx>(
     ops: &Ops<'_, 'ctx>,
     helper: Helper,
@@ -320,10 +339,11 @@ pub fn call<'ctx>(
     let cx = ops.cx();
     let (i64t, ptr) = (cx.i64_type(), cx.ptr_type(inkwell::AddressSpace::default()));
     ops.b.build_store(slot, addrs)?.set_alignment(8).map_err(err)?;
-    let bits = ops.b.build_int_z_extend(ops.mask_bits(mask)?, i64t, "")?;
-    let fn_ty = i64t.fn_type(&[ptr.into(), i64t.into()], false);
+    let lanes = mask.get_type().get_size();
+    ops.b.build_store(mask_bits_at(ops.b, slot, lanes)?, ops.mask_bits(mask)?)?.set_alignment(8).map_err(err)?;
+    let fn_ty = i64t.fn_type(&[ptr.into()], false);
     let callee = i64t.const_int(addr as u64, false).const_to_pointer(ptr);
-    let call = ops.b.build_indirect_call(fn_ty, callee, &[slot.into(), bits.into()], "")?;
+    let call = ops.b.build_indirect_call(fn_ty, callee, &[slot.into()], "")?;
     // The helper only reads the lanes (LLVM's MemoryEffects: `argmem: read` is 1), so the
     // kernel's own memory accesses and the counters move freely around the call.
     for (name, value) in [("nounwind", 0), ("willreturn", 0), ("memory", 1)] {
