@@ -138,6 +138,9 @@ pub struct Program {
     /// Symbols the module imports and nobody defined yet (a compiled object or library that
     /// still needs linking). While any remain, `module` is empty and there is no code.
     pub unresolved: Vec<String>,
+    /// The OpenCL C sources the module was compiled from, in order: one for a program built
+    /// from source, each input's for a linked one, none for IL (the report's source texts).
+    pub sources: Vec<std::sync::Arc<str>>,
 }
 
 impl Program {

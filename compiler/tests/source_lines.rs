@@ -263,27 +263,6 @@ fn editing_keeps_locations() {
     assert_eq!(f.inst_locs[edge_jump], loc);
 }
 
-#[test]
-fn linked_objects_keep_the_first_objects_lines() {
-    // spirv-link (SPIRV-Tools 2023.1) puts the objects' debug instructions between the
-    // blocks of functions (they are dropped) and leaves the OpLine file operands of every
-    // object but the first unrenumbered: those name no OpString, so their instructions get
-    // no location rather than a wrong one.
-    let target = lines_target();
-    let helper = "float twice(float x) {\n    return x * 2.0f;\n}\n";
-    let kernel = "float twice(float x);\n__kernel void k(__global float *a) {\n    size_t i = get_global_id(0);\n    a[i] = twice(a[i]);\n}\n";
-    let a = softcl_compiler::compile_object(helper, "", &target).unwrap();
-    let b = softcl_compiler::compile_object(kernel, "", &target).unwrap();
-    for (inputs, kernel_first) in [([&b, &a], true), ([&a, &b], false)] {
-        let linked = softcl_compiler::link(&inputs, false).unwrap_or_else(|e| panic!("{:?}: {}", e.kind, e.log));
-        let module = &linked.module;
-        assert_eq!(module.source_files, vec!["<source>".to_string()]);
-        let got = memory_lines(module, &module.functions[kernel_body(module, "k")]);
-        let line = |kind| (kind, kernel_first.then(|| ("<source>".to_string(), 4)));
-        assert!(got.contains(&line("load")) && got.contains(&line("store")), "{got:?}");
-    }
-}
-
 /// Assembles SPIR-V text with spirv-as (package spirv-tools).
 fn assemble(text: &str) -> Vec<u8> {
     let dir = std::env::temp_dir().join(format!("softcl-source-lines-asm-{}", std::process::id()));
@@ -377,4 +356,49 @@ fn the_applications_g_option_still_builds_with_lines() {
     assert_eq!(with_g.module.source_files, plain.module.source_files);
     let body = |p: &Program| p.module.display_function(kernel_body(&p.module, "k")).to_string();
     assert_eq!(body(&with_g), body(&plain));
+}
+
+const LINKED_MAIN: &str = "\
+float scale(float x);
+
+__kernel void k(__global float *data) {
+    size_t i = get_global_id(0);
+    data[i] = scale(data[i]);                     // main update
+}
+";
+
+const LINKED_LIB: &str = "\
+// a second file, with its own line numbers
+__constant float factors[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+
+float scale(float x) {
+    return x * factors[(int)x & 3];               // library load
+}
+";
+
+/// A program linked from two compiled sources: each keeps its own lines and text, the
+/// second named `<source 2>`. spirv-link leaves the second input's line tables naming that
+/// input's strings, which it does not keep: its lines had no location (or, had an id
+/// matched, a wrong one).
+#[test]
+fn linked_sources_keep_their_own_lines_and_texts() {
+    let t = lines_target();
+    let main = softcl_compiler::compile_object(LINKED_MAIN, "", &t).unwrap_or_else(|e| panic!("{}", e.log));
+    let lib = softcl_compiler::compile_object(LINKED_LIB, "", &t).unwrap_or_else(|e| panic!("{}", e.log));
+    for (inputs, names) in [([&main, &lib], ["<source>", "<source 2>"]), ([&lib, &main], ["<source 2>", "<source>"])] {
+        let linked = softcl_compiler::link(&inputs, false).unwrap_or_else(|e| panic!("{}", e.log));
+        let m = &linked.module;
+        assert_eq!(m.source_files, vec!["<source>".to_string(), "<source 2>".to_string()]);
+        let text = |name: &str| m.source_texts[m.source_files.iter().position(|f| f == name).unwrap()].clone();
+        assert_eq!(text(names[0]).as_deref(), Some(LINKED_MAIN));
+        assert_eq!(text(names[1]).as_deref(), Some(LINKED_LIB));
+        let mut seen = Vec::new();
+        for (_, f) in m.functions.iter() {
+            seen.extend(memory_lines(m, f).into_iter().filter_map(|(kind, loc)| Some((kind, loc?))));
+        }
+        let main_line = line_of(LINKED_MAIN, "main update");
+        let lib_line = line_of(LINKED_LIB, "library load");
+        assert!(seen.contains(&("store", (names[0].to_string(), main_line))), "{names:?}: {seen:?}");
+        assert!(seen.contains(&("load", (names[1].to_string(), lib_line))), "{names:?}: {seen:?}");
+    }
 }

@@ -16,6 +16,7 @@ pub use options::{parse_options, BuildOptions, ClStd};
 
 use crate::{ir, BuildError, BuildErrorKind, Program, Target};
 use spirv::{ErrorClass, TranslateError};
+use std::sync::Arc;
 
 /// Where a module came from: errors map to different OpenCL error codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,8 +39,8 @@ fn build_error(error: TranslateError, origin: Origin) -> BuildError {
     BuildError { kind, log: error.message }
 }
 
-fn translate_and_validate(words: &[u32], origin: Origin) -> Result<ir::Module, BuildError> {
-    let module = spirv::translate(words).map_err(|e| build_error(e, origin))?;
+fn translate_and_validate(words: &[u32], origin: Origin, lines: &spirv::LinkedLines) -> Result<ir::Module, BuildError> {
+    let module = spirv::translate_linked(words, lines).map_err(|e| build_error(e, origin))?;
     if let Err(errors) = ir::validate::validate(&module) {
         let log = errors.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n");
         let kind = match origin {
@@ -62,33 +63,40 @@ fn source_to_spirv(source: &str, options: &str, target: &Target) -> Result<(Vec<
     Ok((words, output.log))
 }
 
-/// Translates the SPIR-V of OpenCL C `source` (the source adds vec_type_hint attributes).
-fn source_program(words: Vec<u32>, log: String, source: Option<&str>) -> Result<Program, BuildError> {
-    let mut module = translate_and_validate(&words, Origin::Source).map_err(|mut e| {
+/// Translates the SPIR-V compiled from OpenCL C `sources` (in the order their modules were
+/// linked, as `lines` describes them; the sources add vec_type_hint attributes and the
+/// report's texts).
+fn source_program(
+    words: Vec<u32>,
+    log: String,
+    sources: Vec<Arc<str>>,
+    lines: &spirv::LinkedLines,
+) -> Result<Program, BuildError> {
+    let mut module = translate_and_validate(&words, Origin::Source, lines).map_err(|mut e| {
         e.log = format!("{log}{}", e.log);
         e
     })?;
-    if let Some(source) = source {
+    for source in &sources {
         kernel_args::apply_source_vec_type_hints(&mut module, source);
-        attach_source_texts(&mut module, source);
     }
-    Ok(Program { spirv: words, module, log, unresolved: Vec::new() })
+    attach_source_texts(&mut module, &sources);
+    Ok(Program { spirv: words, module, log, unresolved: Vec::new(), sources })
 }
 
 /// Headers larger than this are not kept for reports.
 const MAX_HEADER_TEXT: u64 = 4 << 20;
 
-/// Fills `Module::source_texts` of a module built from `source`: the program's own source
-/// and the headers its line tables name (read now, by their absolute paths, so that a
-/// report shows what was compiled).
-fn attach_source_texts(module: &mut ir::Module, source: &str) {
-    let program: std::sync::Arc<str> = source.strip_prefix('\u{feff}').unwrap_or(source).into();
+/// Fills `Module::source_texts` of a module built from `sources`: the programs' own sources
+/// (the k-th program source the line tables name is `sources[k]`) and the headers they name
+/// (read now, by their absolute paths, so that a report shows what was compiled).
+fn attach_source_texts(module: &mut ir::Module, sources: &[Arc<str>]) {
     module.source_texts = module
         .source_files
         .iter()
         .map(|name| {
-            if name == spirv::PROGRAM_SOURCE_NAME {
-                return Some(program.clone());
+            if let Some(k) = spirv::program_source_index(name) {
+                let source = sources.get(k)?;
+                return Some(source.strip_prefix('\u{feff}').unwrap_or(source).into());
             }
             let path = std::path::Path::new(name);
             let small = std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() <= MAX_HEADER_TEXT);
@@ -103,13 +111,13 @@ fn attach_source_texts(module: &mut ir::Module, source: &str) {
 /// OpenCL C source + build options -> Program.
 pub fn compile_source(source: &str, options: &str, target: &Target) -> Result<Program, BuildError> {
     let (words, log) = source_to_spirv(source, options, target)?;
-    source_program(words, log, Some(source))
+    source_program(words, log, vec![source.into()], &Default::default())
 }
 
 /// A module that imports symbols defined elsewhere: kept as SPIR-V until it is linked (its
 /// IR module is empty and it has no kernels yet).
-fn unlinked(words: Vec<u32>, log: String, unresolved: Vec<String>) -> Program {
-    Program { spirv: words, module: ir::Module::new(), log, unresolved }
+fn unlinked(words: Vec<u32>, log: String, unresolved: Vec<String>, sources: Vec<Arc<str>>) -> Program {
+    Program { spirv: words, module: ir::Module::new(), log, unresolved, sources }
 }
 
 /// OpenCL C source -> a compiled object (clCompileProgram): like [`compile_source`], but
@@ -118,9 +126,9 @@ pub fn compile_object(source: &str, options: &str, target: &Target) -> Result<Pr
     let (words, log) = source_to_spirv(source, options, target)?;
     let imports = link::linkage(&words).imports;
     if !imports.is_empty() {
-        return Ok(unlinked(words, log, imports));
+        return Ok(unlinked(words, log, imports, vec![source.into()]));
     }
-    source_program(words, log, Some(source))
+    source_program(words, log, vec![source.into()], &Default::default())
 }
 
 /// A SPIR-V binary (bytes, either byte order) -> Program.
@@ -130,13 +138,13 @@ pub fn load_spirv(bytes: &[u8]) -> Result<Program, BuildError> {
 }
 
 fn il_program(words: Vec<u32>) -> Result<Program, BuildError> {
-    let mut module = translate_and_validate(&words, Origin::Il)?;
+    let mut module = translate_and_validate(&words, Origin::Il, &Default::default())?;
     // "For kernels not created from OpenCL C source and the clCreateProgramWithSource API
     // call the string returned from this query [CL_KERNEL_ATTRIBUTES] will be empty."
     for kernel in &mut module.kernels {
         kernel.info.attributes.clear();
     }
-    Ok(Program { spirv: words, module, log: String::new(), unresolved: Vec::new() })
+    Ok(Program { spirv: words, module, log: String::new(), unresolved: Vec::new(), sources: Vec::new() })
 }
 
 /// A SPIR-V module as a compiled object or library (clCompileProgram of IL, binaries of
@@ -145,7 +153,7 @@ pub fn load_spirv_object(bytes: &[u8]) -> Result<Program, BuildError> {
     let words = spirv::words_from_bytes(bytes).map_err(|e| build_error(e, Origin::Il))?;
     let imports = link::linkage(&words).imports;
     if !imports.is_empty() {
-        return Ok(unlinked(words, String::new(), imports));
+        return Ok(unlinked(words, String::new(), imports, Vec::new()));
     }
     il_program(words)
 }
@@ -163,14 +171,17 @@ pub fn link(inputs: &[&Program], create_library: bool) -> Result<Program, BuildE
         }
     };
     let imports = link::linkage(&words).imports;
+    // The linked module's program sources, in the order of its inputs.
+    let sources: Vec<Arc<str>> = inputs.iter().flat_map(|p| p.sources.iter().cloned()).collect();
     if !imports.is_empty() {
         if create_library {
-            return Ok(unlinked(words, String::new(), imports));
+            return Ok(unlinked(words, String::new(), imports, sources));
         }
         return Err(undefined_symbols(&imports));
     }
+    let lines = spirv::LinkedLines { inputs: inputs.iter().map(|p| spirv::InputLines::of(&p.spirv)).collect() };
     // Translation errors of the linked module are link failures.
-    source_program(words, String::new(), None)
+    source_program(words, String::new(), sources, &lines)
 }
 
 /// The failure of code generation or linking for a module with unresolved imports.

@@ -348,8 +348,11 @@ pub struct SpirvInfo<'a> {
     pub strings: Vec<&'a str>,
     /// OpString id -> its text.
     pub string_ids: HashMap<Word, &'a str>,
-    /// OpString id named as a file by an OpLine -> its index in `Module::source_files`.
-    pub source_file_index: HashMap<Word, u32>,
+    /// (input, OpString id) named as a file by an OpLine -> its index in
+    /// `Module::source_files` (input 0 unless the module was linked: [`LinkedLines`]).
+    pub source_file_index: HashMap<(usize, Word), u32>,
+    /// Function id -> the linked input it came from ([`LinkedLines`]; absent: input 0).
+    pub function_input: HashMap<Word, usize>,
     pub entry_points: Vec<EntryPoint>,
     /// Nesting depth of each composite IR type created (see `MAX_TYPE_DEPTH`).
     type_depth: HashMap<Type, u32>,
@@ -426,7 +429,68 @@ impl ModuleBuilder {
 // Entry.
 
 /// Translates a SPIR-V module (host-order words) into an IR module with its kernels.
-pub fn translate(words: &[u32]) -> TResult<ir::Module> {
+/// What the line tables of a module linked by spirv-link need from its inputs. spirv-link
+/// (SPIRV-Tools 2023.1) keeps the inputs' functions and their OpLines in order, but the
+/// OpLine file operands of every input but the first no longer name that input's file
+/// strings (they name some other id, or none). Such an input's lines are matched, in order,
+/// with the OpLines of the input itself, whose file operands name its own strings.
+#[derive(Debug, Clone, Default)]
+pub struct LinkedLines {
+    /// Per input in link order: its function definitions (with a body) and its OpStrings.
+    pub inputs: Vec<InputLines>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct InputLines {
+    pub functions: usize,
+    pub strings: HashMap<Word, String>,
+    /// The file operand of each OpLine in its function definitions, in order.
+    pub line_files: Vec<Word>,
+}
+
+impl InputLines {
+    /// Reads an input module (words of a valid SPIR-V module).
+    pub fn of(words: &[u32]) -> Self {
+        let mut me = InputLines::default();
+        let mut in_function = false;
+        let mut has_body = false;
+        let mut at = 5;
+        while at < words.len() {
+            let (count, opcode) = ((words[at] >> 16) as usize, words[at] & 0xffff);
+            if count == 0 || at + count > words.len() {
+                break;
+            }
+            let operands = &words[at + 1..at + count];
+            match Op::from_u32(opcode) {
+                Some(Op::String) if operands.len() >= 2 => {
+                    if let Some(text) = literal_text(&operands[1..]) {
+                        me.strings.insert(operands[0], text);
+                    }
+                }
+                Some(Op::Line) if in_function && !operands.is_empty() => me.line_files.push(operands[0]),
+                Some(Op::Function) => (in_function, has_body) = (true, false),
+                Some(Op::Label) if in_function => has_body = true,
+                Some(Op::FunctionEnd) => {
+                    me.functions += usize::from(has_body);
+                    in_function = false;
+                }
+                _ => {}
+            }
+            at += count;
+        }
+        me
+    }
+}
+
+/// A SPIR-V literal string (nul-terminated UTF-8 in little-endian words).
+fn literal_text(words: &[u32]) -> Option<String> {
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let end = bytes.iter().position(|&b| b == 0)?;
+    String::from_utf8(bytes[..end].to_vec()).ok()
+}
+
+/// [`translate`] of a module linked from the inputs `lines` describes.
+pub fn translate_linked(words: &[u32], lines: &LinkedLines) -> TResult<ir::Module> {
     let words = frame_instructions(words)?;
     let spv = parse_module(&words)?;
     check_header(&spv, &words)?;
@@ -442,6 +506,7 @@ pub fn translate(words: &[u32]) -> TResult<ir::Module> {
         strings: Vec::new(),
         string_ids: HashMap::new(),
         source_file_index: HashMap::new(),
+        function_input: HashMap::new(),
         entry_points: Vec::new(),
         type_depth: HashMap::new(),
     };
@@ -449,7 +514,7 @@ pub fn translate(words: &[u32]) -> TResult<ir::Module> {
     collect_debug_info(&mut info)?;
     collect_decorations(&mut info)?;
     collect_ext_sets(&mut info)?;
-    collect_source_files(&mut info, &mut builder)?;
+    collect_source_files(&mut info, &mut builder, lines)?;
     translate_globals(&mut info, &mut builder)?;
     let bodies = declare_functions(&mut info, &mut builder)?;
     for (func, spv_fn) in bodies {
@@ -555,8 +620,27 @@ fn collect_debug_info(info: &mut SpirvInfo<'_>) -> TResult<()> {
 }
 
 /// The name of the program's own source in `Module::source_files`: clang reads it from
-/// standard input and calls it `<stdin>`, which the build log shows as `<source>`.
+/// standard input and calls it `<stdin>`, which the build log shows as `<source>`. In a
+/// program linked from several compiled sources, the second is `<source 2>`, and so on.
 pub const PROGRAM_SOURCE_NAME: &str = "<source>";
+
+/// The name of the `k`-th (from 0) program source of a module.
+pub fn program_source_name(k: usize) -> String {
+    if k == 0 {
+        PROGRAM_SOURCE_NAME.to_string()
+    } else {
+        format!("<source {}>", k + 1)
+    }
+}
+
+/// Which program source `name` is ([`program_source_name`]), if it is one.
+pub fn program_source_index(name: &str) -> Option<usize> {
+    if name == PROGRAM_SOURCE_NAME {
+        return Some(0);
+    }
+    let k: usize = name.strip_prefix("<source ")?.strip_suffix('>')?.parse().ok()?;
+    (k >= 2).then(|| k - 1)
+}
 
 /// A source file name as the report shows it: clang's `<cwd>/<stdin>` is the program's
 /// source ([`PROGRAM_SOURCE_NAME`]); `/./` steps of headers found relative to the working
@@ -573,28 +657,90 @@ pub fn source_file_name(raw: &str) -> String {
 }
 
 /// Numbers the files OpLine instructions in functions name (`Module::source_files`): the
-/// program's own source first, then the others in order of first appearance. Files with the
-/// same name share an index.
-fn collect_source_files(info: &mut SpirvInfo<'_>, builder: &mut ModuleBuilder) -> TResult<()> {
-    let mut named: Vec<(Word, String)> = Vec::new();
+/// program sources first (one per linked input compiled from source, in link order), then
+/// the others in order of first appearance. Files with the same name share an index.
+fn collect_source_files(info: &mut SpirvInfo<'_>, builder: &mut ModuleBuilder, lines: &LinkedLines) -> TResult<()> {
+    // The input each function came from: the inputs' function definitions in link order.
+    let mut bounds = Vec::new();
+    let mut end = 0;
+    for input in &lines.inputs {
+        end += input.functions;
+        bounds.push(end);
+    }
+    let mut defined = 0;
+    // (input, file id), its name, and for a program source the input it is.
+    let mut named: Vec<((usize, Word), String, Option<usize>)> = Vec::new();
+    let mut source_inputs: Vec<usize> = Vec::new();
+    // Per input after the first: the linked module's file operand -> the input's own, from
+    // the OpLines in order (`None` once they disagree: that input's lines get no location).
+    let mut operand_maps: Vec<Option<HashMap<Word, Word>>> = vec![Some(HashMap::new()); lines.inputs.len()];
+    let mut lines_seen = vec![0usize; lines.inputs.len()];
     for function in &info.spv.functions {
+        let input = if function.blocks.is_empty() || lines.inputs.len() < 2 {
+            0
+        } else {
+            defined += 1;
+            bounds.iter().position(|&b| defined <= b).unwrap_or(0)
+        };
+        if input > 0 {
+            if let Some(id) = function.def.as_ref().and_then(|d| d.result_id) {
+                info.function_input.insert(id, input);
+            }
+        }
         for inst in function.all_inst_iter() {
             if inst.class.opcode != Op::Line {
                 continue;
             }
             let file = id_operand(inst, 0)?;
-            if named.iter().any(|(id, _)| *id == file) {
+            let own = if input == 0 {
+                Some(file)
+            } else {
+                let j = lines_seen[input];
+                lines_seen[input] += 1;
+                let original = lines.inputs[input].line_files.get(j).copied();
+                let map = &mut operand_maps[input];
+                let agreed = match (map.as_mut(), original) {
+                    (Some(m), Some(o)) => *m.entry(file).or_insert(o) == o,
+                    _ => false,
+                };
+                if !agreed {
+                    *map = None;
+                }
+                original.filter(|_| agreed)
+            };
+            if named.iter().any(|(key, _, _)| *key == (input, file)) {
                 continue;
             }
             // OpLine has no semantic impact: one naming no OpString is ignored.
-            let Some(text) = info.string_ids.get(&file) else { continue };
-            named.push((file, source_file_name(text)));
+            let text = match (input, own) {
+                (0, Some(f)) => info.string_ids.get(&f).map(|t| t.to_string()),
+                (k, Some(f)) => lines.inputs[k].strings.get(&f).cloned(),
+                (_, None) => None,
+            };
+            let Some(text) = text else { continue };
+            let name = source_file_name(&text);
+            let source = (name == PROGRAM_SOURCE_NAME).then_some(input);
+            if source.is_some() && !source_inputs.contains(&input) {
+                source_inputs.push(input);
+            }
+            named.push(((input, file), name, source));
         }
     }
-    // Stable: the program's source moves to the front, the rest keep their order.
-    named.sort_by_key(|(_, name)| name != PROGRAM_SOURCE_NAME);
+    // An input whose lines did not match its own has none.
+    let matched = |input: usize| input == 0 || operand_maps.get(input).is_some_and(|m| m.is_some());
+    named.retain(|((input, _), _, _)| matched(*input));
+    source_inputs.retain(|&input| matched(input));
+    // Each input's program source, numbered in link order.
+    source_inputs.sort_unstable();
+    for (_, name, source) in named.iter_mut() {
+        if let Some(input) = source {
+            *name = program_source_name(source_inputs.iter().position(|i| i == input).unwrap_or(0));
+        }
+    }
+    // Stable: the program sources move to the front in their order, the rest keep theirs.
+    named.sort_by_key(|(_, name, _)| program_source_index(name).unwrap_or(usize::MAX));
     let files = &mut builder.module.source_files;
-    for (id, name) in named {
+    for (key, name, _) in named {
         let index = match files.iter().position(|f| *f == name) {
             Some(index) => index,
             None => {
@@ -602,7 +748,7 @@ fn collect_source_files(info: &mut SpirvInfo<'_>, builder: &mut ModuleBuilder) -
                 files.len() - 1
             }
         };
-        info.source_file_index.insert(id, index as u32);
+        info.source_file_index.insert(key, index as u32);
     }
     Ok(())
 }

@@ -493,7 +493,9 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
         let file = id_operand(inst, 0)?;
         let line = literal_operand(inst, 1)?;
         let column = literal_operand(inst, 2)?;
-        self.current_loc = self.info.source_file_index.get(&file).map(|&file| SourceLoc { file, line, column });
+        let input = self.spv_fn.def.as_ref().and_then(|d| d.result_id).and_then(|id| self.info.function_input.get(&id));
+        let key = (input.copied().unwrap_or(0), file);
+        self.current_loc = self.info.source_file_index.get(&key).map(|&file| SourceLoc { file, line, column });
         Ok(())
     }
 
