@@ -665,6 +665,8 @@ impl Scratch {
             .try_reserve_exact(job.gen_words)
             .map_err(|_| LaunchError::OutOfResources(format!("cannot allocate {} Gen counters", job.gen_words)))?;
         self.gen.resize(job.gen_words, 0);
+        // A run left by a launch that stopped early belongs to no observer now.
+        self.run.len = 0;
         let local = self.local.as_mut_ptr();
         let work_item_state = self.state.as_mut_ptr();
         let base = local.expose_provenance();

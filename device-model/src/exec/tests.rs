@@ -700,3 +700,43 @@ fn counter_runs_join_consecutive_equal_work_groups() {
         "three runs, each once"
     );
 }
+
+/// A Gen-instrumented kernel (one block, no sites) that fails in work-group `fails_in`.
+struct GenKernel {
+    info: KernelInfo,
+    fails_in: Option<u64>,
+}
+impl GroupKernel for GenKernel {
+    fn info(&self) -> &KernelInfo {
+        &self.info
+    }
+    fn run(&self, _: &[u8], ctx: &WorkGroupContext, _: u32, _: u32, _: u32) -> u32 {
+        if Some(ctx.group_id[0]) == self.fails_in {
+            99 // not a barrier of the kernel: an error
+        } else {
+            FINISHED
+        }
+    }
+}
+
+#[test]
+fn a_stopped_launchs_counter_run_is_not_given_to_the_next_launch() {
+    let gen = softcl_compiler::gen_abi::GenKernelInfo { blocks: vec![Default::default()], ..Default::default() };
+    let info = KernelInfo { gen: Some(gen), ..kernel_info("gen", 0) };
+    let mut scratch = Scratch::default();
+    // Work-groups 0 and 1 make a run; work-group 2 stops the launch before it is handed over.
+    let first = Arc::new(Runs::default());
+    let failing = Arc::new(GenKernel { info: info.clone(), fails_in: Some(2) });
+    let range = NdRange::new(1, [0; 3], [64, 1, 1], [8, 1, 1]).unwrap();
+    let mut stopped = job(failing, range, Schedule::WholeGroup, Some(first.clone()));
+    stopped.chunk = 8;
+    stopped.work(&mut scratch);
+    assert!(stopped.error.lock().is_some(), "the launch failed");
+    // The next launch on the same worker (one work-group) sees only its own work-group.
+    let second = Arc::new(Runs::default());
+    let ok = Arc::new(GenKernel { info, fails_in: None });
+    let range = NdRange::new(1, [0; 3], [8, 1, 1], [8, 1, 1]).unwrap();
+    job(ok, range, Schedule::WholeGroup, Some(second.clone())).work(&mut scratch);
+    let seen = second.0.lock().clone();
+    assert_eq!(seen, vec![([0, 0, 0], 1, vec![0, 0])], "only the second launch's work-group");
+}
