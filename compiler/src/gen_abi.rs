@@ -7,8 +7,9 @@
 //! [`SiteCounters`], every block a [`BlockCounters`], kept in the hardware thread's counter
 //! array (`WorkGroupContext::gen_counters`: [`SITE_WORDS`] counters per site, counter by
 //! counter ([`site_word_index`]: the sites of a block, numbered in order, update
-//! consecutive words, one vector addition), then [`BLOCK_WORDS`] per block). The device sums the arrays per work-group and per launch
-//! ([`add_counters`]) and hands them, with [`GenKernelInfo`], to the model in
+//! consecutive words, one vector addition), then [`BLOCK_WORDS`] per block). The device
+//! sums the arrays per work-group and per launch ([`add_counters`]) and hands them, with
+//! [`GenKernelInfo`], to the model in
 //! `device-model/src/gen/`, which reads them with [`GenKernelInfo::site_counters`] and
 //! [`GenKernelInfo::block_counters`].
 //!

@@ -1030,7 +1030,8 @@ pub fn fp64_use(module: &ir::Module) -> Option<String> {
     module.globals.iter().any(|(_, g)| has_f64(types, g.ty, 0)).then(|| "a program-scope variable".to_string())
 }
 
-fn set_align(v: Val<'_>, align: u32) {
+/// Sets the alignment of load or store `v` (a power of two; otherwise left as it is).
+pub(super) fn set_align(v: Val<'_>, align: u32) {
     if let Some(i) = v.as_instruction_value() {
         if align.is_power_of_two() {
             let _ = i.set_alignment(align);

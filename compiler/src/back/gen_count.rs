@@ -115,7 +115,7 @@ impl GenSource {
 // Sites and blocks
 
 /// The most sites an instrumented build is made for. Beyond it the kernel runs its scalar
-/// build on the Gen device, uncounted: a kernel of about two thousand messages in one block
+/// build on the Gen device, uncounted: a kernel of about a thousand messages in one block
 /// (the CTS's basic vector_creation builds dozens) took 11-32 s to compile instrumented,
 /// against about 1 s for the CPU device's vectorized build, LLVM's instruction scheduling of
 /// one long block growing quadratically with its memory operations.
@@ -286,8 +286,9 @@ pub struct GenState<'a, 'ctx> {
     /// [`FnLower::gen_flush`]: the sites of a block have consecutive counters of each kind,
     /// so that a run of them is one vector addition, not one addition to memory each.
     adds: Vec<(u32, IntValue<'ctx>)>,
-    /// Where a general count's lanes go for its helper (`gen_helpers::call`): one `alloca`
-    /// of `<W x i64>` in the prologue, made at the first such count.
+    /// Where a general count's lanes and mask go for its helper (`gen_helpers::call`): per
+    /// number of lanes, one `alloca` of `gen_helpers::slot_words` words in the prologue,
+    /// made at the first such count.
     slots: Vec<(u32, PointerValue<'ctx>)>,
 }
 
@@ -302,13 +303,6 @@ struct PendingLines<'ctx> {
     bytes: u64,
     mask: VectorValue<'ctx>,
     conflict: bool,
-}
-
-/// Sets the alignment of load `v`.
-fn set_alignment(v: Val<'_>, align: u32) -> R<()> {
-    use inkwell::values::BasicValue;
-    let i = v.as_instruction_value().ok_or("a load that is no instruction")?;
-    i.set_alignment(align).map_err(|e| super::llvm::Error(e.to_string()))
 }
 
 /// In the entry block of a work-group entry (`b` there): the counter array at
@@ -745,7 +739,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             }
             let p = self.gen_word(run[0].0)?;
             let old = self.b.build_load(vt, p, "")?;
-            set_alignment(old, 8)?;
+            super::builtins::set_align(old, 8);
             let new = self.b.build_int_add(old.into_vector_value(), sum, "")?;
             let st = self.b.build_store(p, new)?;
             st.set_alignment(8).map_err(|e| super::llvm::Error(e.to_string()))?;

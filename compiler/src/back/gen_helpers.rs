@@ -90,16 +90,15 @@ fn compile(helper: Helper, host: &HostTarget) -> Result<usize, String> {
     b.position_at_end(cx.append_basic_block(f, "entry"));
     let w = helper.width();
     let body = || -> R<IntValue<'_>> {
-        use inkwell::values::BasicValue;
         let lanes_ptr = f.get_nth_param(0).ok_or("helper without parameters")?.into_pointer_value();
         let load = b.build_load(i64t.vec_type(w), lanes_ptr, "")?;
-        load.as_instruction_value().ok_or("a load that is no instruction")?.set_alignment(8).map_err(err)?;
+        super::builtins::set_align(load, 8);
         let addrs = load.into_vector_value();
         let it = cx.custom_width_int_type(std::num::NonZeroU32::new(w).ok_or("an empty mask")?).map_err(err)?;
         // The mask follows the lanes ([`slot_words`]).
         let mask_ptr = mask_bits_at(&b, lanes_ptr, w)?;
         let bits = b.build_load(it, mask_ptr, "")?;
-        bits.as_instruction_value().ok_or("a load that is no instruction")?.set_alignment(8).map_err(err)?;
+        super::builtins::set_align(bits, 8);
         let mask = b.build_bit_cast(bits, cx.bool_type().vec_type(w), "")?.into_vector_value();
         let ops = Ops { b: &b, m: &m, f };
         match helper {

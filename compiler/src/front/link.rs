@@ -36,7 +36,7 @@ pub struct Linkage {
 
 /// A literal string operand (nul-terminated UTF-8 packed little-endian into words): the
 /// string and the number of words it occupies.
-fn literal_string(words: &[u32]) -> Option<(String, usize)> {
+pub(crate) fn literal_string(words: &[u32]) -> Option<(String, usize)> {
     let mut bytes = Vec::new();
     for (i, w) in words.iter().enumerate() {
         for b in w.to_le_bytes() {

@@ -454,16 +454,11 @@ impl InputLines {
         let mut me = InputLines::default();
         let mut in_function = false;
         let mut has_body = false;
-        let mut at = 5;
-        while at < words.len() {
-            let (count, opcode) = ((words[at] >> 16) as usize, words[at] & 0xffff);
-            if count == 0 || at + count > words.len() {
-                break;
-            }
+        for (at, opcode, count) in super::link::instructions(words) {
             let operands = &words[at + 1..at + count];
             match Op::from_u32(opcode) {
                 Some(Op::String) if operands.len() >= 2 => {
-                    if let Some(text) = literal_text(&operands[1..]) {
+                    if let Some((text, _)) = super::link::literal_string(&operands[1..]) {
                         me.strings.insert(operands[0], text);
                     }
                 }
@@ -476,20 +471,13 @@ impl InputLines {
                 }
                 _ => {}
             }
-            at += count;
         }
         me
     }
 }
 
-/// A SPIR-V literal string (nul-terminated UTF-8 in little-endian words).
-fn literal_text(words: &[u32]) -> Option<String> {
-    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    let end = bytes.iter().position(|&b| b == 0)?;
-    String::from_utf8(bytes[..end].to_vec()).ok()
-}
-
-/// [`translate`] of a module linked from the inputs `lines` describes.
+/// Translates a SPIR-V module into IR; `lines` describes the inputs it was linked from
+/// (empty for a module that was not linked).
 pub fn translate_linked(words: &[u32], lines: &LinkedLines) -> TResult<ir::Module> {
     let words = frame_instructions(words)?;
     let spv = parse_module(&words)?;
