@@ -111,7 +111,8 @@ fn run(
     };
     let report = dev.launch_observed(&launch, Some(sum.clone())).expect("launch").report.unwrap_or_default();
     let simd = 16;
-    let linear = !local[0].is_multiple_of(simd);
+    // A one-row work-group runs the row variant whatever its width (its tail packet masked).
+    let linear = local[1] * local[2] > 1 && !local[0].is_multiple_of(simd);
     let info = k
         .gen_variant(GenBuild { simd: simd as u32, linear_lanes: linear })
         .expect("a Gen build")
@@ -375,4 +376,28 @@ fn divergent_branch_lane_utilisation() {
     assert!((0..64).all(|g| out.get(g) == 7));
     let load = sum.site(&info, site_of(&info, AddressSpace::Global, AccessKind::Load));
     assert_eq!((load.messages, load.active_lanes, load.l3_lines), (4, 64, 4));
+}
+
+const ONE_ROW: &str = r#"
+kernel void plus1(global const int *a, global int *out) {
+    int g = get_global_id(0);
+    out[g] = a[g] + 1;
+}
+"#;
+
+/// A one-row work-group whose width is not a multiple of the SIMD width runs the row
+/// variant (its last thread the row's masked tail packet), not the linear-lanes variant:
+/// the threads and lines are those of consecutive linear ids all the same.
+#[test]
+fn a_one_row_work_group_of_any_width_runs_the_row_variant() {
+    let dev = GenDevice::default();
+    let program = build(&dev, ONE_ROW);
+    let mut a = Buf::new(36, |i| i as i32);
+    let mut out = Buf::new(36, |_| -1);
+    let (sum, info, report) = run(&dev, &program, "plus1", &mut [&mut a, &mut out], [36, 1, 1], [12, 1, 1]);
+    assert!((0..36).all(|g| out.get(g) == g as i32 + 1));
+    assert!(!report.contains("linear lanes"), "{report}");
+    let load = sum.site(&info, site_of(&info, AddressSpace::Global, AccessKind::Load));
+    // One SIMD16 thread per work-group, of ints 0-11 | 12-23 | 24-35: 1 | 2 | 2 lines.
+    assert_eq!((load.messages, load.active_lanes, load.l3_lines), (3, 36, 5), "{report}");
 }

@@ -103,7 +103,8 @@ impl GenDevice {
         // Work-group sizes along dimension 0: the enqueued one and a partial last one.
         let rem = range.global[0] % range.local[0];
         let x_sizes: Vec<usize> = [range.local[0], rem].into_iter().filter(|&x| x > 0).collect();
-        let (kernel, how) = threads::GenThreads::new(launch.kernel, simd, &x_sizes);
+        let one_row = range.local[1] * range.local[2] == 1;
+        let (kernel, how) = threads::GenThreads::new(launch.kernel, simd, &x_sizes, one_row);
         // The performance model watches every launch (its counters come from the
         // instrumented build; a kernel left scalar and uncounted gets compute-free timing),
         // next to the caller's observer if there is one.

@@ -2,9 +2,11 @@
 //! counters in generated code (`softcl_compiler::gen_abi`), one call per hardware thread.
 //!
 //! A hardware thread is `simd` consecutive linear local ids. When a work-group's
-//! `local_size[0]` is a multiple of the width, a thread is one packet of one row (the
-//! row layout the CPU device uses too); otherwise a thread spans rows and runs the
-//! *linear-lanes* variant, whose every id dimension varies between lanes. Each variant is
+//! `local_size[0]` is a multiple of the width, or the work-group is one row (`local_size[1]`
+//! and `local_size[2]` are 1, so linear ids are row ids and the row's last thread is its
+//! masked tail packet), a thread is one packet of one row (the row layout the CPU device uses
+//! too); otherwise a thread spans rows and runs the *linear-lanes* variant, whose every id
+//! dimension varies between lanes. Each variant is
 //! compiled at the first launch that needs it and cached with the program
 //! (`NativeKernel::gen_variant`). A kernel that cannot run vectorized at the width (a
 //! construct the vectorizer refuses) runs its scalar build per hardware thread, uncounted.
@@ -16,6 +18,8 @@ use std::sync::Arc;
 /// The kernel of one Gen launch.
 pub(crate) struct GenThreads {
     simd: u32,
+    /// Every work-group is one row: the row variant serves any `local_size[0]`.
+    one_row: bool,
     /// The merged description: a vectorized variant's (with its `gen` sites and blocks), the
     /// largest work-item state of the builds in use.
     info: KernelInfo,
@@ -27,12 +31,14 @@ pub(crate) struct GenThreads {
 }
 
 impl GenThreads {
-    /// The kernel for a launch at `simd` whose work-groups have these sizes along dimension 0;
-    /// the second value says how it runs (for the launch report).
-    pub(crate) fn new(kernel: &NativeKernel, simd: u32, x_sizes: &[usize]) -> (Self, String) {
+    /// The kernel for a launch at `simd` whose work-groups have these sizes along dimension 0
+    /// (and are each `one_row`, or not); the second value says how it runs (for the launch
+    /// report).
+    pub(crate) fn new(kernel: &NativeKernel, simd: u32, x_sizes: &[usize], one_row: bool) -> (Self, String) {
         let scalar_only = |why: String| {
             let me = GenThreads {
                 simd,
+                one_row,
                 info: kernel.info.clone(),
                 scalar: kernel.clone(),
                 row: None,
@@ -41,8 +47,8 @@ impl GenThreads {
             };
             (me, why)
         };
-        let need_row = x_sizes.iter().any(|&x| x.is_multiple_of(simd as usize));
-        let need_linear = x_sizes.iter().any(|&x| !x.is_multiple_of(simd as usize));
+        let need_row = one_row || x_sizes.iter().any(|&x| x.is_multiple_of(simd as usize));
+        let need_linear = !one_row && x_sizes.iter().any(|&x| !x.is_multiple_of(simd as usize));
         let mut programs = Vec::new();
         let mut get = |linear_lanes: bool| -> Result<Option<NativeKernel>, String> {
             match kernel.gen_variant(GenBuild { simd, linear_lanes }) {
@@ -79,7 +85,7 @@ impl GenThreads {
             (None, Some(_)) => "vectorized, linear lanes",
             _ => "vectorized",
         };
-        let me = GenThreads { simd, info, scalar: kernel.clone(), row, linear, _programs: programs };
+        let me = GenThreads { simd, one_row, info, scalar: kernel.clone(), row, linear, _programs: programs };
         (me, how.into())
     }
 }
@@ -89,7 +95,7 @@ impl GroupKernel for GenThreads {
         &self.info
     }
     fn run(&self, args: &[u8], ctx: &WorkGroupContext, first: u32, end: u32, resume_at: u32) -> u32 {
-        let rows = ctx.local_size[0].is_multiple_of(u64::from(self.simd));
+        let rows = self.one_row || ctx.local_size[0].is_multiple_of(u64::from(self.simd));
         let k = if rows { self.row.as_ref() } else { self.linear.as_ref() };
         k.unwrap_or(&self.scalar).run(args, ctx, first, end, resume_at)
     }
