@@ -1147,3 +1147,75 @@ fn sub_group_builtins_need_a_device_with_sub_groups() {
     assert!(err.log.contains("sub-group built-ins"), "{}", err.log);
     assert!(program.codegen(&Target::default()).is_ok(), "a target with sub-groups builds it");
 }
+
+/// Saturating float -> integer conversions in vectorized code, for every integer type from
+/// float and double: NaN gives 0, values beyond a type's range its bound (Rust's `as` is the
+/// same saturating conversion). They are lowered without LLVM's `fptosi.sat` /
+/// `fptoui.sat`, which the x86 back end converts lane by lane with a branch each (a float16
+/// conversion at SIMD32 took two seconds to compile).
+#[test]
+fn saturating_conversions_in_vector_code_have_vector_form() {
+    let src = r#"
+kernel void sat(global const float* f, global const double* d, global long* o) {
+    int i = get_global_id(0);
+    global long* r = o + i * 16;
+    float x = f[i]; double y = d[i];
+    r[0] = convert_char_sat(x);   r[1] = convert_uchar_sat(x);
+    r[2] = convert_short_sat(x);  r[3] = convert_ushort_sat(x);
+    r[4] = convert_int_sat(x);    r[5] = convert_uint_sat(x);
+    r[6] = convert_long_sat(x);   r[7] = as_long(convert_ulong_sat(x));
+    r[8] = convert_char_sat(y);   r[9] = convert_uchar_sat(y);
+    r[10] = convert_short_sat(y); r[11] = convert_ushort_sat(y);
+    r[12] = convert_int_sat(y);   r[13] = convert_uint_sat(y);
+    r[14] = convert_long_sat(y);  r[15] = as_long(convert_ulong_sat(y));
+}
+"#;
+    let t = Target::default();
+    let prog = compile_source(src, "", &t).unwrap_or_else(|e| panic!("front end: {}", e.log));
+    let ir = prog.optimized_llvm_ir(&t).unwrap_or_else(|e| panic!("back end: {}", e.log));
+    assert!(!ir.contains(".sat."), "an fpto*i.sat intrinsic left in:\n{ir}");
+    let p = prog.codegen(&t).unwrap_or_else(|e| panic!("back end: {}", e.log));
+    let k = p.kernel("sat").unwrap();
+    let mut f: Vec<f32> =
+        vec![f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0, -0.9, 0.9, 127.9, 128.0, -128.9, -129.0];
+    f.extend([255.5, 256.0, 32767.5, 32768.0, -32769.0, 65535.9, 65536.0, 2147483520.0, 2147483648.0]);
+    f.extend([-2147483648.0, -2147483904.0, 4294967040.0, 4294967296.0, 1e30, -1e30, 3.7, -3.7]);
+    // Around 2^63 and 2^64: the floats just below, at and beyond each bound.
+    let (p63, p64) = (2f32.powi(63), 2f32.powi(64));
+    let (below, beyond) = (1.0 - f32::EPSILON / 2.0, 1.0 + f32::EPSILON);
+    f.extend([p63 * below, p63, -p63, -p63 * beyond, p64 * below, p64]);
+    let mut d: Vec<f64> = f.iter().map(|&x| f64::from(x)).collect();
+    d.extend([2147483647.5, 2147483648.0, -2147483648.9, -2147483649.0, 4294967295.9, 4294967296.0]);
+    d.extend([9223372036854774784.0, 9223372036854775808.0, -9223372036854775808.0, -9223372036854777856.0]);
+    d.extend([18446744073709549568.0, 18446744073709551616.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY]);
+    f.resize(d.len(), 1.5);
+    let n = d.len();
+    let mut o = vec![0i64; n * 16];
+    let mut args = ArgBlock::new(&k.info);
+    ptr_arg(&mut args, k, 0, f.as_ptr());
+    ptr_arg(&mut args, k, 1, d.as_ptr());
+    ptr_arg(&mut args, k, 2, o.as_mut_ptr());
+    run_1d(k, &mut args, n as u64, n as u64);
+    for i in 0..n {
+        let (x, y) = (f[i], d[i]);
+        let want = [
+            x as i8 as i64,
+            x as u8 as i64,
+            x as i16 as i64,
+            x as u16 as i64,
+            x as i32 as i64,
+            x as u32 as i64,
+            x as i64,
+            x as u64 as i64,
+            y as i8 as i64,
+            y as u8 as i64,
+            y as i16 as i64,
+            y as u16 as i64,
+            y as i32 as i64,
+            y as u32 as i64,
+            y as i64,
+            y as u64 as i64,
+        ];
+        assert_eq!(&o[i * 16..i * 16 + 16], &want, "float {x:e}, double {y:e}");
+    }
+}

@@ -608,6 +608,20 @@ pub fn is_int_like(t: BasicTypeEnum<'_>) -> bool {
 pub fn is_float_like(t: BasicTypeEnum<'_>) -> bool {
     elem_type(t).is_float_type()
 }
+/// The largest value of a float type of `float_bits` bits (16, 32 or 64) that is at most `v`
+/// (`v` >= 0): `v` with its bits below the type's precision cleared, or the type's largest
+/// finite value.
+pub fn float_at_most(v: i128, float_bits: u32) -> f64 {
+    let (precision, max) = match float_bits {
+        16 => (11, 65504.0),
+        32 => (24, f64::from(f32::MAX)),
+        _ => (53, f64::MAX),
+    };
+    let len = 128 - v.leading_zeros();
+    let kept = if len > precision { v & !((1i128 << (len - precision)) - 1) } else { v };
+    (kept as f64).min(max)
+}
+
 pub fn int_width(t: BasicTypeEnum<'_>) -> u32 {
     match elem_type(t) {
         BasicTypeEnum::IntType(i) => i.get_bit_width(),
@@ -2032,9 +2046,8 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 };
                 // Always saturating: out-of-range conversions are undefined in OpenCL C
                 // without _sat, and LLVM's fptosi would turn them into poison.
-                let name = if op == C::FToU { "llvm.fptoui.sat" } else { "llvm.fptosi.sat" };
                 let _ = saturate;
-                self.intrinsic(name, &[rt, at], &[x])?
+                self.fp_to_int_sat(x, rt, op == C::FToS)?
             }
             C::UToF | C::SToF => {
                 if !is_int_like(at) || !is_float_like(rt) {
@@ -2056,11 +2069,11 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                         // Compare the rounded value with the integer exactly.
                         let limit = if signed { 2f64.powi(from as i32 - 1) } else { 2f64.powi(from as i32) };
                         let big = self.fcmp(FloatPredicate::OGE, f, self.cfloat(rt, limit)?)?;
-                        let back = self.intrinsic(
-                            if signed { "llvm.fptosi.sat" } else { "llvm.fptoui.sat" },
-                            &[at, rt],
-                            &[f],
-                        )?;
+                        // Below the limit the rounded value is an integer of the source type
+                        // (rounding to nearest never passes its minimum), so converting it
+                        // back is exact; the lanes at or above it convert 0 instead of poison.
+                        let in_range = self.select(big, self.cfloat(rt, 0.0)?, f)?;
+                        let back = self.cast(if signed { O::FPToSI } else { O::FPToUI }, in_range, at)?;
                         let (pgt, plt) = if signed {
                             (IntPredicate::SGT, IntPredicate::SLT)
                         } else {
@@ -2117,6 +2130,35 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 a
             }
         })
+    }
+
+    /// `x` (already rounded to an integral value, or truncated by the conversion) converted to
+    /// the integer type `rt`, saturating: NaN gives 0, values beyond the range its minimum or
+    /// maximum. Not LLVM's `fptosi.sat` / `fptoui.sat`: the x86 back end converts those lane by
+    /// lane with a compare and branch each (a float16 conversion at SIMD32 was 512 branches
+    /// and two seconds of instruction selection). Lanes in range convert with a plain
+    /// `fptosi` / `fptoui` (one vector instruction on AVX-512), the others are given their
+    /// bound by a select.
+    pub fn fp_to_int_sat(&self, x: Val<'ctx>, rt: BasicTypeEnum<'ctx>, signed: bool) -> R<Val<'ctx>> {
+        use InstructionOpcode as O;
+        let at = x.get_type();
+        let n = int_width(rt);
+        let float_bits = int_width(at);
+        let (lo, hi): (i128, i128) =
+            if signed { (-(1i128 << (n - 1)), (1i128 << (n - 1)) - 1) } else { (0, (1i128 << n) - 1) };
+        let lo_f = -float_at_most(-lo, float_bits);
+        let hi_f = float_at_most(hi, float_bits);
+        let (lo_c, hi_c) = (self.cfloat(at, lo_f)?, self.cfloat(at, hi_f)?);
+        let below = self.fcmp(FloatPredicate::OLT, x, lo_c)?;
+        let above = self.fcmp(FloatPredicate::OGT, x, hi_c)?;
+        let ge_lo = self.fcmp(FloatPredicate::OGE, x, lo_c)?;
+        let le_hi = self.fcmp(FloatPredicate::OLE, x, hi_c)?;
+        // NaN is in neither bound's range: it converts 0.
+        let in_range = self.binop(O::And, ge_lo, le_hi)?;
+        let safe = self.select(in_range, x, self.cfloat(at, 0.0)?)?;
+        let r = self.cast(if signed { O::FPToSI } else { O::FPToUI }, safe, rt)?;
+        let r = self.select(above, self.cint(rt, hi as u64)?, r)?;
+        self.select(below, self.cint(rt, lo as u64)?, r)
     }
 
     /// Moves `f` (rounded to nearest) one step toward the rounding direction `mode` where it
