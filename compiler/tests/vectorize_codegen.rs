@@ -256,3 +256,38 @@ fn consecutive_loads_outside_loops_prefetch_their_streams_and_loop_loads_do_not(
     assert!(!ir.contains("call void @llvm.prefetch"), "a load in a loop prefetches:\n{ir}");
     assert!(!optimized_ir(stencil, None).contains("call void @llvm.prefetch"), "the scalar build prefetches");
 }
+
+/// A packet's span of several slots per lane (here `float3` members and `vload3` /
+/// `vstore3`, 48 floats per packet at width 16) is loaded and stored in pieces of at most one
+/// 512-bit register, each masked from the lane mask's bits: one `<48 x float>` masked access
+/// under a shuffled `<48 x i1>` mask made instruction selection move the mask bit by bit.
+#[test]
+fn spans_are_accessed_in_register_sized_pieces() {
+    let src = r#"
+        typedef struct { float3 p; } P;
+        __kernel void spans(__global const float *a, __global float *b, __global P *s) {
+            size_t i = get_global_id(0);
+            vstore3(vload3(i, a) + 1.0f, i, b);
+            s[i].p = s[i].p * 2.0f;
+        }"#;
+    let ir = optimized_ir(src, Some(16));
+    let mut accesses = 0;
+    for call in ir.split("@llvm.masked.").skip(1) {
+        let (kind, rest) = call.split_once(".v").unwrap_or(("", ""));
+        if kind != "load" && kind != "store" {
+            continue;
+        }
+        // `<n><f|i><bits>` after `.v`.
+        let n: u64 = rest.chars().take_while(|c| c.is_ascii_digit()).collect::<String>().parse().unwrap_or(0);
+        let bits: u64 = rest[n.to_string().len() + 1..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit())
+            .collect::<String>()
+            .parse()
+            .unwrap_or(0);
+        assert!(n > 0 && n * bits <= 512, "a masked {kind} of {n} x {bits} bits:\n{ir}");
+        accesses += 1;
+    }
+    assert!(accesses >= 6, "the spans are not masked loads and stores:\n{ir}");
+    assert!(!ir.contains("shufflevector <16 x i1>"), "a mask shuffled as i1 lanes:\n{ir}");
+}

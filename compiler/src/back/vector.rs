@@ -21,6 +21,9 @@ use inkwell::types::BasicTypeEnum;
 use inkwell::values::{AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, IntValue, VectorValue};
 use inkwell::IntPredicate;
 
+/// The bits of one masked load or store of a packet's span (one AVX-512 register).
+pub const SPAN_PIECE_BITS: u64 = 512;
+
 /// What a function lowered in vector mode knows about its packet.
 pub struct VecState<'a, 'ctx> {
     pub width: u32,
@@ -238,25 +241,39 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         Ok(self.b.build_shuffle_vector(a, b, VectorType::const_vector(&m), "")?)
     }
 
-    /// Concatenates vectors of the same element type.
+    /// Concatenates vectors of the same element type (pairwise, so that the intermediate
+    /// vectors stay as short as they can).
     pub(crate) fn concat(&self, parts: &[VectorValue<'ctx>]) -> R<VectorValue<'ctx>> {
-        let mut acc = *parts.first().ok_or("empty concatenation")?;
-        for p in &parts[1..] {
-            let (na, nb) = (acc.get_type().get_size(), p.get_type().get_size());
-            let n = na.max(nb);
-            let pad = |v: VectorValue<'ctx>, len: u32| -> R<VectorValue<'ctx>> {
-                if len == n {
-                    return Ok(v);
-                }
-                let idx: Vec<Option<u32>> = (0..n).map(|i| (i < len).then_some(i)).collect();
-                self.shuffle(v, None, &idx)
-            };
-            let a2 = pad(acc, na)?;
-            let b2 = pad(*p, nb)?;
-            let idx: Vec<Option<u32>> = (0..na).chain((0..nb).map(|i| n + i)).map(Some).collect();
-            acc = self.shuffle(a2, Some(b2), &idx)?;
+        if parts.is_empty() {
+            bail!("empty concatenation");
         }
-        Ok(acc)
+        let mut level = parts.to_vec();
+        while level.len() > 1 {
+            level = level
+                .chunks(2)
+                .map(|pair| match pair {
+                    [a, b] => self.concat2(*a, *b),
+                    [a] => Ok(*a),
+                    _ => unreachable!("chunks of two"),
+                })
+                .collect::<R<Vec<_>>>()?;
+        }
+        Ok(level[0])
+    }
+
+    fn concat2(&self, a: VectorValue<'ctx>, b: VectorValue<'ctx>) -> R<VectorValue<'ctx>> {
+        let (na, nb) = (a.get_type().get_size(), b.get_type().get_size());
+        let n = na.max(nb);
+        let pad = |v: VectorValue<'ctx>, len: u32| -> R<VectorValue<'ctx>> {
+            if len == n {
+                return Ok(v);
+            }
+            let idx: Vec<Option<u32>> = (0..n).map(|i| (i < len).then_some(i)).collect();
+            self.shuffle(v, None, &idx)
+        };
+        let (a2, b2) = (pad(a, na)?, pad(b, nb)?);
+        let idx: Vec<Option<u32>> = (0..na).chain((0..nb).map(|i| n + i)).map(Some).collect();
+        self.shuffle(a2, Some(b2), &idx)
     }
 
     /// A vector of `W` pointers `base + index` elements of `elem` (LLVM vector GEP).
@@ -300,32 +317,102 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         Ok(self.b.build_call(decl, &args, "")?)
     }
 
-    /// The mask of `slots` consecutive elements per lane (AoS order) with only the first `n`
-    /// of each lane's slots on.
-    fn aos_mask(&self, slots: u32, n: u32) -> R<VectorValue<'ctx>> {
-        self.slot_mask(&(0..slots).map(|s| s < n).collect::<Vec<_>>())
+    /// The slots of each lane's `slots` consecutive elements (AoS order) that an access of
+    /// `n` components covers: the first `n`.
+    fn aos_slots(slots: u32, n: u32) -> Vec<bool> {
+        (0..slots).map(|s| s < n).collect()
     }
 
-    /// The mask of a packet's span of structs (AoS: lane k's slots at k * slots.len()) with
-    /// the slots of `on` enabled in every active lane.
-    fn slot_mask(&self, on: &[bool]) -> R<VectorValue<'ctx>> {
+    /// The masks of a packet's span of structs (AoS: lane k's slots at k * on.len(), the
+    /// slots of `on` enabled in every active lane), in pieces of `elem_bits`-bit elements
+    /// that fill [`SPAN_PIECE_BITS`]: (first element, mask) each.
+    ///
+    /// Each piece's mask tests the lane mask's bits against a constant (a `vptestmd` on
+    /// AVX-512). The whole span's mask as one shuffle of the `<W x i1>` lane mask, and one
+    /// masked load or store of a span that is not a power of two (a `vload3` at SIMD32:
+    /// `<96 x i32>`), made LLVM's x86 back end move the mask bit by bit, several hundred
+    /// mask-register instructions per access and most of the compile time of such kernels.
+    fn span_mask_pieces(&self, on: &[bool], elem_bits: u64) -> R<Vec<(u32, VectorValue<'ctx>)>> {
         let vs = self.vec.as_ref().ok_or("not in vector mode")?;
         let (w, slots) = (vs.width, on.len() as u32);
-        let bool_t = self.cx().bool_type();
-        let lanes: Vec<IntValue<'ctx>> =
-            (0..w * slots).map(|j| self.i32().const_int((j / slots) as u64, false)).collect();
-        let ext = self.b.build_shuffle_vector(
-            vs.mask,
-            vs.mask.get_type().get_undef(),
-            VectorType::const_vector(&lanes),
-            "",
-        )?;
-        if on.iter().all(|&x| x) {
-            return Ok(ext);
+        let total = w * slots;
+        if w > 64 {
+            // No integer holds the lane bits: one shuffled mask.
+            let lanes: Vec<Option<u32>> = (0..total).map(|j| Some(j / slots)).collect();
+            let ext = self.shuffle(vs.mask, None, &lanes)?;
+            let keep: Vec<IntValue<'ctx>> =
+                (0..total).map(|j| self.cx().bool_type().const_int(on[(j % slots) as usize] as u64, false)).collect();
+            return Ok(vec![(0, self.b.build_and(ext, VectorType::const_vector(&keep), "")?)]);
         }
-        let keep: Vec<IntValue<'ctx>> =
-            (0..w * slots).map(|j| bool_t.const_int(on[(j % slots) as usize] as u64, false)).collect();
-        Ok(self.b.build_and(ext, VectorType::const_vector(&keep), "")?)
+        let it = if w > 32 { self.i64() } else { self.i32() };
+        let wt = self
+            .cx()
+            .custom_width_int_type(std::num::NonZeroU32::new(w).ok_or("no lanes")?)
+            .map_err(|e| Error(e.to_string()))?;
+        let bits = self.b.build_bit_cast(vs.mask, wt, "")?.into_int_value();
+        let bits = self.b.build_int_z_extend_or_bit_cast(bits, it, "")?;
+        let piece = ((SPAN_PIECE_BITS / elem_bits.max(1)) as u32).max(1);
+        let mut out = Vec::new();
+        let mut first = 0;
+        while first < total {
+            let len = piece.min(total - first);
+            let splat = {
+                let vt = it.vec_type(len);
+                let x = self.b.build_insert_element(vt.get_undef(), bits, self.i32().const_zero(), "")?;
+                self.b.build_shuffle_vector(x, vt.get_undef(), self.i32().vec_type(len).const_zero(), "")?
+            };
+            let tests: Vec<IntValue<'ctx>> = (first..first + len)
+                .map(|j| it.const_int(if on[(j % slots) as usize] { 1u64 << (j / slots) } else { 0 }, false))
+                .collect();
+            let hit = self.b.build_and(splat, VectorType::const_vector(&tests), "")?;
+            let m = self.b.build_int_compare(IntPredicate::NE, hit, it.vec_type(len).const_zero(), "")?;
+            out.push((first, m));
+            first += len;
+        }
+        Ok(out)
+    }
+
+    /// The address of element `first` of the span at `p0` and its alignment (`align` at
+    /// the span's start).
+    fn span_piece_at(
+        &self,
+        p0: inkwell::values::PointerValue<'ctx>,
+        elem: BasicTypeEnum<'ctx>,
+        first: u32,
+        align: u32,
+    ) -> R<(inkwell::values::PointerValue<'ctx>, u32)> {
+        if first == 0 {
+            return Ok((p0, align));
+        }
+        let offset = self.e.alloc_size(elem) * u64::from(first);
+        let at = super::llvm::gep(&self.b, elem, p0, &[self.i64().const_int(u64::from(first), false)], false)?;
+        let piece_align = (1u64 << offset.trailing_zeros().min(31)).min(u64::from(align.max(1))) as u32;
+        Ok((at, piece_align))
+    }
+
+    /// One packet's span of `elem` at `p0` (lane k's slots at k * on.len()), the slots of
+    /// `on` loaded in every active lane, as masked loads of [`SPAN_PIECE_BITS`] each.
+    fn span_load(
+        &self,
+        p0: inkwell::values::PointerValue<'ctx>,
+        elem: BasicTypeEnum<'ctx>,
+        on: &[bool],
+        align: u32,
+    ) -> R<VectorValue<'ctx>> {
+        let elem_bits = self.e.alloc_size(elem) * 8;
+        let mut parts = Vec::new();
+        for (first, m) in self.span_mask_pieces(on, elem_bits)? {
+            let vt = wide_ty(elem, m.get_type().get_size())?.into_vector_type();
+            let (at, piece_align) = self.span_piece_at(p0, elem, first, align)?;
+            let call = self.call_intrinsic(
+                "llvm.masked.load",
+                &[vt.into(), self.ptr_type().into()],
+                &[at.into(), m.into(), vt.get_undef().into()],
+            )?;
+            self.call_align(call, 0, piece_align);
+            parts.push(call.try_as_basic_value().basic().ok_or("masked load without result")?.into_vector_value());
+        }
+        self.concat(&parts)
     }
 
     /// Lane 0's address of member access `ptr`, moved back by `off` bytes to its struct.
@@ -353,15 +440,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             Some(s) => s,
             None => {
                 let base = self.struct_base(ptr, off)?;
-                let vt = wide_ty(self.ty(group.elem)?, w * slots)?.into_vector_type();
-                let m = self.slot_mask(&group.slots)?;
-                let call = self.call_intrinsic(
-                    "llvm.masked.load",
-                    &[vt.into(), self.ptr_type().into()],
-                    &[base.into(), m.into(), vt.get_undef().into()],
-                )?;
-                self.call_align(call, 0, esize as u32);
-                let span = call.try_as_basic_value().basic().ok_or("masked load without result")?.into_vector_value();
+                let span = self.span_load(base, self.ty(group.elem)?, &group.slots, esize as u32)?;
                 if let Some(vs) = self.vec.as_mut() {
                     vs.group_spans.insert(g, span);
                 }
@@ -408,9 +487,8 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         }
         let (ptr, off) = last_ptr.ok_or("empty store group")?;
         let base = self.struct_base(ptr, off)?;
-        let m = self.slot_mask(&group.slots)?;
         let bytes = group.slots.iter().filter(|&&x| x).count() as u64 * esize;
-        self.span_store(acc, base, m, esize as u32, bytes)
+        self.span_store(acc, base, &group.slots, esize as u32, bytes)
     }
 
     /// Prefetches the line [`crate::vectorize::prefetch::PREFETCH_AHEAD`] bytes after `p` into L2 (a prefetch never
@@ -462,17 +540,10 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 self.call_align(call, 0, if align > 0 { align } else { ealign });
                 return call.try_as_basic_value().basic().ok_or_else(|| Error("masked load without result".into()));
             }
-            // One masked load of the span of the packet (lane k's element at k * slots),
-            // only the accessed components enabled.
-            let vt = wide_ty(elem, w * slots)?.into_vector_type();
-            let m = self.aos_mask(slots, n)?;
-            let call = self.call_intrinsic(
-                "llvm.masked.load",
-                &[vt.into(), self.ptr_type().into()],
-                &[p0, m.into(), vt.get_undef().into()],
-            )?;
-            self.call_align(call, 0, if align > 0 { align } else { ealign });
-            let wide = call.try_as_basic_value().basic().ok_or("masked load without result")?.into_vector_value();
+            // Masked loads of the span of the packet (lane k's element at k * slots), only
+            // the accessed components enabled.
+            let on = Self::aos_slots(slots, n);
+            let wide = self.span_load(p0.into_pointer_value(), elem, &on, if align > 0 { align } else { ealign })?;
             // AoS (lane k, component c at k*slots + c) -> SoA (c*W + k).
             let idx: Vec<Option<u32>> = (0..n * w).map(|j| Some((j % w) * slots + j / w)).collect();
             return Ok(self.shuffle(wide, None, &idx)?.into());
@@ -526,17 +597,18 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let esize = self.e.ir.types.size_of(elem_ir).max(1) as i64;
         if let Some(slots) = span_slots(access, esize, n) {
             let p0 = self.b.build_extract_element(pw, self.i32().const_zero(), "")?;
-            let (data, m) = if n == 1 && slots == 1 {
-                (xw, mask)
+            let data = if n == 1 && slots == 1 {
+                xw
             } else {
                 // SoA -> AoS; slots past the components (padding of a 3-component vector,
                 // other members of a struct) are not written.
                 let idx: Vec<Option<u32>> =
                     (0..w * slots).map(|j| (j % slots < n).then_some((j % slots) * w + j / slots)).collect();
-                (self.shuffle(xw, None, &idx)?, self.aos_mask(slots, n)?)
+                self.shuffle(xw, None, &idx)?
             };
             let bytes_per_item = esize as u64 * n as u64;
-            return self.span_store(data, p0.into_pointer_value(), m, align, bytes_per_item);
+            let on = Self::aos_slots(slots, n);
+            return self.span_store(data, p0.into_pointer_value(), &on, align, bytes_per_item);
         }
         for c in 0..n {
             let pc = if c == 0 {
@@ -633,35 +705,51 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         Ok(())
     }
 
-    /// One masked store of a packet's span `data` at `p0` under `m`. When non-temporal
-    /// stores are allowed ([`streaming_allowed`]) and the span is a power of two of at least
-    /// 32 bytes, a packet whose mask is full, whose span is aligned and whose ND-range stores
-    /// enough here (`bytes_per_item` each) stores with a non-temporal store instead (in a
-    /// full packet the mask test folds away; the other two are uniform).
+    /// A packet's span `data` stored at `p0` (lane k's slots at k * on.len(), the slots of
+    /// `on` in every active lane), as masked stores of [`SPAN_PIECE_BITS`] each (see
+    /// [`Self::span_mask_pieces`]). When non-temporal stores are allowed
+    /// ([`streaming_allowed`]), every slot is stored and the span is a power of two of at
+    /// least 32 bytes, a packet whose mask is full, whose span is aligned and whose ND-range
+    /// stores enough here (`bytes_per_item` each) stores with a non-temporal store instead
+    /// (in a full packet the mask test folds away; the other two are uniform).
     fn span_store(
         &mut self,
         data: VectorValue<'ctx>,
         p0: inkwell::values::PointerValue<'ctx>,
-        m: VectorValue<'ctx>,
+        on: &[bool],
         align: u32,
         bytes_per_item: u64,
     ) -> R<()> {
         let vt = data.get_type();
-        let span = self.e.alloc_size(vt.get_element_type()) * vt.get_size() as u64;
+        let elem = vt.get_element_type();
+        let span = self.e.alloc_size(elem) * vt.get_size() as u64;
         let streaming = self.vec.as_ref().is_some_and(|v| v.streaming);
+        let lane_mask = self.vec.as_ref().ok_or("not in vector mode")?.mask;
         let masked_store = |s: &Self| -> R<()> {
-            let call = s.call_intrinsic(
-                "llvm.masked.store",
-                &[vt.into(), s.ptr_type().into()],
-                &[data.into(), p0.into(), m.into()],
-            )?;
-            s.call_align(call, 1, align);
+            let pieces =
+                if on == [true] { vec![(0, lane_mask)] } else { s.span_mask_pieces(on, s.e.alloc_size(elem) * 8)? };
+            for (first, m) in pieces {
+                let len = m.get_type().get_size();
+                let part = if len == vt.get_size() {
+                    data
+                } else {
+                    s.shuffle(data, None, &(first..first + len).map(Some).collect::<Vec<_>>())?
+                };
+                let (at, piece_align) = s.span_piece_at(p0, elem, first, align)?;
+                let call = s.call_intrinsic(
+                    "llvm.masked.store",
+                    &[part.get_type().into(), s.ptr_type().into()],
+                    &[part.into(), at.into(), m.into()],
+                )?;
+                s.call_align(call, 1, piece_align);
+            }
             Ok(())
         };
-        if !streaming || !span.is_power_of_two() || span < 32 || bytes_per_item == 0 {
+        if !streaming || !span.is_power_of_two() || span < 32 || bytes_per_item == 0 || on.contains(&false) {
             return masked_store(self);
         }
-        let full = self.call_intrinsic("llvm.vector.reduce.and", &[m.get_type().into()], &[m.into()])?;
+        let full =
+            self.call_intrinsic("llvm.vector.reduce.and", &[lane_mask.get_type().into()], &[lane_mask.into()])?;
         let full = full.try_as_basic_value().basic().ok_or("reduce without result")?.into_int_value();
         let (nt_align, plain, join) = self.stream_if(p0, span, bytes_per_item, Some(full))?;
         self.nt_store(p0, data.into(), nt_align)?;
