@@ -17,6 +17,11 @@ fn build_opts(src: &str, opts: &str) -> Arc<NativeProgram> {
     prog.codegen(&t).unwrap_or_else(|e| panic!("back end: {}", e.log))
 }
 
+/// The CPU device's vectorized build at `width` lanes (the tests' default target is scalar).
+fn vector_target(width: u32) -> Target {
+    Target { vectorizer: softcl_compiler::Vectorizer::Forced { width, register_bytes: 64 }, ..Target::default() }
+}
+
 fn ptr_arg<T>(args: &mut ArgBlock, k: &softcl_compiler::NativeKernel, i: usize, p: *const T) {
     args.set_ptr(&k.info, i, p);
 }
@@ -1150,7 +1155,7 @@ fn sub_group_builtins_need_a_device_with_sub_groups() {
 
 /// Saturating float -> integer conversions in vectorized code, for every integer type from
 /// float and double: NaN gives 0, values beyond a type's range its bound (Rust's `as` is the
-/// same saturating conversion). They are lowered without LLVM's `fptosi.sat` /
+/// same saturating conversion), at width 16. They are lowered without LLVM's `fptosi.sat` /
 /// `fptoui.sat`, which the x86 back end converts lane by lane with a branch each (a float16
 /// conversion at SIMD32 took two seconds to compile).
 #[test]
@@ -1170,10 +1175,11 @@ kernel void sat(global const float* f, global const double* d, global long* o) {
     r[14] = convert_long_sat(y);  r[15] = as_long(convert_ulong_sat(y));
 }
 "#;
-    let t = Target::default();
+    let t = vector_target(16);
     let prog = compile_source(src, "", &t).unwrap_or_else(|e| panic!("front end: {}", e.log));
     let ir = prog.optimized_llvm_ir(&t).unwrap_or_else(|e| panic!("back end: {}", e.log));
-    assert!(!ir.contains(".sat."), "an fpto*i.sat intrinsic left in:\n{ir}");
+    assert!(!ir.contains("fptosi.sat") && !ir.contains("fptoui.sat"), "an fpto*i.sat intrinsic left in:\n{ir}");
+    assert!(ir.contains("<16 x float>"), "not vectorized:\n{ir}");
     let p = prog.codegen(&t).unwrap_or_else(|e| panic!("back end: {}", e.log));
     let k = p.kernel("sat").unwrap();
     let mut f: Vec<f32> =
@@ -1217,5 +1223,70 @@ kernel void sat(global const float* f, global const double* d, global long* o) {
             y as u64 as i64,
         ];
         assert_eq!(&o[i * 16..i * 16 + 16], &want, "float {x:e}, double {y:e}");
+    }
+}
+
+/// `vloadn` / `vstoren` in vectorized code, at widths 8 and 16 and scalar: consecutive
+/// offsets (a span per packet), a strided and a uniform offset, a store under a divergent
+/// branch, 3-component vectors (12 bytes per lane, nothing written in between) and a tail
+/// packet of a work-group that is not a multiple of the width.
+#[test]
+fn vload_and_vstore_in_vector_code() {
+    let src = r#"
+kernel void vls(global const float* f, global const char* c, global const int* n, global const double* d,
+                global float* of, global char* oc, global int* on, global double* od) {
+    size_t i = get_global_id(0);
+    vstore3(vload3(i, f) * 2.0f, i, of);
+    vstore2(vload2(i, c) + (char2)(1, 2), i, oc);
+    int16 x = vload16(i, n);
+    vstore16(x + vload16(0, n), i, on);
+    if (i & 1)
+        vstore4(vload4(i * 2, d) + 0.5, i, od);
+}
+"#;
+    let m = 37usize;
+    let f: Vec<f32> = (0..3 * m).map(|i| i as f32 * 0.25).collect();
+    let c: Vec<i8> = (0..2 * m).map(|i| (i as i8).wrapping_mul(3)).collect();
+    let n: Vec<i32> = (0..16 * m).map(|i| i as i32 * 7 - 100).collect();
+    let d: Vec<f64> = (0..8 * m).map(|i| i as f64 * 1.5).collect();
+    for width in [None, Some(8), Some(16)] {
+        let t = width.map_or_else(Target::default, vector_target);
+        let prog = compile_source(src, "", &t).unwrap_or_else(|e| panic!("front end: {}", e.log));
+        if width.is_some() {
+            let ir = prog.optimized_llvm_ir(&t).unwrap_or_else(|e| panic!("back end: {}", e.log));
+            // Lane by lane, each lane's vload3 was a load of <3 x float>.
+            assert!(!ir.contains("load <3 x float>") && !ir.contains("store <3 x float>"), "{width:?}:\n{ir}");
+        }
+        let p = prog.codegen(&t).unwrap_or_else(|e| panic!("back end: {}", e.log));
+        let k = p.kernel("vls").unwrap();
+        // One float past the outputs of vstore3 stays untouched.
+        let (mut of, mut oc, mut on, mut od) =
+            (vec![-1f32; 3 * m + 1], vec![-1i8; 2 * m], vec![-1i32; 16 * m], vec![-1f64; 4 * m]);
+        let mut args = ArgBlock::new(&k.info);
+        ptr_arg(&mut args, k, 0, f.as_ptr());
+        ptr_arg(&mut args, k, 1, c.as_ptr());
+        ptr_arg(&mut args, k, 2, n.as_ptr());
+        ptr_arg(&mut args, k, 3, d.as_ptr());
+        ptr_arg(&mut args, k, 4, of.as_mut_ptr());
+        ptr_arg(&mut args, k, 5, oc.as_mut_ptr());
+        ptr_arg(&mut args, k, 6, on.as_mut_ptr());
+        ptr_arg(&mut args, k, 7, od.as_mut_ptr());
+        run_1d(k, &mut args, m as u64, m as u64);
+        for i in 0..3 * m {
+            assert_eq!(of[i], f[i] * 2.0, "{width:?}: of[{i}]");
+        }
+        assert_eq!(of[3 * m], -1.0, "{width:?}: written past the last float3");
+        for i in 0..2 * m {
+            assert_eq!(oc[i], c[i].wrapping_add(1 + (i % 2) as i8), "{width:?}: oc[{i}]");
+        }
+        for i in 0..16 * m {
+            assert_eq!(on[i], n[i] + n[i % 16], "{width:?}: on[{i}]");
+        }
+        for i in 0..m {
+            for j in 0..4 {
+                let want = if i % 2 == 1 { d[8 * i + j] + 0.5 } else { -1.0 };
+                assert_eq!(od[4 * i + j], want, "{width:?}: od[{}]", 4 * i + j);
+            }
+        }
     }
 }

@@ -401,3 +401,29 @@ fn a_one_row_work_group_of_any_width_runs_the_row_variant() {
     // One SIMD16 thread per work-group, of ints 0-11 | 12-23 | 24-35: 1 | 2 | 2 lines.
     assert_eq!((load.messages, load.active_lanes, load.l3_lines), (3, 36, 5), "{report}");
 }
+
+const VLOAD3: &str = r#"
+kernel void v3(global const int *a, global int *out) {
+    size_t i = get_global_id(0);
+    vstore3(vload3(i, a) + 1, i, out);
+}
+"#;
+
+/// vload3 / vstore3 are messages of 12 bytes per lane (not lane-by-lane accesses the model
+/// does not see, nor 16 bytes of a 3-component vector's padding): SIMD16 thread of 16
+/// consecutive ids reads and writes 192 bytes, three lines.
+#[test]
+fn vload3_and_vstore3_are_messages_of_twelve_bytes_per_lane() {
+    let dev = GenDevice::default();
+    let program = build(&dev, VLOAD3);
+    let mut a = Buf::new(96, |i| i as i32);
+    let mut out = Buf::new(96, |_| -1);
+    let (sum, info, report) = run(&dev, &program, "v3", &mut [&mut a, &mut out], [32, 1, 1], [16, 1, 1]);
+    assert!((0..96).all(|i| out.get(i) == i as i32 + 1));
+    for kind in [AccessKind::Load, AccessKind::Store] {
+        let k = site_of(&info, AddressSpace::Global, kind);
+        assert_eq!(info.sites[k].bytes_per_lane, 12, "{kind:?}");
+        let c = sum.site(&info, k);
+        assert_eq!((c.messages, c.active_lanes, c.l3_lines, c.useful_bytes), (2, 32, 6, 384), "{kind:?}: {report}");
+    }
+}

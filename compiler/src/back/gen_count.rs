@@ -255,7 +255,13 @@ pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis, host: &Host
             let space = if space == AddressSpace::Generic { AddressSpace::Global } else { space };
             p.site_of.insert(i, p.sites.len() as u32);
             let block = p.blocks.len() as u32;
-            p.sites.push(GenSite { block, space, kind, bytes_per_lane: types.size_of(ty).max(1) as u32, loc: loc(i) });
+            p.sites.push(GenSite {
+                block,
+                space,
+                kind,
+                bytes_per_lane: types.access_size(ty).max(1) as u32,
+                loc: loc(i),
+            });
         }
         if let Some(t) = f.layout.last_inst(b) {
             blk.divergent_branch = wa.divergent_branches.contains(&t);

@@ -76,10 +76,12 @@ fn check_device_features(module: &ir::Module, target: &Target) -> Result<(), Bui
     Ok(())
 }
 
-/// The module as the back end lowers it: features checked, calls inlined.
+/// The module as the back end lowers it: features checked, `vloadn` / `vstoren` made loads
+/// and stores, calls inlined.
 fn prepare(module: &ir::Module, target: &Target) -> Result<ir::Module, BuildError> {
     check_device_features(module, target)?;
     let mut m = module.clone();
+    crate::passes::vload_store::rewrite_module(&mut m);
     crate::passes::inline::inline_barrier_calls(&mut m).map_err(fail)?;
     if target.vectorizer != crate::Vectorizer::Off {
         crate::vectorize::inline_kernel_calls(&mut m, 256).map_err(fail)?;

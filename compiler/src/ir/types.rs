@@ -111,6 +111,16 @@ impl TypeTable {
     }
 
     /// Size in bytes with OpenCL C layout rules (3-component vectors take 4 components).
+    /// The bytes a load or store of `t` reads or writes: [`Self::size_of`], except that a
+    /// 3-component vector accesses its three components and not the fourth slot of padding
+    /// its size includes (`vload3`, and a `float3` stored through a `float3 *`).
+    pub fn access_size(&self, t: Type) -> u64 {
+        match self.get(t) {
+            TypeData::Vector { elem, len } => self.size_of(*elem) * u64::from(*len),
+            _ => self.size_of(t),
+        }
+    }
+
     pub fn size_of(&self, t: Type) -> u64 {
         match self.get(t) {
             TypeData::Void | TypeData::Function { .. } => 0,

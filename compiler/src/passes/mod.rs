@@ -1,5 +1,6 @@
 //! IR passes: inlining (`inline`), short-circuit chains folded into one branch
-//! (`short_circuit`).
+//! (`short_circuit`), `vloadn` / `vstoren` as loads and stores (`vload_store`).
 
 pub mod inline;
 pub mod short_circuit;
+pub mod vload_store;
