@@ -427,3 +427,54 @@ fn vload3_and_vstore3_are_messages_of_twelve_bytes_per_lane() {
         assert_eq!((c.messages, c.active_lanes, c.l3_lines, c.useful_bytes), (2, 32, 6, 384), "{kind:?}: {report}");
     }
 }
+
+const REFUSED: &str = r#"
+kernel void refused(global const int *a, global int *out, local int *tmp) {
+    size_t g = get_global_id(0);
+    int s = 0;
+    // 1100 loads in one block: more messages than an instrumented build is made for
+    // (gen_count::MAX_SITES), so the Gen device runs the kernel uncounted.
+    #pragma unroll
+    for (int j = 0; j < 1100; j++)
+        s += a[j * 3 + g];
+    tmp[get_local_id(0)] = s;
+    out[g] = tmp[get_local_id(0)];
+}
+"#;
+
+/// A kernel that runs uncounted (its scalar build) is not modelled: no device time (profiling
+/// END - START is the host's), and the report says so and why, in text and JSON, instead of
+/// a modelled time of nothing.
+#[test]
+fn an_uncounted_launch_is_not_modelled() {
+    use softcl_device_model::gen::model::ReportSink;
+    let dir = std::env::temp_dir().join(format!("softcl-uncounted-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("r.json");
+    let dev = GenDevice::default().with_report_sink(ReportSink::Json(json.clone()));
+    let program = build(&dev, REFUSED);
+    let k = program.kernel("refused").unwrap();
+    let mut a = Buf::new(3400, |i| i as i32);
+    let mut out = Buf::new(32, |_| -1);
+    let mut block = vec![0u8; k.info.arg_block_size];
+    block[k.info.args[0].offset..][..8].copy_from_slice(&a.addr().to_ne_bytes());
+    block[k.info.args[1].offset..][..8].copy_from_slice(&out.addr().to_ne_bytes());
+    let launch = Launch {
+        kernel: k,
+        args: &block,
+        local_arg_sizes: &[(2, 16 * 4)],
+        work_dim: 1,
+        global_offset: [0; 3],
+        global_size: [32, 1, 1],
+        local_size: [16, 1, 1],
+    };
+    let r = dev.launch_observed(&launch, None).expect("launch");
+    let want = |g: usize| (0..1100).map(|j| (j * 3 + g) as i32).sum::<i32>();
+    assert!((0..32).all(|g| out.get(g) == want(g)), "the kernel ran");
+    let text = r.report.unwrap_or_default();
+    assert!(text.contains("uncounted"), "{text}");
+    assert_eq!(r.device_time_ns, None, "no modelled time: {text}");
+    let j = std::fs::read_to_string(&json).unwrap();
+    assert!(j.contains("\"time_ns\":null,\"not_modelled\":\"scalar, uncounted: "), "{j}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -859,8 +859,14 @@ fn model_observes_a_gen_launch() {
         ([16, 1, 1], 256 + kernel.info.static_local_mem_size, 1)
     );
     // The device runs its own model (of the instrumented build); the caller's observer
-    // watches beside it and sees every work-group's counters.
-    let model = Arc::new(GenModel::new(dev.config(), &kernel.info, shape));
+    // watches beside it and sees every work-group's counters. A model of the program's own
+    // (scalar, uncounted) build has nothing to model.
+    assert_eq!(GenModel::new(dev.config(), &kernel.info, shape.clone()).finish().launch_report().device_time_ns, None);
+    let variant = kernel
+        .gen_variant(softcl_compiler::GenBuild { simd, linear_lanes: false })
+        .expect("a Gen build")
+        .expect("vectorized");
+    let model = Arc::new(GenModel::new(dev.config(), &variant.0.info, shape));
     let device_report = dev.launch_observed(&launch, Some(model.clone())).unwrap();
     assert_eq!(data[0], 63, "the kernel ran");
     assert!(device_report.device_time_ns.is_some_and(|t| t > 0), "the device reports a modelled time");

@@ -106,13 +106,17 @@ impl GenDevice {
         let one_row = range.local[1] * range.local[2] == 1;
         let (kernel, how) = threads::GenThreads::new(launch.kernel, simd, &x_sizes, one_row);
         // The performance model watches every launch (its counters come from the
-        // instrumented build; a kernel left scalar and uncounted gets compute-free timing),
-        // next to the caller's observer if there is one.
-        let model = Arc::new(model::GenModel::new(
-            &self.config,
-            exec::GroupKernel::info(&kernel),
-            model::GenShape::for_launch(launch, simd),
-        ));
+        // instrumented build; a kernel left scalar and uncounted is not modelled: the report
+        // says why and profiling END - START is the host's time), next to the caller's
+        // observer if there is one.
+        let model = Arc::new(
+            model::GenModel::new(
+                &self.config,
+                exec::GroupKernel::info(&kernel),
+                model::GenShape::for_launch(launch, simd),
+            )
+            .with_not_modelled(&how),
+        );
         let watcher: Arc<dyn Observer> = match observer {
             Some(other) => Arc::new(Both(model.clone(), other)),
             None => model.clone(),
@@ -135,7 +139,7 @@ impl GenDevice {
             range.enqueued_group_size(),
             range.group_count,
         );
-        Ok(LaunchReport { device_time_ns: Some(modelled.time_ns), report: Some(report) })
+        Ok(LaunchReport { device_time_ns: modelled.device_time_ns(), report: Some(report) })
     }
 }
 

@@ -94,10 +94,16 @@ pub struct GenLaunchModel {
 }
 
 impl GenLaunchModel {
-    /// What the Gen device returns for the launch: the modelled time as the device time
-    /// (profiling END - START) and the report's text.
+    /// The device time of the launch (profiling END - START): the modelled time, or `None`
+    /// (the host's time) for a launch that ran uncounted and was not modelled.
+    pub fn device_time_ns(&self) -> Option<u64> {
+        self.report.not_modelled.is_none().then_some(self.time_ns)
+    }
+
+    /// What the Gen device returns for the launch: [`Self::device_time_ns`] and the report's
+    /// text.
     pub fn launch_report(&self) -> crate::LaunchReport {
-        crate::LaunchReport { device_time_ns: Some(self.time_ns), report: Some(self.report.text()) }
+        crate::LaunchReport { device_time_ns: self.device_time_ns(), report: Some(self.report.text()) }
     }
 }
 
@@ -211,6 +217,8 @@ pub struct GenModel {
     /// Per-thread shards ([`SHARDS`]), merged by [`GenModel::finish`]; each on cache lines of
     /// its own, or the threads' lock operations on neighbouring shards contend for one line.
     totals: Vec<crossbeam::utils::CachePadded<Mutex<Totals>>>,
+    /// Why the launch is not modelled (`kernel.gen` is `None`: the kernel runs uncounted).
+    not_modelled: Option<String>,
 }
 
 impl GenModel {
@@ -244,7 +252,17 @@ impl GenModel {
                 })
                 .collect(),
             shape,
+            not_modelled: kernel.gen.is_none().then(|| "the kernel ran uncounted".to_string()),
         }
+    }
+
+    /// Why the launch is not modelled, for a kernel that runs uncounted (without a
+    /// Gen-instrumented build); ignored for an instrumented one.
+    pub fn with_not_modelled(mut self, why: &str) -> Self {
+        if self.not_modelled.is_some() {
+            self.not_modelled = Some(why.to_string());
+        }
+        self
     }
 
     pub fn occupancy(&self) -> &Occupancy {
@@ -322,6 +340,7 @@ impl GenModel {
             groups: t.groups,
             barriers: t.barriers,
             time: &time,
+            not_modelled: self.not_modelled.as_deref(),
         });
         GenLaunchModel { time_ns: (time.time_ns.ceil() as u64).max(1), report }
     }

@@ -31,6 +31,8 @@ pub struct Inputs<'a> {
     /// Barriers crossed, summed over the work-groups.
     pub barriers: u64,
     pub time: &'a LaunchTime,
+    /// Why the launch ran uncounted, if it did ([`GenReport::not_modelled`]).
+    pub not_modelled: Option<&'a str>,
 }
 
 /// One load, store or atomic of the kernel over the launch.
@@ -121,6 +123,10 @@ pub struct GenReport {
     pub flops: u64,
     pub flops_f64: u64,
     pub time: LaunchTime,
+    /// Why the launch was not modelled: it ran its scalar build, uncounted (a construct the
+    /// vectorizer refuses, or more messages than an instrumented build is made for). Its
+    /// counters and time are then zero, and profiling END - START is the host's time.
+    pub not_modelled: Option<String>,
     pub sites: Vec<SiteReport>,
     /// Every block of the kernel, in the build's order.
     pub blocks: Vec<BlockReport>,
@@ -266,6 +272,7 @@ impl GenReport {
             flops,
             flops_f64,
             time: *i.time,
+            not_modelled: i.not_modelled.map(str::to_string),
             sites,
             blocks,
             lines,
@@ -288,13 +295,16 @@ impl GenReport {
         let mut summary = vec![
             (
                 "modelled time".to_string(),
-                format!(
-                    "{:.3} us ({:.0} cycles in {} waves, {}-bound)",
-                    t.time_ns / 1000.0,
-                    t.cycles,
-                    t.waves,
-                    t.bound()
-                ),
+                match &self.not_modelled {
+                    Some(why) => format!("not modelled ({why}); profiling times are host times"),
+                    None => format!(
+                        "{:.3} us ({:.0} cycles in {} waves, {}-bound)",
+                        t.time_ns / 1000.0,
+                        t.cycles,
+                        t.waves,
+                        t.bound()
+                    ),
+                },
             ),
             ("SIMD width".to_string(), format!("SIMD{} ({})", self.simd, self.simd_reason)),
             (
@@ -401,8 +411,24 @@ impl GenReport {
         let mut o = String::new();
         let t = &self.time;
         let oc = &self.occupancy;
-        let _ =
-            writeln!(o, "softcl gen [{}] kernel `{}`: modelled {:.3} us", self.config, self.kernel, t.time_ns / 1000.0);
+        match &self.not_modelled {
+            Some(why) => {
+                let _ = writeln!(
+                    o,
+                    "softcl gen [{}] kernel `{}`: not modelled ({why}); profiling times are host times",
+                    self.config, self.kernel
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    o,
+                    "softcl gen [{}] kernel `{}`: modelled {:.3} us",
+                    self.config,
+                    self.kernel,
+                    t.time_ns / 1000.0
+                );
+            }
+        }
         let _ = writeln!(o, "  SIMD{} ({})", self.simd, self.simd_reason);
         let _ = writeln!(
             o,
@@ -581,7 +607,9 @@ impl GenReport {
             t.waves,
             json_str(t.bound())
         );
-        let _ = write!(o, "\"time_ns\":{},\"memory_bytes\":{},", num(t.time_ns), t.memory_bytes);
+        let time_ns = if self.not_modelled.is_some() { "null".to_string() } else { num(t.time_ns) };
+        let not_modelled = self.not_modelled.as_deref().map_or("null".to_string(), json_str);
+        let _ = write!(o, "\"time_ns\":{time_ns},\"not_modelled\":{not_modelled},\"memory_bytes\":{},", t.memory_bytes);
         o.push_str("\"sites\":[");
         for (k, s) in self.sites.iter().enumerate() {
             if k > 0 {
