@@ -478,3 +478,122 @@ fn an_uncounted_launch_is_not_modelled() {
     assert!(j.contains("\"time_ns\":null,\"not_modelled\":\"scalar, uncounted: "), "{j}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+const CONFLICTS: &str = r#"
+kernel void w_x16(global int *out, global int *count) {
+    local int s[16 * 16];
+    int g = get_local_id(0);
+    s[g * 16] = g;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = s[g * 16];
+    atomic_inc(count);
+}
+kernel void w_x17(global int *out, global int *count) {
+    local int s[16 * 17];
+    int g = get_local_id(0);
+    s[g * 17] = g;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = s[g * 17];
+    atomic_inc(count);
+}
+kernel void spill(global const int *idx, global int *out) {
+    int p[64];
+    for (int i = 0; i < 64; i++)
+        p[i] = i * 3 + (int)get_global_id(0);
+    out[get_global_id(0)] = p[idx[get_global_id(0)] & 63];
+}
+"#;
+
+/// Through the device, as a user's launch runs: SLM writes of 16 lanes to one bank cost 16
+/// cycles (the guide: writes to one bank always conflict), stride 17 costs 1, the report
+/// advises padding the stride to 17; atomics are counted per message; a dynamically
+/// indexed private array is scratch traffic with its advice.
+#[test]
+fn slm_write_conflicts_atomics_and_private_arrays_through_the_device() {
+    use softcl_device_model::gen::model::ReportSink;
+    let dir = std::env::temp_dir().join(format!("softcl-conflicts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("r.json");
+    let dev = GenDevice::default().with_report_sink(ReportSink::Json(json.clone()));
+    let program = build(&dev, CONFLICTS);
+    for (name, ways) in [("w_x16", 16), ("w_x17", 1)] {
+        let mut out = Buf::new(32, |_| -1);
+        let mut count = Buf::new(16, |_| 0);
+        let (sum, info, report) = run(&dev, &program, name, &mut [&mut out, &mut count], [32, 1, 1], [16, 1, 1]);
+        assert!((0..32).all(|g| out.get(g) == (g % 16) as i32), "{name}");
+        assert_eq!(count.get(0), 32, "{name}: every work-item's atomic_inc");
+        let store = sum.site(&info, site_of(&info, AddressSpace::Local, AccessKind::Store));
+        assert_eq!(
+            (store.messages, store.slm_cycles, store.slm_conflict_cycles, store.worst_bank_ways),
+            (2, 2 * ways, 2 * (ways - 1), ways),
+            "{name}: {report}"
+        );
+        let load = sum.site(&info, site_of(&info, AddressSpace::Local, AccessKind::Load));
+        assert_eq!((load.slm_cycles, load.worst_bank_ways), (2 * ways, ways), "{name}");
+        let atomic = sum.site(&info, site_of(&info, AddressSpace::Global, AccessKind::Atomic));
+        assert_eq!((atomic.messages, atomic.active_lanes), (2, 32), "{name}: one atomic message per thread");
+        // The sink keeps the latest report of each kernel: this kernel's.
+        let j = std::fs::read_to_string(&json).unwrap();
+        let mine = j.split("{\"kernel\":").find(|r| r.starts_with(&format!("\"{name}\""))).unwrap_or("");
+        assert_eq!(
+            mine.contains("SLM stride 16 puts 16 lanes on one bank: pad to 17"),
+            name == "w_x16",
+            "{name}: the advice\n{j}"
+        );
+    }
+    let mut idx = Buf::new(32, |g| (g * 7) as i32);
+    let mut out = Buf::new(32, |_| -1);
+    let (sum, info, report) = run(&dev, &program, "spill", &mut [&mut idx, &mut out], [32, 1, 1], [16, 1, 1]);
+    assert!((0..32).all(|g| out.get(g) == ((g * 7) % 64 * 3 + g) as i32));
+    let private = (0..info.sites.len()).find(|&k| info.sites[k].space == AddressSpace::Private);
+    let private = private.unwrap_or_else(|| panic!("no private site: {:?}", info.sites));
+    assert!(sum.site(&info, private).messages > 0, "{report}");
+    let j = std::fs::read_to_string(&json).unwrap();
+    assert!(j.contains("\"kind\":\"private_spill\""), "{j}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+const SLM_LOOP: &str = r#"
+#define KERNEL(name, stride) \
+kernel void name(global int *out) { \
+    local int s[256 * stride]; \
+    int l = get_local_id(0); \
+    s[l * stride] = l; \
+    barrier(CLK_LOCAL_MEM_FENCE); \
+    int acc = 0; \
+    for (int k = 0; k < 64; k++) \
+        acc += s[((l + k) & 255) * stride]; \
+    out[get_global_id(0)] = acc; \
+}
+KERNEL(slm16, 16)
+KERNEL(slm17, 17)
+"#;
+
+/// The guide's ranking through the device: a[l * 17] beats a[l * 16] in SLM, in modelled
+/// time, for a launch whose SLM reads dominate (64 per work-item).
+#[test]
+fn slm_stride_17_beats_16_in_modelled_time() {
+    let dev = GenDevice::default();
+    let program = build(&dev, SLM_LOOP);
+    let mut time = |name: &str| {
+        let k = program.kernel(name).unwrap();
+        let mut out = Buf::new(8192, |_| 0);
+        let mut block = vec![0u8; k.info.arg_block_size];
+        block[k.info.args[0].offset..][..8].copy_from_slice(&out.addr().to_ne_bytes());
+        let launch = Launch {
+            kernel: k,
+            args: &block,
+            local_arg_sizes: &[],
+            work_dim: 1,
+            global_offset: [0; 3],
+            global_size: [8192, 1, 1],
+            local_size: [256, 1, 1],
+        };
+        let r = dev.launch_observed(&launch, None).expect("launch");
+        let want: i32 = (0..64).map(|k| k % 256).sum();
+        assert_eq!(out.get(0), want, "{name}");
+        r.device_time_ns.unwrap_or_else(|| panic!("{name} not modelled: {:?}", r.report))
+    };
+    let (t16, t17) = (time("slm16"), time("slm17"));
+    assert!(t16 as f64 > 4.0 * t17 as f64, "stride 16 {t16} ns, stride 17 {t17} ns");
+}
