@@ -575,7 +575,7 @@ KERNEL(slm17, 17)
 fn slm_stride_17_beats_16_in_modelled_time() {
     let dev = GenDevice::default();
     let program = build(&dev, SLM_LOOP);
-    let mut time = |name: &str| {
+    let time = |name: &str| {
         let k = program.kernel(name).unwrap();
         let mut out = Buf::new(8192, |_| 0);
         let mut block = vec![0u8; k.info.arg_block_size];
