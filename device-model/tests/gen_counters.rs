@@ -597,3 +597,38 @@ fn slm_stride_17_beats_16_in_modelled_time() {
     let (t16, t17) = (time("slm16"), time("slm17"));
     assert!(t16 as f64 > 4.0 * t17 as f64, "stride 16 {t16} ns, stride 17 {t17} ns");
 }
+
+/// `intel_reqd_sub_group_size` in a kernel's source fixes the Gen SIMD width (here 8 where
+/// register pressure would allow 32), and the launch says why.
+#[test]
+fn a_required_sub_group_size_in_the_source_fixes_the_width() {
+    let dev = GenDevice::default();
+    let program = build(
+        &dev,
+        "__attribute__((intel_reqd_sub_group_size(8)))\n\
+         kernel void sg8(global int *out) { out[get_global_id(0)] = (int)get_global_id(0); }",
+    );
+    let k = program.kernel("sg8").unwrap();
+    assert_eq!(k.info.reqd_sub_group_size, Some(8));
+    let mut out = Buf::new(256, |_| -1);
+    let mut block = vec![0u8; k.info.arg_block_size];
+    block[k.info.args[0].offset..][..8].copy_from_slice(&out.addr().to_ne_bytes());
+    let launch = Launch {
+        kernel: k,
+        args: &block,
+        local_arg_sizes: &[],
+        work_dim: 1,
+        global_offset: [0; 3],
+        global_size: [256, 1, 1],
+        local_size: [64, 1, 1],
+    };
+    let r = dev.launch_observed(&launch, None).expect("launch");
+    let text = r.report.unwrap_or_default();
+    assert!((0..256).all(|g| out.get(g) == g as i32));
+    assert!(
+        text.contains("SIMD8 (required sub-group size)")
+            && text.contains("vectorized")
+            && text.contains("8 hardware threads"),
+        "{text}"
+    );
+}

@@ -618,6 +618,40 @@ fn configurations_differ() {
     assert!(times.windows(2).all(|w| w[0] > w[1]), "{times:?}");
 }
 
+/// Each configuration's own figures reach occupancy and time: Gen11 and Xe-LP have 32
+/// barrier registers per sub-slice (Gen9 16), Xe-LP 128 KB of SLM per sub-slice and a
+/// 128 B/clock data port (Gen9 64 KB, 64 B/clock).
+#[test]
+fn configuration_figures_reach_occupancy_and_time() {
+    let many = 1 << 20;
+    // 16 work-items with barriers: one thread each, bound by the barrier registers.
+    for (c, barriers) in [(GenConfig::gen9_gt2(), 16), (GenConfig::gen11_gt2(), 32), (GenConfig::xe_lp(), 32)] {
+        let o = occupancy(&c, 16, 16, true, 0, many);
+        assert_eq!((o.by_barriers, o.wgs, o.binding), (Some(barriers), barriers, Limit::Barriers), "{}", c.key);
+    }
+    // 32 KB of SLM per work-group: 2 per Gen9 sub-slice, 4 per Xe-LP one.
+    for (c, wgs) in [(GenConfig::gen9_gt2(), 2), (GenConfig::xe_lp(), 4)] {
+        let o = occupancy(&c, 64, 16, true, 32 << 10, many);
+        assert_eq!((o.by_slm, o.binding), (Some(wgs), Limit::Slm), "{}", c.key);
+    }
+    // One work-group whose every lane reads its own line: its L3 cycles are lines x 64 B
+    // over the data port, half as many on Xe-LP.
+    let scattered = Simulated {
+        name: "scattered",
+        sites: vec![site(AddressSpace::Global, AccessKind::Load, 4, |g| 64 * g[0])],
+        instructions: 4,
+        flops: 0,
+        repeats: 1,
+        barriers: 0,
+        slm_bytes: 0,
+        pressure: LIGHT,
+    };
+    let l3 = |c: &GenConfig| scattered.model(c, [256, 1, 1], [256, 1, 1], None).report.time.split.l3;
+    let (gen9, xe) = (l3(&GenConfig::gen9_gt2()), l3(&GenConfig::xe_lp()));
+    assert_eq!(gen9, 256.0, "256 lines at 64 B per clock");
+    assert_eq!(xe, 128.0, "256 lines at 128 B per clock");
+}
+
 // ---------------------------------------------------------------------------------------
 // The report.
 
