@@ -634,15 +634,16 @@ fn configuration_figures_reach_occupancy_and_time() {
         let o = occupancy(&c, 64, 16, true, 32 << 10, many);
         assert_eq!((o.by_slm, o.binding), (Some(wgs), Limit::Slm), "{}", c.key);
     }
-    // One work-group whose every lane reads its own line: its L3 cycles are lines x 64 B
-    // over the data port, half as many on Xe-LP.
+    // One work-group (with a barrier: it stays on one sub-slice) whose every lane reads its
+    // own line: its L3 cycles are lines x 64 B over the sub-slice's data port, half as many
+    // on Xe-LP.
     let scattered = Simulated {
         name: "scattered",
         sites: vec![site(AddressSpace::Global, AccessKind::Load, 4, |g| 64 * g[0])],
         instructions: 4,
         flops: 0,
         repeats: 1,
-        barriers: 0,
+        barriers: 1,
         slm_bytes: 0,
         pressure: LIGHT,
     };
@@ -650,6 +651,33 @@ fn configuration_figures_reach_occupancy_and_time() {
     let (gen9, xe) = (l3(&GenConfig::gen9_gt2()), l3(&GenConfig::xe_lp()));
     assert_eq!(gen9, 256.0, "256 lines at 64 B per clock");
     assert_eq!(xe, 128.0, "256 lines at 128 B per clock");
+}
+
+/// gen-model.md: "A kernel without barriers or SLM is spread over all sub-slices; with
+/// either, a work-group stays on one sub-slice." One work-group of 256 work-items (16
+/// SIMD16 threads) on gen9-gt2: with a barrier its threads share one sub-slice's 8 EUs and
+/// data port; without, they use 16 of the device's 24 EUs and all 3 data ports.
+#[test]
+fn kernels_without_barriers_or_slm_spread_over_the_sub_slices() {
+    let c = GenConfig::gen9_gt2();
+    let kernel = |barriers: u32| Simulated {
+        name: "one_group",
+        sites: vec![site(AddressSpace::Global, AccessKind::Load, 4, |g| 64 * g[0])],
+        instructions: 400,
+        flops: 0,
+        repeats: 1,
+        barriers,
+        slm_bytes: 0,
+        pressure: RegisterPressure { varying_bytes: 128, ..LIGHT },
+    };
+    let split = |barriers: u32| kernel(barriers).model(&c, [256, 1, 1], [256, 1, 1], None).report.time.split;
+    let (kept, spread) = (split(1), split(0));
+    assert!((kept.compute / spread.compute - 2.0).abs() < 1e-9, "8 EUs vs 16: {kept:?} {spread:?}");
+    assert!((kept.l3 / spread.l3 - 3.0).abs() < 1e-9, "one data port vs three: {kept:?} {spread:?}");
+    // Many work-groups: the same throughput either way (the device's EUs are all busy).
+    let big = |barriers: u32| kernel(barriers).model(&c, [256 * 240, 1, 1], [256, 1, 1], None).time_ns as f64;
+    let (kept, spread) = (big(1), big(0));
+    assert!(spread <= kept && spread > 0.8 * kept, "{kept} vs {spread}");
 }
 
 // ---------------------------------------------------------------------------------------

@@ -269,6 +269,12 @@ impl GenModel {
         &self.occupancy
     }
 
+    /// Whether the launch's hardware threads are spread over all sub-slices: its kernel has
+    /// no barriers and no SLM (`time`'s module documentation).
+    pub fn spread(&self) -> bool {
+        self.occupancy.by_barriers.is_none() && self.occupancy.slm_alloc == 0
+    }
+
     /// Adds `groups` work-groups with linear ids from `first`, each with `counters` (what
     /// `gen_counters` does; public for tests and replays).
     pub fn add_groups(&self, first: u64, groups: u64, counters: &[u64]) {
@@ -278,7 +284,11 @@ impl GenModel {
         debug_assert!(first.saturating_add(groups) <= count, "work-groups {first}+{groups} outside the NDRange");
         let end = first.saturating_add(groups).min(count);
         let threads = u64::from(self.occupancy.threads_per_wg);
-        let (wgs, subslices) = (u64::from(self.occupancy.wgs), u64::from(self.config.subslices()));
+        let (wgs, subslices) = if self.spread() {
+            (time::spread_wgs(&self.config, self.occupancy.threads_per_wg, count), 1)
+        } else {
+            (u64::from(self.occupancy.wgs), u64::from(self.config.subslices()))
+        };
         let mut t = self.totals[shard_of_thread()].lock().unwrap_or_else(|e| e.into_inner());
         let t = &mut *t;
         // Most work-groups of a launch count the same as the one before them on this
@@ -327,7 +337,7 @@ impl GenModel {
             t.merge(&shard, sites);
         }
         let memory = self.shape.footprint_bytes.map_or(t.memory_bytes, |f| t.memory_bytes.min(f));
-        let time = time::launch_time(&self.config, &t.waves, memory);
+        let time = time::launch_time(&self.config, &t.waves, memory, self.spread());
         let report = GenReport::build(&report::Inputs {
             config: &self.config,
             kernel: &self.kernel,

@@ -17,7 +17,14 @@
 //! threads hide each other's latency), its L3 and SLM cycles (shared per sub-slice), and the
 //! serial time of one of its threads (issue + stalls + barriers: latency not hidden). A
 //! sub-slice's time is the sum of its waves; the launch's is the slowest sub-slice's, or
-//! the bytes through the GTI over the memory roof if that is longer. Cycles are at the
+//! the bytes through the GTI over the memory roof if that is longer.
+//!
+//! A kernel without barriers or SLM is spread over all sub-slices (gen-model.md, "Occupancy
+//! per sub-slice"): its hardware threads go to any sub-slice, so the device is one pool of
+//! all EUs, thread slots and data ports. Its work-groups run in waves of as many as the
+//! device's threads hold (`spread_wgs`), each wave's EU cycles over `min(all EUs, its
+//! threads)` and its L3 cycles over all data ports: a launch of fewer work-groups than
+//! sub-slices uses the EUs of every sub-slice. Cycles are at the
 //! maximum clock. Deterministic: the same counters give the same time, whatever order the
 //! work-groups finished in.
 
@@ -144,14 +151,23 @@ impl Split {
     }
 }
 
-/// The resource times of a wave on one sub-slice.
-pub fn wave_split(config: &GenConfig, w: &GroupCost) -> Split {
-    let eus = u64::from(config.eus_per_subslice).min(w.threads.max(1)) as f64;
+/// Work-groups of `threads_per_wg` hardware threads that a spread kernel (no barriers, no
+/// SLM) has resident at a time over the whole device: as many as all its threads hold, at
+/// most `groups`, at least one.
+pub fn spread_wgs(config: &GenConfig, threads_per_wg: u32, groups: u64) -> u64 {
+    let all = u64::from(config.threads_per_subslice()) * u64::from(config.subslices());
+    (all / u64::from(threads_per_wg.max(1))).min(groups).max(1)
+}
+
+/// The resource times of a wave on one sub-slice, or (`spread`) on the whole device.
+pub fn wave_split(config: &GenConfig, w: &GroupCost, spread: bool) -> Split {
+    let units = if spread { f64::from(config.subslices().max(1)) } else { 1.0 };
+    let eus = (f64::from(config.eus_per_subslice) * units).min(w.threads.max(1) as f64);
     let barrier = w.barriers as f64 * f64::from(config.barrier_latency_clocks);
     Split {
         compute: w.eu_cycles / eus,
-        l3: w.l3_lines as f64 * 64.0 / f64::from(config.dataport_bytes_per_clock.max(1)),
-        slm: w.slm_cycles as f64 * 64.0 / f64::from(config.slm_bytes_per_clock.max(1)),
+        l3: w.l3_lines as f64 * 64.0 / (f64::from(config.dataport_bytes_per_clock.max(1)) * units),
+        slm: w.slm_cycles as f64 * 64.0 / (f64::from(config.slm_bytes_per_clock.max(1)) * units),
         latency: (w.serial - barrier).max(0.0),
         barrier,
         memory: 0.0,
@@ -179,16 +195,17 @@ impl LaunchTime {
     }
 }
 
-/// The launch time from its waves: `waves[w * subslices + s]` is wave `w` on sub-slice `s`.
-pub fn launch_time(config: &GenConfig, waves: &[GroupCost], memory_bytes: u64) -> LaunchTime {
-    let subslices = (config.subslices() as usize).max(1);
+/// The launch time from its waves: `waves[w * subslices + s]` is wave `w` on sub-slice `s`;
+/// for a `spread` kernel `waves[w]` is wave `w` on the whole device.
+pub fn launch_time(config: &GenConfig, waves: &[GroupCost], memory_bytes: u64, spread: bool) -> LaunchTime {
+    let subslices = if spread { 1 } else { (config.subslices() as usize).max(1) };
     let mut per_ss = vec![(0.0f64, Split::default()); subslices];
     for wave in waves.chunks(subslices) {
         for (s, g) in wave.iter().enumerate().take(subslices) {
             if g.threads == 0 {
                 continue;
             }
-            let split = wave_split(config, g);
+            let split = wave_split(config, g, spread);
             per_ss[s].0 += split.wave_cycles();
             per_ss[s].1.add(&split);
         }
