@@ -136,3 +136,44 @@ fn a_stream_copy_reaches_the_memory_roof_and_not_beyond() {
     assert!(gbs <= 34.1, "{gbs:.1} GB/s is above gen9-gt2's memory roof");
     assert!(gbs >= 0.8 * 34.1, "{gbs:.1} GB/s: a copy reaches 80% of the memory roof");
 }
+
+/// `SOFTCL_GEN_REPORT=1` through the loader, as a user sets it: the demo's Gen launches
+/// print the report on stderr with every part the issue names (SIMD width and why, threads
+/// per work-group, occupancy and its binding limit, lane utilisation, messages, lines per
+/// message, efficiency, SLM cycles and conflicts, barriers, FLOPs, the split of cycles, the
+/// modelled time, the worst source lines with advice).
+#[test]
+fn the_gen_report_env_prints_the_report_on_stderr() {
+    softcl_conformance::init_loader();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_softcl-demo"))
+        .env("SOFTCL_GEN_REPORT", "1")
+        .output()
+        .expect("run softcl-demo");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "softcl-demo failed:\n{stderr}");
+    let reduce = stderr
+        .split("softcl gen [")
+        .find(|r| r.starts_with("gen9-gt2] kernel `reduce`"))
+        .unwrap_or_else(|| panic!("no Gen report of the reduction:\n{stderr}"));
+    for part in [
+        ": modelled ",
+        "  SIMD",
+        "hardware thread(s) each",
+        "occupancy ",
+        "bound by ",
+        "lane utilisation ",
+        "global/constant: ",
+        " per message), ",
+        "(efficiency ",
+        "SLM: ",
+        " conflict cycles, worst ",
+        "barriers: ",
+        "FLOPs: ",
+        "cycles: compute ",
+        "worst source lines:",
+        "<source>:",
+        "divergent branch: ",
+    ] {
+        assert!(reduce.contains(part), "`{part}` missing from the report:\n{reduce}");
+    }
+}
