@@ -446,6 +446,25 @@ fn binding_occupancy_loses() {
     assert_eq!(small.report.barriers_per_group, 1.0);
 }
 
+/// The guide's "Work-Group Size Recommendations Summary": with barriers or SLM, small
+/// work-groups bind occupancy (above); "if your kernel is not using local memory or
+/// barriers, these restrictions do not apply, and work-group size of 32 work-items is
+/// optimal for the most cases": without them a work-group of 32 is as fast as one of 256
+/// (within 2%).
+#[test]
+fn work_groups_of_32_are_enough_without_barriers_or_slm() {
+    let config = GenConfig::gen9_gt2();
+    let n = 1 << 20;
+    let free = stream();
+    let (w32, w256) =
+        (free.model(&config, [n, 1, 1], [32, 1, 1], None), free.model(&config, [n, 1, 1], [256, 1, 1], None));
+    assert_eq!(w32.report.occupancy.binding, Limit::Threads);
+    assert!((w32.time_ns as f64) <= 1.02 * w256.time_ns as f64, "32: {} ns, 256: {} ns", w32.time_ns, w256.time_ns);
+    // With a barrier, a work-group of 32 is bound by the 16 barrier registers.
+    let bound = Simulated { barriers: 1, ..stream() };
+    assert_eq!(bound.model(&config, [n, 1, 1], [32, 1, 1], None).report.occupancy.binding, Limit::Barriers);
+}
+
 /// Row-major vs column-major work-groups over a 2-D int array: the guide's 1 vs 16 lines
 /// per message become 16x the lines and (every line going to memory) 16x the time.
 #[test]
