@@ -3,8 +3,8 @@
 //! worked cases (16 work-items reading int), exactly, and the results still right.
 
 use softcl_compiler::gen_abi::{self, AccessKind, BlockCounters, GenKernelInfo, SiteCounters};
-use softcl_compiler::{compile_source, AddressSpace, ArgKind, GenBuild, NativeProgram};
-use softcl_device_model::{Device, GenDevice, Launch, Observer};
+use softcl_compiler::{compile_source, AddressSpace, ArgKind, GenBuild, NativeKernel, NativeProgram};
+use softcl_device_model::{Device, GenDevice, Launch, LaunchReport, Observer};
 use std::sync::{Arc, Mutex};
 
 /// 64-byte aligned ints (one L3 line each), so that line counts do not depend on where the
@@ -72,17 +72,17 @@ fn build(dev: &GenDevice, source: &str) -> Arc<NativeProgram> {
     program.codegen(dev.target()).unwrap_or_else(|e| panic!("codegen failed:\n{e}"))
 }
 
-/// Runs `kernel` with buffer arguments `bufs` (and `__local` sizes for local arguments) on
-/// the Gen device; returns the summed counters, the kernel's Gen description and the report.
-fn run(
+/// Launches `kernel` on the Gen device with buffer arguments `bufs` (in order) and `__local`
+/// arguments `(index, bytes)`, watched by `observer`; returns the device's launch report.
+fn launch_with(
     dev: &GenDevice,
-    program: &NativeProgram,
-    kernel: &str,
+    k: &NativeKernel,
     bufs: &mut [&mut Buf],
+    locals: &[(usize, usize)],
     global: [usize; 3],
     local: [usize; 3],
-) -> (Arc<Sum>, GenKernelInfo, String) {
-    let k = program.kernel(kernel).expect("kernel exists");
+    observer: Option<Arc<dyn Observer>>,
+) -> LaunchReport {
     let mut block = vec![0u8; k.info.arg_block_size];
     let mut bi = 0;
     for a in &k.info.args {
@@ -92,7 +92,6 @@ fn run(
             block[a.offset..a.offset + 8].copy_from_slice(&addr.to_ne_bytes());
         }
     }
-    let sum = Arc::new(Sum::default());
     let work_dim = if global[2] > 1 {
         3
     } else if global[1] > 1 {
@@ -103,13 +102,28 @@ fn run(
     let launch = Launch {
         kernel: k,
         args: &block,
-        local_arg_sizes: &[],
+        local_arg_sizes: locals,
         work_dim,
         global_offset: [0; 3],
         global_size: global,
         local_size: local,
     };
-    let report = dev.launch_observed(&launch, Some(sum.clone())).expect("launch").report.unwrap_or_default();
+    dev.launch_observed(&launch, observer).expect("launch")
+}
+
+/// Runs `kernel` with buffer arguments `bufs` on the Gen device at SIMD16, vectorized;
+/// returns the summed counters, the kernel's Gen description and the report.
+fn run(
+    dev: &GenDevice,
+    program: &NativeProgram,
+    kernel: &str,
+    bufs: &mut [&mut Buf],
+    global: [usize; 3],
+    local: [usize; 3],
+) -> (Arc<Sum>, GenKernelInfo, String) {
+    let k = program.kernel(kernel).expect("kernel exists");
+    let sum = Arc::new(Sum::default());
+    let report = launch_with(dev, k, bufs, &[], global, local, Some(sum.clone())).report.unwrap_or_default();
     let simd = 16;
     // A one-row work-group runs the row variant whatever its width (its tail packet masked).
     let linear = local[1] * local[2] > 1 && !local[0].is_multiple_of(simd);
@@ -456,19 +470,7 @@ fn an_uncounted_launch_is_not_modelled() {
     let k = program.kernel("refused").unwrap();
     let mut a = Buf::new(3400, |i| i as i32);
     let mut out = Buf::new(32, |_| -1);
-    let mut block = vec![0u8; k.info.arg_block_size];
-    block[k.info.args[0].offset..][..8].copy_from_slice(&a.addr().to_ne_bytes());
-    block[k.info.args[1].offset..][..8].copy_from_slice(&out.addr().to_ne_bytes());
-    let launch = Launch {
-        kernel: k,
-        args: &block,
-        local_arg_sizes: &[(2, 16 * 4)],
-        work_dim: 1,
-        global_offset: [0; 3],
-        global_size: [32, 1, 1],
-        local_size: [16, 1, 1],
-    };
-    let r = dev.launch_observed(&launch, None).expect("launch");
+    let r = launch_with(&dev, k, &mut [&mut a, &mut out], &[(2, 16 * 4)], [32, 1, 1], [16, 1, 1], None);
     let want = |g: usize| (0..1100).map(|j| (j * 3 + g) as i32).sum::<i32>();
     assert!((0..32).all(|g| out.get(g) == want(g)), "the kernel ran");
     let text = r.report.unwrap_or_default();
@@ -576,20 +578,9 @@ fn slm_stride_17_beats_16_in_modelled_time() {
     let dev = GenDevice::default();
     let program = build(&dev, SLM_LOOP);
     let time = |name: &str| {
-        let k = program.kernel(name).unwrap();
         let mut out = Buf::new(8192, |_| 0);
-        let mut block = vec![0u8; k.info.arg_block_size];
-        block[k.info.args[0].offset..][..8].copy_from_slice(&out.addr().to_ne_bytes());
-        let launch = Launch {
-            kernel: k,
-            args: &block,
-            local_arg_sizes: &[],
-            work_dim: 1,
-            global_offset: [0; 3],
-            global_size: [8192, 1, 1],
-            local_size: [256, 1, 1],
-        };
-        let r = dev.launch_observed(&launch, None).expect("launch");
+        let k = program.kernel(name).unwrap();
+        let r = launch_with(&dev, k, &mut [&mut out], &[], [8192, 1, 1], [256, 1, 1], None);
         let want: i32 = (0..64).map(|k| k % 256).sum();
         assert_eq!(out.get(0), want, "{name}");
         r.device_time_ns.unwrap_or_else(|| panic!("{name} not modelled: {:?}", r.report))
@@ -611,18 +602,7 @@ fn a_required_sub_group_size_in_the_source_fixes_the_width() {
     let k = program.kernel("sg8").unwrap();
     assert_eq!(k.info.reqd_sub_group_size, Some(8));
     let mut out = Buf::new(256, |_| -1);
-    let mut block = vec![0u8; k.info.arg_block_size];
-    block[k.info.args[0].offset..][..8].copy_from_slice(&out.addr().to_ne_bytes());
-    let launch = Launch {
-        kernel: k,
-        args: &block,
-        local_arg_sizes: &[],
-        work_dim: 1,
-        global_offset: [0; 3],
-        global_size: [256, 1, 1],
-        local_size: [64, 1, 1],
-    };
-    let r = dev.launch_observed(&launch, None).expect("launch");
+    let r = launch_with(&dev, k, &mut [&mut out], &[], [256, 1, 1], [64, 1, 1], None);
     let text = r.report.unwrap_or_default();
     assert!((0..256).all(|g| out.get(g) == g as i32));
     assert!(
