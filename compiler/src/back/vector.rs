@@ -327,17 +327,23 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     /// slots of `on` enabled in every active lane), in pieces of `elem_bits`-bit elements
     /// that fill [`SPAN_PIECE_BITS`]: (first element, mask) each.
     ///
-    /// Each piece's mask tests the lane mask's bits against a constant (a `vptestmd` on
-    /// AVX-512). The whole span's mask as one shuffle of the `<W x i1>` lane mask, and one
-    /// masked load or store of a span that is not a power of two (a `vload3` at SIMD32:
-    /// `<96 x i32>`), made LLVM's x86 back end move the mask bit by bit, several hundred
-    /// mask-register instructions per access and most of the compile time of such kernels.
+    /// A span whose length is not a power of two (a `vload3` at SIMD32: `<96 x i32>`) as one
+    /// masked access made LLVM's x86 back end move the mask bit by bit, several hundred
+    /// mask-register instructions per access and most of the compile time of such kernels:
+    /// it is accessed in pieces, each piece's mask a test of the lane mask's bits against a
+    /// constant (a `vptestmd` on AVX-512). A span whose length is a power of two is one piece
+    /// under the shuffled lane mask (below).
     fn span_mask_pieces(&self, on: &[bool], elem_bits: u64) -> R<Vec<(u32, VectorValue<'ctx>)>> {
         let vs = self.vec.as_ref().ok_or("not in vector mode")?;
         let (w, slots) = (vs.width, on.len() as u32);
         let total = w * slots;
-        if w > 64 {
-            // No integer holds the lane bits: one shuffled mask.
+        if w > 64 || total.is_power_of_two() {
+            // One mask for the whole span, the lane mask shuffled to every slot: a span whose
+            // length is a power of two legalizes into one access per register, and with a
+            // full mask (a full packet) folds to one plain access whose AoS <-> SoA shuffle
+            // LLVM lowers best whole. Its pieces masked by bit tests instead made the particle
+            // update (two float4 members, 8 registers per packet) run 1.7x as long. And when
+            // no integer holds the lane bits (w > 64) there is nothing to test.
             let lanes: Vec<Option<u32>> = (0..total).map(|j| Some(j / slots)).collect();
             let ext = self.shuffle(vs.mask, None, &lanes)?;
             let keep: Vec<IntValue<'ctx>> =
