@@ -410,15 +410,26 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         for (first, m) in self.span_mask_pieces(on, elem_bits)? {
             let vt = wide_ty(elem, m.get_type().get_size())?.into_vector_type();
             let (at, piece_align) = self.span_piece_at(p0, elem, first, align)?;
-            let call = self.call_intrinsic(
-                "llvm.masked.load",
-                &[vt.into(), self.ptr_type().into()],
-                &[at.into(), m.into(), vt.get_undef().into()],
-            )?;
-            self.call_align(call, 0, piece_align);
-            parts.push(call.try_as_basic_value().basic().ok_or("masked load without result")?.into_vector_value());
+            parts.push(self.masked_load(vt, at, m, piece_align)?);
         }
         self.concat(&parts)
+    }
+
+    /// A masked load of `vt` at `at` under `m` (`align` bytes aligned; 0: unknown).
+    fn masked_load(
+        &self,
+        vt: VectorType<'ctx>,
+        at: inkwell::values::PointerValue<'ctx>,
+        m: VectorValue<'ctx>,
+        align: u32,
+    ) -> R<VectorValue<'ctx>> {
+        let call = self.call_intrinsic(
+            "llvm.masked.load",
+            &[vt.into(), self.ptr_type().into()],
+            &[at.into(), m.into(), vt.get_undef().into()],
+        )?;
+        self.call_align(call, 0, align);
+        Ok(call.try_as_basic_value().basic().ok_or("masked load without result")?.into_vector_value())
     }
 
     /// Lane 0's address of member access `ptr`, moved back by `off` bytes to its struct.
@@ -538,13 +549,8 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             }
             if n == 1 && slots == 1 {
                 let vt = wide_ty(elem, w)?.into_vector_type();
-                let call = self.call_intrinsic(
-                    "llvm.masked.load",
-                    &[vt.into(), self.ptr_type().into()],
-                    &[p0, mask.into(), vt.get_undef().into()],
-                )?;
-                self.call_align(call, 0, if align > 0 { align } else { ealign });
-                return call.try_as_basic_value().basic().ok_or_else(|| Error("masked load without result".into()));
+                let align = if align > 0 { align } else { ealign };
+                return Ok(self.masked_load(vt, p0.into_pointer_value(), mask, align)?.into());
             }
             // Masked loads of the span of the packet (lane k's element at k * slots), only
             // the accessed components enabled.
