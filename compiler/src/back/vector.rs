@@ -337,6 +337,10 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let vs = self.vec.as_ref().ok_or("not in vector mode")?;
         let (w, slots) = (vs.width, on.len() as u32);
         let total = w * slots;
+        if on == [true] {
+            // One slot per lane: the lane mask itself.
+            return Ok(vec![(0, vs.mask)]);
+        }
         if w > 64 || total.is_power_of_two() {
             // One mask for the whole span, the lane mask shuffled to every slot: a span whose
             // length is a power of two legalizes into one access per register, and with a
@@ -346,6 +350,9 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             // no integer holds the lane bits (w > 64) there is nothing to test.
             let lanes: Vec<Option<u32>> = (0..total).map(|j| Some(j / slots)).collect();
             let ext = self.shuffle(vs.mask, None, &lanes)?;
+            if !on.contains(&false) {
+                return Ok(vec![(0, ext)]);
+            }
             let keep: Vec<IntValue<'ctx>> =
                 (0..total).map(|j| self.cx().bool_type().const_int(on[(j % slots) as usize] as u64, false)).collect();
             return Ok(vec![(0, self.b.build_and(ext, VectorType::const_vector(&keep), "")?)]);
@@ -738,9 +745,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let streaming = self.vec.as_ref().is_some_and(|v| v.streaming);
         let lane_mask = self.vec.as_ref().ok_or("not in vector mode")?.mask;
         let masked_store = |s: &Self| -> R<()> {
-            let pieces =
-                if on == [true] { vec![(0, lane_mask)] } else { s.span_mask_pieces(on, s.e.alloc_size(elem) * 8)? };
-            for (first, m) in pieces {
+            for (first, m) in s.span_mask_pieces(on, s.e.alloc_size(elem) * 8)? {
                 let len = m.get_type().get_size();
                 let part = if len == vt.get_size() {
                     data
