@@ -720,3 +720,24 @@ fn unsupported_features_are_named_in_the_log() {
         assert!(err.log.contains(feature), "{src}: {}", err.log);
     }
 }
+
+#[test]
+fn or_ed_compares_come_from_clangs_optimised_module() {
+    // clang-15's SLP vectorizer combined the four compares of a stencil's border test into a
+    // `freeze <4 x i1>`, which llvm-spirv-15 cannot translate, so such kernels went through
+    // the unoptimised module (every local a variable, loaded and stored around each use):
+    // an index kept in a `long` variable made its neighbours' loads gathers there.
+    // `-fno-slp-vectorize` keeps the optimised module translatable.
+    let program = build(
+        "kernel void stencil5(int w, int h, global const float *restrict in, global float *restrict out) {
+             int x = get_global_id(0), y = get_global_id(1);
+             long i = (long)y * w + x;
+             if (x == 0 || y == 0 || x == w - 1 || y == h - 1) { out[i] = in[i]; return; }
+             global const float *r = in + i;
+             out[i] = 0.5f * r[0] + 0.125f * (r[-1] + r[1] + r[-(long)w] + r[w]);
+         }",
+    );
+    let body = kernel_body(&program.module, "stencil5");
+    let variables = insts(body).iter().filter(|(d, _)| matches!(d, InstData::Variable { .. })).count();
+    assert_eq!(variables, 0, "the unoptimised module (its locals are variables) was translated");
+}

@@ -177,7 +177,10 @@ fn stencil_accesses_stay_consecutive_under_divergence() {
     );
     assert!(d >= 1, "the border test is divergent");
     assert_eq!(c.gather_scatter, 0, "{c:?}");
-    assert_eq!(c.consecutive, 8, "{c:?}");
+    // From clang's optimised module: `in[i]` is loaded once before the border test and the
+    // two stores are one after it (the unoptimised module, which clang's SLP vectorizer's
+    // `freeze` forced on this kernel before `-fno-slp-vectorize`, had 8 accesses).
+    assert_eq!(c.consecutive, 6, "{c:?}");
 }
 
 /// Runs `name` of `src` over a 2D range at every width and compares with the scalar build.

@@ -87,6 +87,13 @@ pub fn clang_arguments(options: &BuildOptions, target: &Target) -> Vec<String> {
         // them; GNU89 semantics emit the definition (`static inline` and `extern inline` keep
         // their meaning).
         "-fgnu89-inline".into(),
+        // clang's loop and SLP vectorizers work for nobody here: the back end vectorizes
+        // across work-items (and LLVM 22 runs its own vectorizers after), while the SLP
+        // vectorizer's `freeze` of combined compares (`x == 0 || y == 0 || ...` became a
+        // frozen <4 x i1>) is an instruction llvm-spirv-15 cannot translate, which sent such
+        // kernels down the unoptimised path.
+        "-fno-vectorize".into(),
+        "-fno-slp-vectorize".into(),
     ];
     if options.line_tables {
         // Lines only (no variables or types): ~5-15% more toolchain time.
