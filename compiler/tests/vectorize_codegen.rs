@@ -226,25 +226,45 @@ fn context_and_argument_loads_leave_the_packet_loop_of_branchy_kernels() {
 
 #[test]
 fn consecutive_loads_outside_loops_prefetch_their_streams_and_loop_loads_do_not() {
-    // The stencil reads three rows: in[i - w], in[i + w] and in[i - 1], in[i], in[i + 1],
-    // which are one stream (the same base, indices a constant apart), so three prefetches
-    // 4 KiB ahead; the matrix product's loads sit in its k loop (a row of A is uniform, a
-    // column of B consecutive but walked by k), where a prefetch along dimension 0 would
-    // fetch what other packets read.
+    // The stencil reads three rows of one array: in[i - w], in[i + w] and in[i - 1], in[i],
+    // in[i + 1] (one stream: the same base, indices a constant apart), with i = y * w + x.
+    // The packet loop walks the rows in order, so rows i and i - w were row i + w one and two
+    // rows before and are read from the cache: only the leading row prefetches, 4 KiB ahead,
+    // once in the full and once in the masked packet.
     let stencil = r#"
         __kernel void stencil(int w, __global const float *restrict in, __global float *restrict out) {
             int i = get_global_id(1) * w + get_global_id(0);
             out[i] = in[i] + in[i - 1] + in[i + 1] + in[i - w] + in[i + w];
         }"#;
     let ir = optimized_ir(stencil, Some(16));
-    let prefetches = ir.lines().filter(|l| l.contains("call void @llvm.prefetch")).count();
-    assert_eq!(prefetches, 3 * 2, "one prefetch per row, in the full and the masked packet:\n{ir}");
+    let prefetches = |ir: &str| ir.lines().filter(|l| l.contains("call void @llvm.prefetch")).count();
+    assert_eq!(prefetches(&ir), 2, "the leading row prefetches, in the full and the masked packet:\n{ir}");
     assert!(
         ir.lines()
             .filter(|l| l.contains("@llvm.prefetch"))
             .all(|l| !l.contains("call") || l.contains("i32 0, i32 1, i32 1")),
         "prefetches read into L2 (locality 1):\n{ir}"
     );
+    // The same with `in[i]` loaded before a divergent branch and the other rows after it
+    // (clang's optimised code of the benchmark's stencil): the row the branch leads to
+    // leads, `in[i]` is on a row read before.
+    let branchy = r#"
+        __kernel void stencil5(int w, int h, __global const float *restrict in, __global float *restrict out) {
+            int x = get_global_id(0), y = get_global_id(1);
+            int i = y * w + x;
+            if (x == 0 || y == 0 || x == w - 1 || y == h - 1) { out[i] = in[i]; return; }
+            out[i] = 0.5f * in[i] + 0.125f * (in[i - 1] + in[i + 1] + in[i - w] + in[i + w]);
+        }"#;
+    let ir = optimized_ir(branchy, Some(16));
+    assert_eq!(prefetches(&ir), 2, "the leading row prefetches:\n{ir}");
+    // A uniform distance that is not the pitch of the index: two streams, each prefetched.
+    let halves = r#"
+        __kernel void halves(int n, __global const float *restrict in, __global float *restrict out) {
+            int i = get_global_id(0);
+            out[i] = in[i] + in[i + n];
+        }"#;
+    let ir = optimized_ir(halves, Some(16));
+    assert_eq!(prefetches(&ir), 2 * 2, "both halves prefetch, in the full and the masked packet:\n{ir}");
     let matmul = r#"
         __kernel void mm(int n, __global const float *restrict a, __global const float *restrict b, __global float *restrict c) {
             int col = get_global_id(0), row = get_global_id(1);
