@@ -306,11 +306,8 @@ pub struct EntryOptions<'a> {
 /// `lx..lx+W` of one row with lanes `lo..hi` active; packets start at multiples of W in each
 /// row (a segment starting mid-row masks its first packet), rows are padded to a multiple
 /// of W, and a packet's state (W x `state_size` bytes, structure of arrays) is at
-/// `state + (padded linear id of its lane 0) * state_size`. A row segment runs a masked
-/// head packet (when it starts mid-packet), then its full packets in a loop without a
-/// per-packet test, calling `wi` with the constant mask 0..W so that the inlined body needs
-/// no mask, then a masked tail packet (when it ends mid-packet); head and tail share one
-/// call site, so `wi` is inlined twice. The pointers at
+/// `state + (padded linear id of its lane 0) * state_size`. Full packets call `wi` with the
+/// constant mask 0..W, so that the inlined body needs no mask. The pointers at
 /// `opts.restrict_offsets` of the argument block are passed after the other parameters (the
 /// work-item function takes them as `noalias`). The work-item function may use non-temporal
 /// stores (`back::vector::streaming_allowed`), which are weakly ordered: the entry does not
@@ -337,6 +334,8 @@ pub fn build_entry<'ctx>(
     let entry = cx.append_basic_block(f, "entry");
     let pre = cx.append_basic_block(f, "pre");
     let row = cx.append_basic_block(f, "row");
+    let body = cx.append_basic_block(f, "x");
+    let latch = cx.append_basic_block(f, "x.latch");
     let row_end = cx.append_basic_block(f, "row.end");
     let next_row = cx.append_basic_block(f, "row.next");
     let exit = cx.append_basic_block(f, "exit");
@@ -405,118 +404,78 @@ pub fn build_entry<'ctx>(
     let zy = b.build_int_add(b.build_int_mul(lz, sy, "")?, ly, "")?;
     let row_slot = b.build_int_mul(zy, sxp, "")?;
     let xb0 = if w > 1 { b.build_int_mul(b.build_int_unsigned_div(xs, wc, "")?, wc, "")? } else { xs };
+    b.build_unconditional_branch(body)?;
 
-    // One call of `wi` for the work-item (W = 1) or packet at `lx`; with W > 1, `lanes` are
-    // its active lanes lo..hi (None: all of them, a constant the inlined body folds).
-    let call_at = |lx: IntValue<'ctx>, lanes: Option<(IntValue<'ctx>, IntValue<'ctx>)>| -> R<Val<'ctx>> {
-        let state: Val<'ctx> = match state_base {
-            Some(base) => {
-                let slot = b.build_int_add(row_slot, lx, "")?;
-                let off = b.build_int_mul(slot, i64t.const_int(state_size, false), "")?;
-                gep(&b, i8t.into(), base, &[off], true)?.into()
-            }
-            None => ptr.const_null().into(),
-        };
-        let mut call_args: Vec<BasicMetadataValueEnum<'ctx>> =
-            vec![args.into(), ctx.into(), lx.into(), ly.into(), lz.into(), state.into(), resume.into()];
-        if w > 1 {
-            let (lo, hi) = match lanes {
-                Some((lo, hi)) => (b.build_int_truncate(lo, i32t, "")?, b.build_int_truncate(hi, i32t, "")?),
-                None => (i32t.const_zero(), i32t.const_int(w, false)),
-            };
-            call_args.extend::<[BasicMetadataValueEnum<'ctx>; 2]>([lo.into(), hi.into()]);
+    // The x loop: one call per work-item (W = 1) or per packet.
+    b.position_at_end(body);
+    let p_x = b.build_phi(i64t, "lx")?;
+    let p_r = b.build_phi(i32t, "r")?;
+    let lx = p_x.as_basic_value().into_int_value();
+    let state: Val<'ctx> = match state_base {
+        Some(base) => {
+            let slot = b.build_int_add(row_slot, lx, "")?;
+            let off = b.build_int_mul(slot, i64t.const_int(state_size, false), "")?;
+            gep(&b, i8t.into(), base, &[off], true)?.into()
         }
+        None => ptr.const_null().into(),
+    };
+    let mut call_args: Vec<BasicMetadataValueEnum<'ctx>> =
+        vec![args.into(), ctx.into(), lx.into(), ly.into(), lz.into(), state.into(), resume.into()];
+    let r = if w > 1 {
+        // Active lanes lo..hi: lanes before x_start (first packet of a segment starting
+        // mid-row) and from x_end on (the tail) are off.
+        let lo = b.build_select(
+            b.build_int_compare(IntPredicate::UGT, xs, lx, "")?,
+            b.build_int_sub(xs, lx, "")?,
+            zero,
+            "",
+        )?;
+        let room = b.build_int_sub(xe, lx, "")?;
+        let hi = b.build_select(b.build_int_compare(IntPredicate::ULT, room, wc, "")?, room, wc, "")?;
+        let lo32 = b.build_int_truncate(lo.into_int_value(), i32t, "")?;
+        let hi32 = b.build_int_truncate(hi.into_int_value(), i32t, "")?;
+        let full = b.build_and(
+            b.build_int_compare(IntPredicate::EQ, lo32, i32t.const_zero(), "")?,
+            b.build_int_compare(IntPredicate::EQ, hi32, i32t.const_int(w, false), "")?,
+            "",
+        )?;
+        let fast = cx.append_basic_block(f, "packet.full");
+        let masked = cx.append_basic_block(f, "packet.masked");
+        b.build_conditional_branch(full, fast, masked)?;
+        b.position_at_end(fast);
+        let mut fa = call_args.clone();
+        fa.extend::<[BasicMetadataValueEnum<'ctx>; 2]>([i32t.const_zero().into(), i32t.const_int(w, false).into()]);
+        fa.extend(trailing_args.iter().copied());
+        let r1 = b.build_call(wi, &fa, "")?.try_as_basic_value().basic().ok_or("work-item function has no result")?;
+        b.build_unconditional_branch(latch)?;
+        b.position_at_end(masked);
+        call_args.extend::<[BasicMetadataValueEnum<'ctx>; 2]>([lo32.into(), hi32.into()]);
+        call_args.extend(trailing_args.iter().copied());
+        let r2 =
+            b.build_call(wi, &call_args, "")?.try_as_basic_value().basic().ok_or("work-item function has no result")?;
+        b.build_unconditional_branch(latch)?;
+        b.position_at_end(latch);
+        let rp = b.build_phi(i32t, "")?;
+        rp.add_incoming(&[(&r1, fast), (&r2, masked)]);
+        rp.as_basic_value()
+    } else {
         call_args.extend(trailing_args.iter().copied());
         let r =
             b.build_call(wi, &call_args, "")?.try_as_basic_value().basic().ok_or("work-item function has no result")?;
-        if !r.is_int_value() {
-            bail!("work-item function returns {}", r.get_type());
-        }
-        Ok(r)
-    };
-    let rr = p_rr.as_basic_value();
-    let r = if w > 1 {
-        // The packets of the segment xs..xe: a masked head packet when xs is not at a
-        // packet boundary (a segment starting mid-row), then the full packets
-        // full_lo..full_hi with no per-packet test, then a masked tail packet when xe is not
-        // at a boundary (rows whose length is not a multiple of W, a segment ending mid-row).
-        // Head and tail share one masked call (`packet.masked`), so that the work-item
-        // function is inlined twice, not three times.
-        let full_lo = b.build_int_mul(
-            b.build_int_unsigned_div(b.build_int_add(xs, i64t.const_int(w - 1, false), "")?, wc, "")?,
-            wc,
-            "",
-        )?;
-        let xe_down = b.build_int_mul(b.build_int_unsigned_div(xe, wc, "")?, wc, "")?;
-        let full_hi = b
-            .build_select(b.build_int_compare(IntPredicate::UGT, xe_down, full_lo, "")?, xe_down, full_lo, "")?
-            .into_int_value();
-        let masked = cx.append_basic_block(f, "packet.masked");
-        let full_pre = cx.append_basic_block(f, "packets.full");
-        let body = cx.append_basic_block(f, "x");
-        let tail_check = cx.append_basic_block(f, "packet.tail");
-        // Head: lanes xs - xb0 .. min(xe - xb0, W) of the packet at xb0.
-        let room = b.build_int_sub(xe, xb0, "")?;
-        let head_hi = b.build_select(b.build_int_compare(IntPredicate::ULT, room, wc, "")?, room, wc, "")?;
-        let head_lo = b.build_int_sub(xs, xb0, "")?;
-        b.build_conditional_branch(b.build_int_compare(IntPredicate::ULT, xs, full_lo, "")?, masked, full_pre)?;
-
-        // The full packets.
-        b.position_at_end(full_pre);
-        let r0 = b.build_phi(i32t, "")?;
-        b.build_conditional_branch(b.build_int_compare(IntPredicate::ULT, full_lo, full_hi, "")?, body, tail_check)?;
-        b.position_at_end(body);
-        let p_x = b.build_phi(i64t, "lx")?;
-        let lx = p_x.as_basic_value().into_int_value();
-        let r_full = call_at(lx, None)?;
-        let x1 = b.build_int_add(lx, wc, "")?;
-        b.build_conditional_branch(b.build_int_compare(IntPredicate::ULT, x1, full_hi, "")?, body, tail_check)?;
-        p_x.add_incoming(&[(&full_lo, full_pre), (&x1, body)]);
-
-        // Tail: lanes 0 .. xe - full_hi of the packet at full_hi.
-        b.position_at_end(tail_check);
-        let r1 = b.build_phi(i32t, "")?;
-        r1.add_incoming(&[(&r0.as_basic_value(), full_pre), (&r_full, body)]);
-        let tail_hi = b.build_int_sub(xe, full_hi, "")?;
-        b.build_conditional_branch(b.build_int_compare(IntPredicate::ULT, full_hi, xe, "")?, masked, row_end)?;
-
-        // The masked packet, the head (then the full packets) or the tail (then the row's end).
-        b.position_at_end(masked);
-        let m_x = b.build_phi(i64t, "lx.masked")?;
-        let m_lo = b.build_phi(i64t, "lo")?;
-        let m_hi = b.build_phi(i64t, "hi")?;
-        let m_tail = b.build_phi(cx.bool_type(), "is.tail")?;
-        let bool_const = |v: bool| cx.bool_type().const_int(v as u64, false);
-        m_x.add_incoming(&[(&xb0, row), (&full_hi, tail_check)]);
-        m_lo.add_incoming(&[(&head_lo, row), (&i64t.const_zero(), tail_check)]);
-        m_hi.add_incoming(&[(&head_hi, row), (&tail_hi, tail_check)]);
-        m_tail.add_incoming(&[(&bool_const(false), row), (&bool_const(true), tail_check)]);
-        let r_masked = call_at(
-            m_x.as_basic_value().into_int_value(),
-            Some((m_lo.as_basic_value().into_int_value(), m_hi.as_basic_value().into_int_value())),
-        )?;
-        b.build_conditional_branch(m_tail.as_basic_value().into_int_value(), row_end, full_pre)?;
-        r0.add_incoming(&[(&rr, row), (&r_masked, masked)]);
-
-        b.position_at_end(row_end);
-        let r = b.build_phi(i32t, "r")?;
-        r.add_incoming(&[(&r1.as_basic_value(), tail_check), (&r_masked, masked)]);
-        r.as_basic_value()
-    } else {
-        // One call per work-item.
-        let body = cx.append_basic_block(f, "x");
-        b.build_unconditional_branch(body)?;
-        b.position_at_end(body);
-        let p_x = b.build_phi(i64t, "lx")?;
-        let lx = p_x.as_basic_value().into_int_value();
-        let r = call_at(lx, None)?;
-        let x1 = b.build_int_add(lx, one, "")?;
-        b.build_conditional_branch(b.build_int_compare(IntPredicate::ULT, x1, xe, "")?, body, row_end)?;
-        p_x.add_incoming(&[(&xs, row), (&x1, body)]);
-        b.position_at_end(row_end);
+        b.build_unconditional_branch(latch)?;
+        b.position_at_end(latch);
         r
     };
+    if !r.is_int_value() {
+        bail!("work-item function returns {}", r.get_type());
+    }
+    let x1 = b.build_int_add(lx, wc, "")?;
+    let more_x = b.build_int_compare(IntPredicate::ULT, x1, xe, "")?;
+    b.build_conditional_branch(more_x, body, row_end)?;
+    p_x.add_incoming(&[(&xb0, row), (&x1, latch)]);
+    p_r.add_incoming(&[(&p_rr.as_basic_value(), row), (&r, latch)]);
 
+    b.position_at_end(row_end);
     let i1 = b.build_int_add(i, seg, "")?;
     let more = b.build_int_compare(IntPredicate::ULT, i1, end64, "")?;
     b.build_conditional_branch(more, next_row, exit)?;
