@@ -320,22 +320,3 @@ fn spans_are_accessed_in_register_sized_pieces() {
     let ir = optimized_ir(members, Some(16));
     assert!(ir.contains("masked.load.v64f32") || ir.contains("load <64 x float>"), "{ir}");
 }
-
-/// A block after a divergent if at the top level of the kernel, which every lane reaches
-/// (no return before it), runs under the packet's mask: in a full packet its store is a
-/// plain vector store. Its mask used to be the union of the branch's edges,
-/// `(m & c) | (m & !c)`, which LLVM does not fold, so the store stayed masked.
-#[test]
-fn blocks_every_lane_reaches_run_under_the_packets_mask() {
-    let src = r#"
-        __kernel void k(__global const float *restrict a, __global float *restrict hits, __global float *restrict out) {
-            int i = get_global_id(0);
-            float v = a[i];
-            if (v > 0.5f) { hits[i] = v; }
-            out[i] = v * 2.0f;
-        }"#;
-    let ir = optimized_ir(src, Some(16));
-    let masked_stores = ir.lines().filter(|l| l.contains("call void @llvm.masked.store")).count();
-    // `hits` in the full and the masked packet, `out` in the masked packet only.
-    assert_eq!(masked_stores, 3, "{ir}");
-}

@@ -71,11 +71,6 @@ struct Pred<'ctx> {
     /// Block -> where control goes after it: the guard of the next block in order, or the
     /// exit after the last one.
     after: HashMap<Block, BasicBlock<'ctx>>,
-    /// Blocks outside loops that post-dominate the entry: every lane of the packet comes
-    /// through them, so their mask is the packet's. The union of the edges' masks is that
-    /// too, but LLVM cannot see it: `(m & c) | (m & !c)` stayed a mask to test, and the
-    /// stores after an if/else of a full packet were masked and checked lane by lane.
-    whole: HashSet<Block>,
 }
 
 impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
@@ -212,19 +207,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let static_mask = self.vec.as_ref().ok_or("not in vector mode")?.static_mask;
         b.build_store(cur_mask, static_mask)?;
         b.build_unconditional_branch(self.blocks_of(entry).ok_or("no entry block")?)?;
-        let pred = if pred_mode {
-            // Blocks every lane of the packet reaches: the joins after the divergent
-            // branches at the top level of the kernel (no return before them).
-            let pdom = crate::analysis::PostDomTree::new(&cfg);
-            let whole = order
-                .iter()
-                .copied()
-                .filter(|&b| b != entry && loops.depth(b) == 0 && pdom.post_dominates(b, entry))
-                .collect();
-            Some(self.setup_predication(&order, entry, &loops, w, whole)?)
-        } else {
-            None
-        };
+        let pred = if pred_mode { Some(self.setup_predication(&order, entry, &loops, w)?) } else { None };
         self.lin = Some(Lin {
             ids,
             cont_of,
@@ -247,14 +230,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     /// runs under it and empties it), before every block but the entry a guard that skips
     /// the block when no lane is in it, and after the last block of each loop a latch check
     /// that runs the loop again while any lane took a back edge (the header's slot).
-    fn setup_predication(
-        &mut self,
-        order: &[Block],
-        entry: Block,
-        loops: &LoopInfo,
-        w: u32,
-        whole: HashSet<Block>,
-    ) -> R<Pred<'ctx>> {
+    fn setup_predication(&mut self, order: &[Block], entry: Block, loops: &LoopInfo, w: u32) -> R<Pred<'ctx>> {
         let bool_w = self.cx().bool_type().vec_type(w);
         let iw = super::llvm::int_type(self.cx(), w)?;
         let exit = self.cx().append_basic_block(self.llf, "pred.done");
@@ -307,16 +283,11 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             }
             let guard = self.cx().append_basic_block(self.llf, "pred.guard");
             b.position_at_end(guard);
-            if whole.contains(&blk) {
-                // Every lane of the packet is here: nothing to test.
-                b.build_unconditional_branch(bb)?;
-            } else {
-                let skip = skip_loop.get(&blk).copied().unwrap_or(next);
-                test_any(*masks.get(&blk).ok_or("a block without a mask")?, bb, skip)?;
-            }
+            let skip = skip_loop.get(&blk).copied().unwrap_or(next);
+            test_any(*masks.get(&blk).ok_or("a block without a mask")?, bb, skip)?;
             next = guard;
         }
-        Ok(Pred { masks, after, whole })
+        Ok(Pred { masks, after })
     }
 
     /// The last active lane of `mask` (i32).
@@ -378,14 +349,9 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             // If-converted: a block's own mask slot (the entry's is the packet's mask).
             let own = lin.pred.as_ref().and_then(|p| p.masks.get(&b).copied());
             let cm = own.unwrap_or(lin.cur_mask);
-            let whole = lin.pred.as_ref().is_some_and(|p| p.whole.contains(&b));
             let w = self.vec.as_ref().map(|v| v.width).ok_or("not in vector mode")?;
             let bool_w = self.cx().bool_type().vec_type(w);
-            let m = if whole {
-                self.vec.as_ref().ok_or("not in vector mode")?.static_mask
-            } else {
-                self.b.build_load(bool_w, cm, "mask")?.into_vector_value()
-            };
+            let m = self.b.build_load(bool_w, cm, "mask")?.into_vector_value();
             if own.is_some() {
                 // Consumed: lanes that come back (a loop's next iteration) or-in afresh.
                 self.b.build_store(cm, bool_w.const_zero())?;
