@@ -97,7 +97,7 @@ pub fn measure_roofs(bytes: usize, copy_reps: usize, fma_iters: u64, fma_reps: u
 /// and the faster counts: `memcpy` (which may use non-temporal stores) and a vectorised
 /// `dst[i] = src[i] * s` loop with ordinary stores, as kernels write. The arrays are backed
 /// by transparent huge pages where the kernel allows it (see [`huge_page_array`]).
-fn copy_bandwidth(bytes: usize, reps: usize) -> f64 {
+pub fn copy_bandwidth(bytes: usize, reps: usize) -> f64 {
     let n = bytes / 4;
     let (mut src_store, src_at) = huge_page_array(n, 1.0);
     let (mut dst_store, dst_at) = huge_page_array(n, 2.0); // written, so every page is mapped

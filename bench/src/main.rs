@@ -168,6 +168,14 @@ fn main() -> ExitCode {
         // elsewhere on the machine falls on all of them alike.
         let mut prepared: Vec<Result<runner::Prepared, String>> =
             devices.iter().map(|d| guarded(|| runner::Prepared::new(d, &case))).collect();
+        // A memory-bound kernel's roof: the copy bandwidth right before and right after its
+        // runs (with its buffers already allocated), the better of the two.
+        let copy_next_to_it = |reps| match (case.bound, opts.size) {
+            (cases::Bound::Memory, Size::Small) => Some(host::copy_bandwidth(64 << 20, reps)),
+            (cases::Bound::Memory, Size::Full) => Some(host::copy_bandwidth(512 << 20, reps)),
+            (cases::Bound::Compute, _) => None,
+        };
+        let copy_before = copy_next_to_it(3);
         for rep in 0..=opts.reps {
             for p in prepared.iter_mut() {
                 if let Ok(run) = p {
@@ -195,11 +203,19 @@ fn main() -> ExitCode {
             };
             cells.push(cell);
         }
+        let copy_gbs = match (copy_before, copy_next_to_it(3)) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        if let Some(c) = copy_gbs {
+            eprintln!("[bench] copy bandwidth next to {}: {c:.1} GB/s", case.name);
+        }
         rows.push(Row {
             kernel: case.name.into(),
             size: case.size.clone(),
             work: Some((case.bound, case.bytes, case.flops)),
             cells,
+            copy_gbs,
         });
     }
     if opts.kernels.iter().any(|k| k == LAUNCH) {
@@ -229,12 +245,14 @@ fn main() -> ExitCode {
             size: format!("x{batch}"),
             work: None,
             cells: batch_cells,
+            copy_gbs: None,
         });
         rows.push(Row {
             kernel: "empty enqueue+finish".into(),
             size: format!("median of {single}"),
             work: None,
             cells: single_cells,
+            copy_gbs: None,
         });
     }
     let labels = devices.iter().map(|d| d.label.clone()).collect();
