@@ -12,6 +12,7 @@ pub mod analysis;
 pub mod back;
 pub mod front;
 pub mod gen_abi;
+pub mod image;
 pub mod ir;
 pub mod kernel_info;
 pub mod passes;

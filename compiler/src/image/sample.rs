@@ -1,0 +1,254 @@
+//! Reading and writing pixels the way the OpenCL C image functions do: samplers
+//! (normalized or unnormalized coordinates; addressing none, clamp-to-edge, clamp, repeat,
+//! mirrored repeat; nearest or linear filtering), sampler-less reads with integer
+//! coordinates, and writes, over 1D, 1D-buffer, 1D-array, 2D, 2D-array and 3D images.
+//! The formulas are those of the OpenCL C specification's "Image Addressing and Filtering".
+
+use super::format::{Components, Format, Kind};
+
+/// The sampler bits of OpenCL C's `sampler_t` (opencl-c-base.h): normalized coordinates in
+/// bit 0, the addressing mode in bits 1-3, the filter in bits 4-5.
+pub const CLK_NORMALIZED_COORDS_TRUE: u32 = 0x1;
+pub const CLK_ADDRESS_NONE: u32 = 0x0;
+pub const CLK_ADDRESS_CLAMP_TO_EDGE: u32 = 0x2;
+pub const CLK_ADDRESS_CLAMP: u32 = 0x4;
+pub const CLK_ADDRESS_REPEAT: u32 = 0x6;
+pub const CLK_ADDRESS_MIRRORED_REPEAT: u32 = 0x8;
+pub const CLK_FILTER_NEAREST: u32 = 0x10;
+pub const CLK_FILTER_LINEAR: u32 = 0x20;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Addressing {
+    None,
+    ClampToEdge,
+    Clamp,
+    Repeat,
+    MirroredRepeat,
+}
+
+/// A sampler's state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sampler {
+    pub normalized: bool,
+    pub addressing: Addressing,
+    pub linear: bool,
+}
+
+impl Sampler {
+    /// The sampler of `sampler_t` bits; `None` for an addressing mode that does not exist.
+    pub fn from_bits(bits: u32) -> Option<Self> {
+        let addressing = match bits & 0xE {
+            CLK_ADDRESS_NONE => Addressing::None,
+            CLK_ADDRESS_CLAMP_TO_EDGE => Addressing::ClampToEdge,
+            CLK_ADDRESS_CLAMP => Addressing::Clamp,
+            CLK_ADDRESS_REPEAT => Addressing::Repeat,
+            CLK_ADDRESS_MIRRORED_REPEAT => Addressing::MirroredRepeat,
+            _ => return None,
+        };
+        Some(Sampler { normalized: bits & 1 != 0, addressing, linear: bits & CLK_FILTER_LINEAR != 0 })
+    }
+
+    pub fn bits(self) -> u32 {
+        let a = match self.addressing {
+            Addressing::None => CLK_ADDRESS_NONE,
+            Addressing::ClampToEdge => CLK_ADDRESS_CLAMP_TO_EDGE,
+            Addressing::Clamp => CLK_ADDRESS_CLAMP,
+            Addressing::Repeat => CLK_ADDRESS_REPEAT,
+            Addressing::MirroredRepeat => CLK_ADDRESS_MIRRORED_REPEAT,
+        };
+        a | self.normalized as u32 | if self.linear { CLK_FILTER_LINEAR } else { CLK_FILTER_NEAREST }
+    }
+}
+
+/// How an image's coordinates are laid out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dim {
+    D1,
+    D1Buffer,
+    D1Array,
+    D2,
+    D2Array,
+    D3,
+}
+
+impl Dim {
+    /// Spatial coordinates (the others, if any, select the layer).
+    pub fn spatial(self) -> usize {
+        match self {
+            Dim::D1 | Dim::D1Buffer | Dim::D1Array => 1,
+            Dim::D2 | Dim::D2Array => 2,
+            Dim::D3 => 3,
+        }
+    }
+
+    fn arrayed(self) -> bool {
+        matches!(self, Dim::D1Array | Dim::D2Array)
+    }
+}
+
+/// An image's pixels: `size` is (width, height, depth) with the layers of an array in the
+/// dimension after its spatial ones (height of a 1D array, depth of a 2D array) and 1 for
+/// the others; pixel (x, y, z) starts at byte `x * pixel_size + y * row_pitch + z *
+/// slice_pitch` of `data`.
+pub struct Image<'a> {
+    pub data: &'a mut [u8],
+    pub format: Format,
+    pub dim: Dim,
+    pub size: [usize; 3],
+    pub row_pitch: usize,
+    pub slice_pitch: usize,
+}
+
+impl Image<'_> {
+    fn offset(&self, at: [usize; 3]) -> Option<usize> {
+        if (0..3).any(|d| at[d] >= self.size[d]) {
+            return None;
+        }
+        let ps = self.format.pixel_size();
+        let off = at[0] * ps + at[1] * self.row_pitch + at[2] * self.slice_pitch;
+        (off + ps <= self.data.len()).then_some(off)
+    }
+
+    /// The pixel at integer coordinates `at` (x, y, z or layer), `None` outside the image.
+    pub fn load(&self, at: [i64; 3]) -> Option<Components> {
+        let at = [usize::try_from(at[0]).ok()?, usize::try_from(at[1]).ok()?, usize::try_from(at[2]).ok()?];
+        let off = self.offset(at)?;
+        Some(self.format.decode(&self.data[off..off + self.format.pixel_size()]))
+    }
+
+    /// `write_image*`: stores `value` at `at`; a write outside the image is dropped (the
+    /// specification leaves it undefined; memory outside the image is never touched).
+    pub fn store(&mut self, at: [i64; 3], value: Components) {
+        let Some(at) =
+            (|| Some([usize::try_from(at[0]).ok()?, usize::try_from(at[1]).ok()?, usize::try_from(at[2]).ok()?]))()
+        else {
+            return;
+        };
+        if let Some(off) = self.offset(at) {
+            let ps = self.format.pixel_size();
+            self.format.encode(value, &mut self.data[off..off + ps]);
+        }
+    }
+
+    /// A sampler-less read (`read_image*(image, int coords)`) or a read with a nearest
+    /// sampler of unnormalized coordinates given as integers: outside the image, the
+    /// border colour.
+    pub fn read_int_coords(&self, at: [i64; 3]) -> Components {
+        self.load(at).unwrap_or_else(|| self.border())
+    }
+
+    /// The border colour of the image's order, in its kind.
+    pub fn border(&self) -> Components {
+        let one = if self.format.kind() == Kind::Float { 1.0f32.to_bits() } else { 1 };
+        [0, 0, 0, if self.format.order.border_alpha_one() { one } else { 0 }]
+    }
+
+    /// `read_image*(image, sampler, float coords)`: coordinates in `coord` (x, y, z or
+    /// layer as the dimension has them; unused ones ignored).
+    pub fn sample(&self, sampler: Sampler, coord: [f32; 3]) -> Components {
+        let n = self.dim.spatial();
+        let mut lo = [0i64; 3];
+        let mut hi = [0i64; 3];
+        let mut frac = [0f32; 3];
+        for d in 0..n {
+            let size = self.size[d] as i64;
+            if sampler.linear && self.format.kind() == Kind::Float {
+                let (a, b, f) = linear_index(sampler, coord[d], size);
+                (lo[d], hi[d], frac[d]) = (a, b, f);
+            } else {
+                lo[d] = nearest_index(sampler, coord[d], size);
+                hi[d] = lo[d];
+            }
+        }
+        if self.dim.arrayed() {
+            let layers = self.size[n] as i64;
+            let layer = (coord[n].round_ties_even() as i64).clamp(0, (layers - 1).max(0));
+            (lo[n], hi[n]) = (layer, layer);
+        }
+        let texel = |at: [i64; 3]| -> Components {
+            match sampler.addressing {
+                // Outside under CLAMP: the border colour. Elsewhere the index is in range
+                // (NONE promises it; out of range it reads as CLAMP_TO_EDGE would).
+                Addressing::Clamp => self.load(at).unwrap_or_else(|| self.border()),
+                _ => {
+                    let c = [0, 1, 2].map(|d| at[d].clamp(0, (self.size[d] as i64 - 1).max(0)));
+                    self.load(c).unwrap_or_else(|| self.border())
+                }
+            }
+        };
+        if !(sampler.linear && self.format.kind() == Kind::Float) {
+            return texel(lo);
+        }
+        // Weighted sum over the 2^n corners: weight of `hi` in dimension d is frac[d].
+        let mut acc = [0f32; 4];
+        for corner in 0..(1usize << n) {
+            let mut at = lo;
+            let mut w = 1f32;
+            for d in 0..n {
+                if corner >> d & 1 == 1 {
+                    at[d] = hi[d];
+                    w *= frac[d];
+                } else {
+                    w *= 1.0 - frac[d];
+                }
+            }
+            let t = texel(at);
+            for c in 0..4 {
+                acc[c] += w * f32::from_bits(t[c]);
+            }
+        }
+        acc.map(f32::to_bits)
+    }
+}
+
+/// The texel index of nearest filtering along one dimension of `size` texels (before
+/// the out-of-range handling of CLAMP).
+fn nearest_index(s: Sampler, x: f32, size: i64) -> i64 {
+    let w = size as f32;
+    let u = if s.normalized { x * w } else { x };
+    match (s.addressing, s.normalized) {
+        (Addressing::Repeat, true) => {
+            let i = ((x - x.floor()) * w).floor() as i64;
+            if i > size - 1 {
+                i - size
+            } else {
+                i
+            }
+        }
+        (Addressing::MirroredRepeat, true) => {
+            let sp = (x - 2.0 * (0.5 * x).round_ties_even()).abs();
+            ((sp * w).floor() as i64).min(size - 1)
+        }
+        (Addressing::Clamp, _) => (u.floor() as i64).clamp(-1, size),
+        _ => (u.floor() as i64).clamp(0, size - 1),
+    }
+}
+
+/// The two texel indices and the weight of the second of linear filtering along one
+/// dimension of `size` texels.
+fn linear_index(s: Sampler, x: f32, size: i64) -> (i64, i64, f32) {
+    let w = size as f32;
+    let frac = |v: f32| v - v.floor();
+    match (s.addressing, s.normalized) {
+        (Addressing::Repeat, true) => {
+            let u = (x - x.floor()) * w;
+            let i0 = (u - 0.5).floor() as i64;
+            let i1 = i0 + 1;
+            let i0 = if i0 < 0 { size + i0 } else { i0 };
+            let i1 = if i1 > size - 1 { i1 - size } else { i1 };
+            (i0, i1, frac(u - 0.5))
+        }
+        (Addressing::MirroredRepeat, true) => {
+            let sp = (x - 2.0 * (0.5 * x).round_ties_even()).abs();
+            let u = sp * w;
+            let i0 = (u - 0.5).floor() as i64;
+            ((i0).max(0), (i0 + 1).min(size - 1), frac(u - 0.5))
+        }
+        (addressing, _) => {
+            let u = if s.normalized { x * w } else { x };
+            let i0 = (u - 0.5).floor() as i64;
+            let (lo, hi) = if addressing == Addressing::Clamp { (-1, size) } else { (0, size - 1) };
+            (i0.clamp(lo, hi), (i0 + 1).clamp(lo, hi), frac(u - 0.5))
+        }
+    }
+}

@@ -1,0 +1,253 @@
+//! The conversions and the sampling against values worked out by hand from the OpenCL C
+//! specification's rules.
+
+use super::format::{f32_to_half, half_to_f32};
+use super::sample::*;
+use super::*;
+
+const CL_R: u32 = 0x10B0;
+const CL_A: u32 = 0x10B1;
+const CL_RG: u32 = 0x10B2;
+const CL_RGB: u32 = 0x10B4;
+const CL_RGBA: u32 = 0x10B5;
+const CL_BGRA: u32 = 0x10B6;
+const CL_INTENSITY: u32 = 0x10B8;
+const CL_LUMINANCE: u32 = 0x10B9;
+const CL_DEPTH: u32 = 0x10BD;
+const CL_SRGBA: u32 = 0x10C1;
+const CL_SNORM_INT8: u32 = 0x10D0;
+const CL_UNORM_INT8: u32 = 0x10D2;
+const CL_UNORM_INT16: u32 = 0x10D3;
+const CL_UNORM_SHORT_565: u32 = 0x10D4;
+const CL_SIGNED_INT8: u32 = 0x10D7;
+const CL_SIGNED_INT16: u32 = 0x10D8;
+const CL_UNSIGNED_INT8: u32 = 0x10DA;
+const CL_HALF_FLOAT: u32 = 0x10DD;
+const CL_FLOAT: u32 = 0x10DE;
+
+fn fmt(order: u32, ty: u32) -> Format {
+    Format::from_cl(order, ty).unwrap_or_else(|| panic!("{order:#x}/{ty:#x} should be a format"))
+}
+
+fn f(c: Components) -> [f32; 4] {
+    c.map(f32::from_bits)
+}
+
+fn fbits(v: [f32; 4]) -> Components {
+    v.map(f32::to_bits)
+}
+
+#[test]
+fn formats_the_specification_allows_and_their_pixel_sizes() {
+    assert_eq!(fmt(CL_RGBA, CL_UNORM_INT8).pixel_size(), 4);
+    assert_eq!(fmt(CL_RGBA, CL_FLOAT).pixel_size(), 16);
+    assert_eq!(fmt(CL_RG, CL_HALF_FLOAT).pixel_size(), 4);
+    assert_eq!(fmt(CL_R, CL_SIGNED_INT16).pixel_size(), 2);
+    assert_eq!(fmt(CL_RGB, CL_UNORM_SHORT_565).pixel_size(), 2);
+    assert_eq!(fmt(CL_BGRA, CL_UNORM_INT8).pixel_size(), 4);
+    assert_eq!(fmt(CL_DEPTH, CL_FLOAT).pixel_size(), 4);
+    assert_eq!(fmt(CL_SRGBA, CL_UNORM_INT8).kind(), Kind::Float);
+    assert!(Format::from_cl(CL_BGRA, CL_FLOAT).is_none(), "BGRA takes 8-bit types only");
+    assert!(Format::from_cl(CL_RGB, CL_UNORM_INT8).is_none(), "RGB takes packed types only");
+    assert!(Format::from_cl(CL_RGBA, CL_UNORM_SHORT_565).is_none(), "565 is RGB only");
+    assert!(Format::from_cl(CL_INTENSITY, CL_SIGNED_INT8).is_none(), "intensity reads as float");
+    assert!(Format::from_cl(CL_DEPTH, CL_UNORM_INT8).is_none());
+    assert!(Format::from_cl(0x1234, CL_FLOAT).is_none());
+    for (o, t) in [(CL_RGBA, CL_UNORM_INT8), (CL_LUMINANCE, CL_FLOAT), (CL_RGB, CL_UNORM_SHORT_565)] {
+        let x = fmt(o, t);
+        assert_eq!((x.order.to_cl(), x.ty.to_cl()), (o, t));
+    }
+}
+
+#[test]
+fn normalized_conversions_round_to_nearest_even_and_saturate() {
+    let u8f = fmt(CL_R, CL_UNORM_INT8);
+    let mut px = [0u8; 1];
+    for (v, want) in [(0.5f32, 128u8), (127.5 / 255.0, 128), (-0.25, 0), (1.5, 255), (f32::NAN, 0), (1.0, 255)] {
+        u8f.encode(fbits([v, 0.0, 0.0, 0.0]), &mut px);
+        assert_eq!(px[0], want, "unorm8 of {v}");
+    }
+    assert_eq!(f(u8f.decode(&[128])), [128.0 / 255.0, 0.0, 0.0, 1.0]);
+    let s8 = fmt(CL_R, CL_SNORM_INT8);
+    for (v, want) in [(-1.0f32, -127i8), (-2.0, -128), (1.0, 127), (0.5, 64), (-0.5, -64)] {
+        s8.encode(fbits([v, 0.0, 0.0, 0.0]), &mut px);
+        assert_eq!(px[0] as i8, want, "snorm8 of {v}");
+    }
+    assert_eq!(f(s8.decode(&[0x80]))[0], -1.0, "-128 reads as -1.0");
+    let u16f = fmt(CL_R, CL_UNORM_INT16);
+    let mut px2 = [0u8; 2];
+    u16f.encode(fbits([0.25, 0.0, 0.0, 0.0]), &mut px2);
+    assert_eq!(u16::from_le_bytes(px2), 16384, "0.25 * 65535 = 16383.75");
+}
+
+#[test]
+fn integer_writes_saturate_to_the_channel() {
+    let i8f = fmt(CL_RG, CL_SIGNED_INT8);
+    let mut px = [0u8; 2];
+    i8f.encode([300i32 as u32, (-300i32) as u32, 0, 0], &mut px);
+    assert_eq!([px[0] as i8, px[1] as i8], [127, -128]);
+    assert_eq!(i8f.decode(&px), [127, (-128i32) as u32, 0, 1]);
+    let u8i = fmt(CL_R, CL_UNSIGNED_INT8);
+    let mut px = [0u8; 1];
+    u8i.encode([u32::MAX, 0, 0, 0], &mut px);
+    assert_eq!(px[0], 255);
+}
+
+#[test]
+fn channel_orders_place_the_components() {
+    let bgra = fmt(CL_BGRA, CL_UNORM_INT8);
+    assert_eq!(f(bgra.decode(&[51, 102, 153, 255])), [0.6, 0.4, 0.2, 1.0]);
+    let mut px = [0u8; 4];
+    bgra.encode(fbits([0.6, 0.4, 0.2, 1.0]), &mut px);
+    assert_eq!(px, [51, 102, 153, 255]);
+    let float = |order| fmt(order, CL_FLOAT);
+    let two = 2.0f32.to_le_bytes();
+    assert_eq!(f(float(CL_R).decode(&two)), [2.0, 0.0, 0.0, 1.0]);
+    assert_eq!(f(float(CL_A).decode(&two)), [0.0, 0.0, 0.0, 2.0]);
+    assert_eq!(f(float(CL_INTENSITY).decode(&two)), [2.0; 4]);
+    assert_eq!(f(float(CL_LUMINANCE).decode(&two)), [2.0, 2.0, 2.0, 1.0]);
+    let mut px = [0u8; 4];
+    float(CL_A).encode(fbits([9.0, 9.0, 9.0, 3.0]), &mut px);
+    assert_eq!(f32::from_le_bytes(px), 3.0, "CL_A stores alpha");
+}
+
+#[test]
+fn packed_565_and_srgb() {
+    let p = fmt(CL_RGB, CL_UNORM_SHORT_565);
+    let mut px = [0u8; 2];
+    p.encode(fbits([1.0, 0.0, 1.0, 1.0]), &mut px);
+    assert_eq!(u16::from_le_bytes(px), (0b11111 << 11) | 0b11111, "r = 31, g = 0, b = 31");
+    assert_eq!(f(p.decode(&px)), [1.0, 0.0, 1.0, 1.0]);
+    let s = fmt(CL_SRGBA, CL_UNORM_INT8);
+    let mut px = [0u8; 4];
+    s.encode(fbits([0.5, 0.0, 1.0, 0.5]), &mut px);
+    // linear 0.5 -> sRGB 0.7354 -> 188; alpha is not converted.
+    assert_eq!(px, [188, 0, 255, 128]);
+    let back = f(s.decode(&px));
+    assert!((back[0] - 0.5).abs() < 0.003, "{back:?}");
+}
+
+#[test]
+fn half_conversions_are_exact_both_ways_and_round_to_nearest_even() {
+    for h in 0..=u16::MAX {
+        let x = half_to_f32(h);
+        if x.is_nan() {
+            assert!(half_to_f32(f32_to_half(x)).is_nan());
+            continue;
+        }
+        assert_eq!(f32_to_half(x), h, "{h:#06x} = {x}");
+    }
+    let one = 0x3C00;
+    assert_eq!(f32_to_half(1.0 + 2f32.powi(-11)), one, "tie to even");
+    assert_eq!(f32_to_half(1.0 + 3.0 * 2f32.powi(-11)), one + 2, "tie to even, upwards");
+    assert_eq!(f32_to_half(1.0 + 2f32.powi(-11) + 2f32.powi(-20)), one + 1, "above the tie");
+    assert_eq!(f32_to_half(65519.0), 0x7BFF, "rounds down to 65504");
+    assert_eq!(f32_to_half(65520.0), 0x7C00, "overflows to infinity");
+    assert_eq!(f32_to_half(2f32.powi(-25)), 0, "a subnormal tie rounds to even zero");
+    assert_eq!(f32_to_half(3.0 * 2f32.powi(-26)), 1, "above the tie: 2^-24");
+    assert_eq!(f32_to_half(-0.0), 0x8000);
+}
+
+/// A 1D float image of one channel holding `values`.
+fn r_float_1d(values: &[f32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+fn image<'a>(data: &'a mut [u8], format: Format, dim: Dim, size: [usize; 3]) -> Image<'a> {
+    let row_pitch = format.pixel_size() * size[0];
+    Image { data, format, dim, size, row_pitch, slice_pitch: row_pitch * size[1] }
+}
+
+fn sampler(normalized: bool, addressing: Addressing, linear: bool) -> Sampler {
+    let s = Sampler { normalized, addressing, linear };
+    assert_eq!(Sampler::from_bits(s.bits()), Some(s));
+    s
+}
+
+#[test]
+fn nearest_filtering_addresses_as_the_specification_says() {
+    let mut data = r_float_1d(&[10.0, 11.0, 12.0, 13.0]);
+    let img = image(&mut data, fmt(CL_R, CL_FLOAT), Dim::D1, [4, 1, 1]);
+    let read = |s: Sampler, x: f32| f(img.sample(s, [x, 0.0, 0.0]))[0];
+    let edge = sampler(false, Addressing::ClampToEdge, false);
+    assert_eq!([read(edge, -0.5), read(edge, 0.99), read(edge, 3.7), read(edge, 9.0)], [10.0, 10.0, 13.0, 13.0]);
+    let clamp = sampler(false, Addressing::Clamp, false);
+    assert_eq!([read(clamp, -0.5), read(clamp, 2.5), read(clamp, 4.0)], [0.0, 12.0, 0.0], "border colour outside");
+    assert_eq!(f(img.sample(clamp, [-1.0, 0.0, 0.0])), [0.0, 0.0, 0.0, 1.0], "CL_R's border has alpha 1");
+    let repeat = sampler(true, Addressing::Repeat, false);
+    // 1.25 -> (0.25) * 4 = 1; -0.125 -> 0.875 * 4 = 3.5 -> 3.
+    assert_eq!([read(repeat, 1.25), read(repeat, -0.125)], [11.0, 13.0]);
+    let mirror = sampler(true, Addressing::MirroredRepeat, false);
+    // 1.25 -> |1.25 - 2 * rint(0.625)| = 0.75 -> 3; -0.3 -> 0.3 -> 1.2 -> 1.
+    assert_eq!([read(mirror, 1.25), read(mirror, -0.3)], [13.0, 11.0]);
+    let normalized_edge = sampler(true, Addressing::ClampToEdge, false);
+    assert_eq!(read(normalized_edge, 0.5), 12.0, "0.5 * 4 = 2");
+}
+
+#[test]
+fn linear_filtering_weights_the_two_nearest_texels() {
+    let mut data = r_float_1d(&[0.0, 1.0, 2.0, 3.0]);
+    let img = image(&mut data, fmt(CL_R, CL_FLOAT), Dim::D1, [4, 1, 1]);
+    let read = |s: Sampler, x: f32| f(img.sample(s, [x, 0.0, 0.0]))[0];
+    let edge = sampler(false, Addressing::ClampToEdge, true);
+    // u - 0.5 = 0.5: texels 0 and 1 by halves; 2.25 -> 1.75: 1 * 0.25 + 2 * 0.75.
+    assert_eq!([read(edge, 1.0), read(edge, 2.25), read(edge, 0.1), read(edge, 5.0)], [0.5, 1.75, 0.0, 3.0]);
+    let clamp = sampler(false, Addressing::Clamp, true);
+    assert_eq!(read(clamp, 4.0), 1.5, "3.5: texel 3 and the border by halves");
+    let repeat = sampler(true, Addressing::Repeat, true);
+    // 0.0 -> u = 0, u - 0.5 = -0.5: texels 3 (wrapped) and 0, weight 0.5 each.
+    assert_eq!(read(repeat, 0.0), 1.5);
+    let mirror = sampler(true, Addressing::MirroredRepeat, true);
+    // 1.0 -> s' = |1 - 2 * rint(0.5)| = 1 -> u = 4 -> 3.5: texels 3 and min(4, 3).
+    assert_eq!(read(mirror, 1.0), 3.0);
+}
+
+#[test]
+fn bilinear_filtering_of_a_2d_image_and_array_layers() {
+    // 2x2 RGBA float: texel (x, y) holds (x, y, 10 * y + x, 1).
+    let mut data: Vec<u8> = Vec::new();
+    for y in 0..2 {
+        for x in 0..2 {
+            for v in [x as f32, y as f32, (10 * y + x) as f32, 1.0] {
+                data.extend(v.to_le_bytes());
+            }
+        }
+    }
+    let img = image(&mut data, fmt(CL_RGBA, CL_FLOAT), Dim::D2, [2, 2, 1]);
+    let s = sampler(false, Addressing::ClampToEdge, true);
+    // (1, 1): u - 0.5 = 0.5 in both: the four texels by quarters.
+    assert_eq!(f(img.sample(s, [1.0, 1.0, 0.0])), [0.5, 0.5, 5.5, 1.0]);
+    // (0.75, 1.25): weights 0.25 on x = 1, 0.75 on y = 1.
+    assert_eq!(f(img.sample(s, [0.75, 1.25, 0.0])), [0.25, 0.75, 7.75, 1.0]);
+
+    // A 1D array of 2 texels x 3 layers: layer = clamp(rint(y), 0, 2).
+    let mut data = r_float_1d(&[0.0, 1.0, 10.0, 11.0, 20.0, 21.0]);
+    let arr = image(&mut data, fmt(CL_R, CL_FLOAT), Dim::D1Array, [2, 3, 1]);
+    let nearest = sampler(false, Addressing::ClampToEdge, false);
+    let layer = |y: f32| f(arr.sample(nearest, [1.5, y, 0.0]))[0];
+    assert_eq!([layer(0.4), layer(0.5), layer(1.5), layer(7.0), layer(-3.0)], [1.0, 1.0, 21.0, 21.0, 1.0]);
+}
+
+#[test]
+fn integer_images_filter_nearest_and_writes_outside_are_dropped() {
+    let mut data = vec![0u8; 4];
+    let mut img = image(&mut data, fmt(CL_R, CL_UNSIGNED_INT8), Dim::D1, [4, 1, 1]);
+    img.store([2, 0, 0], [7, 0, 0, 0]);
+    img.store([4, 0, 0], [9, 0, 0, 0]);
+    img.store([-1, 0, 0], [9, 0, 0, 0]);
+    assert_eq!(img.data, &[0, 0, 7, 0]);
+    let linear = sampler(false, Addressing::ClampToEdge, true);
+    assert_eq!(img.sample(linear, [2.9, 0.0, 0.0]), [7, 0, 0, 1], "linear is nearest for integer images");
+    assert_eq!(img.read_int_coords([2, 0, 0]), [7, 0, 0, 1]);
+    assert_eq!(img.read_int_coords([5, 0, 0]), [0, 0, 0, 1], "outside: the border colour");
+}
+
+#[test]
+fn half_float_images_read_as_floats() {
+    let h = fmt(CL_R, CL_HALF_FLOAT);
+    let mut px = [0u8; 2];
+    h.encode(fbits([0.333, 0.0, 0.0, 0.0]), &mut px);
+    assert_eq!(u16::from_le_bytes(px), f32_to_half(0.333));
+    assert_eq!(f(h.decode(&px))[0], half_to_f32(f32_to_half(0.333)));
+    assert!(Sampler::from_bits(0xE).is_none(), "addressing mode 7 does not exist");
+}
