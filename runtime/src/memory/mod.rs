@@ -6,6 +6,7 @@
 //! nothing is ever copied back and forth). A sub-buffer has no storage of its own: it is a
 //! window of its parent's. All raw memory handling lives in [`raw`].
 
+pub mod image;
 pub mod raw;
 pub mod rect;
 

@@ -1,0 +1,386 @@
+//! Image descriptors: what clCreateImage's `image_format`, `image_desc`, flags and host
+//! pointer describe, checked against the rules and limits of the OpenCL 3.0 specification
+//! ("Image Descriptor", "Image Format Descriptor", clCreateImage's errors), with the pitches
+//! worked out. Pure logic: the entry points (not yet there: no device reports image support)
+//! pass what they read from the application here; pixels are `softcl_compiler::image`'s.
+
+use crate::cl::*;
+use softcl_compiler::image::{Dim, Format};
+
+/// The kind of image (`image_type` of `cl_image_desc`).
+pub fn dim_of(image_type: cl_mem_object_type) -> Option<Dim> {
+    Some(match image_type {
+        CL_MEM_OBJECT_IMAGE1D => Dim::D1,
+        CL_MEM_OBJECT_IMAGE1D_BUFFER => Dim::D1Buffer,
+        CL_MEM_OBJECT_IMAGE1D_ARRAY => Dim::D1Array,
+        CL_MEM_OBJECT_IMAGE2D => Dim::D2,
+        CL_MEM_OBJECT_IMAGE2D_ARRAY => Dim::D2Array,
+        CL_MEM_OBJECT_IMAGE3D => Dim::D3,
+        _ => return None,
+    })
+}
+
+/// The image limits of the devices of a context (the smallest of each over the devices
+/// that support images): CL_DEVICE_IMAGE2D_MAX_WIDTH and so on.
+#[derive(Clone, Copy, Debug)]
+pub struct ImageLimits {
+    pub max_2d: [usize; 2],
+    pub max_3d: [usize; 3],
+    pub max_array_size: usize,
+    /// CL_DEVICE_IMAGE_MAX_BUFFER_SIZE, in pixels.
+    pub max_buffer_size: usize,
+    /// CL_DEVICE_IMAGE_PITCH_ALIGNMENT and CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT, in pixels
+    /// (2D images from buffers).
+    pub pitch_alignment: usize,
+    pub base_address_alignment: usize,
+}
+
+/// The memory object an image is created from (`mem_object` of `cl_image_desc`).
+#[derive(Clone, Copy, Debug)]
+pub enum Source {
+    /// None: the image has its own storage.
+    Own { host_ptr: bool },
+    /// A buffer of `size` bytes at `address` (1D buffer images, and 2D images with
+    /// cl_khr_image2d_from_buffer).
+    Buffer { size: usize, address: usize },
+}
+
+/// A checked image: its format, kind, size in pixels (width, height, depth; the layers of
+/// an array in the dimension after its spatial ones) and pitches in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ImageDesc {
+    pub format: Format,
+    pub dim: Dim,
+    pub size: [usize; 3],
+    pub row_pitch: usize,
+    pub slice_pitch: usize,
+}
+
+impl ImageDesc {
+    /// Bytes the image occupies (rows and slices with their pitches).
+    pub fn bytes(&self) -> usize {
+        self.checked_bytes().unwrap_or(usize::MAX)
+    }
+
+    fn checked_bytes(&self) -> Option<usize> {
+        let ps = self.format.pixel_size();
+        match self.dim {
+            Dim::D1 | Dim::D1Buffer => self.size[0].checked_mul(ps),
+            Dim::D1Array => self.slice_pitch.checked_mul(self.size[1]),
+            Dim::D2 => self.row_pitch.checked_mul(self.size[1]),
+            Dim::D2Array | Dim::D3 => self.slice_pitch.checked_mul(self.size[2]),
+        }
+    }
+
+    /// CL_IMAGE_ARRAY_SIZE, CL_IMAGE_HEIGHT, CL_IMAGE_DEPTH as clGetImageInfo reports them
+    /// (0 where the kind of image has no such dimension).
+    pub fn info_sizes(&self) -> (usize, usize, usize, usize) {
+        let [w, h, d] = self.size;
+        match self.dim {
+            Dim::D1 | Dim::D1Buffer => (w, 0, 0, 0),
+            Dim::D1Array => (w, 0, 0, h),
+            Dim::D2 => (w, h, 0, 0),
+            Dim::D2Array => (w, h, 0, d),
+            Dim::D3 => (w, h, d, 0),
+        }
+    }
+
+    /// Checks a region of an image command (`origin`, `region` in pixels, layers for
+    /// arrays): CL_INVALID_VALUE when it is empty, outside the image, or non-zero in a
+    /// dimension the image does not have (the specification's rules for
+    /// clEnqueueReadImage and the others).
+    pub fn check_region(&self, origin: [usize; 3], region: [usize; 3]) -> Result<(), cl_int> {
+        let used = match self.dim {
+            Dim::D1 | Dim::D1Buffer => 1,
+            Dim::D1Array | Dim::D2 => 2,
+            Dim::D2Array | Dim::D3 => 3,
+        };
+        for d in 0..3 {
+            if d < used {
+                let end = origin[d].checked_add(region[d]).ok_or(CL_INVALID_VALUE)?;
+                if region[d] == 0 || end > self.size[d] {
+                    return Err(CL_INVALID_VALUE);
+                }
+            } else if origin[d] != 0 || region[d] != 1 {
+                return Err(CL_INVALID_VALUE);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The descriptor of clCreateImage's arguments, or the error the specification gives.
+/// `format`/`desc` are None for NULL pointers; `supported` says whether the context supports
+/// a format for the image's kind and flags (clGetSupportedImageFormats).
+pub fn describe(
+    format: Option<&cl_image_format>,
+    desc: Option<&cl_image_desc>,
+    source: Source,
+    limits: &ImageLimits,
+    supported: impl Fn(Format, Dim) -> bool,
+) -> Result<ImageDesc, cl_int> {
+    // "CL_INVALID_IMAGE_FORMAT_DESCRIPTOR if values specified in image_format are not valid
+    // or if image_format is NULL."
+    let format = format
+        .and_then(|f| Format::from_cl(f.image_channel_order, f.image_channel_data_type))
+        .ok_or(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)?;
+    // "CL_INVALID_IMAGE_DESCRIPTOR if values specified in image_desc are not valid or if
+    // image_desc is NULL."
+    let d = desc.ok_or(CL_INVALID_IMAGE_DESCRIPTOR)?;
+    let dim = dim_of(d.image_type).ok_or(CL_INVALID_IMAGE_DESCRIPTOR)?;
+    let bad = Err(CL_INVALID_IMAGE_DESCRIPTOR);
+    // "num_mip_levels and num_samples must be 0."
+    if d.num_mip_levels != 0 || d.num_samples != 0 {
+        return bad;
+    }
+    let (w, h, depth, layers) = (d.image_width, d.image_height, d.image_depth, d.image_array_size);
+    let size = match dim {
+        Dim::D1 | Dim::D1Buffer => [w, 1, 1],
+        Dim::D1Array => [w, layers, 1],
+        Dim::D2 => [w, h, 1],
+        Dim::D2Array => [w, h, layers],
+        Dim::D3 => [w, h, depth],
+    };
+    if size.contains(&0) {
+        return bad;
+    }
+    // Image sources: a 1D buffer image needs a buffer; a 2D image may take one; no other
+    // kind may.
+    let from_buffer = matches!(source, Source::Buffer { .. });
+    if (dim == Dim::D1Buffer) != from_buffer && !(dim == Dim::D2 && from_buffer) {
+        return bad;
+    }
+    // "CL_INVALID_IMAGE_SIZE if image dimensions specified in image_desc exceed the maximum
+    // image dimensions ... for all devices in context."
+    let too_big = match dim {
+        Dim::D1 => w > limits.max_2d[0],
+        Dim::D1Buffer => w > limits.max_buffer_size,
+        Dim::D1Array => w > limits.max_2d[0] || layers > limits.max_array_size,
+        Dim::D2 => w > limits.max_2d[0] || h > limits.max_2d[1],
+        Dim::D2Array => w > limits.max_2d[0] || h > limits.max_2d[1] || layers > limits.max_array_size,
+        Dim::D3 => w > limits.max_3d[0] || h > limits.max_3d[1] || depth > limits.max_3d[2],
+    };
+    if too_big {
+        return Err(CL_INVALID_IMAGE_SIZE);
+    }
+    let ps = format.pixel_size();
+    let min_row = w.checked_mul(ps).ok_or(CL_INVALID_IMAGE_SIZE)?;
+    let rows_per_slice = match dim {
+        Dim::D2Array | Dim::D3 => h,
+        _ => 1,
+    };
+    // Pitches: "must be 0 if host_ptr is NULL" (own storage without a host pointer);
+    // otherwise 0 (computed) or at least the packed size and a multiple of the pixel (row)
+    // or of the row pitch (slice).
+    let given_pitches = match source {
+        Source::Own { host_ptr: false } => false,
+        Source::Own { host_ptr: true } => true,
+        Source::Buffer { .. } => dim == Dim::D2,
+    };
+    if !given_pitches && (d.image_row_pitch != 0 || d.image_slice_pitch != 0) {
+        return bad;
+    }
+    let mut row_pitch = if d.image_row_pitch == 0 { min_row } else { d.image_row_pitch };
+    if row_pitch < min_row || !row_pitch.is_multiple_of(ps) {
+        return bad;
+    }
+    if let Source::Buffer { size: buffer_size, address } = source {
+        if dim == Dim::D2 {
+            // cl_khr_image2d_from_buffer: the pitch a multiple of CL_DEVICE_IMAGE_PITCH_ALIGNMENT
+            // pixels and the buffer's address of CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT
+            // pixels, else CL_INVALID_IMAGE_FORMAT_DESCRIPTOR.
+            let pitch_px = row_pitch / ps;
+            if !pitch_px.is_multiple_of(limits.pitch_alignment.max(1))
+                || !address.is_multiple_of((limits.base_address_alignment.max(1)) * ps)
+            {
+                return Err(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR);
+            }
+        } else {
+            row_pitch = min_row;
+        }
+        // "CL_INVALID_IMAGE_SIZE if ... the size of the buffer ... is too small."
+        let need = row_pitch.checked_mul(size[1]).ok_or(CL_INVALID_IMAGE_SIZE)?;
+        if dim == Dim::D1Buffer && min_row > buffer_size || dim == Dim::D2 && need > buffer_size {
+            return Err(CL_INVALID_IMAGE_SIZE);
+        }
+    }
+    let min_slice = row_pitch.checked_mul(rows_per_slice).ok_or(CL_INVALID_IMAGE_SIZE)?;
+    let slice_pitch = match dim {
+        Dim::D1Array | Dim::D2Array | Dim::D3 => {
+            let s = if d.image_slice_pitch == 0 { min_slice } else { d.image_slice_pitch };
+            if s < min_slice || !s.is_multiple_of(row_pitch) {
+                return bad;
+            }
+            s
+        }
+        _ => min_slice,
+    };
+    let desc = ImageDesc { format, dim, size, row_pitch, slice_pitch };
+    desc.checked_bytes().ok_or(CL_INVALID_IMAGE_SIZE)?;
+    // "CL_IMAGE_FORMAT_NOT_SUPPORTED if the image_format is not supported."
+    if !supported(format, dim) {
+        return Err(CL_IMAGE_FORMAT_NOT_SUPPORTED);
+    }
+    Ok(desc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LIMITS: ImageLimits = ImageLimits {
+        max_2d: [16384, 16384],
+        max_3d: [2048, 2048, 2048],
+        max_array_size: 2048,
+        max_buffer_size: 1 << 27,
+        pitch_alignment: 16,
+        base_address_alignment: 16,
+    };
+
+    fn rgba8() -> cl_image_format {
+        cl_image_format { image_channel_order: CL_RGBA, image_channel_data_type: CL_UNORM_INT8 }
+    }
+
+    fn desc(ty: u32, w: usize, h: usize, depth: usize, layers: usize) -> cl_image_desc {
+        cl_image_desc {
+            image_type: ty as cl_mem_object_type,
+            image_width: w,
+            image_height: h,
+            image_depth: depth,
+            image_array_size: layers,
+            ..Default::default()
+        }
+    }
+
+    fn own(host_ptr: bool) -> Source {
+        Source::Own { host_ptr }
+    }
+
+    fn check(f: Option<&cl_image_format>, d: &cl_image_desc, src: Source) -> Result<ImageDesc, cl_int> {
+        describe(f, Some(d), src, &LIMITS, |_, _| true)
+    }
+
+    #[test]
+    fn pitches_are_computed_or_checked() {
+        let d = check(Some(&rgba8()), &desc(CL_MEM_OBJECT_IMAGE2D, 10, 3, 0, 0), own(false)).unwrap();
+        assert_eq!((d.size, d.row_pitch, d.slice_pitch, d.bytes()), ([10, 3, 1], 40, 40, 120));
+        let mut with_pitch = desc(CL_MEM_OBJECT_IMAGE3D, 10, 3, 2, 0);
+        with_pitch.image_row_pitch = 48;
+        with_pitch.image_slice_pitch = 48 * 4;
+        let d = check(Some(&rgba8()), &with_pitch, own(true)).unwrap();
+        assert_eq!((d.row_pitch, d.slice_pitch, d.bytes()), (48, 192, 384));
+        assert_eq!(
+            check(Some(&rgba8()), &with_pitch, own(false)),
+            Err(CL_INVALID_IMAGE_DESCRIPTOR),
+            "pitch without host_ptr"
+        );
+        with_pitch.image_row_pitch = 42;
+        assert_eq!(
+            check(Some(&rgba8()), &with_pitch, own(true)),
+            Err(CL_INVALID_IMAGE_DESCRIPTOR),
+            "not a pixel multiple"
+        );
+        with_pitch.image_row_pitch = 36;
+        assert_eq!(
+            check(Some(&rgba8()), &with_pitch, own(true)),
+            Err(CL_INVALID_IMAGE_DESCRIPTOR),
+            "shorter than a row"
+        );
+        let mut arr1 = desc(CL_MEM_OBJECT_IMAGE1D_ARRAY, 5, 0, 0, 4);
+        let d = check(Some(&rgba8()), &arr1, own(false)).unwrap();
+        assert_eq!((d.size, d.slice_pitch, d.info_sizes()), ([5, 4, 1], 20, (5, 0, 0, 4)));
+        arr1.image_slice_pitch = 30;
+        assert_eq!(
+            check(Some(&rgba8()), &arr1, own(true)),
+            Err(CL_INVALID_IMAGE_DESCRIPTOR),
+            "slice not a row multiple"
+        );
+    }
+
+    #[test]
+    fn descriptor_errors() {
+        let f = rgba8();
+        assert_eq!(
+            check(None, &desc(CL_MEM_OBJECT_IMAGE2D, 4, 4, 0, 0), own(false)),
+            Err(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
+        );
+        let bad_format = cl_image_format { image_channel_order: CL_BGRA, image_channel_data_type: CL_FLOAT };
+        assert_eq!(
+            check(Some(&bad_format), &desc(CL_MEM_OBJECT_IMAGE2D, 4, 4, 0, 0), own(false)),
+            Err(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
+        );
+        assert_eq!(describe(Some(&f), None, own(false), &LIMITS, |_, _| true), Err(CL_INVALID_IMAGE_DESCRIPTOR));
+        assert_eq!(
+            check(Some(&f), &desc(CL_MEM_OBJECT_BUFFER, 4, 4, 0, 0), own(false)),
+            Err(CL_INVALID_IMAGE_DESCRIPTOR)
+        );
+        assert_eq!(
+            check(Some(&f), &desc(CL_MEM_OBJECT_IMAGE2D, 4, 0, 0, 0), own(false)),
+            Err(CL_INVALID_IMAGE_DESCRIPTOR)
+        );
+        assert_eq!(
+            check(Some(&f), &desc(CL_MEM_OBJECT_IMAGE2D_ARRAY, 4, 4, 0, 0), own(false)),
+            Err(CL_INVALID_IMAGE_DESCRIPTOR)
+        );
+        let mut mips = desc(CL_MEM_OBJECT_IMAGE2D, 4, 4, 0, 0);
+        mips.num_mip_levels = 1;
+        assert_eq!(check(Some(&f), &mips, own(false)), Err(CL_INVALID_IMAGE_DESCRIPTOR));
+        assert_eq!(
+            check(Some(&f), &desc(CL_MEM_OBJECT_IMAGE2D, 16385, 4, 0, 0), own(false)),
+            Err(CL_INVALID_IMAGE_SIZE)
+        );
+        assert_eq!(
+            check(Some(&f), &desc(CL_MEM_OBJECT_IMAGE3D, 4, 4, 2049, 0), own(false)),
+            Err(CL_INVALID_IMAGE_SIZE)
+        );
+        assert_eq!(
+            check(Some(&f), &desc(CL_MEM_OBJECT_IMAGE1D_BUFFER, 4, 0, 0, 0), own(false)),
+            Err(CL_INVALID_IMAGE_DESCRIPTOR),
+            "a 1D buffer image needs a buffer"
+        );
+        assert_eq!(
+            describe(Some(&f), Some(&desc(CL_MEM_OBJECT_IMAGE2D, 4, 4, 0, 0)), own(false), &LIMITS, |_, _| false),
+            Err(CL_IMAGE_FORMAT_NOT_SUPPORTED)
+        );
+    }
+
+    #[test]
+    fn images_from_buffers() {
+        let f = rgba8();
+        let one_d = desc(CL_MEM_OBJECT_IMAGE1D_BUFFER, 8, 0, 0, 0);
+        let d = check(Some(&f), &one_d, Source::Buffer { size: 32, address: 4096 }).unwrap();
+        assert_eq!((d.dim, d.bytes()), (Dim::D1Buffer, 32));
+        assert_eq!(check(Some(&f), &one_d, Source::Buffer { size: 31, address: 4096 }), Err(CL_INVALID_IMAGE_SIZE));
+        let mut two_d = desc(CL_MEM_OBJECT_IMAGE2D, 10, 3, 0, 0);
+        // Pitch 10 pixels is not a multiple of 16: refused; 16 pixels (64 bytes) is.
+        assert_eq!(
+            check(Some(&f), &two_d, Source::Buffer { size: 4096, address: 4096 }),
+            Err(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
+        );
+        two_d.image_row_pitch = 64;
+        let d = check(Some(&f), &two_d, Source::Buffer { size: 192, address: 4096 }).unwrap();
+        assert_eq!((d.row_pitch, d.bytes()), (64, 192));
+        assert_eq!(check(Some(&f), &two_d, Source::Buffer { size: 191, address: 4096 }), Err(CL_INVALID_IMAGE_SIZE));
+        assert_eq!(
+            check(Some(&f), &two_d, Source::Buffer { size: 4096, address: 4100 }),
+            Err(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR),
+            "base address alignment"
+        );
+        assert_eq!(
+            check(Some(&f), &desc(CL_MEM_OBJECT_IMAGE3D, 4, 4, 4, 0), Source::Buffer { size: 4096, address: 4096 }),
+            Err(CL_INVALID_IMAGE_DESCRIPTOR)
+        );
+    }
+
+    #[test]
+    fn regions_of_image_commands() {
+        let d = check(Some(&rgba8()), &desc(CL_MEM_OBJECT_IMAGE2D, 10, 3, 0, 0), own(false)).unwrap();
+        assert_eq!(d.check_region([0, 0, 0], [10, 3, 1]), Ok(()));
+        assert_eq!(d.check_region([9, 2, 0], [1, 1, 1]), Ok(()));
+        assert_eq!(d.check_region([9, 2, 0], [2, 1, 1]), Err(CL_INVALID_VALUE));
+        assert_eq!(d.check_region([0, 0, 0], [0, 1, 1]), Err(CL_INVALID_VALUE), "empty");
+        assert_eq!(d.check_region([0, 0, 1], [1, 1, 1]), Err(CL_INVALID_VALUE), "a 2D image has no z");
+        assert_eq!(d.check_region([0, 0, 0], [1, 1, 2]), Err(CL_INVALID_VALUE));
+        assert_eq!(d.check_region([usize::MAX, 0, 0], [2, 1, 1]), Err(CL_INVALID_VALUE));
+    }
+}
