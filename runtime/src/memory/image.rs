@@ -4,8 +4,9 @@
 //! worked out. Pure logic: the entry points (not yet there: no device reports image support)
 //! pass what they read from the application here; pixels are `softcl_compiler::image`'s.
 
+use super::rect::RectLayout;
 use crate::cl::*;
-use softcl_compiler::image::{Dim, Format};
+use softcl_compiler::image::{ChannelOrder, ChannelType, Dim, Format};
 
 /// The kind of image (`image_type` of `cl_image_desc`).
 pub fn dim_of(image_type: cl_mem_object_type) -> Option<Dim> {
@@ -106,6 +107,70 @@ impl ImageDesc {
             }
         }
         Ok(())
+    }
+}
+
+impl ImageDesc {
+    /// The bytes of image region `origin`/`region` (pixels; layers for arrays, already
+    /// checked with [`ImageDesc::check_region`]) as a rectangle of [`super::rect`]: its
+    /// layout in the image and its region in bytes. A 1D array's layers are its slices
+    /// (as they are on the host side of clEnqueueReadImage: "slice_pitch ... of a 1D image
+    /// array is the size of each 1D image").
+    pub fn rect(&self, origin: [usize; 3], region: [usize; 3]) -> (RectLayout, [usize; 3]) {
+        let ps = self.format.pixel_size();
+        let (o, r) = match self.dim {
+            Dim::D1Array => ([origin[0] * ps, 0, origin[1]], [region[0] * ps, 1, region[1]]),
+            _ => ([origin[0] * ps, origin[1], origin[2]], [region[0] * ps, region[1], region[2]]),
+        };
+        (RectLayout { origin: o, row_pitch: self.row_pitch, slice_pitch: self.slice_pitch }, r)
+    }
+}
+
+/// The formats clGetSupportedImageFormats lists for images of kind `dim` accessed as
+/// `flags` says: every format [`Format::from_cl`] accepts (the minimum list of the
+/// specification and the rest that `softcl_compiler::image` converts), except depth formats
+/// outside 2D images and 2D arrays (cl_khr_depth_images) and sRGB formats for writing
+/// (cl_khr_srgb_image_writes is not offered).
+pub fn supported_formats(dim: Dim, flags: cl_mem_flags) -> Vec<Format> {
+    let writes = flags & (CL_MEM_WRITE_ONLY | CL_MEM_READ_WRITE | CL_MEM_KERNEL_READ_AND_WRITE) as cl_mem_flags != 0;
+    let mut out = Vec::new();
+    for order in 0x10B0..=0x10C3u32 {
+        for ty in 0x10D0..=0x10E0u32 {
+            let Some(f) = Format::from_cl(order, ty) else { continue };
+            let depth = f.order == ChannelOrder::Depth;
+            let srgb =
+                matches!(f.order, ChannelOrder::Srgb | ChannelOrder::Srgbx | ChannelOrder::Srgba | ChannelOrder::Sbgra);
+            if depth && !matches!(dim, Dim::D2 | Dim::D2Array) || srgb && writes {
+                continue;
+            }
+            out.push(f);
+        }
+    }
+    out
+}
+
+/// Whether `f` is in the specification's minimum list of formats for reading and writing
+/// (OpenCL 3.0, "Supported Image Formats", when images are supported).
+pub fn in_minimum_list(f: Format) -> bool {
+    use ChannelType::*;
+    match f.order {
+        ChannelOrder::R | ChannelOrder::Rg | ChannelOrder::Rgba => matches!(
+            f.ty,
+            UnormInt8
+                | UnormInt16
+                | SnormInt8
+                | SnormInt16
+                | SignedInt8
+                | SignedInt16
+                | SignedInt32
+                | UnsignedInt8
+                | UnsignedInt16
+                | UnsignedInt32
+                | HalfFloat
+                | Float
+        ),
+        ChannelOrder::Bgra => f.ty == UnormInt8,
+        _ => false,
     }
 }
 
@@ -370,6 +435,34 @@ mod tests {
             check(Some(&f), &desc(CL_MEM_OBJECT_IMAGE3D, 4, 4, 4, 0), Source::Buffer { size: 4096, address: 4096 }),
             Err(CL_INVALID_IMAGE_DESCRIPTOR)
         );
+    }
+
+    #[test]
+    fn the_supported_formats_hold_the_minimum_list() {
+        let rw = supported_formats(Dim::D2, CL_MEM_READ_WRITE as cl_mem_flags);
+        let minimum: Vec<Format> = rw.iter().copied().filter(|&f| in_minimum_list(f)).collect();
+        assert_eq!(minimum.len(), 3 * 12 + 1, "R, RG, RGBA x 12 types and BGRA unorm8");
+        assert!(rw.iter().any(|f| f.order == ChannelOrder::Depth), "depth formats on 2D images");
+        assert!(!rw.iter().any(|f| f.order == ChannelOrder::Srgba), "no sRGB writes");
+        let ro = supported_formats(Dim::D3, CL_MEM_READ_ONLY as cl_mem_flags);
+        assert!(ro.iter().any(|f| f.order == ChannelOrder::Srgba), "sRGB reads");
+        assert!(!ro.iter().any(|f| f.order == ChannelOrder::Depth), "no depth 3D images");
+        assert!(ro.iter().any(|f| f.order == ChannelOrder::Intensity && f.ty == ChannelType::Float));
+    }
+
+    #[test]
+    fn image_regions_as_byte_rectangles() {
+        let mut d3 = desc(CL_MEM_OBJECT_IMAGE3D, 10, 3, 2, 0);
+        d3.image_row_pitch = 48;
+        d3.image_slice_pitch = 48 * 4;
+        let d = check(Some(&rgba8()), &d3, own(true)).unwrap();
+        let (layout, region) = d.rect([1, 2, 1], [2, 1, 1]);
+        assert_eq!(region, [8, 1, 1]);
+        assert_eq!(layout.row_offset(0, 0), Some(4 + 2 * 48 + 192));
+        let arr = check(Some(&rgba8()), &desc(CL_MEM_OBJECT_IMAGE1D_ARRAY, 5, 0, 0, 4), own(false)).unwrap();
+        let (layout, region) = arr.rect([1, 2, 0], [3, 2, 1]);
+        assert_eq!(region, [12, 1, 2], "layers are slices");
+        assert_eq!((layout.row_offset(0, 0), layout.row_offset(0, 1)), (Some(4 + 2 * 20), Some(4 + 3 * 20)));
     }
 
     #[test]
