@@ -19,6 +19,8 @@ pub mod kernel;
 pub mod memory;
 pub mod platform;
 pub mod program;
+pub mod program_cache;
 pub mod queue;
+mod sha256;
 
 pub use errors::error_name;

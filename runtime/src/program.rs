@@ -10,6 +10,7 @@ use crate::cl::*;
 use crate::context::Context;
 use crate::device::Device;
 use crate::handle::{ClObject, Header, ObjectKind};
+use crate::program_cache;
 use parking_lot::Mutex;
 use softcl_compiler::{self as compiler, BuildError, BuildErrorKind, KernelInfo, NativeProgram, Target};
 use std::collections::{BTreeMap, HashMap};
@@ -351,13 +352,7 @@ impl Program {
         let devs: Vec<Arc<Device>> = indices.iter().map(|&i| self.devices[i].clone()).collect();
         let results: Vec<Outcome> = match &self.origin {
             Origin::Source(source) => {
-                let built = per_target(&devs, |target| -> Built {
-                    guarded(|| {
-                        let front = Arc::new(compiler::compile_source(source, options, target)?);
-                        let native = front.codegen(target)?;
-                        Ok((front, native))
-                    })
-                });
+                let built = per_target(&devs, |target| -> Built { guarded(|| build_source(source, options, target)) });
                 devs.iter()
                     .zip(built)
                     .map(|(d, b)| {
@@ -374,7 +369,7 @@ impl Program {
                     // The options are checked even though SPIR-V needs none of them.
                     compiler::front::parse_options(options, target)?;
                     let front = front.clone()?;
-                    let native = guarded(|| front.codegen(target))?;
+                    let native = guarded(|| codegen_il(&front, options, target))?;
                     Ok((front, native))
                 });
                 devs.iter()
@@ -685,6 +680,57 @@ impl Program {
         self.spec_constants.lock().insert(spec_id, value.to_vec());
         Ok(())
     }
+}
+
+/// clBuildProgram of OpenCL C `source` for `target`: from the kernel cache when it has the
+/// build (no toolchain, no LLVM code generation: the SPIR-V is translated again and the cached
+/// object linked), otherwise compiled and stored there.
+fn build_source(
+    source: &str,
+    options: &str,
+    target: &Target,
+) -> Result<(Arc<compiler::Program>, Arc<NativeProgram>), BuildError> {
+    let key = program_cache::key_for_source(source, options, target);
+    if let Some(entry) = key.as_ref().and_then(program_cache::lookup) {
+        let hit = compiler::source_program_from_spirv(entry.spirv, entry.front_log, source)
+            .and_then(|front| Ok((compiler::load_native(entry.image, &front, target)?, front)));
+        // An entry that does not load (a host function missing here) is rebuilt and replaced.
+        match hit {
+            Ok((native, front)) => {
+                program_cache::trace(|| format!("hit {}", key.map(|k| k.hex()).unwrap_or_default()));
+                return Ok((Arc::new(front), native));
+            }
+            Err(e) => program_cache::trace(|| format!("entry does not load ({}): rebuilt", e.log)),
+        }
+    }
+    let front = Arc::new(compiler::compile_source(source, options, target)?);
+    let native = front.codegen(target)?;
+    if let (Some(key), Some(image)) = (key, &native.image) {
+        program_cache::store(&key, &front.log, &front.spirv, image);
+    }
+    Ok((front, native))
+}
+
+/// Code generation of an IL program's `front` for `target`, through the kernel cache.
+fn codegen_il(front: &compiler::Program, options: &str, target: &Target) -> Result<Arc<NativeProgram>, BuildError> {
+    if !front.unresolved.is_empty() {
+        return front.codegen(target);
+    }
+    let key = program_cache::key_for_il(&front.spirv, options, target);
+    if let Some(entry) = key.as_ref().and_then(program_cache::lookup) {
+        match compiler::load_native(entry.image, front, target) {
+            Ok(native) => {
+                program_cache::trace(|| format!("hit {}", key.map(|k| k.hex()).unwrap_or_default()));
+                return Ok(native);
+            }
+            Err(e) => program_cache::trace(|| format!("entry does not load ({}): rebuilt", e.log)),
+        }
+    }
+    let native = front.codegen(target)?;
+    if let (Some(key), Some(image)) = (key, &native.image) {
+        program_cache::store(&key, "", &[], image);
+    }
+    Ok(native)
 }
 
 /// A device's outcome of a build that ends in native code.
