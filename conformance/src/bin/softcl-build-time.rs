@@ -1,12 +1,13 @@
 //! Measures clBuildProgram through the ICD loader: cold (compiled) and warm (SoftCL's kernel
 //! cache) builds of the same program.
 //!
-//! Usage: `softcl-build-time [--device cpu|gpu] [--builds N] [--il] [file.cl]`. Builds the
+//! Usage: `softcl-build-time [--device cpu|gpu] [--builds N] [--il | --binary] [file.cl]`. Builds the
 //! program (the file, or a built-in one with four kernels: a tiled matrix product with local
 //! memory and barriers, a reduction, math built-ins, a copy) N times (default 5), each time
 //! clCreateProgramWithSource (or clCreateProgramWithIL with `--il`: the source compiled by
 //! clang-15 and llvm-spirv-15 first) + clBuildProgram + clReleaseProgram, and prints each build's
-//! wall time in milliseconds. The kernel cache is on unless `SOFTCL_CACHE` says otherwise;
+//! wall time in milliseconds. With `--binary`, each build is clCreateProgramWithBinary of the
+//! first build's CL_PROGRAM_BINARIES (SPIR-V and native code) + clBuildProgram. The kernel cache is on unless `SOFTCL_CACHE` says otherwise;
 //! point `SOFTCL_CACHE_DIR` at an empty directory for a cold first build. Run it twice to see
 //! a warm build in a fresh process (docs/PERFORMANCE.md, "Program builds").
 
@@ -54,6 +55,7 @@ fn main() -> ExitCode {
     let mut kind = DeviceKind::Cpu;
     let mut builds = 5usize;
     let mut il = false;
+    let mut binary = false;
     let mut file: Option<String> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -68,6 +70,7 @@ fn main() -> ExitCode {
                 None => return usage(),
             },
             "--il" => il = true,
+            "--binary" => binary = true,
             "-h" | "--help" => return usage(),
             f => file = Some(f.to_string()),
         }
@@ -103,22 +106,63 @@ fn main() -> ExitCode {
     } else {
         None
     };
+    let bin = if binary {
+        let p = build_program(program_from_source(&ctx, &source), &[dev.id], "").unwrap_or_else(|e| panic!("{e}"));
+        Some(binary_of(&p))
+    } else {
+        None
+    };
     println!(
         "device: {kind} {:?}; input: {}",
         dev.name,
-        if il { "SPIR-V (clCreateProgramWithIL)" } else { "OpenCL C source" }
+        if il {
+            "SPIR-V (clCreateProgramWithIL)"
+        } else if binary {
+            "binary (clCreateProgramWithBinary)"
+        } else {
+            "OpenCL C source"
+        }
     );
     for i in 0..builds {
         let t = Instant::now();
-        let program = match &spirv {
-            Some(bytes) => program_from_il(&ctx, bytes).unwrap_or_else(|e| panic!("{e}")),
-            None => program_from_source(&ctx, &source),
+        let program = match (&spirv, &bin) {
+            (Some(bytes), _) => program_from_il(&ctx, bytes).unwrap_or_else(|e| panic!("{e}")),
+            (_, Some(bytes)) => program_from_binary(&ctx, dev.id, bytes),
+            _ => program_from_source(&ctx, &source),
         };
         let program = build_program(program, &[dev.id], "").unwrap_or_else(|e| panic!("{e}"));
         drop(program);
         println!("build {}: {:.3} ms", i + 1, t.elapsed().as_secs_f64() * 1e3);
     }
     ExitCode::SUCCESS
+}
+
+/// CL_PROGRAM_BINARIES of a one-device program.
+fn binary_of(program: &Program) -> Vec<u8> {
+    let sizes: Vec<usize> = program_info_array(program.raw(), CL_PROGRAM_BINARY_SIZES);
+    let mut bytes = vec![0u8; sizes.first().copied().unwrap_or(0)];
+    let mut ptrs = [bytes.as_mut_ptr()];
+    // SAFETY: one pointer to a buffer of the reported size.
+    unsafe {
+        cl!(clGetProgramInfo(
+            program.raw(),
+            CL_PROGRAM_BINARIES,
+            std::mem::size_of_val(&ptrs),
+            ptrs.as_mut_ptr().cast::<std::ffi::c_void>(),
+            std::ptr::null_mut()
+        ))
+    };
+    bytes
+}
+
+/// clCreateProgramWithBinary for one device.
+fn program_from_binary(ctx: &Context, dev: cl_device_id, bytes: &[u8]) -> Program {
+    let (len, mut ptr_bin, mut status, mut err) = (bytes.len(), bytes.as_ptr(), 1, 0);
+    // SAFETY: one device, one binary of len bytes, a status slot.
+    let raw = unsafe { clCreateProgramWithBinary(ctx.raw(), 1, &dev, &len, &mut ptr_bin, &mut status, &mut err) };
+    assert_eq!((err, status), (CL_SUCCESS, CL_SUCCESS), "clCreateProgramWithBinary");
+    // SAFETY: a new program whose reference we own.
+    unsafe { Program::from_raw(raw) }
 }
 
 /// The source as SPIR-V: clang-15 piped into llvm-spirv-15.
@@ -149,6 +193,6 @@ fn spirv_of(source: &str) -> Result<Vec<u8>, String> {
 }
 
 fn usage() -> ExitCode {
-    eprintln!("usage: softcl-build-time [--device cpu|gpu] [--builds N] [--il] [file.cl]");
+    eprintln!("usage: softcl-build-time [--device cpu|gpu] [--builds N] [--il | --binary] [file.cl]");
     ExitCode::FAILURE
 }
