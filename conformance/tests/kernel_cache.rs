@@ -51,13 +51,26 @@ fn child() {
                     let status: cl_build_status = program_build_info(program.raw(), env.dev(), CL_PROGRAM_BUILD_STATUS);
                     assert_eq!(status, CL_BUILD_SUCCESS as cl_build_status);
                     let k = kernel_of(&program, "k");
+                    // What the application can ask about the program and kernel: the same
+                    // whether the build was compiled or came from the cache.
+                    let info = format!(
+                        "names {:?} type {} arg {:?} {:?} private {} local {} multiple {}",
+                        program_info_string(program.raw(), CL_PROGRAM_KERNEL_NAMES),
+                        program_build_info::<cl_program_binary_type>(program.raw(), env.dev(), CL_PROGRAM_BINARY_TYPE),
+                        // (IL without names has no argument information.)
+                        il.is_none().then(|| kernel_arg_info_string(k.raw(), 0, CL_KERNEL_ARG_NAME)),
+                        il.is_none().then(|| kernel_arg_info_string(k.raw(), 0, CL_KERNEL_ARG_TYPE_NAME)),
+                        kernel_wg_info::<cl_ulong>(k.raw(), env.dev(), CL_KERNEL_PRIVATE_MEM_SIZE),
+                        kernel_wg_info::<cl_ulong>(k.raw(), env.dev(), CL_KERNEL_LOCAL_MEM_SIZE),
+                        kernel_wg_info::<usize>(k.raw(), env.dev(), CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE),
+                    );
                     let b = env.buffer(CL_MEM_WRITE_ONLY, 67 * 4);
                     k.set_mem(0, &b);
                     env.run(&k, &[67], None);
                     env.finish();
                     let got: Vec<i32> = env.read(&b, 67);
                     assert_eq!(got, (0..67).map(|i| i * 3 + add).collect::<Vec<i32>>());
-                    log
+                    format!("{log}>>>\nINFO<<<{info}")
                 })
             })
             .collect();
@@ -156,6 +169,9 @@ impl Child {
     fn trace(&self, what: &str) -> usize {
         self.stderr.lines().filter(|l| l.starts_with(&format!("softcl cache: {what}"))).count()
     }
+    fn info(&self) -> String {
+        self.stdout.split("INFO<<<").nth(1).and_then(|s| s.split(">>>").next()).unwrap_or_default().to_string()
+    }
     fn logs(&self) -> Vec<String> {
         self.stdout
             .split("BUILD LOG<<<")
@@ -181,6 +197,9 @@ fn a_second_build_is_a_hit_that_runs_no_toolchain_and_gives_the_same_log() {
         // The same build log (clang's #warning) either way.
         assert!(cold.logs()[0].contains("kernel cache test"), "{}", cold.logs()[0]);
         assert_eq!(warm.logs(), cold.logs());
+        // The same program and kernel information.
+        assert!(cold.info().contains("names \"k\""), "{}", cold.info());
+        assert_eq!(warm.info(), cold.info());
     }
 }
 
@@ -324,6 +343,7 @@ fn il_programs_are_cached_on_both_devices() {
         let warm = sb.run(device, &[("KC_IL", il)]);
         assert_eq!(warm.trace("hit"), 1, "{device}: {}", warm.stderr);
         assert_eq!(warm.logs(), cold.logs());
+        assert_eq!(warm.info(), cold.info());
     }
     assert_eq!(sb.clang_runs(), 0, "IL needs no clang");
     assert_eq!(sb.entries().len(), 2, "one entry per device target");
