@@ -179,15 +179,33 @@ pub fn driver_identity() -> &'static str {
     ID.get_or_init(|| {
         let here = driver_identity as *const () as usize;
         let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
-        let mut files = Vec::new();
+        let mut files: Vec<String> = Vec::new();
         for line in maps.lines() {
-            let mut parts = line.split_whitespace();
-            let (Some(range), Some(path)) = (parts.next(), parts.nth(4)) else { continue };
+            // address perms offset dev inode path
+            let parts: Vec<&str> = line.split_whitespace().collect();
+            let [range, _, _, _, inode, path, ..] = parts[..] else { continue };
             let Some((lo, hi)) = range.split_once('-') else { continue };
             let (Ok(lo), Ok(hi)) = (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16)) else { continue };
             let name = Path::new(path).file_name().and_then(|n| n.to_str()).unwrap_or("");
-            if ((lo..hi).contains(&here) || name.starts_with("libLLVM")) && !files.iter().any(|f| f == path) {
-                files.push(path.to_string());
+            if ((lo..hi).contains(&here) || name.starts_with("libLLVM")) && !files.iter().any(|f| f.starts_with(path)) {
+                // A library replaced on disk since it was loaded ("(deleted)", or another
+                // inode at its path) is not what runs here: this process's entries and
+                // binaries get an identity of their own, which no other process matches.
+                // (A path with spaces also looks so: such an install caches per process.)
+                let replaced = parts.len() > 6 || {
+                    use std::os::unix::fs::MetadataExt;
+                    std::fs::metadata(path).map(|m| m.ino().to_string()).ok().as_deref() != Some(inode)
+                };
+                let path = if replaced {
+                    format!(
+                        "{path} (replaced on disk; process {} started {:?})",
+                        std::process::id(),
+                        std::time::SystemTime::now()
+                    )
+                } else {
+                    path.to_string()
+                };
+                files.push(path);
             }
         }
         let files: Vec<String> = files.iter().map(|f| file_identity(Path::new(f))).collect();
