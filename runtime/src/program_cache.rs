@@ -28,8 +28,9 @@
 //! invalid (truncated, corrupt, another format, another key) as a miss; the rebuild then
 //! overwrites the entry. Writers write a temporary file in the same directory and rename it over
 //! the entry (atomic on POSIX file systems), so concurrent processes building the same program
-//! each install a complete entry and readers never see a partial one. No error of the cache ever
-//! fails a build: an unwritable directory only means no entry.
+//! each install a complete entry and readers never see a partial one; a store removes temporary
+//! files older than ten minutes (left by a writer that died). No error of the cache ever fails a
+//! build: an unwritable directory only means no entry. There is no eviction of entries.
 
 use crate::sha256::{hex, Sha256};
 use softcl_compiler::{native_image, NativeImage, Target};
@@ -293,9 +294,31 @@ pub fn store(key: &Key, front_log: &str, spirv: &[u32], image: &NativeImage) {
     let Some(dir) = directory() else { return };
     let Some(bytes) = encode(key, front_log, spirv, image) else { return };
     let path = entry_path(&dir, key);
+    remove_orphans(&dir);
     match write_atomically(&dir, &path, &bytes) {
         Ok(()) => trace(|| format!("stored {}", path.display())),
         Err(e) => trace(|| format!("cannot store {}: {e}", path.display())),
+    }
+}
+
+/// Temporary files older than this were left by a writer that died before its rename.
+const ORPHAN_AGE: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Removes the temporary files of writers that died (a store is a miss, which costs a whole
+/// compilation, so one listing of the directory is cheap beside it).
+fn remove_orphans(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if !(name.starts_with('.') && name.ends_with(".tmp")) {
+            continue;
+        }
+        let old =
+            e.metadata().and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok()).is_some_and(|a| a > ORPHAN_AGE);
+        if old {
+            let _ = std::fs::remove_file(e.path());
+        }
     }
 }
 
@@ -405,6 +428,26 @@ mod tests {
             b[i] ^= 0x5a;
             assert!(decode(&b, &key).is_err(), "byte {i} flipped");
         }
+    }
+
+    #[test]
+    fn orphaned_temporary_files_are_removed() {
+        let dir = std::env::temp_dir().join(format!("softcl-kcache-orphans-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let old = dir.join(".x.kc.1.2.tmp");
+        let young = dir.join(".y.kc.1.3.tmp");
+        let entry = dir.join("z.kc");
+        for f in [&old, &young, &entry] {
+            std::fs::write(f, b"x").unwrap();
+        }
+        let past = std::time::SystemTime::now() - ORPHAN_AGE * 2;
+        std::fs::File::options().write(true).open(&old).unwrap().set_modified(past).unwrap();
+        std::fs::File::options().write(true).open(&entry).unwrap().set_modified(past).unwrap();
+        remove_orphans(&dir);
+        assert!(!old.exists(), "an old temporary file is removed");
+        assert!(young.exists(), "a temporary file being written stays");
+        assert!(entry.exists(), "entries stay");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
