@@ -28,4 +28,15 @@ fn main() {
     bindings.write_to_file(&out).expect("write cl_bindings.rs");
     println!("cargo:bindings={}", out.display());
     println!("cargo:rerun-if-changed=build.rs");
+    // The commit the driver is built from, part of the kernel cache's driver identity
+    // (program_cache.rs), which also holds the loaded library's size and mtime.
+    let commit = std::process::Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|| "unknown".into());
+    println!("cargo:rustc-env=SOFTCL_GIT_COMMIT={commit}");
 }

@@ -15,6 +15,7 @@ pub mod gen_abi;
 pub mod image;
 pub mod ir;
 pub mod kernel_info;
+pub mod native_image;
 pub mod passes;
 pub mod printf;
 pub mod vectorize;
@@ -177,6 +178,18 @@ pub fn load_spirv(bytes: &[u8]) -> Result<Program, BuildError> {
     front::load_spirv(bytes)
 }
 
+/// The program [`compile_source`] made of `source`, from the SPIR-V and log that build
+/// produced (a cache hit: the toolchain does not run; the SPIR-V is translated again).
+pub fn source_program_from_spirv(spirv: Vec<u32>, log: String, source: &str) -> Result<Program, BuildError> {
+    front::source_program_from_spirv(spirv, log, source)
+}
+
+/// Native code loaded from `image` (made by [`Program::codegen`] for `target`, in this process
+/// or another) for `program`, without LLVM's optimiser and code generator.
+pub fn load_native(image: NativeImage, program: &Program, target: &Target) -> Result<Arc<NativeProgram>, BuildError> {
+    back::load(image, &program.module, target)
+}
+
 /// OpenCL C source -> a compiled object (clCompileProgram): `extern` functions and variables
 /// may stay undefined until [`link`].
 pub fn compile_object(source: &str, options: &str, target: &Target) -> Result<Program, BuildError> {
@@ -194,12 +207,27 @@ pub fn link(inputs: &[&Program], create_library: bool) -> Result<Program, BuildE
     front::link(inputs, create_library)
 }
 
+/// What native code is made of, enough to load it again without LLVM's code generation: the
+/// object file (position independent of the compiling process: `back/host.rs`), the host
+/// functions it calls by name, each kernel's compiled metadata (work-item state size, SIMD
+/// width, printf use, ...) and the code generator's build-log notes. Serialized by
+/// [`native_image`] for the kernel cache and program binaries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NativeImage {
+    pub object: Vec<u8>,
+    pub host_symbols: Vec<String>,
+    pub kernels: Vec<KernelInfo>,
+    pub log: String,
+}
+
 /// Native code for the kernels of a program; kernels stay valid while this lives.
 pub struct NativeProgram {
     pub kernels: Vec<NativeKernel>,
     /// Notes of the code generator for the build log (the vectorizer report when
     /// `SOFTCL_VECTORIZER_REPORT=1`), one per line; empty otherwise.
     pub log: String,
+    /// What the code was loaded from (kept for the kernel cache and program binaries).
+    pub image: Option<NativeImage>,
     /// Keeps the JIT (and the memory holding the code) alive.
     pub(crate) _code: Box<dyn std::any::Any + Send + Sync>,
 }

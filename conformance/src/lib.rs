@@ -285,6 +285,12 @@ pub fn init_loader() {
 
 fn setup_loader_env() -> Result<(), String> {
     set_vendors_env()?;
+    // SoftCL's persistent kernel cache is off unless the process asks for it: a test must
+    // give the same result on a fresh machine, so none may depend on (or fill) the user's
+    // cache. The cache's own tests set SOFTCL_CACHE and SOFTCL_CACHE_DIR in child processes.
+    if std::env::var_os("SOFTCL_CACHE").is_none() {
+        std::env::set_var("SOFTCL_CACHE", "0");
+    }
     // The ICD loader (and some drivers: PoCL) initialise themselves lazily on the first
     // calls, and that is not safe against concurrent first calls (tests run on several
     // threads): make the first platform and device queries here, once, while the other

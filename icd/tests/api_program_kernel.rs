@@ -38,6 +38,14 @@ impl Env {
     }
 
     fn with_context(ctx: cl_context) -> Self {
+        // The persistent kernel cache stays off: these tests must not read or fill the
+        // user's cache (set once, before any build, like the conformance harness does).
+        static NO_CACHE: std::sync::Once = std::sync::Once::new();
+        NO_CACHE.call_once(|| {
+            if std::env::var_os("SOFTCL_CACHE").is_none() {
+                std::env::set_var("SOFTCL_CACHE", "0");
+            }
+        });
         let mut devices: Vec<cl_device_id> = vec![null_mut(); 8];
         let mut size = 0usize;
         let bytes = std::mem::size_of_val(devices.as_slice());

@@ -19,7 +19,9 @@ pub mod kernel;
 pub mod memory;
 pub mod platform;
 pub mod program;
+pub mod program_cache;
 pub mod queue;
 pub mod sampler;
+mod sha256;
 
 pub use errors::error_name;

@@ -4,12 +4,17 @@
 //!
 //! Builds run synchronously on the calling thread. Devices whose compiler [`Target`]s are equal
 //! share one front-end run and one code generation. Binaries are a versioned container
-//! ([`encode_binary`]) holding the SPIR-V and the options it was compiled with.
+//! ([`encode_binary`]) holding the SPIR-V and the options it was compiled with and, for
+//! executables, the device's native code with the driver's and device's identity: loading it
+//! back links that code (no LLVM code generation) when both match, otherwise the SPIR-V is
+//! compiled again and the build log says why. Builds from source or IL go through the
+//! persistent kernel cache ([`program_cache`]).
 
 use crate::cl::*;
 use crate::context::Context;
 use crate::device::Device;
 use crate::handle::{ClObject, Header, ObjectKind};
+use crate::program_cache;
 use parking_lot::Mutex;
 use softcl_compiler::{self as compiler, BuildError, BuildErrorKind, KernelInfo, NativeProgram, Target};
 use std::collections::{BTreeMap, HashMap};
@@ -49,6 +54,11 @@ pub struct DeviceBuild {
     /// Whether every work-group of an NDRange must have the same size (OpenCL C before 2.0,
     /// or `-cl-uniform-work-group-size`).
     pub uniform_work_groups: bool,
+    /// Native code a binary brought for this device (checked against the driver and the
+    /// device when the binary was loaded): clBuildProgram links it instead of generating code.
+    pub binary_image: Option<Arc<compiler::NativeImage>>,
+    /// Why a binary's native code is not used (a line of every build log of the program).
+    pub binary_note: String,
 }
 
 impl Default for DeviceBuild {
@@ -62,6 +72,8 @@ impl Default for DeviceBuild {
             native: None,
             compile_options: String::new(),
             uniform_work_groups: true,
+            binary_image: None,
+            binary_note: String::new(),
         }
     }
 }
@@ -226,8 +238,8 @@ impl Program {
     ) -> (Result<Arc<Self>, cl_int>, Vec<cl_int>) {
         let mut status = Vec::with_capacity(binaries.len());
         let mut builds = Vec::with_capacity(binaries.len());
-        for bytes in binaries {
-            match decode_binary(bytes) {
+        for (bytes, device) in binaries.iter().zip(&devices) {
+            match decode_binary(bytes, device.model.target()) {
                 Ok(b) => {
                     status.push(CL_SUCCESS as cl_int);
                     builds.push(b);
@@ -351,13 +363,7 @@ impl Program {
         let devs: Vec<Arc<Device>> = indices.iter().map(|&i| self.devices[i].clone()).collect();
         let results: Vec<Outcome> = match &self.origin {
             Origin::Source(source) => {
-                let built = per_target(&devs, |target| -> Built {
-                    guarded(|| {
-                        let front = Arc::new(compiler::compile_source(source, options, target)?);
-                        let native = front.codegen(target)?;
-                        Ok((front, native))
-                    })
-                });
+                let built = per_target(&devs, |target| -> Built { guarded(|| build_source(source, options, target)) });
                 devs.iter()
                     .zip(built)
                     .map(|(d, b)| {
@@ -374,7 +380,7 @@ impl Program {
                     // The options are checked even though SPIR-V needs none of them.
                     compiler::front::parse_options(options, target)?;
                     let front = front.clone()?;
-                    let native = guarded(|| front.codegen(target))?;
+                    let native = guarded(|| codegen_il(&front, options, target))?;
                     Ok((front, native))
                 });
                 devs.iter()
@@ -398,8 +404,13 @@ impl Program {
                     let parsed = compiler::front::parse_options(options, target);
                     // The binary's own options decide uniformity; the build may only add to it.
                     let uniform = prev.uniform_work_groups || parsed.as_ref().is_ok_and(|o| o.uniform_work_group_size);
-                    let built: Built = parsed.and_then(|_| Ok((front.clone(), guarded(|| front.codegen(target))?)));
+                    let built: Built =
+                        parsed.and_then(|_| Ok((front.clone(), guarded(|| binary_codegen(&front, &prev, target))?)));
                     let mut outcome = executable(built, options, &prev.compile_options, uniform);
+                    // The note of a binary whose native code could not be used comes first.
+                    outcome.build.log = format!("{}{}", prev.binary_note, outcome.build.log);
+                    outcome.build.binary_image = prev.binary_image.clone();
+                    outcome.build.binary_note = prev.binary_note.clone();
                     if outcome.failure.is_some() {
                         // A failed build keeps the binary, so that the program can be built
                         // again (with other options).
@@ -479,6 +490,7 @@ impl Program {
                         native: None,
                         compile_options: options.to_string(),
                         uniform_work_groups: uniform,
+                        ..DeviceBuild::default()
                     }
                 }
                 Err(e) => {
@@ -649,17 +661,27 @@ impl Program {
 
     /// CL_PROGRAM_BINARIES: the container of every device that has a binary (empty
     /// otherwise).
+    ///
+    /// An executable's binary also holds its native code for the device (with the driver's and
+    /// the device's identity: [`native_block`]), so that clCreateProgramWithBinary +
+    /// clBuildProgram in a later run link it without LLVM.
     pub fn binaries(&self) -> Vec<Vec<u8>> {
         self.builds
             .lock()
             .iter()
-            .map(|b| match (&b.front, b.binary_type, b.status) {
+            .zip(&self.devices)
+            .map(|(b, device)| match (&b.front, b.binary_type, b.status) {
                 // Built here, or loaded from a binary and not built again yet.
                 (Some(front), ty, status)
                     if ty != CL_PROGRAM_BINARY_TYPE_NONE
                         && (status == CL_BUILD_SUCCESS as cl_build_status || status == CL_BUILD_NONE) =>
                 {
-                    encode_binary(ty, &b.compile_options, b.uniform_work_groups, &front.spirv)
+                    let image = b.native.as_ref().and_then(|n| n.image.as_ref()).or(b.binary_image.as_deref());
+                    let native = match ty {
+                        CL_PROGRAM_BINARY_TYPE_EXECUTABLE => image.and_then(|i| native_block(i, device.model.target())),
+                        _ => None,
+                    };
+                    encode_binary(ty, &b.compile_options, b.uniform_work_groups, &front.spirv, native.as_deref())
                 }
                 _ => Vec::new(),
             })
@@ -687,6 +709,73 @@ impl Program {
     }
 }
 
+/// clBuildProgram of OpenCL C `source` for `target`: from the kernel cache when it has the
+/// build (no toolchain, no LLVM code generation: the SPIR-V is translated again and the cached
+/// object linked), otherwise compiled and stored there.
+fn build_source(
+    source: &str,
+    options: &str,
+    target: &Target,
+) -> Result<(Arc<compiler::Program>, Arc<NativeProgram>), BuildError> {
+    let key = program_cache::key_for_source(source, options, target);
+    if let Some(entry) = key.as_ref().and_then(program_cache::lookup) {
+        let hit = compiler::source_program_from_spirv(entry.spirv, entry.front_log, source)
+            .and_then(|front| Ok((compiler::load_native(entry.image, &front, target)?, front)));
+        // An entry that does not load (a host function missing here) is rebuilt and replaced.
+        match hit {
+            Ok((native, front)) => {
+                program_cache::trace(|| format!("hit {}", key.map(|k| k.hex()).unwrap_or_default()));
+                return Ok((Arc::new(front), native));
+            }
+            Err(e) => program_cache::trace(|| format!("entry does not load ({}): rebuilt", e.log)),
+        }
+    }
+    let front = Arc::new(compiler::compile_source(source, options, target)?);
+    let native = front.codegen(target)?;
+    if let (Some(key), Some(image)) = (key, &native.image) {
+        program_cache::store(&key, &front.log, &front.spirv, image);
+    }
+    Ok((front, native))
+}
+
+/// Code generation of an IL program's `front` for `target`, through the kernel cache.
+fn codegen_il(front: &compiler::Program, options: &str, target: &Target) -> Result<Arc<NativeProgram>, BuildError> {
+    if !front.unresolved.is_empty() {
+        return front.codegen(target);
+    }
+    let key = program_cache::key_for_il(&front.spirv, options, target);
+    if let Some(entry) = key.as_ref().and_then(program_cache::lookup) {
+        match compiler::load_native(entry.image, front, target) {
+            Ok(native) => {
+                program_cache::trace(|| format!("hit {}", key.map(|k| k.hex()).unwrap_or_default()));
+                return Ok(native);
+            }
+            Err(e) => program_cache::trace(|| format!("entry does not load ({}): rebuilt", e.log)),
+        }
+    }
+    let native = front.codegen(target)?;
+    if let (Some(key), Some(image)) = (key, &native.image) {
+        program_cache::store(&key, "", &[], image);
+    }
+    Ok(native)
+}
+
+/// Native code of a program loaded from a binary: the binary's own native code when it has
+/// some for this device and driver (no LLVM code generation), otherwise generated from its
+/// SPIR-V.
+fn binary_codegen(
+    front: &compiler::Program,
+    prev: &DeviceBuild,
+    target: &Target,
+) -> Result<Arc<NativeProgram>, BuildError> {
+    if let Some(image) = &prev.binary_image {
+        if let Ok(native) = compiler::load_native((**image).clone(), front, target) {
+            return Ok(native);
+        }
+    }
+    front.codegen(target)
+}
+
 /// A device's outcome of a build that ends in native code.
 struct Outcome {
     build: DeviceBuild,
@@ -705,6 +794,7 @@ fn executable(built: Built, options: &str, compile_options: &str, uniform: bool)
                 native: Some(native),
                 compile_options: compile_options.to_string(),
                 uniform_work_groups: uniform,
+                ..DeviceBuild::default()
             },
             failure: None,
         },
@@ -745,6 +835,7 @@ fn link_one(
                     native: None,
                     compile_options,
                     uniform_work_groups: uniform,
+                    ..DeviceBuild::default()
                 },
                 failure: None,
             },
@@ -840,30 +931,78 @@ impl Drop for HeaderDir {
 
 /// The first bytes of every SoftCL program binary.
 pub const BINARY_MAGIC: &[u8; 8] = b"SOFTCLB\0";
-/// The container's format version; older or newer containers are rejected.
-pub const BINARY_VERSION: u32 = 1;
-const HEADER_LEN: usize = 8 + 5 * 4;
+/// The container's format version. Version 2 adds native code; version 1 containers (SPIR-V
+/// only) are still read. Others are rejected.
+pub const BINARY_VERSION: u32 = 2;
+const HEADER_LEN_V1: usize = 8 + 5 * 4;
+const HEADER_LEN: usize = 8 + 6 * 4;
 const FLAG_UNIFORM: u32 = 1;
 
 fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
 }
 
-/// The binary container: magic, format version, binary type, flags, options length, SPIR-V
-/// word count (all u32 little endian), the options (UTF-8), the SPIR-V words (little
-/// endian), and an FNV-1a 64 checksum of everything before it.
-pub fn encode_binary(binary_type: cl_program_binary_type, options: &str, uniform: bool, spirv: &[u32]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(HEADER_LEN + options.len() + spirv.len() * 4 + 8);
+/// The identity native code in a binary must match to be used: the driver's build and the
+/// device's target on this host (`program_cache`).
+fn native_identity(target: &Target) -> String {
+    format!("{}\n{}", program_cache::driver_identity(), program_cache::target_identity(target))
+}
+
+/// A binary's native section for `image` built for `target`: the identity's length (u32 little
+/// endian) and text, then the encoded image (`compiler::native_image`). `None` when the image
+/// is not encoded.
+fn native_block(image: &compiler::NativeImage, target: &Target) -> Option<Vec<u8>> {
+    let encoded = compiler::native_image::encode(image)?;
+    let id = native_identity(target);
+    let mut out = Vec::with_capacity(4 + id.len() + encoded.len());
+    out.extend_from_slice(&(id.len() as u32).to_le_bytes());
+    out.extend_from_slice(id.as_bytes());
+    out.extend_from_slice(&encoded);
+    Some(out)
+}
+
+/// The native image of a native section, if it was built by this driver for `target`;
+/// otherwise why not (the build log's note).
+fn native_image_for(block: &[u8], target: &Target) -> Result<compiler::NativeImage, String> {
+    let stale = "the binary's native code was built by another SoftCL build or for another device; \
+                 clBuildProgram rebuilds it from the binary's SPIR-V";
+    let id_len = block.get(..4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")) as usize);
+    let id = id_len.and_then(|n| block.get(4..4usize.checked_add(n)?)).ok_or(stale)?;
+    if id != native_identity(target).as_bytes() {
+        return Err(stale.into());
+    }
+    compiler::native_image::decode(&block[4 + id.len()..]).map_err(|e| format!("{stale} ({e})"))
+}
+
+/// The binary container (version 2): magic, format version, binary type, flags, options
+/// length, SPIR-V word count, native section length (all u32 little endian), the options
+/// (UTF-8), the SPIR-V words (little endian), the native section ([`native_block`]; empty for
+/// compiled objects and libraries), and an FNV-1a 64 checksum of everything before it.
+pub fn encode_binary(
+    binary_type: cl_program_binary_type,
+    options: &str,
+    uniform: bool,
+    spirv: &[u32],
+    native: Option<&[u8]>,
+) -> Vec<u8> {
+    let native = native.unwrap_or_default();
+    let mut out = Vec::with_capacity(HEADER_LEN + options.len() + spirv.len() * 4 + native.len() + 8);
     out.extend_from_slice(BINARY_MAGIC);
-    for v in
-        [BINARY_VERSION, binary_type, if uniform { FLAG_UNIFORM } else { 0 }, options.len() as u32, spirv.len() as u32]
-    {
+    for v in [
+        BINARY_VERSION,
+        binary_type,
+        if uniform { FLAG_UNIFORM } else { 0 },
+        options.len() as u32,
+        spirv.len() as u32,
+        native.len() as u32,
+    ] {
         out.extend_from_slice(&v.to_le_bytes());
     }
     out.extend_from_slice(options.as_bytes());
     for w in spirv {
         out.extend_from_slice(&w.to_le_bytes());
     }
+    out.extend_from_slice(native);
     let sum = fnv1a(&out);
     out.extend_from_slice(&sum.to_le_bytes());
     out
@@ -876,6 +1015,8 @@ pub struct BinaryContents {
     pub options: String,
     pub uniform: bool,
     pub spirv: Vec<u32>,
+    /// The native section (empty when there is none).
+    pub native: Vec<u8>,
 }
 
 /// Parses a container (CL_INVALID_BINARY for anything else).
@@ -884,9 +1025,14 @@ pub fn parse_binary(bytes: &[u8]) -> Result<BinaryContents, cl_int> {
         let b = bytes.get(at..at + 4).ok_or(CL_INVALID_BINARY)?;
         Ok(u32::from_le_bytes(b.try_into().expect("4 bytes")))
     };
-    if bytes.len() < HEADER_LEN + 8 || &bytes[..8] != BINARY_MAGIC || u32_at(8)? != BINARY_VERSION {
+    if bytes.len() < HEADER_LEN_V1 + 8 || &bytes[..8] != BINARY_MAGIC {
         return Err(CL_INVALID_BINARY);
     }
+    let header = match u32_at(8)? {
+        1 => HEADER_LEN_V1,
+        2 => HEADER_LEN,
+        _ => return Err(CL_INVALID_BINARY),
+    };
     let binary_type = u32_at(12)?;
     if !matches!(
         binary_type,
@@ -897,26 +1043,35 @@ pub fn parse_binary(bytes: &[u8]) -> Result<BinaryContents, cl_int> {
     let flags = u32_at(16)?;
     let options_len = u32_at(20)? as usize;
     let words = u32_at(24)? as usize;
-    let end = HEADER_LEN.checked_add(options_len).and_then(|n| n.checked_add(words.checked_mul(4)?));
+    let native_len = if header == HEADER_LEN { u32_at(28)? as usize } else { 0 };
+    let spirv_end = header.checked_add(options_len).and_then(|n| n.checked_add(words.checked_mul(4)?));
+    let end = spirv_end.and_then(|e| e.checked_add(native_len));
     if end.and_then(|e| e.checked_add(8)) != Some(bytes.len()) {
         return Err(CL_INVALID_BINARY);
     }
-    let end = end.expect("checked");
+    let (spirv_end, end) = (spirv_end.expect("checked"), end.expect("checked"));
     let sum = u64::from_le_bytes(bytes[end..].try_into().expect("8 bytes"));
     if sum != fnv1a(&bytes[..end]) {
         return Err(CL_INVALID_BINARY);
     }
-    let options =
-        std::str::from_utf8(&bytes[HEADER_LEN..HEADER_LEN + options_len]).map_err(|_| CL_INVALID_BINARY)?.to_string();
-    let spirv = bytes[HEADER_LEN + options_len..end]
+    let options = std::str::from_utf8(&bytes[header..header + options_len]).map_err(|_| CL_INVALID_BINARY)?.to_string();
+    let spirv = bytes[header + options_len..spirv_end]
         .chunks_exact(4)
         .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
         .collect();
-    Ok(BinaryContents { binary_type, options, uniform: flags & FLAG_UNIFORM != 0, spirv })
+    Ok(BinaryContents {
+        binary_type,
+        options,
+        uniform: flags & FLAG_UNIFORM != 0,
+        spirv,
+        native: bytes[spirv_end..end].to_vec(),
+    })
 }
 
-/// A device's state loaded from a binary (status CL_BUILD_NONE until it is built).
-fn decode_binary(bytes: &[u8]) -> Result<DeviceBuild, cl_int> {
+/// A device's state loaded from a binary (status CL_BUILD_NONE until it is built). Native code
+/// in the binary is kept when it was built by this driver for `target`; otherwise the build log
+/// says that clBuildProgram generates it again from the binary's SPIR-V.
+fn decode_binary(bytes: &[u8], target: &Target) -> Result<DeviceBuild, cl_int> {
     let contents = parse_binary(bytes)?;
     let spirv: Vec<u8> = contents.spirv.iter().flat_map(|w| w.to_le_bytes()).collect();
     // "CL_INVALID_BINARY in binary_status[i] if program binary is not a valid binary for the
@@ -927,6 +1082,15 @@ fn decode_binary(bytes: &[u8]) -> Result<DeviceBuild, cl_int> {
         guarded(|| compiler::load_spirv_object(&spirv))
     }
     .map_err(|_| CL_INVALID_BINARY)?;
+    let (binary_image, binary_note) =
+        if contents.native.is_empty() || contents.binary_type != CL_PROGRAM_BINARY_TYPE_EXECUTABLE {
+            (None, String::new())
+        } else {
+            match native_image_for(&contents.native, target) {
+                Ok(image) => (Some(Arc::new(image)), String::new()),
+                Err(note) => (None, format!("{note}\n")),
+            }
+        };
     Ok(DeviceBuild {
         status: CL_BUILD_NONE,
         options: String::new(),
@@ -936,6 +1100,8 @@ fn decode_binary(bytes: &[u8]) -> Result<DeviceBuild, cl_int> {
         native: None,
         compile_options: contents.options,
         uniform_work_groups: contents.uniform,
+        binary_image,
+        binary_note,
     })
 }
 
@@ -1045,7 +1211,7 @@ mod tests {
     #[test]
     fn binary_round_trip_and_rejections() {
         let spirv = vec![SPIRV_MAGIC, 0x0001_0000, 0, 10, 0];
-        let bin = encode_binary(CL_PROGRAM_BINARY_TYPE_EXECUTABLE, "-cl-std=CL2.0", false, &spirv);
+        let bin = encode_binary(CL_PROGRAM_BINARY_TYPE_EXECUTABLE, "-cl-std=CL2.0", false, &spirv, Some(b"native"));
         assert_eq!(&bin[..8], BINARY_MAGIC);
         let c = parse_binary(&bin).unwrap();
         assert_eq!(
@@ -1054,18 +1220,30 @@ mod tests {
                 binary_type: CL_PROGRAM_BINARY_TYPE_EXECUTABLE,
                 options: "-cl-std=CL2.0".into(),
                 uniform: false,
-                spirv: spirv.clone()
+                spirv: spirv.clone(),
+                native: b"native".to_vec(),
             }
         );
+        // A version 1 container (no native section) is still read.
+        let mut v1 = Vec::new();
+        v1.extend_from_slice(BINARY_MAGIC);
+        for v in [1, CL_PROGRAM_BINARY_TYPE_EXECUTABLE, FLAG_UNIFORM, 0, spirv.len() as u32] {
+            v1.extend_from_slice(&v.to_le_bytes());
+        }
+        spirv.iter().for_each(|w| v1.extend_from_slice(&w.to_le_bytes()));
+        let sum = fnv1a(&v1);
+        v1.extend_from_slice(&sum.to_le_bytes());
+        let c1 = parse_binary(&v1).unwrap();
+        assert_eq!((c1.spirv, c1.native, c1.uniform), (spirv.clone(), Vec::new(), true));
         // Garbage, truncation, a flipped byte, another version.
         assert_eq!(parse_binary(b"garbage garbage garbage garbage garbage"), Err(CL_INVALID_BINARY));
         assert_eq!(parse_binary(&bin[..bin.len() - 1]), Err(CL_INVALID_BINARY));
         let mut flipped = bin.clone();
         flipped[HEADER_LEN + 3] ^= 1;
         assert_eq!(parse_binary(&flipped), Err(CL_INVALID_BINARY));
-        let mut v2 = bin.clone();
-        v2[8] = 2;
-        assert_eq!(parse_binary(&v2), Err(CL_INVALID_BINARY));
+        let mut v3 = bin.clone();
+        v3[8] = 3;
+        assert_eq!(parse_binary(&v3), Err(CL_INVALID_BINARY));
         assert_eq!(parse_binary(&[]), Err(CL_INVALID_BINARY));
     }
 

@@ -9,7 +9,6 @@ use super::llvm::{
     as_int, as_ptr, bail, elem_type, gep, int_type, int_width, is_float_like, is_int_like, lanes, with_elem, Error,
     FnLower, Val, R,
 };
-use super::mathlib;
 use super::vecmath::{self, Accuracy, Func};
 use crate::ir::{self, ConvertOp, Rounding};
 use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
@@ -204,7 +203,7 @@ pub fn lower<'ctx>(
                 v
             } else if int_width(t) == 64 {
                 let f64t = fx.cx().f64_type().into();
-                host_call(fx, mathlib::softcl_cbrt as *const () as usize, t, &[f64t], &a)?
+                host_call(fx, "softcl_cbrt", t, &[f64t], &a)?
             } else {
                 fx.libm("cbrtf", "cbrt", t, &a)?
             }
@@ -229,13 +228,9 @@ pub fn lower<'ctx>(
             let n = fx.int_resize(fx.splat_to(args[1], it)?, it, true)?;
             let r = match rootn_narrow_vector(fx, x, n, int_width(t))? {
                 Some(v) => v,
-                None => host_call(
-                    fx,
-                    mathlib::softcl_rootn as *const () as usize,
-                    x.get_type(),
-                    &[fx.cx().f64_type().into(), fx.i32().into()],
-                    &[x, n],
-                )?,
+                None => {
+                    host_call(fx, "softcl_rootn", x.get_type(), &[fx.cx().f64_type().into(), fx.i32().into()], &[x, n])?
+                }
             };
             demote(fx, r, t)?
         }
@@ -252,7 +247,7 @@ pub fn lower<'ctx>(
                         Some(v) => v,
                         None => {
                             let f64t = fx.cx().f64_type().into();
-                            host_call(fx, mathlib::softcl_tanpi as *const () as usize, x.get_type(), &[f64t], &[x])?
+                            host_call(fx, "softcl_tanpi", x.get_type(), &[f64t], &[x])?
                         }
                     }
                 }
@@ -383,10 +378,9 @@ pub fn lower<'ctx>(
             let x = widen_f64(fx, fx.splat_to(args[0], t)?)?;
             let y = widen_f64(fx, fx.splat_to(args[1], t)?)?;
             let f64t: BasicTypeEnum<'ctx> = fx.cx().f64_type().into();
-            let rem =
-                host_call(fx, mathlib::softcl_remquo_rem as *const () as usize, x.get_type(), &[f64t, f64t], &[x, y])?;
+            let rem = host_call(fx, "softcl_remquo_rem", x.get_type(), &[f64t, f64t], &[x, y])?;
             let qt = with_elem(t, fx.i32().into())?;
-            let quo = host_call(fx, mathlib::softcl_remquo_quo as *const () as usize, qt, &[f64t, f64t], &[x, y])?;
+            let quo = host_call(fx, "softcl_remquo_quo", qt, &[f64t, f64t], &[x, y])?;
             store_out(fx, args[2], quo)?;
             // The remainder of narrower operands is exact in their type.
             demote(fx, rem, t)?
@@ -1069,11 +1063,11 @@ fn const_wide<'ctx>(t: BasicTypeEnum<'ctx>, v: i128) -> R<Val<'ctx>> {
     super::llvm::splat_const(t, c.into())
 }
 
-/// Calls the host function at `addr` (a `mathlib` function) once per lane of `args`, whose
-/// lanes have the scalar types `params`; the result has type `ret_ty`.
+/// Calls the host function `name` (a `mathlib` function, `super::host`) once per lane of
+/// `args`, whose lanes have the scalar types `params`; the result has type `ret_ty`.
 fn host_call<'ctx>(
     fx: &FnLower<'_, 'ctx, '_>,
-    addr: usize,
+    name: &str,
     ret_ty: BasicTypeEnum<'ctx>,
     params: &[BasicTypeEnum<'ctx>],
     args: &[Val<'ctx>],
@@ -1083,7 +1077,7 @@ fn host_call<'ctx>(
     }
     let ps: Vec<BasicMetadataTypeEnum<'ctx>> = params.iter().map(|t| (*t).into()).collect();
     let fn_ty = elem_type(ret_ty).fn_type(&ps, false);
-    let callee = fx.i64().const_int(addr as u64, false).const_to_pointer(fx.ptr_type());
+    let callee = super::host::declare(&fx.e.m, name, fn_ty).as_global_value().as_pointer_value();
     fx.per_lane(ret_ty, args, |s, la| {
         let cargs: Vec<BasicMetadataValueEnum<'ctx>> = la.iter().map(|a| (*a).into()).collect();
         let call = s.b.build_indirect_call(fn_ty, callee, &cargs, "")?;

@@ -112,7 +112,7 @@ fn compile(helper: Helper, host: &HostTarget) -> Result<usize, String> {
     m.run_passes("default<O2>", &tm, PassBuilderOptions::create())
         .map_err(|e| format!("Gen counting helper {name}: {e}"))?;
     let object = tm.write_to_memory_buffer(&m, FileType::Object).map_err(|e| e.to_string())?;
-    let (jit, addrs) = Jit::load(object.as_slice(), std::slice::from_ref(&name))?;
+    let (jit, addrs) = Jit::load(object.as_slice(), std::slice::from_ref(&name), &[])?;
     CODE.lock().push(jit);
     addrs.first().copied().ok_or_else(|| format!("Gen counting helper {name} not found after linking"))
 }

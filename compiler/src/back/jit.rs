@@ -9,10 +9,12 @@
 use llvm_sys::error::{LLVMDisposeErrorMessage, LLVMErrorRef, LLVMGetErrorMessage};
 use llvm_sys::orc2::lljit::{
     LLVMOrcCreateLLJIT, LLVMOrcDisposeLLJIT, LLVMOrcLLJITAddObjectFile, LLVMOrcLLJITGetGlobalPrefix,
-    LLVMOrcLLJITGetMainJITDylib, LLVMOrcLLJITLookup, LLVMOrcLLJITRef,
+    LLVMOrcLLJITGetMainJITDylib, LLVMOrcLLJITLookup, LLVMOrcLLJITMangleAndIntern, LLVMOrcLLJITRef,
 };
 use llvm_sys::orc2::{
-    LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess, LLVMOrcDefinitionGeneratorRef, LLVMOrcJITDylibAddGenerator,
+    LLVMJITEvaluatedSymbol, LLVMJITSymbolFlags, LLVMJITSymbolGenericFlags, LLVMOrcAbsoluteSymbols,
+    LLVMOrcCSymbolMapPair, LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess, LLVMOrcDefinitionGeneratorRef,
+    LLVMOrcDisposeMaterializationUnit, LLVMOrcJITDylibAddGenerator, LLVMOrcJITDylibDefine,
 };
 use std::ffi::{c_char, CStr, CString};
 
@@ -56,8 +58,10 @@ impl Drop for Jit {
 
 impl Jit {
     /// Links `object` (an ELF relocatable for the host) and returns the JIT and the
-    /// addresses of `symbols`, in order.
-    pub fn load(object: &[u8], symbols: &[String]) -> Result<(Jit, Vec<usize>), String> {
+    /// addresses of `symbols`, in order. `host` defines the functions of this process that
+    /// the object calls by name (`super::host`): an object holds no address of the process
+    /// that compiled it, so that it can be cached and loaded by another.
+    pub fn load(object: &[u8], symbols: &[String], host: &[(String, usize)]) -> Result<(Jit, Vec<usize>), String> {
         let mut raw: LLVMOrcLLJITRef = std::ptr::null_mut();
         // SAFETY: a null builder asks for the default LLJIT configuration for the host;
         // `raw` receives the instance on success.
@@ -83,6 +87,39 @@ impl Jit {
                 return Err(format!("cannot resolve process symbols in the JIT: {e}"));
             }
             LLVMOrcJITDylibAddGenerator(jd, generator);
+        }
+
+        if !host.is_empty() {
+            let mut pairs = Vec::with_capacity(host.len());
+            for (name, addr) in host {
+                let cname = CString::new(name.as_str()).map_err(|_| format!("bad host symbol name {name:?}"))?;
+                // SAFETY: `jit.jit` is live and `cname` outlives the call; the returned pool
+                // entry is retained for us, and LLVMOrcAbsoluteSymbols takes that reference over.
+                let interned = unsafe { LLVMOrcLLJITMangleAndIntern(jit.jit, cname.as_ptr()) };
+                let flags = LLVMJITSymbolGenericFlags::LLVMJITSymbolGenericFlagsExported as u8
+                    | LLVMJITSymbolGenericFlags::LLVMJITSymbolGenericFlagsCallable as u8;
+                pairs.push(LLVMOrcCSymbolMapPair {
+                    Name: interned,
+                    Sym: LLVMJITEvaluatedSymbol {
+                        Address: *addr as u64,
+                        Flags: LLVMJITSymbolFlags { GenericFlags: flags, TargetFlags: 0 },
+                    },
+                });
+            }
+            // SAFETY: `pairs` holds `pairs.len()` initialised pairs whose names were retained
+            // above; the materialization unit takes them over. On success the JITDylib owns
+            // the unit; on failure we still own it and dispose of it.
+            let err = unsafe {
+                let mu = LLVMOrcAbsoluteSymbols(pairs.as_mut_ptr(), pairs.len());
+                let err = LLVMOrcJITDylibDefine(LLVMOrcLLJITGetMainJITDylib(jit.jit), mu);
+                if !err.is_null() {
+                    LLVMOrcDisposeMaterializationUnit(mu);
+                }
+                err
+            };
+            if let Some(e) = take_error(err) {
+                return Err(format!("cannot define the host functions in the JIT: {e}"));
+            }
         }
 
         let name = CString::new("softcl-program").unwrap_or_default();

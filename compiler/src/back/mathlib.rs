@@ -1,9 +1,9 @@
 //! Math built-ins that need more than an LLVM intrinsic or a libm call to reach the OpenCL C
 //! accuracy bounds in double precision (docs/MATH.md lists every built-in's method).
 //!
-//! Generated code calls these through their host addresses (`builtins::host_call`): kernels
-//! run in this process, so the address of a Rust `extern "C"` function is valid for as long
-//! as the JIT code is (a program object is never written to disk). Every function is total:
+//! Generated code calls these by name (`builtins::host_call`); the JIT defines the names as
+//! the functions' addresses in the loading process (`back/host.rs`), so objects cached on
+//! disk or stored in program binaries carry no address of the process that compiled them. Every function is total:
 //! no panics, no allocation, no global state. Single-precision callers widen their operands
 //! to double, call the double version and round the result once.
 

@@ -9,7 +9,7 @@ use inkwell::OptimizationLevel;
 use std::sync::OnceLock;
 
 /// Initialises LLVM's native target once per process.
-fn init_native() -> Result<(), String> {
+pub(crate) fn init_native() -> Result<(), String> {
     static INIT: OnceLock<Result<(), String>> = OnceLock::new();
     INIT.get_or_init(|| LlvmTarget::initialize_native(&InitializationConfig::default())).clone()
 }

@@ -8,7 +8,8 @@
 //! ...), which picks the ISA variant (FMA or not) at run time. Half lanes go through float.
 //!
 //! SLEEF (libsleef.so.3, Debian package `libsleef3`) is opened once per process and its
-//! functions are called by address, like `mathlib`'s. If the library is missing, or
+//! functions are called by name, like `mathlib`'s (`super::host`: the JIT defines the names
+//! as this process's addresses). If the library is missing, or
 //! `SOFTCL_VECMATH=0` is set, [`call`] answers `None` and the caller keeps the per-lane
 //! libm path (the program's build log says so in one line).
 //!
@@ -223,7 +224,7 @@ fn library() -> Option<&'static libloading::Library> {
 }
 
 /// The address of a SLEEF function, if the library has it.
-fn lookup(name: &str) -> Option<usize> {
+pub(crate) fn lookup(name: &str) -> Option<usize> {
     let lib = library()?;
     // SAFETY: the symbol is only read as an address here; generated code calls it with the
     // signature SLEEF documents for that name (vectors in, vector out, C calling convention).
@@ -305,12 +306,13 @@ fn call_sleef<'ctx>(
     let widths: Vec<u32> = [128, 256, 512].into_iter().filter(|&b| b <= bits).map(|b| b / ew).collect();
     let chunks = plan(lanes(t), &widths);
     // Every symbol first, so that a missing one leaves no half-built code behind.
-    let mut addrs = Vec::with_capacity(chunks.len());
+    let mut names = Vec::with_capacity(chunks.len());
     for &(_, _, w) in &chunks {
-        match lookup(&f.symbol(ew, w, acc)) {
-            Some(a) => addrs.push(a),
-            None => return Ok(None),
+        let name = f.symbol(ew, w, acc);
+        if lookup(&name).is_none() {
+            return Ok(None);
         }
+        names.push(name);
     }
 
     let ct: BasicTypeEnum<'ctx> = if ew == 64 { fx.cx().f64_type().into() } else { fx.cx().f32_type().into() };
@@ -322,7 +324,7 @@ fn call_sleef<'ctx>(
     };
     let n = lanes(t);
     let mut out: Option<Val<'ctx>> = None;
-    for (&(off, len, w), addr) in chunks.iter().zip(addrs) {
+    for (&(off, len, w), name) in chunks.iter().zip(names) {
         let whole = off == 0 && len == n && w == n;
         let sub: Vec<Val<'ctx>> = if whole {
             args.clone()
@@ -330,7 +332,7 @@ fn call_sleef<'ctx>(
             let mask: Vec<u32> = (0..w).map(|i| if i < len { off + i } else { off }).collect();
             args.iter().map(|a| shuffle(fx, *a, None, &mask)).collect::<R<_>>()?
         };
-        let r = sleef_call(fx, addr, ct, w, &sub)?;
+        let r = sleef_call(fx, &name, ct, w, &sub)?;
         if whole {
             out = Some(r);
             continue;
@@ -473,10 +475,10 @@ fn rare_fix<'ctx>(
     Ok(phi.as_basic_value())
 }
 
-/// One call of the SLEEF function at `addr` on `w`-lane vectors of `elem`.
+/// One call of the SLEEF function `name` (`super::host`) on `w`-lane vectors of `elem`.
 fn sleef_call<'ctx>(
     fx: &FnLower<'_, 'ctx, '_>,
-    addr: usize,
+    name: &str,
     elem: BasicTypeEnum<'ctx>,
     w: u32,
     args: &[Val<'ctx>],
@@ -485,7 +487,7 @@ fn sleef_call<'ctx>(
     let vt = et.vec_type(w);
     let ps: Vec<BasicMetadataTypeEnum<'ctx>> = args.iter().map(|_| vt.into()).collect();
     let fn_ty = vt.fn_type(&ps, false);
-    let callee = fx.i64().const_int(addr as u64, false).const_to_pointer(fx.ptr_type());
+    let callee = super::host::declare(&fx.e.m, name, fn_ty).as_global_value().as_pointer_value();
     let cargs: Vec<BasicMetadataValueEnum<'ctx>> = args.iter().map(|a| (*a).into()).collect();
     let call = fx.b.build_indirect_call(fn_ty, callee, &cargs, "")?;
     // SLEEF functions are pure: no errno, no state.

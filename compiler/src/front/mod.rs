@@ -114,6 +114,11 @@ pub fn compile_source(source: &str, options: &str, target: &Target) -> Result<Pr
     source_program(words, log, vec![source.into()], &Default::default())
 }
 
+/// [`compile_source`]'s program from the SPIR-V and log it produced, without the toolchain.
+pub fn source_program_from_spirv(words: Vec<u32>, log: String, source: &str) -> Result<Program, BuildError> {
+    source_program(words, log, vec![source.into()], &Default::default())
+}
+
 /// A module that imports symbols defined elsewhere: kept as SPIR-V until it is linked (its
 /// IR module is empty and it has no kernels yet).
 fn unlinked(words: Vec<u32>, log: String, unresolved: Vec<String>, sources: Vec<Arc<str>>) -> Program {
