@@ -818,8 +818,9 @@ fn worker_main(shared: &Shared) {
     }
 }
 
-/// What the executor keeps across launches; held for the whole of a launch, which
-/// serialises launches on the device.
+/// What the executor keeps across launches; held for the whole of a launch. A launch that
+/// finds it held runs on its launching thread alone (see [`Executor::execute`]), so that
+/// concurrent launches on one device (out-of-order queues, several queues) all progress.
 #[derive(Default)]
 struct ExecState {
     /// The pool, started by the first launch that needs it.
@@ -853,6 +854,9 @@ pub(crate) struct Executor {
     /// Launches that went to the pool.
     #[cfg(test)]
     pool_launches: AtomicUsize,
+    /// Launches that ran while another held the pool.
+    #[cfg(test)]
+    concurrent_launches: AtomicUsize,
 }
 
 impl std::fmt::Debug for Executor {
@@ -884,6 +888,8 @@ impl Executor {
             printf_spare: Mutex::new(None),
             #[cfg(test)]
             pool_launches: AtomicUsize::new(0),
+            #[cfg(test)]
+            concurrent_launches: AtomicUsize::new(0),
         }
     }
 
@@ -898,7 +904,18 @@ impl Executor {
             let spare = self.printf_spare.lock().take();
             job.printf = Some(PrintfStore::new(capacity, spare)?);
         }
-        let mut state = self.state.lock();
+        let Some(mut state) = self.state.try_lock() else {
+            // Another launch holds the pool (a concurrent command of an out-of-order queue, or
+            // of another queue on this device). Waiting for it could wait forever (kernels of
+            // one out-of-order queue may wait on each other), so this launch runs at once, on
+            // the launching thread alone with buffers of its own: both make progress.
+            job.chunk = total;
+            let job = Arc::new(job);
+            run_backstop(&job, &mut Scratch::default());
+            #[cfg(test)]
+            self.concurrent_launches.fetch_add(1, Ordering::SeqCst);
+            return self.finish_launch(job);
+        };
         let known = state.cost.get(job.kernel.info().name.as_str()).copied();
         let job = if run_inline(total, self.threads, known) {
             job.chunk = total;
@@ -936,6 +953,11 @@ impl Executor {
             }
         }
         drop(state);
+        self.finish_launch(job)
+    }
+
+    /// Writes a launch's printf output and keeps its storage; the launch's result.
+    fn finish_launch(&self, job: Arc<Job>) -> Result<(), LaunchError> {
         if let Some(store) = &job.printf {
             crate::printf::emit(store.records());
         }

@@ -740,3 +740,65 @@ fn a_stopped_launchs_counter_run_is_not_given_to_the_next_launch() {
     let seen = second.0.lock().clone();
     assert_eq!(seen, vec![([0, 0, 0], 1, vec![0, 0])], "only the second launch's work-group");
 }
+
+/// Work-groups that wait (at most 10 s) for a flag another launch sets, or set it.
+struct FlagKernel {
+    info: KernelInfo,
+    flag: Arc<AtomicBool>,
+    set: bool,
+    started: AtomicBool,
+    timed_out: AtomicBool,
+}
+
+impl GroupKernel for FlagKernel {
+    fn info(&self) -> &KernelInfo {
+        &self.info
+    }
+    fn run(&self, _args: &[u8], _ctx: &WorkGroupContext, _first: u32, _end: u32, _resume_at: u32) -> u32 {
+        if self.set {
+            self.flag.store(true, Ordering::SeqCst);
+            return FINISHED;
+        }
+        self.started.store(true, Ordering::SeqCst);
+        let start = Instant::now();
+        while !self.flag.load(Ordering::SeqCst) {
+            if start.elapsed() > std::time::Duration::from_secs(10) {
+                self.timed_out.store(true, Ordering::SeqCst);
+                break;
+            }
+            std::thread::yield_now();
+        }
+        FINISHED
+    }
+}
+
+/// Two launches on one executor at once: the second does not wait for the first (which
+/// waits for the second), so both finish.
+#[test]
+fn concurrent_launches_on_one_executor_both_progress() {
+    let exec = Arc::new(Executor::new(2, "concurrent"));
+    let flag = Arc::new(AtomicBool::new(false));
+    let kernel = |name: &str, set| {
+        Arc::new(FlagKernel {
+            info: kernel_info(name, 0),
+            flag: flag.clone(),
+            set,
+            started: AtomicBool::new(false),
+            timed_out: AtomicBool::new(false),
+        })
+    };
+    let waiter = kernel("waiter", false);
+    let setter = kernel("setter", true);
+    let range = NdRange::new(1, [0; 3], [16, 1, 1], [4, 1, 1]).unwrap();
+    let first = {
+        let (exec, waiter) = (exec.clone(), waiter.clone());
+        std::thread::spawn(move || exec.execute(job(waiter, range, Schedule::WholeGroup, None)))
+    };
+    while !waiter.started.load(Ordering::SeqCst) {
+        std::thread::yield_now();
+    }
+    exec.execute(job(setter.clone(), range, Schedule::WholeGroup, None)).unwrap();
+    first.join().unwrap().unwrap();
+    assert!(!waiter.timed_out.load(Ordering::SeqCst), "the waiting launch never saw the flag");
+    assert_eq!(exec.concurrent_launches.load(Ordering::SeqCst), 1);
+}
