@@ -207,3 +207,200 @@ fn out_of_order_queue_properties() {
         assert_eq!(supported & OOO, OOO);
     });
 }
+
+#[repr(C)]
+struct NativeArgs {
+    n: u32,
+    scale: f32,
+    buf: *mut f32,
+}
+
+extern "C" fn native_scale(args: *mut c_void) {
+    // SAFETY: the driver passes its copy of a NativeArgs whose `buf` it set to the buffer's
+    // storage of `n` floats.
+    unsafe {
+        let a = &*args.cast::<NativeArgs>();
+        for i in 0..a.n as usize {
+            *a.buf.add(i) = i as f32 * a.scale;
+        }
+    }
+}
+
+/// clEnqueueNativeKernel on the CPU device: the function gets a copy of the argument block
+/// with the buffer's address in place; the Gen device cannot run native kernels.
+#[test]
+fn native_kernel_on_the_cpu_device() {
+    for_each_device(|d| {
+        let env = d.env();
+        let n = 64usize;
+        let buf = env.buffer_from(CL_MEM_READ_WRITE, &vec![-1.0f32; n]);
+        let mut args = NativeArgs { n: n as u32, scale: 2.5, buf: ptr::null_mut() };
+        let args_ptr = (&mut args as *mut NativeArgs).cast::<c_void>();
+        let mems = [buf.raw()];
+        let mut locs = [(&args.buf as *const *mut f32).cast::<c_void>()];
+        let size = std::mem::size_of::<NativeArgs>();
+        let caps = device_info::<cl_device_exec_capabilities>(d.id, CL_DEVICE_EXECUTION_CAPABILITIES);
+        let mut e: cl_event = ptr::null_mut();
+        // SAFETY: args and locs live for the call (the driver copies args); one buffer.
+        let code = unsafe {
+            clEnqueueNativeKernel(
+                env.q(),
+                Some(native_scale),
+                args_ptr,
+                size,
+                1,
+                mems.as_ptr(),
+                locs.as_mut_ptr(),
+                0,
+                ptr::null(),
+                &mut e,
+            )
+        };
+        if d.kind != DeviceKind::Cpu {
+            assert_eq!(caps & CL_EXEC_NATIVE_KERNEL as cl_device_exec_capabilities, 0);
+            expect_error("clEnqueueNativeKernel", code, CL_INVALID_OPERATION);
+            return;
+        }
+        assert_ne!(caps & CL_EXEC_NATIVE_KERNEL as cl_device_exec_capabilities, 0);
+        check("clEnqueueNativeKernel", code);
+        // The application's block may change at once: the driver ran on its copy.
+        args.scale = 100.0;
+        // SAFETY: a new event whose reference we own.
+        let e = unsafe { Event::from_raw(e) };
+        e.wait();
+        assert_eq!(event_info::<cl_command_type>(e.raw(), CL_EVENT_COMMAND_TYPE), CL_COMMAND_NATIVE_KERNEL);
+        let got = env.read::<f32>(&buf, n);
+        assert_eq!(got, (0..n).map(|i| i as f32 * 2.5).collect::<Vec<_>>());
+        assert!(args.buf.is_null(), "the application's block is not written");
+
+        // Errors.
+        let q = env.q();
+        // SAFETY: invalid argument combinations the driver must reject without using them.
+        unsafe {
+            let none: *mut *const c_void = ptr::null_mut();
+            expect_error(
+                "NULL user_func",
+                clEnqueueNativeKernel(q, None, args_ptr, size, 0, ptr::null(), none, 0, ptr::null(), ptr::null_mut()),
+                CL_INVALID_VALUE,
+            );
+            expect_error(
+                "NULL args, cb_args > 0",
+                clEnqueueNativeKernel(
+                    q,
+                    Some(native_scale),
+                    ptr::null_mut(),
+                    size,
+                    0,
+                    ptr::null(),
+                    none,
+                    0,
+                    ptr::null(),
+                    ptr::null_mut(),
+                ),
+                CL_INVALID_VALUE,
+            );
+            expect_error(
+                "args, cb_args 0",
+                clEnqueueNativeKernel(
+                    q,
+                    Some(native_scale),
+                    args_ptr,
+                    0,
+                    0,
+                    ptr::null(),
+                    none,
+                    0,
+                    ptr::null(),
+                    ptr::null_mut(),
+                ),
+                CL_INVALID_VALUE,
+            );
+            expect_error(
+                "mem objects, NULL mem_list",
+                clEnqueueNativeKernel(
+                    q,
+                    Some(native_scale),
+                    args_ptr,
+                    size,
+                    1,
+                    ptr::null(),
+                    locs.as_mut_ptr(),
+                    0,
+                    ptr::null(),
+                    ptr::null_mut(),
+                ),
+                CL_INVALID_VALUE,
+            );
+            expect_error(
+                "no mem objects, a mem_list",
+                clEnqueueNativeKernel(
+                    q,
+                    Some(native_scale),
+                    args_ptr,
+                    size,
+                    0,
+                    mems.as_ptr(),
+                    none,
+                    0,
+                    ptr::null(),
+                    ptr::null_mut(),
+                ),
+                CL_INVALID_VALUE,
+            );
+            let bad_mem = [ptr::null_mut::<c_void>() as cl_mem];
+            expect_error(
+                "invalid mem",
+                clEnqueueNativeKernel(
+                    q,
+                    Some(native_scale),
+                    args_ptr,
+                    size,
+                    1,
+                    bad_mem.as_ptr(),
+                    locs.as_mut_ptr(),
+                    0,
+                    ptr::null(),
+                    ptr::null_mut(),
+                ),
+                CL_INVALID_MEM_OBJECT,
+            );
+            expect_error(
+                "wait list",
+                clEnqueueNativeKernel(
+                    q,
+                    Some(native_scale),
+                    args_ptr,
+                    size,
+                    0,
+                    ptr::null(),
+                    none,
+                    1,
+                    ptr::null(),
+                    ptr::null_mut(),
+                ),
+                CL_INVALID_EVENT_WAIT_LIST,
+            );
+            // A NULL call: nothing to pass.
+            check(
+                "no args",
+                clEnqueueNativeKernel(
+                    q,
+                    Some(noop),
+                    ptr::null_mut(),
+                    0,
+                    0,
+                    ptr::null(),
+                    none,
+                    0,
+                    ptr::null(),
+                    ptr::null_mut(),
+                ),
+            );
+        }
+        env.finish();
+    });
+}
+
+extern "C" fn noop(args: *mut c_void) {
+    assert!(args.is_null());
+}
