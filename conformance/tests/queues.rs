@@ -404,3 +404,59 @@ fn native_kernel_on_the_cpu_device() {
 extern "C" fn noop(args: *mut c_void) {
     assert!(args.is_null());
 }
+
+/// clGetDeviceAndHostTimer and clGetHostTimer read the clock of the profiling timestamps:
+/// a command's QUEUED..END lies between two readings; resolutions are non-zero; NULL
+/// arguments and invalid devices are errors.
+#[test]
+fn device_and_host_timers_share_the_profiling_clock() {
+    let resolution = platform_info::<cl_ulong>(platform(), CL_PLATFORM_HOST_TIMER_RESOLUTION);
+    assert!(resolution > 0, "a platform that implements the host timer reports its resolution");
+    for_each_device(|d| {
+        let env = d.env();
+        assert!(device_info::<usize>(d.id, CL_DEVICE_PROFILING_TIMER_RESOLUTION) > 0);
+        let (mut dev0, mut host0, mut dev1, mut host1, mut host2) = (0u64, 0u64, 0u64, 0u64, 0u64);
+        // SAFETY: a valid device and out pointers.
+        unsafe { check("clGetDeviceAndHostTimer", clGetDeviceAndHostTimer(d.id, &mut dev0, &mut host0)) };
+        let program = env.build(FLAGS, "");
+        let k = kernel_of(&program, "append");
+        let buf = env.buffer_from(CL_MEM_READ_WRITE, &[0i32]);
+        k.set_mem(0, &buf);
+        k.set_arg(1, &1i32);
+        // The Gen device's modelled END may lie past the host clock; START may not once
+        // the command has completed (it is the first of a new queue).
+        let e = env.enqueue(&k, &[1], None);
+        e.wait();
+        // SAFETY: as above.
+        unsafe {
+            check("clGetDeviceAndHostTimer", clGetDeviceAndHostTimer(d.id, &mut dev1, &mut host1));
+            check("clGetHostTimer", clGetHostTimer(d.id, &mut host2));
+        }
+        let [queued, submit, start, end] = e.profile();
+        assert!(dev0 <= queued && queued <= submit && submit <= start && start < end, "{dev0} {:?}", e.profile());
+        assert!(start <= dev1, "START {start} after the later device reading {dev1}");
+        assert!(host0 <= host1 && host1 <= host2 && dev0 <= dev1);
+        // One clock: the device reading lies within the host readings around it.
+        assert!(host0 <= dev1 && dev0 <= host2);
+        // SAFETY: NULL out pointers and an invalid device must be rejected without use.
+        unsafe {
+            expect_error(
+                "NULL device_timestamp",
+                clGetDeviceAndHostTimer(d.id, ptr::null_mut(), &mut host1),
+                CL_INVALID_VALUE,
+            );
+            expect_error(
+                "NULL host_timestamp",
+                clGetDeviceAndHostTimer(d.id, &mut dev1, ptr::null_mut()),
+                CL_INVALID_VALUE,
+            );
+            expect_error("NULL host_timestamp", clGetHostTimer(d.id, ptr::null_mut()), CL_INVALID_VALUE);
+            expect_error("NULL device", clGetHostTimer(ptr::null_mut(), &mut host1), CL_INVALID_DEVICE);
+            expect_error(
+                "NULL device",
+                clGetDeviceAndHostTimer(ptr::null_mut(), &mut dev1, &mut host1),
+                CL_INVALID_DEVICE,
+            );
+        }
+    });
+}
