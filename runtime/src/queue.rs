@@ -971,4 +971,26 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn out_of_order_queue_is_freed_and_long_chains_run() {
+        let q = test_queue(OOO);
+        let gate = Event::new_user(q.context.clone());
+        let mut prev = gate.clone();
+        for i in 0..5_000 {
+            let sync = if i % 1000 == 999 { SyncKind::Barrier } else { SyncKind::None };
+            prev = if sync == SyncKind::Barrier {
+                q.enqueue_marker(CL_COMMAND_BARRIER, Vec::new(), sync)
+            } else {
+                q.enqueue(CL_COMMAND_MARKER, vec![prev.clone()], Box::new(|| Ok(None)))
+            };
+        }
+        gate.set_user_status(COMPLETE).unwrap();
+        assert_eq!(prev.wait_helping(), COMPLETE);
+        drop(prev);
+        q.finish();
+        // Only the workers' transient references may remain; give them a moment to let go.
+        assert!(eventually(|| Arc::strong_count(&q) == 1), "no reference cycle between the queue and its events");
+        assert!(q.last_event().is_none());
+    }
 }
