@@ -227,11 +227,15 @@ fn worker_main(shared: &Shared) {
     }
 }
 
-/// Out-of-order queues: when a command can run (`runnable`) but no worker waits for work,
-/// starts one more worker (up to [`MAX_OOO_WORKERS`]), so that a ready command never waits
-/// for busy workers; then wakes the waiting threads.
+/// Out-of-order queues: when a command can run (`runnable`), wakes the waiting threads and,
+/// if no worker waits for work, starts one more worker (up to [`MAX_OOO_WORKERS`]), so
+/// that a ready command never waits for busy workers. (Completions notify in
+/// [`Shared::run`]; nothing else changes what a waiting thread waits for.)
 fn wake_ooo(shared: &Arc<Shared>, mut p: MutexGuard<'_, Pending>, runnable: impl FnOnce(&Pending) -> bool) {
-    let more = p.idle == 0 && p.workers < MAX_OOO_WORKERS && !p.closed && runnable(&p);
+    if !runnable(&p) {
+        return;
+    }
+    let more = p.idle == 0 && p.workers < MAX_OOO_WORKERS && !p.closed;
     if more {
         p.workers += 1;
     }
