@@ -51,6 +51,10 @@ const WORKER_SPIN: Duration = Duration::from_micros(50);
 /// The most worker threads an out-of-order queue runs commands on at once.
 pub const MAX_OOO_WORKERS: usize = 16;
 
+/// How many waiting commands a thread that takes a command looks at for another ready one
+/// (see [`another_ready`]).
+const SPAWN_SCAN: usize = 64;
+
 /// How long an extra out-of-order worker stays idle before it ends.
 const OOO_IDLE: Duration = Duration::from_millis(200);
 
@@ -182,7 +186,7 @@ impl Shared {
     }
 
     /// Runs commands on the calling thread until `until` holds; sleeps while none can run.
-    fn help(&self, mut until: impl FnMut(&Shared, &Pending) -> bool) {
+    fn help(self: &Arc<Self>, mut until: impl FnMut(&Shared, &Pending) -> bool) {
         let mut p = self.pending.lock();
         loop {
             if until(self, &p) {
@@ -190,7 +194,12 @@ impl Shared {
             }
             match Shared::take(&mut p, self.out_of_order, true) {
                 Some(cmd) => {
-                    drop(p);
+                    if self.out_of_order {
+                        // As a worker does: another ready command gets a worker.
+                        wake_ooo(self, p, another_ready);
+                    } else {
+                        drop(p);
+                    }
                     self.run(cmd);
                     p = self.pending.lock();
                 }
@@ -246,6 +255,15 @@ fn wake_ooo(shared: &Arc<Shared>, mut p: MutexGuard<'_, Pending>, runnable: impl
     shared.changed.notify_all();
 }
 
+/// After a take: whether one of the first [`SPAWN_SCAN`] commands waiting is ready. Bounded,
+/// as a take happens per command and a long list of commands that wait on each other would
+/// make a full scan quadratic; the taking thread goes on taking ready commands after this
+/// one, so a command further down is still run (only perhaps not at once on a new worker).
+/// Events that make commands ready (completions, callbacks) look at the whole list.
+fn another_ready(p: &Pending) -> bool {
+    p.commands.iter().take(SPAWN_SCAN).any(Command::ready)
+}
+
 /// Starts one more out-of-order worker (the caller counted it in `Pending::workers`).
 fn spawn_ooo_worker(shared: &Arc<Shared>, first: bool) -> bool {
     let worker_shared = shared.clone();
@@ -263,7 +281,7 @@ fn ooo_worker_main(shared: &Arc<Shared>, first: bool) {
         if let Some(cmd) = Shared::take(&mut p, true, false) {
             // Another command is ready and no worker is idle: one more worker, so that
             // independent commands run concurrently.
-            wake_ooo(shared, p, |p| p.commands.iter().any(Command::ready));
+            wake_ooo(shared, p, another_ready);
             shared.run(cmd);
             let start = Instant::now();
             loop {
