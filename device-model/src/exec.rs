@@ -455,14 +455,16 @@ impl Job {
 
     /// The worker side: prepare buffers, then claim and run chunks of work-groups; adds the
     /// time spent to `busy_ns`.
-    fn work(&self, scratch: &mut Scratch) {
+    fn work(&self, scratch: &mut Scratch, stop: &mut dyn FnMut() -> bool) {
         let start = Instant::now();
-        self.work_groups(scratch);
+        self.work_groups(scratch, stop);
         let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
         self.busy_ns.fetch_add(ns, Ordering::Relaxed);
     }
 
-    fn work_groups(&self, scratch: &mut Scratch) {
+    /// Claims and runs chunks until none is left, or until `stop` (asked before each claim)
+    /// says so: the rest stays claimable by other threads.
+    fn work_groups(&self, scratch: &mut Scratch, stop: &mut dyn FnMut() -> bool) {
         let mut ctx = match scratch.prepare(self) {
             Ok(ctx) => ctx,
             Err(e) => return self.fail(e),
@@ -470,6 +472,9 @@ impl Job {
         let args = scratch.args.bytes();
         let total = self.range.group_count;
         while !self.aborted.load(Ordering::SeqCst) {
+            if stop() {
+                break;
+            }
             let start = self.next.fetch_add(self.chunk, Ordering::SeqCst);
             if start >= total {
                 break;
@@ -762,7 +767,12 @@ impl Pool {
 /// Runs `job.work` catching what escapes it (`work` catches each work-group's panic; this is
 /// the backstop for the rest); a panic fails the job and resets the buffers.
 fn run_backstop(job: &Job, scratch: &mut Scratch) {
-    if let Err(payload) = catch_unwind(AssertUnwindSafe(|| job.work(scratch))) {
+    run_backstop_until(job, scratch, &mut || false);
+}
+
+/// [`run_backstop`] that stops claiming chunks when `stop` says so.
+fn run_backstop_until(job: &Job, scratch: &mut Scratch, stop: &mut dyn FnMut() -> bool) {
+    if let Err(payload) = catch_unwind(AssertUnwindSafe(|| job.work(scratch, stop))) {
         job.fail(LaunchError::Invalid(format!("launch panicked: {}", panic_message(&*payload))));
         *scratch = Scratch::default();
     }
@@ -818,8 +828,9 @@ fn worker_main(shared: &Shared) {
     }
 }
 
-/// What the executor keeps across launches; held for the whole of a launch, which
-/// serialises launches on the device.
+/// What the executor keeps across launches; held for the whole of a launch. A launch that
+/// finds it held runs on its launching thread alone (see [`Executor::execute`]), so that
+/// concurrent launches on one device (out-of-order queues, several queues) all progress.
 #[derive(Default)]
 struct ExecState {
     /// The pool, started by the first launch that needs it.
@@ -853,6 +864,9 @@ pub(crate) struct Executor {
     /// Launches that went to the pool.
     #[cfg(test)]
     pool_launches: AtomicUsize,
+    /// Launches that ran while another held the pool.
+    #[cfg(test)]
+    concurrent_launches: AtomicUsize,
 }
 
 impl std::fmt::Debug for Executor {
@@ -884,6 +898,8 @@ impl Executor {
             printf_spare: Mutex::new(None),
             #[cfg(test)]
             pool_launches: AtomicUsize::new(0),
+            #[cfg(test)]
+            concurrent_launches: AtomicUsize::new(0),
         }
     }
 
@@ -898,7 +914,9 @@ impl Executor {
             let spare = self.printf_spare.lock().take();
             job.printf = Some(PrintfStore::new(capacity, spare)?);
         }
-        let mut state = self.state.lock();
+        let Some(mut state) = self.state.try_lock() else {
+            return self.execute_concurrent(job, total);
+        };
         let known = state.cost.get(job.kernel.info().name.as_str()).copied();
         let job = if run_inline(total, self.threads, known) {
             job.chunk = total;
@@ -936,6 +954,48 @@ impl Executor {
             }
         }
         drop(state);
+        self.finish_launch(job)
+    }
+
+    /// A launch that found the pool held by another launch (a concurrent command of an
+    /// out-of-order queue, or of another queue on this device). Waiting for the pool could
+    /// wait forever (kernels of one out-of-order queue may wait on each other), so this
+    /// launch starts at once on the launching thread, with buffers of its own, chunk by
+    /// chunk; as soon as the pool is free it hands the chunks left to the pool and takes part
+    /// in them, so that it runs on one thread only while the other launch has the pool.
+    fn execute_concurrent(&self, mut job: Job, total: usize) -> Result<(), LaunchError> {
+        #[cfg(test)]
+        self.concurrent_launches.fetch_add(1, Ordering::SeqCst);
+        job.chunk = (total / (self.threads * 8)).clamp(1, 64);
+        let job = Arc::new(job);
+        let mut acquired = None;
+        run_backstop_until(&job, &mut Scratch::default(), &mut || {
+            acquired = self.state.try_lock();
+            acquired.is_some()
+        });
+        if let Some(mut state) = acquired {
+            let left = total.saturating_sub(job.next.load(Ordering::SeqCst));
+            if left > 0 && !job.is_over() {
+                let helpers = (left.div_ceil(job.chunk) - 1).min(self.threads - 1);
+                let ExecState { pool, scratch, .. } = &mut *state;
+                if helpers == 0 {
+                    run_backstop(&job, scratch);
+                } else {
+                    let pool = match pool {
+                        Some(pool) => pool,
+                        empty => empty.insert(Pool::start(self.threads - 1, self.name)?),
+                    };
+                    #[cfg(test)]
+                    self.pool_launches.fetch_add(1, Ordering::SeqCst);
+                    pool.run(Arc::clone(&job), helpers, scratch);
+                }
+            }
+        }
+        self.finish_launch(job)
+    }
+
+    /// Writes a launch's printf output and keeps its storage; the launch's result.
+    fn finish_launch(&self, job: Arc<Job>) -> Result<(), LaunchError> {
         if let Some(store) = &job.printf {
             crate::printf::emit(store.records());
         }

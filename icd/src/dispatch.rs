@@ -81,7 +81,6 @@ pub const FEATURE_NOT_SUPPORTED: &[(&str, &str)] = &[
     ("clGetKernelSubGroupInfo", "sub-groups (CL_INVALID_OPERATION)"),
     ("clSetKernelArgSVMPointer", "shared virtual memory (CL_INVALID_OPERATION)"),
     ("clSetKernelExecInfo", "shared virtual memory (CL_INVALID_OPERATION)"),
-    ("clEnqueueNativeKernel", "native kernels: no device has CL_EXEC_NATIVE_KERNEL (CL_INVALID_OPERATION)"),
     ("clCreateProgramWithBuiltInKernels", "built-in kernels: the devices have none (CL_INVALID_VALUE)"),
     ("clSetProgramReleaseCallback", "program-scope global constructors and destructors (CL_INVALID_OPERATION)"),
     ("clSetDefaultDeviceCommandQueue", "device-side queues (CL_INVALID_OPERATION)"),

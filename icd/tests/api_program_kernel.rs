@@ -1,7 +1,7 @@
 //! Programs, kernels and NDRange launches through the entry points, on every device.
 
 use softcl::api::context::{clCreateContext, clCreateContextFromType, clGetContextInfo, clReleaseContext};
-use softcl::api::enqueue::{clEnqueueReadBuffer, clEnqueueWriteBuffer};
+use softcl::api::enqueue::{clEnqueueNativeKernel, clEnqueueReadBuffer, clEnqueueWriteBuffer};
 use softcl::api::event::{clCreateUserEvent, clGetEventInfo, clReleaseEvent, clSetUserEventStatus, clWaitForEvents};
 use softcl::api::kernel::*;
 use softcl::api::memory::{clCreateBuffer, clReleaseMemObject};
@@ -982,10 +982,29 @@ fn ndrange_errors() {
         clReleaseKernel(k1);
         clReleaseProgram(p1);
     }
+    // Native kernels: a NULL function is invalid; only the CPU device (the first) runs them.
     assert_eq!(
         clEnqueueNativeKernel(q, None, null_mut(), 0, 0, null(), null_mut(), 0, null(), null_mut()),
-        CL_INVALID_OPERATION
+        CL_INVALID_VALUE
     );
+    if env.devices.len() > 1 {
+        extern "C" fn nothing(_: *mut c_void) {}
+        assert_eq!(
+            clEnqueueNativeKernel(
+                env.queues[1],
+                Some(nothing),
+                null_mut(),
+                0,
+                0,
+                null(),
+                null_mut(),
+                0,
+                null(),
+                null_mut()
+            ),
+            CL_INVALID_OPERATION
+        );
+    }
     clFinish(q);
     clReleaseKernel(k);
     for b in bufs {

@@ -1,7 +1,7 @@
 //! Measures kernel launch overhead through the ICD loader, on any platform.
 //!
 //! Usage: `softcl-launch-latency [--global N] [--rounds R] [--options "build options"]
-//! [platform ...]`, where a platform is
+//! [--out-of-order] [platform ...]`, where a platform is
 //! a name ("SoftCL", "Portable Computing Language") or an index into the loader's list;
 //! without one, every platform is measured. On each platform's first CPU device (else its
 //! first device) it builds `kernel void empty(global int *p) {}` and measures, R times
@@ -9,6 +9,8 @@
 //! - batch: 1000 back-to-back clEnqueueNDRangeKernel of the empty kernel (global size N,
 //!   NULL local size, no events), then one clFinish: microseconds per launch;
 //! - single: 200 times one enqueue + clFinish: the median in microseconds.
+//!
+//! `--out-of-order` measures on a queue with CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE.
 //!
 //! Loader: unless OCL_ICD_VENDORS is set, the program registers SoftCL's driver of this
 //! build (`SOFTCL_ICD_LIB` or target/release/libsoftcl.so) together with every vendor file in
@@ -26,17 +28,19 @@ struct Options {
     global: usize,
     rounds: usize,
     options: String,
+    out_of_order: bool,
     platforms: Vec<String>,
 }
 
 fn parse_args() -> Option<Options> {
-    let mut o = Options { global: 1, rounds: 3, options: String::new(), platforms: Vec::new() };
+    let mut o = Options { global: 1, rounds: 3, options: String::new(), out_of_order: false, platforms: Vec::new() };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--global" => o.global = args.next()?.parse().ok().filter(|&g| g > 0)?,
             "--rounds" => o.rounds = args.next()?.parse().ok().filter(|&r| r > 0)?,
             "--options" => o.options = args.next()?,
+            "--out-of-order" => o.out_of_order = true,
             "-h" | "--help" => return None,
             _ => o.platforms.push(a),
         }
@@ -81,7 +85,9 @@ fn measure(platform: cl_platform_id, o: &Options) -> Result<(String, Result1), S
     let device = *ids.first().ok_or("no device")?;
     let name = device_info_string(device, CL_DEVICE_NAME);
     let context = context_for(&[device]);
-    let queue = queue_for(&context, device, 0);
+    let properties =
+        if o.out_of_order { CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE as cl_command_queue_properties } else { 0 };
+    let queue = queue_for(&context, device, properties);
     let program = program_from_source(&context, "kernel void empty(global int *p) {}");
     let program = build_program(program, &[device], &o.options).map_err(|e| e.to_string())?;
     let kernel = create_kernel(&program, "empty").map_err(|e| e.to_string())?;

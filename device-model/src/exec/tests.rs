@@ -730,13 +730,147 @@ fn a_stopped_launchs_counter_run_is_not_given_to_the_next_launch() {
     let range = NdRange::new(1, [0; 3], [64, 1, 1], [8, 1, 1]).unwrap();
     let mut stopped = job(failing, range, Schedule::WholeGroup, Some(first.clone()));
     stopped.chunk = 8;
-    stopped.work(&mut scratch);
+    stopped.work(&mut scratch, &mut || false);
     assert!(stopped.error.lock().is_some(), "the launch failed");
     // The next launch on the same worker (one work-group) sees only its own work-group.
     let second = Arc::new(Runs::default());
     let ok = Arc::new(GenKernel { info, fails_in: None });
     let range = NdRange::new(1, [0; 3], [8, 1, 1], [8, 1, 1]).unwrap();
-    job(ok, range, Schedule::WholeGroup, Some(second.clone())).work(&mut scratch);
+    job(ok, range, Schedule::WholeGroup, Some(second.clone())).work(&mut scratch, &mut || false);
     let seen = second.0.lock().clone();
     assert_eq!(seen, vec![([0, 0, 0], 1, vec![0, 0])], "only the second launch's work-group");
+}
+
+/// Work-groups that wait (at most 10 s) for a flag another launch sets, or set it.
+struct FlagKernel {
+    info: KernelInfo,
+    flag: Arc<AtomicBool>,
+    set: bool,
+    started: AtomicBool,
+    timed_out: AtomicBool,
+}
+
+impl GroupKernel for FlagKernel {
+    fn info(&self) -> &KernelInfo {
+        &self.info
+    }
+    fn run(&self, _args: &[u8], _ctx: &WorkGroupContext, _first: u32, _end: u32, _resume_at: u32) -> u32 {
+        if self.set {
+            self.flag.store(true, Ordering::SeqCst);
+            return FINISHED;
+        }
+        self.started.store(true, Ordering::SeqCst);
+        let start = Instant::now();
+        while !self.flag.load(Ordering::SeqCst) {
+            if start.elapsed() > std::time::Duration::from_secs(10) {
+                self.timed_out.store(true, Ordering::SeqCst);
+                break;
+            }
+            std::thread::yield_now();
+        }
+        FINISHED
+    }
+}
+
+/// Two launches on one executor at once: the second does not wait for the first (which
+/// waits for the second), so both finish.
+#[test]
+fn concurrent_launches_on_one_executor_both_progress() {
+    let exec = Arc::new(Executor::new(2, "concurrent"));
+    let flag = Arc::new(AtomicBool::new(false));
+    let kernel = |name: &str, set| {
+        Arc::new(FlagKernel {
+            info: kernel_info(name, 0),
+            flag: flag.clone(),
+            set,
+            started: AtomicBool::new(false),
+            timed_out: AtomicBool::new(false),
+        })
+    };
+    let waiter = kernel("waiter", false);
+    let setter = kernel("setter", true);
+    let range = NdRange::new(1, [0; 3], [16, 1, 1], [4, 1, 1]).unwrap();
+    let first = {
+        let (exec, waiter) = (exec.clone(), waiter.clone());
+        std::thread::spawn(move || exec.execute(job(waiter, range, Schedule::WholeGroup, None)))
+    };
+    while !waiter.started.load(Ordering::SeqCst) {
+        std::thread::yield_now();
+    }
+    exec.execute(job(setter.clone(), range, Schedule::WholeGroup, None)).unwrap();
+    first.join().unwrap().unwrap();
+    assert!(!waiter.timed_out.load(Ordering::SeqCst), "the waiting launch never saw the flag");
+    assert_eq!(exec.concurrent_launches.load(Ordering::SeqCst), 1);
+}
+
+/// Work-groups that record their thread; all but the first wait (at most 10 s) for `gate`.
+struct GatedWhere {
+    info: KernelInfo,
+    gate: Arc<AtomicBool>,
+    flag: Arc<AtomicBool>,
+    threads: Mutex<Vec<String>>,
+}
+
+impl GroupKernel for GatedWhere {
+    fn info(&self) -> &KernelInfo {
+        &self.info
+    }
+    fn run(&self, _args: &[u8], ctx: &WorkGroupContext, _first: u32, _end: u32, _resume_at: u32) -> u32 {
+        if ctx.group_id[0] == 0 {
+            self.flag.store(true, Ordering::SeqCst);
+        } else {
+            let start = Instant::now();
+            while !self.gate.load(Ordering::SeqCst) && start.elapsed() < std::time::Duration::from_secs(10) {
+                std::thread::yield_now();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        self.threads.lock().push(std::thread::current().name().unwrap_or("").to_string());
+        FINISHED
+    }
+}
+
+/// A launch that started on its own thread while another held the pool hands its chunks left
+/// to the pool once the other launch is over.
+#[test]
+fn concurrent_launch_moves_to_the_pool_when_it_is_free() {
+    let exec = Arc::new(Executor::new(2, "handover"));
+    let flag = Arc::new(AtomicBool::new(false));
+    let gate = Arc::new(AtomicBool::new(false));
+    let waiter = Arc::new(FlagKernel {
+        info: kernel_info("waiter", 0),
+        flag: flag.clone(),
+        set: false,
+        started: AtomicBool::new(false),
+        timed_out: AtomicBool::new(false),
+    });
+    let first = {
+        let (exec, waiter) = (exec.clone(), waiter.clone());
+        let range = NdRange::new(1, [0; 3], [1, 1, 1], [1, 1, 1]).unwrap();
+        std::thread::spawn(move || exec.execute(job(waiter, range, Schedule::WholeGroup, None)))
+    };
+    while !waiter.started.load(Ordering::SeqCst) {
+        std::thread::yield_now();
+    }
+    let second = Arc::new(GatedWhere {
+        info: kernel_info("gated", 0),
+        gate: gate.clone(),
+        flag: flag.clone(),
+        threads: Mutex::new(Vec::new()),
+    });
+    let run_second = {
+        let (exec, second) = (exec.clone(), second.clone());
+        let range = NdRange::new(1, [0; 3], [64, 1, 1], [1, 1, 1]).unwrap();
+        std::thread::spawn(move || exec.execute(job(second, range, Schedule::WholeGroup, None)))
+    };
+    // The first launch sees the flag the second one's first work-group sets and ends; then
+    // the second one's work-groups go on.
+    first.join().unwrap().unwrap();
+    assert!(!waiter.timed_out.load(Ordering::SeqCst));
+    gate.store(true, Ordering::SeqCst);
+    run_second.join().unwrap().unwrap();
+    let names = second.threads.lock().clone();
+    assert_eq!(names.len(), 64);
+    assert_eq!(exec.concurrent_launches.load(Ordering::SeqCst), 1);
+    assert!(names.iter().any(|n| n.starts_with("softcl-handover-")), "the pool never took part: {names:?}");
 }

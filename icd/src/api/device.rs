@@ -92,6 +92,16 @@ pub(crate) fn host_queue_properties(info: &DeviceInfo) -> cl_command_queue_prope
     p
 }
 
+/// CL_DEVICE_EXECUTION_CAPABILITIES: OpenCL kernels, and on the CPU device native kernels
+/// (clEnqueueNativeKernel runs a host function, which only the host CPU device is).
+pub(crate) fn execution_capabilities(info: &DeviceInfo) -> cl_device_exec_capabilities {
+    let mut caps = CL_EXEC_KERNEL as cl_device_exec_capabilities;
+    if info.kind == softcl_device_model::DeviceKind::Cpu {
+        caps |= CL_EXEC_NATIVE_KERNEL as cl_device_exec_capabilities;
+    }
+    caps
+}
+
 /// "OpenCL <major>.<minor> ..." -> CL_MAKE_VERSION(major, minor, 0) (3.0 if unreadable).
 fn numeric_version(version: &str) -> cl_version {
     let parsed = version.strip_prefix("OpenCL ").and_then(|rest| {
@@ -146,7 +156,7 @@ fn device_info(device: &Device, param_name: cl_device_info, out: InfoOut) -> Res
         CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED => out.write(&info.latest_conformance_version_passed),
         CL_DEVICE_PLATFORM => out.write(&handles::handle_of::<_, c_void>(crate::platform())),
         CL_DEVICE_AVAILABLE | CL_DEVICE_COMPILER_AVAILABLE | CL_DEVICE_LINKER_AVAILABLE => out.write(&true),
-        CL_DEVICE_EXECUTION_CAPABILITIES => out.write(&(CL_EXEC_KERNEL as cl_device_exec_capabilities)),
+        CL_DEVICE_EXECUTION_CAPABILITIES => out.write(&execution_capabilities(info)),
         CL_DEVICE_REFERENCE_COUNT => out.write(&device.header_ref_count()),
 
         // Compute and work-groups.

@@ -1,5 +1,5 @@
 //! Memory commands: read, write, copy and fill buffers (and their rect variants), map and
-//! unmap, migrate. The checks every command shares live in [`Enqueue`]; each command's work
+//! unmap, migrate, native kernels. The checks every command shares live in [`Enqueue`]; each command's work
 //! runs on the queue's worker and holds `Arc`s of the buffers it touches, so a buffer released
 //! right after a non-blocking enqueue lives until the command has run.
 
@@ -530,6 +530,94 @@ pub extern "C" fn clEnqueueMigrateMemObjects(
         }
         // One address space: there is nothing to move; the command only orders.
         cmd.submit(CL_COMMAND_MIGRATE_MEM_OBJECTS, CL_FALSE, event, move || {
+            drop(mems);
+            Ok(())
+        })
+    })
+}
+
+type NativeFn = unsafe extern "C" fn(*mut c_void);
+
+/// clEnqueueNativeKernel (CPU device): `args` is copied now; each `args_mem_loc[i]` points
+/// into the application's `args` at a slot that, in the copy, receives the address of
+/// `mem_list[i]`'s storage; the worker calls `user_func` with the copy.
+pub extern "C" fn clEnqueueNativeKernel(
+    command_queue: cl_command_queue,
+    user_func: Option<NativeFn>,
+    args: *mut c_void,
+    cb_args: usize,
+    num_mem_objects: cl_uint,
+    mem_list: *const cl_mem,
+    args_mem_loc: *mut *const c_void,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    entry::code("clEnqueueNativeKernel", || {
+        let cmd = Enqueue::new(command_queue, num_events_in_wait_list, event_wait_list)?;
+        // "CL_INVALID_VALUE if user_func is NULL."
+        let f = user_func.ok_or(CL_INVALID_VALUE)?;
+        // "CL_INVALID_VALUE if args is a NULL value and cb_args > 0, or if args is a NULL value
+        // and num_mem_objects > 0." "CL_INVALID_VALUE if args is not NULL and cb_args is 0."
+        if (args.is_null() && (cb_args > 0 || num_mem_objects > 0)) || (!args.is_null() && cb_args == 0) {
+            return Err(CL_INVALID_VALUE);
+        }
+        // "CL_INVALID_VALUE if num_mem_objects > 0 and mem_list or args_mem_loc are NULL."
+        // "CL_INVALID_VALUE if num_mem_objects = 0 and mem_list or args_mem_loc are not NULL."
+        let (any_list, both_lists) =
+            (!mem_list.is_null() || !args_mem_loc.is_null(), !mem_list.is_null() && !args_mem_loc.is_null());
+        if (num_mem_objects > 0 && !both_lists) || (num_mem_objects == 0 && any_list) {
+            return Err(CL_INVALID_VALUE);
+        }
+        // "CL_INVALID_OPERATION if the device associated with command_queue cannot execute the
+        // native kernel."
+        if crate::api::device::execution_capabilities(cmd.queue.device.info()) & CL_EXEC_NATIVE_KERNEL as u64 == 0 {
+            return Err(CL_INVALID_OPERATION);
+        }
+        // The copy of args, 8-byte aligned (the slots hold pointers).
+        let mut block = vec![0u64; cb_args.div_ceil(8)];
+        if cb_args > 0 {
+            let src = ptr::slice(args as *const u8, cb_args)?;
+            // SAFETY: block holds at least cb_args bytes, and u64 has no invalid patterns.
+            let dst = unsafe { std::slice::from_raw_parts_mut(block.as_mut_ptr().cast::<u8>(), cb_args) };
+            dst.copy_from_slice(src);
+        }
+        let mut mems = Vec::new();
+        if num_mem_objects > 0 {
+            let handles_in = ptr::slice(mem_list, num_mem_objects as usize)?;
+            let locs = ptr::slice(args_mem_loc as *const *const c_void, num_mem_objects as usize)?;
+            for (&m, &loc) in handles_in.iter().zip(locs) {
+                // "CL_INVALID_MEM_OBJECT if one or more memory objects specified in mem_list
+                // are not valid or are not buffer objects."
+                let mem: Arc<Mem> = handles::arc(m)?;
+                if mem.mem_type() != CL_MEM_OBJECT_BUFFER {
+                    return Err(CL_INVALID_MEM_OBJECT);
+                }
+                if !Arc::ptr_eq(&mem.context, &cmd.queue.context) {
+                    return Err(CL_INVALID_CONTEXT);
+                }
+                // The slot must lie inside args (a pointer elsewhere is not a valid location).
+                let offset = (loc as usize).wrapping_sub(args as usize);
+                if loc.is_null() || cb_args < size_of::<usize>() || offset > cb_args - size_of::<usize>() {
+                    return Err(CL_INVALID_VALUE);
+                }
+                mems.push((offset, mem));
+            }
+        }
+        cmd.submit(CL_COMMAND_NATIVE_KERNEL, CL_FALSE, event, move || {
+            let mut block = block;
+            let base = block.as_mut_ptr().cast::<u8>();
+            for (offset, mem) in &mems {
+                let address = mem.address() as usize;
+                // SAFETY: offset + 8 <= cb_args <= the block's length (checked at enqueue);
+                // an unaligned write, as the application's slot may be unaligned.
+                unsafe { base.add(*offset).cast::<usize>().write_unaligned(address) };
+            }
+            let arg = if cb_args == 0 { std::ptr::null_mut() } else { base.cast::<c_void>() };
+            // SAFETY: the application's function, called as clEnqueueNativeKernel specifies:
+            // with a copy of its argument block, the buffers' addresses in place (held alive
+            // by `mems` for the call).
+            unsafe { f(arg) };
             drop(mems);
             Ok(())
         })

@@ -9,7 +9,7 @@ use softcl_runtime::cl::*;
 use softcl_runtime::context::Context;
 use softcl_runtime::event::{self, Event};
 use softcl_runtime::handle::RefCount;
-use softcl_runtime::queue::{Queue, Work};
+use softcl_runtime::queue::{Queue, SyncKind};
 use std::ffi::c_void;
 use std::sync::Arc;
 
@@ -47,11 +47,6 @@ fn queue_and_wait_list(
     let wait_for = handles::wait_list(event_wait_list, num_events_in_wait_list)?;
     check_wait_list(&queue, &wait_for)?;
     Ok((queue, wait_for))
-}
-
-/// A command with nothing to do but wait (markers, barriers).
-fn no_work() -> Work {
-    Box::new(|| Ok(None))
 }
 
 pub extern "C" fn clWaitForEvents(num_events: cl_uint, event_list: *const cl_event) -> cl_int {
@@ -179,7 +174,8 @@ pub extern "C" fn clGetEventProfilingInfo(
 }
 
 /// A marker or barrier: waits for `wait_for`, or (empty list) for every command enqueued
-/// before it, which in-order execution gives implicitly; completes after them.
+/// before it; a barrier also orders every later command of the queue after it (in-order
+/// queues give both orders by themselves; out-of-order queues: `Queue::enqueue_marker`).
 fn enqueue_wait(
     command_queue: cl_command_queue,
     command_type: cl_command_type,
@@ -188,7 +184,8 @@ fn enqueue_wait(
     event: *mut cl_event,
 ) -> Result<(), cl_int> {
     let (queue, wait_for) = queue_and_wait_list(command_queue, num_events_in_wait_list, event_wait_list)?;
-    return_event(queue.enqueue(command_type, wait_for, no_work()), event);
+    let sync = if command_type == CL_COMMAND_BARRIER { SyncKind::Barrier } else { SyncKind::Marker };
+    return_event(queue.enqueue_marker(command_type, wait_for, sync), event);
     Ok(())
 }
 
@@ -203,8 +200,7 @@ pub extern "C" fn clEnqueueMarkerWithWaitList(
     })
 }
 
-/// Commands run in order on the queue's worker, so every command enqueued after the barrier
-/// starts after it completes.
+/// Every command enqueued after the barrier starts after it completes.
 pub extern "C" fn clEnqueueBarrierWithWaitList(
     command_queue: cl_command_queue,
     num_events_in_wait_list: cl_uint,
@@ -252,7 +248,8 @@ pub extern "C" fn clEnqueueWaitForEvents(
         // "CL_INVALID_CONTEXT if the context associated with command_queue and events in
         // event_list are not the same."
         check_wait_list(&queue, &wait_for)?;
-        queue.enqueue(CL_COMMAND_BARRIER, wait_for, no_work());
+        // Later commands wait for the events: a barrier on them.
+        queue.enqueue_marker(CL_COMMAND_BARRIER, wait_for, SyncKind::Barrier);
         Ok(())
     })
 }

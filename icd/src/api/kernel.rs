@@ -387,23 +387,3 @@ pub extern "C" fn clEnqueueTask(
         )
     })
 }
-
-pub extern "C" fn clEnqueueNativeKernel(
-    command_queue: cl_command_queue,
-    _user_func: Option<unsafe extern "C" fn(*mut c_void)>,
-    _args: *mut c_void,
-    _cb_args: usize,
-    _num_mem_objects: cl_uint,
-    _mem_list: *const cl_mem,
-    _args_mem_loc: *mut *const c_void,
-    _num_events_in_wait_list: cl_uint,
-    _event_wait_list: *const cl_event,
-    _event: *mut cl_event,
-) -> cl_int {
-    entry::code("clEnqueueNativeKernel", || {
-        handles::borrow::<Queue, _>(command_queue)?;
-        // "CL_INVALID_OPERATION if the device associated with command_queue cannot execute the
-        // native kernel." No SoftCL device has CL_EXEC_NATIVE_KERNEL.
-        Err(CL_INVALID_OPERATION)
-    })
-}
