@@ -20,5 +20,6 @@ pub mod memory;
 pub mod platform;
 pub mod program;
 pub mod queue;
+pub mod svm;
 
 pub use errors::error_name;

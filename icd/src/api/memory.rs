@@ -172,7 +172,14 @@ pub extern "C" fn clGetMemObjectInfo(
                 out.write(&parent)
             }
             CL_MEM_OFFSET => out.write(&mem.offset()),
-            CL_MEM_USES_SVM_POINTER => out.write(&false),
+            // "CL_TRUE if memobj is a buffer object that was created with CL_MEM_USE_HOST_PTR or is a
+            // sub-buffer object of a buffer object that was created with CL_MEM_USE_HOST_PTR and
+            // the host_ptr specified when the buffer object was created is a SVM pointer".
+            CL_MEM_USES_SVM_POINTER => {
+                let root = mem.parent().map_or(mem, |p| p.as_ref());
+                let svm = root.has_flag(CL_MEM_USE_HOST_PTR) && root.context.svm.find(root.host_ptr()).is_some();
+                out.write(&cl_bool::from(svm))
+            }
             // "If the properties argument specified in clCreateBufferWithProperties ... was not
             // NULL, the implementation must return the values specified in the properties
             // argument in the same order" (with its terminating 0); otherwise nothing.
