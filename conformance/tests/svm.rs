@@ -334,6 +334,11 @@ fn kernel_arg_and_exec_info() {
             );
             err(clSetKernelExecInfo(k.raw(), CL_KERNEL_EXEC_INFO_SVM_PTRS, 8, ptr::null()), CL_INVALID_VALUE, "NULL");
             err(clSetKernelExecInfo(k.raw(), 0x1234, 8, extra.as_ptr().cast()), CL_INVALID_VALUE, "param_name");
+            err(
+                clSetKernelExecInfo(k.raw(), CL_KERNEL_EXEC_INFO_SVM_PTRS, 0, ptr::null()),
+                CL_SUCCESS,
+                "clearing the set",
+            );
             let on: cl_bool = CL_TRUE;
             let set_system = clSetKernelExecInfo(
                 k.raw(),
@@ -381,6 +386,10 @@ fn buffers_on_svm_pointers_and_migration() {
                 p.cast::<u8>().add(256).cast()
             )));
             assert_eq!(mem_info::<cl_bool>(buf.raw(), CL_MEM_USES_SVM_POINTER), CL_TRUE);
+            // A buffer may not reach past the end of the SVM allocation it uses.
+            let (none, code) = cl_create_err!(clCreateBuffer(ctx.raw(), CL_MEM_USE_HOST_PTR, 8192, p));
+            assert!(none.is_null());
+            assert_eq!(code, CL_INVALID_BUFFER_SIZE);
             let region = cl_buffer_region { origin: 128, size: 256 };
             let sub = Mem::from_raw(cl_create!(clCreateSubBuffer(
                 buf.raw(),

@@ -296,10 +296,16 @@ pub extern "C" fn clSetKernelExecInfo(
         }
         // "CL_INVALID_VALUE if param_name is not valid, if param_value is NULL or if the size
         // specified by param_value_size is not valid."
-        if param_value.is_null() {
+        if param_value.is_null() && !(param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS && param_value_size == 0) {
             return Err(CL_INVALID_VALUE);
         }
         match param_name {
+            // A NULL list of size 0 clears the set (the CTS's set_kernel_exec_info_svm_ptrs
+            // tests this "unsetting previously set SVM pointers").
+            CL_KERNEL_EXEC_INFO_SVM_PTRS if param_value.is_null() && param_value_size == 0 => {
+                k.set_exec_svm_ptrs(Vec::new());
+                Ok(())
+            }
             CL_KERNEL_EXEC_INFO_SVM_PTRS => {
                 let n = std::mem::size_of::<*const c_void>();
                 if param_value_size == 0 || !param_value_size.is_multiple_of(n) {

@@ -73,6 +73,16 @@ fn create_buffer(
     if host_ptr.is_null() == wants_ptr {
         return Err(CL_INVALID_HOST_PTR);
     }
+    // "CL_INVALID_BUFFER_SIZE if CL_MEM_USE_HOST_PTR is set in flags and host_ptr is a pointer
+    // returned by clSVMAlloc and size is greater than the size passed to clSVMAlloc." (A
+    // pointer into an allocation likewise may not reach past its end.)
+    if has(flags, CL_MEM_USE_HOST_PTR) {
+        if let Some(alloc) = ctx.svm.find(host_ptr as usize) {
+            if !alloc.contains(host_ptr as usize, size) {
+                return Err(CL_INVALID_BUFFER_SIZE);
+            }
+        }
+    }
     let init = if has(flags, CL_MEM_USE_HOST_PTR) {
         // SAFETY: OpenCL requires the memory host_ptr points to for CL_MEM_USE_HOST_PTR to hold
         // `size` bytes and stay valid while the memory object exists.
