@@ -1290,3 +1290,53 @@ kernel void vls(global const float* f, global const char* c, global const int* n
         }
     }
 }
+
+/// A recursive struct (a linked list's `struct Node *next`: OpTypeForwardPointer in SPIR-V),
+/// built, validated and run scalar and vectorized: each work-item builds its own list in the
+/// node array and a second kernel walks it (the CTS SVM suite's linked-list kernels).
+#[test]
+fn recursive_struct_linked_lists() {
+    let src = r#"
+typedef struct Node { int id; int pos; __global struct Node* next; } Node;
+kernel void create(__global Node* nodes, int n, int len) {
+    int i = get_global_id(0);
+    __global Node* node = &nodes[i];
+    node->id = i; node->pos = 0;
+    for (int j = 1; j < len; j++) {
+        __global Node* fresh = &nodes[n * j + i];
+        fresh->id = i; fresh->pos = j;
+        node->next = fresh;
+        node = fresh;
+    }
+    node->next = 0;
+}
+kernel void verify(__global Node* nodes, __global int* ok) {
+    int i = get_global_id(0);
+    int good = 0;
+    for (__global Node* p = &nodes[i]; p; p = p->next) good += p->id == i && p->pos == good;
+    ok[i] = good;
+}"#;
+    for target in [Target::default(), vector_target(8)] {
+        let prog = compile_source(src, "", &target).unwrap_or_else(|e| panic!("front end: {}", e.log));
+        if let Err(errors) = softcl_compiler::ir::validate::validate(&prog.module) {
+            panic!("invalid IR: {errors:?}");
+        }
+        let p = prog.codegen(&target).unwrap_or_else(|e| panic!("back end: {}", e.log));
+        let (n, len) = (37usize, 5usize);
+        // id, pos, (padding), next: 16 bytes a node.
+        let mut nodes = vec![0u64; 2 * n * len];
+        let mut ok = vec![0i32; n];
+        let create = p.kernel("create").unwrap();
+        let mut args = ArgBlock::new(&create.info);
+        ptr_arg(&mut args, create, 0, nodes.as_mut_ptr());
+        args.set(&create.info, 1, n as i32);
+        args.set(&create.info, 2, len as i32);
+        run_1d(create, &mut args, n as u64, n as u64);
+        let verify = p.kernel("verify").unwrap();
+        let mut args = ArgBlock::new(&verify.info);
+        ptr_arg(&mut args, verify, 0, nodes.as_ptr());
+        ptr_arg(&mut args, verify, 1, ok.as_mut_ptr());
+        run_1d(verify, &mut args, n as u64, n as u64);
+        assert_eq!(ok, vec![len as i32; n]);
+    }
+}

@@ -1282,8 +1282,46 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
         };
         let indices =
             (next..inst.operands.len()).map(|i| self.operand_value(inst, i)).collect::<TResult<Vec<Value>>>()?;
+        if self.info.has_forward_pointers {
+            if let Some(member_ptr) = self.forward_member_pointer(base, &indices, ty) {
+                // The member is a forward pointer's stand-in (a pointer to bytes): address it
+                // as the struct declares it, then cast to the pointer-to-pointer SPIR-V names.
+                let v = self.emit_value(InstData::AccessChain { base, element, indices, in_bounds }, member_ptr)?;
+                let cast = InstData::Convert { op: ConvertOp::Bitcast, arg: v, saturate: false, rounding: None };
+                let v = self.emit_value(cast, ty)?;
+                return self.set_result(inst, v);
+            }
+        }
         let v = self.emit_value(InstData::AccessChain { base, element, indices, in_bounds }, ty)?;
         self.set_result(inst, v)
+    }
+
+    /// For an access chain from `base` by `indices` whose SPIR-V result type `ty` is a pointer
+    /// to a pointer but whose member, as the struct declares it, is another pointer type (the
+    /// stand-in of an OpTypeForwardPointer, see `translate_globals`): the pointer to the
+    /// declared member type. None when the types agree or the member is not reached by
+    /// constant struct indices.
+    fn forward_member_pointer(&mut self, base: Value, indices: &[Value], ty: Type) -> Option<Type> {
+        let types = self.types();
+        let TypeData::Pointer { space, pointee } = types.get(self.value_ty(base)).clone() else { return None };
+        let mut current = pointee;
+        for &index in indices {
+            current = match types.get(current) {
+                TypeData::Struct { fields, .. } => {
+                    let member = self.int_constant(index)?;
+                    *fields.get(usize::try_from(member).ok()?)?
+                }
+                TypeData::Array { elem, .. } | TypeData::Vector { elem, .. } => *elem,
+                _ => return None,
+            };
+        }
+        let TypeData::Pointer { pointee: wanted, .. } = types.get(ty).clone() else { return None };
+        let both_pointers = matches!(types.get(current), TypeData::Pointer { .. })
+            && matches!(types.get(wanted), TypeData::Pointer { .. });
+        if current == wanted || !both_pointers {
+            return None;
+        }
+        Some(self.builder.module.types.pointer(space, current))
     }
 
     /// Walks `indices` from `ty`: the types reached through structs and arrays, and whether
