@@ -446,3 +446,65 @@ fn buffers_on_svm_pointers_and_migration() {
         free(ctx, p);
     });
 }
+
+const LISTS: &str = r#"
+typedef struct Node { int id; int pos; __global struct Node* next; } Node;
+__kernel void create(__global Node* nodes, volatile __global int* next_free, int len) {
+    int i = get_global_id(0);
+    __global Node* node = &nodes[i];
+    node->id = i; node->pos = 0;
+    for (int j = 1; j < len; j++) {
+        __global Node* fresh = &nodes[atomic_inc(next_free)];
+        fresh->id = i; fresh->pos = j;
+        node->next = fresh;
+        node = fresh;
+    }
+    node->next = 0;
+}
+"#;
+
+/// The CTS's shared-address-space case: a kernel builds linked lists (a recursive struct)
+/// in one SVM allocation, linking nodes by their SVM addresses; the host walks them.
+#[test]
+fn kernel_built_linked_lists_walked_by_the_host() {
+    #[repr(C)]
+    struct Node {
+        id: i32,
+        pos: i32,
+        next: *const Node,
+    }
+    for_each_device(|d| {
+        let env = d.env();
+        let ctx = &env.context;
+        let (lists, len) = (64usize, 6usize);
+        let nodes = alloc(ctx, CL_MEM_READ_WRITE, std::mem::size_of::<Node>() * lists * len, 0) as *mut Node;
+        let next_free = alloc(ctx, CL_MEM_READ_WRITE, 4, 0) as *mut i32;
+        let k = env.kernel(LISTS, "", "create");
+        // SAFETY: both allocations hold what the kernel and the host touch; the host reads only
+        // between a blocking map and the unmap, after the kernel finished.
+        unsafe {
+            cl!(clEnqueueSVMMap(env.q(), CL_TRUE, CL_MAP_WRITE, next_free.cast(), 4, 0, ptr::null(), ptr::null_mut()));
+            *next_free = lists as i32;
+            cl!(clEnqueueSVMUnmap(env.q(), next_free.cast(), 0, ptr::null(), ptr::null_mut()));
+            cl!(clSetKernelArgSVMPointer(k.raw(), 0, nodes.cast()));
+            cl!(clSetKernelArgSVMPointer(k.raw(), 1, next_free.cast()));
+            k.set_arg(2, &(len as i32));
+            env.run(&k, &[lists], None);
+            let bytes = std::mem::size_of::<Node>() * lists * len;
+            cl!(clEnqueueSVMMap(env.q(), CL_TRUE, CL_MAP_READ, nodes.cast(), bytes, 0, ptr::null(), ptr::null_mut()));
+            for i in 0..lists {
+                let mut node: *const Node = nodes.add(i);
+                for j in 0..len {
+                    assert!(!node.is_null(), "list {i} ends at {j}");
+                    assert_eq!(((*node).id, (*node).pos), (i as i32, j as i32));
+                    node = (*node).next;
+                }
+                assert!(node.is_null(), "list {i} is longer than {len}");
+            }
+            cl!(clEnqueueSVMUnmap(env.q(), nodes.cast(), 0, ptr::null(), ptr::null_mut()));
+            env.finish();
+        }
+        free(ctx, nodes.cast());
+        free(ctx, next_free.cast());
+    });
+}
