@@ -398,6 +398,16 @@ fn buffers_on_svm_pointers_and_migration() {
                 (&region as *const cl_buffer_region).cast()
             )));
             assert_eq!(mem_info::<cl_bool>(sub.raw(), CL_MEM_USES_SVM_POINTER), CL_TRUE);
+            // The buffer keeps its SVM memory even when the application frees the pointer
+            // first: a 4 MiB allocation is its own mapping, unmapped when really freed.
+            let big_size = 4 << 20;
+            let big = alloc(ctx, CL_MEM_READ_WRITE, big_size, 0);
+            let on_big = Mem::from_raw(cl_create!(clCreateBuffer(ctx.raw(), CL_MEM_USE_HOST_PTR, big_size, big)));
+            free(ctx, big);
+            let data: Vec<u32> = (0..(big_size / 4) as u32).collect();
+            env.write(&on_big, &data);
+            assert_eq!(env.read::<u32>(&on_big, big_size / 4), data);
+            drop(on_big);
             let mut host = [0u8; 64];
             let plain =
                 Mem::from_raw(cl_create!(clCreateBuffer(ctx.raw(), CL_MEM_USE_HOST_PTR, 64, host.as_mut_ptr().cast())));

@@ -76,11 +76,10 @@ fn create_buffer(
     // "CL_INVALID_BUFFER_SIZE if CL_MEM_USE_HOST_PTR is set in flags and host_ptr is a pointer
     // returned by clSVMAlloc and size is greater than the size passed to clSVMAlloc." (A
     // pointer into an allocation likewise may not reach past its end.)
-    if has(flags, CL_MEM_USE_HOST_PTR) {
-        if let Some(alloc) = ctx.svm.find(host_ptr as usize) {
-            if !alloc.contains(host_ptr as usize, size) {
-                return Err(CL_INVALID_BUFFER_SIZE);
-            }
+    let svm = if has(flags, CL_MEM_USE_HOST_PTR) { ctx.svm.find(host_ptr as usize) } else { None };
+    if let Some(alloc) = &svm {
+        if !alloc.contains(host_ptr as usize, size) {
+            return Err(CL_INVALID_BUFFER_SIZE);
         }
     }
     let init = if has(flags, CL_MEM_USE_HOST_PTR) {
@@ -94,7 +93,13 @@ fn create_buffer(
     } else {
         BufferInit::Zeroed
     };
-    Ok(handles::new_handle(Mem::new_buffer(ctx, flags, size, init, properties)?))
+    let mem = Mem::new_buffer(ctx, flags, size, init, properties)?;
+    if let Some(alloc) = svm {
+        // The buffer keeps the SVM allocation it uses: a clSVMFree before the buffer is
+        // released (which the application must not do) cannot free memory under it.
+        mem.add_destructor_callback(Box::new(move || drop(alloc)));
+    }
+    Ok(handles::new_handle(mem))
 }
 
 pub extern "C" fn clCreateBuffer(
