@@ -28,6 +28,9 @@ __kernel void scale(__global int* p, int k) {
     size_t i = get_global_id(0);
     p[i] = p[i] * k + (int)i;
 }
+__kernel void span(__global int* begin, __global int* end, __global int* out) {
+    out[0] = (int)(end - begin);
+}
 __kernel void count(volatile __global int* counter, __global int* out) {
     out[get_global_id(0)] = atomic_inc(counter);
 }
@@ -367,6 +370,58 @@ fn kernel_arg_and_exec_info() {
                 assert_eq!(host, (0..64).map(|i| i * 3).collect::<Vec<i32>>());
             } else {
                 err(set_system, CL_INVALID_OPERATION, "no device with fine-grain system SVM");
+                // Without system SVM an SVM argument must point into (or just past) a live
+                // allocation: a host pointer, or one freed since, refuses the launch.
+                let n = 64usize;
+                let live = alloc(ctx, flags, n * 4, 0) as *mut i32;
+                scale.set_arg(1, &2i32);
+                let global = [n];
+                let launch = |k: &Kernel| {
+                    clEnqueueNDRangeKernel(
+                        env.q(),
+                        k.raw(),
+                        1,
+                        ptr::null(),
+                        global.as_ptr(),
+                        ptr::null(),
+                        0,
+                        ptr::null(),
+                        ptr::null_mut(),
+                    )
+                };
+                let mut host: Vec<i32> = vec![0; n];
+                cl!(clSetKernelArgSVMPointer(scale.raw(), 0, host.as_mut_ptr().cast()));
+                err(launch(&scale), CL_INVALID_KERNEL_ARGS, "a host pointer");
+                let freed = alloc(ctx, flags, n * 4, 0);
+                cl!(clSetKernelArgSVMPointer(scale.raw(), 0, freed));
+                free(ctx, freed);
+                err(launch(&scale), CL_INVALID_KERNEL_ARGS, "a freed allocation");
+                // The end of a live allocation is a valid pointer.
+                let span = env.kernel(SCALE, "", "span");
+                let out = alloc(ctx, flags, 4, 0) as *mut i32;
+                cl!(clSetKernelArgSVMPointer(span.raw(), 0, live.cast()));
+                cl!(clSetKernelArgSVMPointer(span.raw(), 1, live.add(n).cast()));
+                cl!(clSetKernelArgSVMPointer(span.raw(), 2, out.cast()));
+                let one = [1usize];
+                let launch_one = clEnqueueNDRangeKernel(
+                    env.q(),
+                    span.raw(),
+                    1,
+                    ptr::null(),
+                    one.as_ptr(),
+                    ptr::null(),
+                    0,
+                    ptr::null(),
+                    ptr::null_mut(),
+                );
+                err(launch_one, CL_SUCCESS, "one past the end");
+                env.finish();
+                assert_eq!(*out, n as i32);
+                free(ctx, out.cast());
+                cl!(clSetKernelArgSVMPointer(scale.raw(), 0, live.cast()));
+                err(launch(&scale), CL_SUCCESS, "a live allocation");
+                env.finish();
+                free(ctx, live.cast());
             }
         }
         for p in [a.cast(), b.cast(), out.cast()] {

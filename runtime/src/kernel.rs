@@ -87,6 +87,8 @@ pub struct LaunchArgs {
     /// The SVM allocations the SVM pointer arguments and CL_KERNEL_EXEC_INFO_SVM_PTRS point
     /// into, kept alive until the launch has run.
     pub svm: Vec<Arc<SvmAlloc>>,
+    /// The non-NULL pointers set with clSetKernelArgSVMPointer.
+    pub svm_args: Vec<usize>,
 }
 
 /// What clSetKernelExecInfo set.
@@ -359,6 +361,7 @@ impl Kernel {
             local_sizes: Vec::new(),
             buffers: Vec::new(),
             svm: Vec::new(),
+            svm_args: Vec::new(),
         };
         let mut svm_ptrs = self.exec_info.lock().svm_ptrs.clone();
         for (i, (arg, value)) in info.args.iter().zip(values.iter()).enumerate() {
@@ -380,6 +383,9 @@ impl Kernel {
                     let address = (*p as u64).to_ne_bytes();
                     slot.get_mut(..8).ok_or(CL_INVALID_KERNEL_DEFINITION)?.copy_from_slice(&address);
                     svm_ptrs.push(*p);
+                    if *p != 0 {
+                        out.svm_args.push(*p);
+                    }
                 }
                 StoredArg::Local(n) => out.local_sizes.push((i, *n)),
                 StoredArg::Bytes(b) => {
@@ -527,6 +533,14 @@ impl Kernel {
         let index = native.kernels.iter().position(|k| k.info.name == self.name).ok_or(CL_INVALID_KERNEL_NAME)?;
         let info = &native.kernels[index].info;
         let args = self.launch_args(info)?;
+        // On a device without fine-grain system SVM an SVM pointer argument must point into
+        // (or just past) a live clSVMAlloc allocation of the context. One that does not (freed
+        // since clSetKernelArgSVMPointer, or never allocated) would have the kernel touch
+        // memory that may be unmapped: the specification leaves that undefined, and SoftCL
+        // refuses the launch, as it does for a released buffer.
+        if !device.info().svm.fine_grain_system && !args.svm_args.iter().all(|&p| args.svm.iter().any(|a| a.holds(p))) {
+            return Err(CL_INVALID_KERNEL_ARGS);
+        }
         let any_thread = info.private_mem_size <= ANY_THREAD_PRIVATE_BYTES;
         Ok((Box::new(move || run_launch(&device, &native.kernels[index], &args, nd)), any_thread))
     }

@@ -54,6 +54,11 @@ impl SvmAlloc {
         self.storage.len()
     }
 
+    /// Whether `addr` points into the allocation or just past its end (a valid C pointer).
+    pub fn holds(&self, addr: usize) -> bool {
+        addr >= self.address() && addr <= self.address() + self.size()
+    }
+
     /// Whether `addr..addr+len` lies inside the allocation.
     pub fn contains(&self, addr: usize, len: usize) -> bool {
         let start = self.address();
@@ -81,7 +86,8 @@ impl SvmAllocations {
     pub fn find_all(&self, addrs: &[usize]) -> Vec<Arc<SvmAlloc>> {
         let mut out: Vec<Arc<SvmAlloc>> = Vec::new();
         for &a in addrs {
-            if let Some(alloc) = self.find(a) {
+            // A pointer just past the end keeps its allocation too.
+            if let Some(alloc) = self.find(a).or_else(|| self.find(a.checked_sub(1)?).filter(|x| x.holds(a))) {
                 if !out.iter().any(|o| Arc::ptr_eq(o, &alloc)) {
                     out.push(alloc);
                 }
@@ -284,6 +290,10 @@ mod tests {
         assert!(ctx.svm.find(a + 1000).is_none_or(|x| x.address() != a));
         assert_eq!(ctx.svm.find(b + 3).unwrap().size(), 64);
         assert_eq!(ctx.svm.find_all(&[a, a + 8, b, 16]).len(), 2);
+        // One past the end belongs to the allocation (unless another starts there).
+        assert!(ctx.svm.find(b + 64).is_none_or(|x| x.address() != b));
+        assert!(ctx.svm.find_all(&[b + 64]).iter().any(|x| x.address() == b || x.address() == b + 64));
+        assert!(ctx.svm.find(b).unwrap().holds(b + 64) && !ctx.svm.find(b).unwrap().holds(b + 65));
         // Freeing an inner address or NULL does nothing.
         assert!(free(&ctx, a + 8).is_none());
         assert!(free(&ctx, 0).is_none());
