@@ -1290,3 +1290,135 @@ kernel void vls(global const float* f, global const char* c, global const int* n
         }
     }
 }
+
+/// A recursive struct (a linked list's `struct Node *next`: OpTypeForwardPointer in SPIR-V),
+/// built, validated and run scalar and vectorized: each work-item builds its own list in the
+/// node array and a second kernel walks it (the CTS SVM suite's linked-list kernels).
+#[test]
+fn recursive_struct_linked_lists() {
+    let src = r#"
+typedef struct Node { int id; int pos; __global struct Node* next; } Node;
+kernel void create(__global Node* nodes, int n, int len) {
+    int i = get_global_id(0);
+    __global Node* node = &nodes[i];
+    node->id = i; node->pos = 0;
+    for (int j = 1; j < len; j++) {
+        __global Node* fresh = &nodes[n * j + i];
+        fresh->id = i; fresh->pos = j;
+        node->next = fresh;
+        node = fresh;
+    }
+    node->next = 0;
+}
+kernel void verify(__global Node* nodes, __global int* ok) {
+    int i = get_global_id(0);
+    int good = 0;
+    for (__global Node* p = &nodes[i]; p; p = p->next) good += p->id == i && p->pos == good;
+    ok[i] = good;
+}
+kernel void by_value(__global Node* nodes, __global Node* out) {
+    int i = get_global_id(0);
+    Node n = nodes[i];
+    Node m = { n.id + 1000, n.pos + 7, n.next };
+    out[i] = m;
+}"#;
+    for target in [Target::default(), vector_target(8)] {
+        let prog = compile_source(src, "", &target).unwrap_or_else(|e| panic!("front end: {}", e.log));
+        if let Err(errors) = softcl_compiler::ir::validate::validate(&prog.module) {
+            panic!("invalid IR: {errors:?}");
+        }
+        let p = prog.codegen(&target).unwrap_or_else(|e| panic!("back end: {}", e.log));
+        let (n, len) = (37usize, 5usize);
+        // id, pos, (padding), next: 16 bytes a node.
+        let mut nodes = vec![0u64; 2 * n * len];
+        let mut ok = vec![0i32; n];
+        let create = p.kernel("create").unwrap();
+        let mut args = ArgBlock::new(&create.info);
+        ptr_arg(&mut args, create, 0, nodes.as_mut_ptr());
+        args.set(&create.info, 1, n as i32);
+        args.set(&create.info, 2, len as i32);
+        run_1d(create, &mut args, n as u64, n as u64);
+        let verify = p.kernel("verify").unwrap();
+        let mut args = ArgBlock::new(&verify.info);
+        ptr_arg(&mut args, verify, 0, nodes.as_ptr());
+        ptr_arg(&mut args, verify, 1, ok.as_mut_ptr());
+        run_1d(verify, &mut args, n as u64, n as u64);
+        assert_eq!(ok, vec![len as i32; n]);
+        // Struct values holding the recursive pointer: copied member by member.
+        let mut out = vec![0u64; 2 * n];
+        let by_value = p.kernel("by_value").unwrap();
+        let mut args = ArgBlock::new(&by_value.info);
+        ptr_arg(&mut args, by_value, 0, nodes.as_ptr());
+        ptr_arg(&mut args, by_value, 1, out.as_mut_ptr());
+        run_1d(by_value, &mut args, n as u64, n as u64);
+        for i in 0..n {
+            let (id, pos) = (out[2 * i] as u32 as i32, (out[2 * i] >> 32) as u32 as i32);
+            assert_eq!((id, pos), (i as i32 + 1000, 7), "node {i}");
+            assert_eq!(out[2 * i + 1], nodes[2 * i + 1], "next of node {i}");
+        }
+    }
+}
+
+/// Struct values whose member is a forward pointer (OpCompositeExtract, OpCompositeInsert and
+/// OpCompositeConstruct on a recursive struct, which clang itself emits as member accesses):
+/// hand-written SPIR-V, validated and run. The kernel stores `{7, next}` into the node
+/// `p->next` points at, and `p`'s own node back unchanged.
+#[test]
+fn recursive_struct_values() {
+    let text = "OpCapability Addresses
+         OpCapability Kernel
+         OpCapability Int64
+         OpMemoryModel Physical64 OpenCL
+         OpEntryPoint Kernel %k \"k\"
+         OpTypeForwardPointer %pnode CrossWorkgroup
+         %void = OpTypeVoid
+         %uint = OpTypeInt 32 0
+         %node = OpTypeStruct %uint %pnode
+         %pnode = OpTypePointer CrossWorkgroup %node
+         %fnty = OpTypeFunction %void %pnode
+         %seven = OpConstant %uint 7
+         %k = OpFunction %void None %fnty
+         %p = OpFunctionParameter %pnode
+         %entry = OpLabel
+         %n = OpLoad %node %p
+         %next = OpCompositeExtract %pnode %n 1
+         %m = OpCompositeInsert %node %next %n 1
+         %c = OpCompositeConstruct %node %seven %next
+         OpStore %next %c
+         OpStore %p %m
+         OpReturn
+         OpFunctionEnd
+";
+    let dir = std::env::temp_dir().join(format!("softcl-recursive-values-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (input, output) = (dir.join("in.spvasm"), dir.join("out.spv"));
+    std::fs::write(&input, text).unwrap();
+    let status = std::process::Command::new("spirv-as")
+        .args(["--target-env", "spv1.0", "-o"])
+        .arg(&output)
+        .arg(&input)
+        .status()
+        .expect("spirv-as runs");
+    assert!(status.success(), "spirv-as failed");
+    let bytes = std::fs::read(&output).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+
+    let prog = softcl_compiler::load_spirv(&bytes).unwrap_or_else(|e| panic!("front end: {}", e.log));
+    if let Err(errors) = softcl_compiler::ir::validate::validate(&prog.module) {
+        panic!("invalid IR: {errors:?}");
+    }
+    let p = prog.codegen(&Target::default()).unwrap_or_else(|e| panic!("back end: {}", e.log));
+    // Two nodes of 16 bytes: {value, padding, next}.
+    let mut nodes = vec![0u64; 4];
+    let second = nodes.as_ptr().wrapping_add(2) as u64;
+    nodes[0] = 5;
+    nodes[1] = second;
+    let k = p.kernel("k").unwrap();
+    let mut args = ArgBlock::new(&k.info);
+    ptr_arg(&mut args, k, 0, nodes.as_mut_ptr());
+    run_1d(k, &mut args, 1, 1);
+    assert_eq!(nodes[0] as u32, 5);
+    assert_eq!(nodes[1], second);
+    assert_eq!(nodes[2] as u32, 7);
+    assert_eq!(nodes[3], second);
+}

@@ -3,7 +3,8 @@
 use crate::exec::{Executor, GroupKernel, Job, Limits, NdRange, Schedule};
 use crate::features;
 use crate::info::{
-    AtomicCapabilities, CacheType, DeviceInfo, DeviceKind, FpConfig, LocalMemKind, NameVersion, VectorWidths,
+    AtomicCapabilities, CacheType, DeviceInfo, DeviceKind, FpConfig, LocalMemKind, NameVersion, SvmCapabilities,
+    VectorWidths,
 };
 use crate::launch::{Launch, LaunchError};
 use crate::observer::Observer;
@@ -92,6 +93,16 @@ pub(crate) fn softcl_device_base(kind: DeviceKind) -> DeviceInfo {
         images: None,
         atomic_memory_capabilities: atomic_memory_capabilities(),
         atomic_fence_capabilities: atomic_fence_capabilities(),
+        // Kernels run on the host in the application's process: every SVM buffer is the
+        // host's memory at the same address, and kernel atomics are host atomics on it, so
+        // coarse- and fine-grain buffer SVM with atomics hold on every device. Fine-grain
+        // system SVM is each device's choice (cpu/mod.rs, gen/mod.rs).
+        svm: SvmCapabilities {
+            coarse_grain_buffer: true,
+            fine_grain_buffer: true,
+            fine_grain_system: false,
+            atomics: true,
+        },
         non_uniform_work_group_support: true,
         work_group_collective_functions_support: false,
         generic_address_space_support: false,

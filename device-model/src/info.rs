@@ -65,6 +65,23 @@ pub struct ImageLimits {
     pub image_base_address_alignment: u32,
 }
 
+/// Shared virtual memory the device supports (CL_DEVICE_SVM_CAPABILITIES).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SvmCapabilities {
+    pub coarse_grain_buffer: bool,
+    pub fine_grain_buffer: bool,
+    pub fine_grain_system: bool,
+    /// Atomics on fine-grain SVM are consistent with host atomics.
+    pub atomics: bool,
+}
+
+impl SvmCapabilities {
+    /// Any kind of SVM at all.
+    pub fn any(&self) -> bool {
+        self.coarse_grain_buffer || self.fine_grain_buffer || self.fine_grain_system
+    }
+}
+
 /// Memory-order and scope capabilities (CL_DEVICE_ATOMIC_*_CAPABILITIES).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct AtomicCapabilities {
@@ -149,6 +166,8 @@ pub struct DeviceInfo {
     pub images: Option<ImageLimits>,
     pub atomic_memory_capabilities: AtomicCapabilities,
     pub atomic_fence_capabilities: AtomicCapabilities,
+    /// CL_DEVICE_SVM_CAPABILITIES.
+    pub svm: SvmCapabilities,
     pub non_uniform_work_group_support: bool,
     pub work_group_collective_functions_support: bool,
     pub generic_address_space_support: bool,

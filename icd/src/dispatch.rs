@@ -79,8 +79,6 @@ pub fn lookup_implemented(name: &str) -> Option<*mut c_void> {
 pub const FEATURE_NOT_SUPPORTED: &[(&str, &str)] = &[
     ("clCreateSubDevices", "device fission: no device can be partitioned yet (CL_INVALID_VALUE)"),
     ("clGetKernelSubGroupInfo", "sub-groups (CL_INVALID_OPERATION)"),
-    ("clSetKernelArgSVMPointer", "shared virtual memory (CL_INVALID_OPERATION)"),
-    ("clSetKernelExecInfo", "shared virtual memory (CL_INVALID_OPERATION)"),
     ("clCreateProgramWithBuiltInKernels", "built-in kernels: the devices have none (CL_INVALID_VALUE)"),
     ("clSetProgramReleaseCallback", "program-scope global constructors and destructors (CL_INVALID_OPERATION)"),
     ("clSetDefaultDeviceCommandQueue", "device-side queues (CL_INVALID_OPERATION)"),

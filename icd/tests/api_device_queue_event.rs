@@ -291,7 +291,14 @@ fn device_query_values_are_consistent() {
         assert!(info_string(device, CL_DEVICE_VERSION).starts_with("OpenCL 3.0"));
         assert_eq!(info_u32(device, CL_DEVICE_NUMERIC_VERSION), 3 << 22);
         assert_ne!(info_u64(device, CL_DEVICE_QUEUE_ON_HOST_PROPERTIES) & CL_QUEUE_PROFILING_ENABLE as u64, 0);
-        assert_eq!(info_u64(device, CL_DEVICE_SVM_CAPABILITIES), 0);
+        // Coarse- and fine-grain buffer SVM with atomics on every device (kernels run on the
+        // host); fine-grain system SVM on the CPU device only.
+        let svm = info_u64(device, CL_DEVICE_SVM_CAPABILITIES);
+        let buffer =
+            (CL_DEVICE_SVM_COARSE_GRAIN_BUFFER | CL_DEVICE_SVM_FINE_GRAIN_BUFFER | CL_DEVICE_SVM_ATOMICS) as u64;
+        assert_eq!(svm & buffer, buffer);
+        let system = svm & CL_DEVICE_SVM_FINE_GRAIN_SYSTEM as u64 != 0;
+        assert_eq!(system, info_u64(device, CL_DEVICE_TYPE) == CL_DEVICE_TYPE_CPU as u64);
         assert_eq!(info_u64(device, CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES), 0);
         assert_eq!(info_u32(device, CL_DEVICE_PIPE_SUPPORT), CL_FALSE);
         assert_eq!(info_string(device, CL_DEVICE_BUILT_IN_KERNELS), "");

@@ -641,8 +641,8 @@ fn kernel_info_and_arg_info() {
         clGetKernelSubGroupInfo(k, d, CL_KERNEL_MAX_NUM_SUB_GROUPS, 0, null(), 8, vp, null_mut()),
         CL_INVALID_OPERATION
     );
-    assert_eq!(clSetKernelArgSVMPointer(k, 0, null()), CL_INVALID_OPERATION);
-    assert_eq!(clSetKernelExecInfo(k, CL_KERNEL_EXEC_INFO_SVM_PTRS, 0, null()), CL_INVALID_OPERATION);
+    // SVM: a NULL exec-info value is CL_INVALID_VALUE, a bad handle CL_INVALID_KERNEL.
+    assert_eq!(clSetKernelExecInfo(k, CL_KERNEL_EXEC_INFO_SVM_PTRS, 8, null()), CL_INVALID_VALUE);
     assert_eq!(clSetKernelArgSVMPointer(null_mut(), 0, null()), CL_INVALID_KERNEL);
 
     for kk in [c, k] {

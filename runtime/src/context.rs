@@ -3,6 +3,7 @@
 use crate::cl::*;
 use crate::device::Device;
 use crate::handle::{ClObject, Header, ObjectKind};
+use crate::svm::SvmAllocations;
 use parking_lot::Mutex;
 use std::sync::Arc;
 
@@ -19,6 +20,9 @@ pub struct Context {
     pub properties: Vec<cl_context_properties>,
     notify: Option<ErrorCallback>,
     destructor_callbacks: Mutex<Vec<DestructorCallback>>,
+    /// clSVMAlloc's allocations in this context (runtime/src/svm.rs); those the application
+    /// never freed go with the context.
+    pub svm: SvmAllocations,
 }
 
 impl ClObject for Context {
@@ -70,6 +74,7 @@ impl Context {
             properties,
             notify,
             destructor_callbacks: Mutex::new(Vec::new()),
+            svm: SvmAllocations::default(),
         }))
     }
 

@@ -10,6 +10,7 @@ use crate::handle::{ClObject, Header, ObjectKind};
 use crate::memory::Mem;
 use crate::program::Program;
 use crate::queue::{Queue, Work};
+use crate::svm::SvmAlloc;
 use parking_lot::Mutex;
 use softcl_compiler::{AddressSpace, ArgKind, KernelInfo, NativeKernel};
 use softcl_device_model::{Launch, LaunchError};
@@ -24,6 +25,9 @@ pub enum ArgValue {
     Local(usize),
     /// A value passed by its bytes.
     Bytes(Vec<u8>),
+    /// A `__global` / `__constant` pointer set with clSetKernelArgSVMPointer: an address in an
+    /// SVM allocation or, with fine-grain system SVM, any host address (or NULL).
+    Svm(usize),
 }
 
 /// An argument value as the kernel keeps it. A buffer is held weakly: setting it as an
@@ -37,6 +41,7 @@ enum StoredArg {
     Buffer(Option<Weak<Mem>>),
     Local(usize),
     Bytes(Vec<u8>),
+    Svm(usize),
 }
 
 impl From<ArgValue> for StoredArg {
@@ -45,6 +50,7 @@ impl From<ArgValue> for StoredArg {
             ArgValue::Buffer(m) => StoredArg::Buffer(m.as_ref().map(Arc::downgrade)),
             ArgValue::Local(n) => StoredArg::Local(n),
             ArgValue::Bytes(b) => StoredArg::Bytes(b),
+            ArgValue::Svm(p) => StoredArg::Svm(p),
         }
     }
 }
@@ -78,6 +84,20 @@ pub struct LaunchArgs {
     /// (argument index, size) of every `__local` argument.
     pub local_sizes: Vec<(usize, usize)>,
     pub buffers: Vec<Arc<Mem>>,
+    /// The SVM allocations the SVM pointer arguments and CL_KERNEL_EXEC_INFO_SVM_PTRS point
+    /// into, kept alive until the launch has run.
+    pub svm: Vec<Arc<SvmAlloc>>,
+    /// The non-NULL pointers set with clSetKernelArgSVMPointer.
+    pub svm_args: Vec<usize>,
+}
+
+/// What clSetKernelExecInfo set.
+#[derive(Debug, Clone, Default)]
+pub struct ExecInfo {
+    /// CL_KERNEL_EXEC_INFO_SVM_PTRS: the complete set, as last given.
+    pub svm_ptrs: Vec<usize>,
+    /// CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM.
+    pub fine_grain_system: bool,
 }
 
 /// A checked NDRange: unused dimensions have size 1 and offset 0.
@@ -97,6 +117,7 @@ pub struct Kernel {
     /// The kernel's metadata from the front end (arguments and their layout, attributes).
     pub info: KernelInfo,
     args: Mutex<Vec<Option<StoredArg>>>,
+    exec_info: Mutex<ExecInfo>,
 }
 
 impl ClObject for Kernel {
@@ -125,19 +146,62 @@ impl Kernel {
     /// clCreateKernel.
     pub fn new(program: Arc<Program>, name: &str) -> Result<Arc<Self>, cl_int> {
         let info = program.kernel_info(name)?;
-        Ok(Self::with_args(program, name.to_string(), info, Vec::new()))
+        Ok(Self::with_args(program, name.to_string(), info, Vec::new(), ExecInfo::default()))
     }
 
-    fn with_args(program: Arc<Program>, name: String, info: KernelInfo, mut args: Vec<Option<StoredArg>>) -> Arc<Self> {
+    fn with_args(
+        program: Arc<Program>,
+        name: String,
+        info: KernelInfo,
+        mut args: Vec<Option<StoredArg>>,
+        exec_info: ExecInfo,
+    ) -> Arc<Self> {
         args.resize(info.args.len(), None);
         program.attach_kernel();
-        Arc::new(Self { header: Header::new(ObjectKind::Kernel), program, name, info, args: Mutex::new(args) })
+        Arc::new(Self {
+            header: Header::new(ObjectKind::Kernel),
+            program,
+            name,
+            info,
+            args: Mutex::new(args),
+            exec_info: Mutex::new(exec_info),
+        })
     }
 
-    /// clCloneKernel: a new kernel with the same argument values.
+    /// clCloneKernel: a new kernel with the same argument values and execution information
+    /// ("the SVM pointers set with clSetKernelExecInfo" included).
     pub fn clone_kernel(&self) -> Arc<Self> {
         let args = self.args.lock().clone();
-        Self::with_args(self.program.clone(), self.name.clone(), self.info.clone(), args)
+        let exec_info = self.exec_info.lock().clone();
+        Self::with_args(self.program.clone(), self.name.clone(), self.info.clone(), args, exec_info)
+    }
+
+    /// clSetKernelArgSVMPointer (the API edge has checked that the context has SVM).
+    pub fn set_arg_svm(&self, index: u32, ptr: usize) -> Result<(), cl_int> {
+        // "CL_INVALID_ARG_INDEX if arg_index is not a valid argument index."
+        let arg = self.info.args.get(index as usize).ok_or(CL_INVALID_ARG_INDEX)?;
+        // "The SVM pointer can only be used for arguments that are declared to be a pointer to
+        // global or constant memory." Anything else: "CL_INVALID_ARG_VALUE if arg_value
+        // specified is not a valid value."
+        if !matches!(arg.kind, ArgKind::Buffer { .. }) {
+            return Err(CL_INVALID_ARG_VALUE);
+        }
+        self.args.lock()[index as usize] = Some(StoredArg::Svm(ptr));
+        Ok(())
+    }
+
+    /// clSetKernelExecInfo(CL_KERNEL_EXEC_INFO_SVM_PTRS): replaces the set.
+    pub fn set_exec_svm_ptrs(&self, ptrs: Vec<usize>) {
+        self.exec_info.lock().svm_ptrs = ptrs;
+    }
+
+    /// clSetKernelExecInfo(CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM).
+    pub fn set_exec_fine_grain_system(&self, on: bool) {
+        self.exec_info.lock().fine_grain_system = on;
+    }
+
+    pub fn exec_info(&self) -> ExecInfo {
+        self.exec_info.lock().clone()
     }
 
     pub fn context(&self) -> &Arc<Context> {
@@ -292,8 +356,14 @@ impl Kernel {
     /// The argument block of a launch (CL_INVALID_KERNEL_ARGS if an argument is not set).
     pub fn launch_args(&self, info: &KernelInfo) -> Result<LaunchArgs, cl_int> {
         let values = self.args.lock();
-        let mut out =
-            LaunchArgs { block: vec![0u8; info.arg_block_size], local_sizes: Vec::new(), buffers: Vec::new() };
+        let mut out = LaunchArgs {
+            block: vec![0u8; info.arg_block_size],
+            local_sizes: Vec::new(),
+            buffers: Vec::new(),
+            svm: Vec::new(),
+            svm_args: Vec::new(),
+        };
+        let mut svm_ptrs = self.exec_info.lock().svm_ptrs.clone();
         for (i, (arg, value)) in info.args.iter().zip(values.iter()).enumerate() {
             // "CL_INVALID_KERNEL_ARGS if the kernel argument values have not been specified."
             let value = value.as_ref().ok_or(CL_INVALID_KERNEL_ARGS)?;
@@ -309,6 +379,14 @@ impl Kernel {
                     out.buffers.push(mem);
                 }
                 StoredArg::Buffer(None) => {}
+                StoredArg::Svm(p) => {
+                    let address = (*p as u64).to_ne_bytes();
+                    slot.get_mut(..8).ok_or(CL_INVALID_KERNEL_DEFINITION)?.copy_from_slice(&address);
+                    svm_ptrs.push(*p);
+                    if *p != 0 {
+                        out.svm_args.push(*p);
+                    }
+                }
                 StoredArg::Local(n) => out.local_sizes.push((i, *n)),
                 StoredArg::Bytes(b) => {
                     let n = b.len().min(slot.len());
@@ -319,6 +397,7 @@ impl Kernel {
         if values.len() < info.args.len() {
             return Err(CL_INVALID_KERNEL_ARGS);
         }
+        out.svm = self.context().svm.find_all(&svm_ptrs);
         Ok(out)
     }
 
@@ -454,6 +533,14 @@ impl Kernel {
         let index = native.kernels.iter().position(|k| k.info.name == self.name).ok_or(CL_INVALID_KERNEL_NAME)?;
         let info = &native.kernels[index].info;
         let args = self.launch_args(info)?;
+        // On a device without fine-grain system SVM an SVM pointer argument must point into
+        // (or just past) a live clSVMAlloc allocation of the context. One that does not (freed
+        // since clSetKernelArgSVMPointer, or never allocated) would have the kernel touch
+        // memory that may be unmapped: the specification leaves that undefined, and SoftCL
+        // refuses the launch, as it does for a released buffer.
+        if !device.info().svm.fine_grain_system && !args.svm_args.iter().all(|&p| args.svm.iter().any(|a| a.holds(p))) {
+            return Err(CL_INVALID_KERNEL_ARGS);
+        }
         let any_thread = info.private_mem_size <= ANY_THREAD_PRIVATE_BYTES;
         Ok((Box::new(move || run_launch(&device, &native.kernels[index], &args, nd)), any_thread))
     }
@@ -560,7 +647,7 @@ mod tests {
 
     fn kernel(ctx: &Arc<Context>) -> Arc<Kernel> {
         let program = Program::with_source(ctx.clone(), "kernel void k() {}".into());
-        Kernel::with_args(program, "k".into(), info(), Vec::new())
+        Kernel::with_args(program, "k".into(), info(), Vec::new(), ExecInfo::default())
     }
 
     #[test]
@@ -627,6 +714,42 @@ mod tests {
         let program = k.program.clone();
         drop((k, c));
         assert_eq!(program.kernels_attached(), 0);
+    }
+
+    #[test]
+    fn svm_pointer_arguments_and_exec_info() {
+        let ctx = context();
+        let k = kernel(&ctx);
+        let rw = CL_MEM_READ_WRITE as cl_svm_mem_flags;
+        let a = crate::svm::alloc(&ctx, rw, 256, 0).unwrap();
+        let b = crate::svm::alloc(&ctx, rw, 64, 0).unwrap();
+        assert_eq!(k.set_arg_svm(9, a), Err(CL_INVALID_ARG_INDEX));
+        assert_eq!(k.set_arg_svm(1, a), Err(CL_INVALID_ARG_VALUE), "__local");
+        assert_eq!(k.set_arg_svm(2, a), Err(CL_INVALID_ARG_VALUE), "by value");
+        k.set_arg_svm(0, a + 16).unwrap();
+        k.set_arg(1, ArgValue::Local(8)).unwrap();
+        k.set_arg(2, ArgValue::Bytes(vec![0; 16])).unwrap();
+        k.set_arg_svm(3, 0).unwrap();
+        k.set_exec_svm_ptrs(vec![b + 4]);
+        let mut info = k.info.clone();
+        info.args.pop();
+        let args = k.launch_args(&info).unwrap();
+        assert_eq!(u64::from_ne_bytes(args.block[0..8].try_into().unwrap()), (a + 16) as u64);
+        assert_eq!(&args.block[32..40], &[0; 8]);
+        let mut held: Vec<usize> = args.svm.iter().map(|s| s.address()).collect();
+        held.sort();
+        let mut want = vec![a, b];
+        want.sort();
+        assert_eq!(held, want, "the launch holds both allocations");
+        // A clone keeps the SVM argument and the exec info.
+        let c = k.clone_kernel();
+        assert_eq!(c.exec_info().svm_ptrs, vec![b + 4]);
+        assert_eq!(c.launch_args(&info).unwrap().svm.len(), 2);
+        // Freed while the launch holds it: the bytes stay until the launch goes.
+        let freed = crate::svm::free(&ctx, a).unwrap();
+        assert_eq!(Arc::strong_count(&freed), 2);
+        drop(args);
+        assert_eq!(Arc::strong_count(&freed), 1);
     }
 
     #[test]

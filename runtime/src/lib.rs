@@ -23,5 +23,6 @@ pub mod program_cache;
 pub mod queue;
 pub mod sampler;
 mod sha256;
+pub mod svm;
 
 pub use errors::error_name;

@@ -356,6 +356,9 @@ pub struct SpirvInfo<'a> {
     pub entry_points: Vec<EntryPoint>,
     /// Nesting depth of each composite IR type created (see `MAX_TYPE_DEPTH`).
     type_depth: HashMap<Type, u32>,
+    /// The module declares a pointer with OpTypeForwardPointer (a recursive type: see
+    /// `translate_globals`).
+    pub has_forward_pointers: bool,
 }
 
 impl<'a> SpirvInfo<'a> {
@@ -497,6 +500,7 @@ pub fn translate_linked(words: &[u32], lines: &LinkedLines) -> TResult<ir::Modul
         function_input: HashMap::new(),
         entry_points: Vec::new(),
         type_depth: HashMap::new(),
+        has_forward_pointers: false,
     };
     let mut builder = ModuleBuilder::default();
     collect_debug_info(&mut info)?;
@@ -993,7 +997,6 @@ fn translate_type(info: &mut SpirvInfo<'_>, builder: &mut ModuleBuilder, inst: &
         Op::TypeImage | Op::TypeSampledImage => {
             types.intern(TypeData::Opaque { name: kernel_args::image_type_name(inst) })
         }
-        Op::TypeForwardPointer => return Err(unsupported("recursive types (OpTypeForwardPointer) are not supported")),
         _ => return Err(unsupported(format!("type instruction {} is not supported", opname(inst)))),
     })
 }
@@ -1076,7 +1079,21 @@ fn translate_globals(info: &mut SpirvInfo<'_>, builder: &mut ModuleBuilder) -> T
             continue;
         }
         if opcode == Op::TypeForwardPointer {
-            return Err(unsupported("recursive types (OpTypeForwardPointer) are not supported"));
+            // A pointer to a struct defined later: the member of a recursive type (a linked
+            // list's `struct Node *next`). IR types are interned by structure and cannot form a
+            // cycle, so until its OpTypePointer the id stands for a pointer to bytes of the same
+            // address space (the same size and alignment); the OpTypePointer then redefines it
+            // as the real pointer type for every later use. An access chain that reaches such a
+            // member casts the member's address to the type SPIR-V gives it
+            // (`spirv_body.rs`, `translate_access_chain`).
+            let id = id_operand(inst, 0)?;
+            let space = address_space(storage_class_operand(inst, 1)?)?;
+            let types = &mut builder.module.types;
+            let bytes = types.int(8);
+            let t = info.intern_composite(types, TypeData::Pointer { space, pointee: bytes }, &[bytes])?;
+            info.defs.insert(id, ModuleDef::Type(t));
+            info.has_forward_pointers = true;
+            continue;
         }
         let id = result_id(inst)?;
         if opcode.is_type() {

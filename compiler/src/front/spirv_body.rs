@@ -739,8 +739,17 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
             }
             Op::CompositeConstruct => {
                 let ty = self.result_ty(inst)?;
-                let parts =
+                let mut parts =
                     (0..inst.operands.len()).map(|i| self.operand_value(inst, i)).collect::<TResult<Vec<Value>>>()?;
+                if let TypeData::Struct { fields, .. } = self.types().get(ty).clone() {
+                    // Members declared with a forward pointer's stand-in take the part cast.
+                    for (part, field) in parts.iter_mut().zip(fields) {
+                        let part_ty = self.value_ty(*part);
+                        if part_ty != field && self.forward_pointer_pair(field, part_ty) {
+                            *part = self.pointer_cast(*part, field)?;
+                        }
+                    }
+                }
                 let v = self.emit_value(InstData::Construct { parts }, ty)?;
                 self.set_result(inst, v)
             }
@@ -1282,8 +1291,57 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
         };
         let indices =
             (next..inst.operands.len()).map(|i| self.operand_value(inst, i)).collect::<TResult<Vec<Value>>>()?;
+        if self.info.has_forward_pointers {
+            if let Some(member_ptr) = self.forward_member_pointer(base, &indices, ty) {
+                // The member is a forward pointer's stand-in (a pointer to bytes): address it
+                // as the struct declares it, then cast to the pointer-to-pointer SPIR-V names.
+                let v = self.emit_value(InstData::AccessChain { base, element, indices, in_bounds }, member_ptr)?;
+                let cast = InstData::Convert { op: ConvertOp::Bitcast, arg: v, saturate: false, rounding: None };
+                let v = self.emit_value(cast, ty)?;
+                return self.set_result(inst, v);
+            }
+        }
         let v = self.emit_value(InstData::AccessChain { base, element, indices, in_bounds }, ty)?;
         self.set_result(inst, v)
+    }
+
+    /// Whether `a` and `b` are two pointer types in a module with forward pointers (a member
+    /// declared with a forward pointer's stand-in and the real pointer type SPIR-V uses).
+    fn forward_pointer_pair(&self, a: Type, b: Type) -> bool {
+        let is_ptr = |t| matches!(self.types().get(t), TypeData::Pointer { .. });
+        self.info.has_forward_pointers && is_ptr(a) && is_ptr(b)
+    }
+
+    fn pointer_cast(&mut self, arg: Value, to: Type) -> TResult<Value> {
+        self.emit_value(InstData::Convert { op: ConvertOp::Bitcast, arg, saturate: false, rounding: None }, to)
+    }
+
+    /// For an access chain from `base` by `indices` whose SPIR-V result type `ty` is a pointer
+    /// to a pointer but whose member, as the struct declares it, is another pointer type (the
+    /// stand-in of an OpTypeForwardPointer, see `translate_globals`): the pointer to the
+    /// declared member type. None when the types agree or the member is not reached by
+    /// constant struct indices.
+    fn forward_member_pointer(&mut self, base: Value, indices: &[Value], ty: Type) -> Option<Type> {
+        let types = self.types();
+        let TypeData::Pointer { space, pointee } = types.get(self.value_ty(base)).clone() else { return None };
+        let mut current = pointee;
+        for &index in indices {
+            current = match types.get(current) {
+                TypeData::Struct { fields, .. } => {
+                    let member = self.int_constant(index)?;
+                    *fields.get(usize::try_from(member).ok()?)?
+                }
+                TypeData::Array { elem, .. } | TypeData::Vector { elem, .. } => *elem,
+                _ => return None,
+            };
+        }
+        let TypeData::Pointer { pointee: wanted, .. } = types.get(ty).clone() else { return None };
+        let both_pointers = matches!(types.get(current), TypeData::Pointer { .. })
+            && matches!(types.get(wanted), TypeData::Pointer { .. });
+        if current == wanted || !both_pointers {
+            return None;
+        }
+        Some(self.builder.module.types.pointer(space, current))
     }
 
     /// Walks `indices` from `ty`: the types reached through structs and arrays, and whether
@@ -1318,6 +1376,12 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
             return Ok(aggregate);
         }
         let (reached, ends_in_vector) = self.walk_composite(self.value_ty(aggregate), indices)?;
+        if reached != ty && self.forward_pointer_pair(reached, ty) {
+            // A member declared with a forward pointer's stand-in: extract it as declared and
+            // cast to the pointer type SPIR-V names.
+            let v = self.emit_value(InstData::ExtractValue { aggregate, indices: indices.to_vec() }, reached)?;
+            return self.pointer_cast(v, ty);
+        }
         if reached != ty {
             return Err(malformed("OpCompositeExtract result type does not match the member type"));
         }
@@ -1342,7 +1406,13 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
         if indices.is_empty() {
             return Ok(object);
         }
-        let (_, ends_in_vector) = self.walk_composite(ty, indices)?;
+        let (member, ends_in_vector) = self.walk_composite(ty, indices)?;
+        let object_ty = self.value_ty(object);
+        let object = if member != object_ty && self.forward_pointer_pair(member, object_ty) {
+            self.pointer_cast(object, member)?
+        } else {
+            object
+        };
         if !ends_in_vector {
             return self.emit_value(InstData::InsertValue { aggregate, value: object, indices: indices.to_vec() }, ty);
         }

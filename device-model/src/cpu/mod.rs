@@ -152,6 +152,10 @@ pub fn host_device_info(simd: &SimdBytes) -> DeviceInfo {
         double_fp_config: Some(features::fp64_config()),
         ..common::softcl_device_base(DeviceKind::Cpu)
     };
+    // Fine-grain system SVM: a kernel is host code in the application's process, so any
+    // pointer the application may dereference (malloc, stack, globals) a kernel may too, and
+    // the CPU device has no per-buffer bookkeeping a foreign pointer could upset.
+    info.svm.fine_grain_system = true;
     features::derive_feature_lists(&mut info);
     info
 }

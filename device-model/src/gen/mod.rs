@@ -253,6 +253,14 @@ pub fn gen_device_info(c: &GenConfig) -> DeviceInfo {
         double_fp_config: c.fp64_rate.map(|_| features::fp64_config()),
         ..common::softcl_device_base(DeviceKind::Gpu)
     };
+    // Fine-grain system SVM would be sound here too: kernels run on the host, and the Gen
+    // model counts each memory message by the lines of its addresses, never by the buffer
+    // they belong to (`footprint_bytes` is None), so a malloc'd pointer is costed like any
+    // other and there is no memory checker to trip. It is not reported all the same: the
+    // modelled part (Gen9 with Intel's NEO driver) offers coarse- and fine-grain buffer SVM
+    // with atomics but not system SVM, and code tuned against the model must not come to
+    // rely on what the real device lacks.
+    info.svm.fine_grain_system = false;
     features::derive_feature_lists(&mut info);
     info
 }

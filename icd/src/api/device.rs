@@ -227,7 +227,7 @@ fn device_info(device: &Device, param_name: cl_device_info, out: InfoOut) -> Res
         | CL_DEVICE_PREFERRED_LOCAL_ATOMIC_ALIGNMENT => out.write(&0u32),
         CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES => out.write(&atomic_capabilities(&info.atomic_memory_capabilities)),
         CL_DEVICE_ATOMIC_FENCE_CAPABILITIES => out.write(&atomic_capabilities(&info.atomic_fence_capabilities)),
-        CL_DEVICE_SVM_CAPABILITIES => out.write(&(0 as cl_device_svm_capabilities)),
+        CL_DEVICE_SVM_CAPABILITIES => out.write(&softcl_runtime::svm::capability_bits(&info.svm)),
 
         // Images (all zero / CL_FALSE while images are not supported).
         CL_DEVICE_IMAGE_SUPPORT => out.write(&info.images.is_some()),

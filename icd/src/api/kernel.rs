@@ -15,6 +15,7 @@ use softcl_runtime::kernel::{ArgRequest, ArgValue, Kernel};
 use softcl_runtime::memory::Mem;
 use softcl_runtime::program::Program;
 use softcl_runtime::queue::Queue;
+use softcl_runtime::svm;
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
@@ -263,30 +264,73 @@ pub extern "C" fn clGetKernelSubGroupInfo(
     })
 }
 
-pub extern "C" fn clSetKernelArgSVMPointer(
-    kernel: cl_kernel,
-    _arg_index: cl_uint,
-    _arg_value: *const c_void,
-) -> cl_int {
+pub extern "C" fn clSetKernelArgSVMPointer(kernel: cl_kernel, arg_index: cl_uint, arg_value: *const c_void) -> cl_int {
     entry::code("clSetKernelArgSVMPointer", || {
-        handles::borrow::<Kernel, _>(kernel)?;
+        // "CL_INVALID_KERNEL if kernel is not a valid kernel object."
+        let k: &Kernel = handles::borrow(kernel)?;
         // "CL_INVALID_OPERATION if no devices in the context associated with kernel support
-        // SVM." SoftCL has no SVM.
-        Err(CL_INVALID_OPERATION)
+        // SVM."
+        if !svm::context_has_svm(k.context()) {
+            return Err(CL_INVALID_OPERATION);
+        }
+        // The pointer is passed to the kernel as it is (an SVM pointer, an offset into one,
+        // NULL, or with fine-grain system SVM any host address): it is never dereferenced here.
+        k.set_arg_svm(arg_index, arg_value as usize)
     })
 }
 
 pub extern "C" fn clSetKernelExecInfo(
     kernel: cl_kernel,
-    _param_name: cl_kernel_exec_info,
-    _param_value_size: usize,
-    _param_value: *const c_void,
+    param_name: cl_kernel_exec_info,
+    param_value_size: usize,
+    param_value: *const c_void,
 ) -> cl_int {
     entry::code("clSetKernelExecInfo", || {
-        handles::borrow::<Kernel, _>(kernel)?;
+        // "CL_INVALID_KERNEL if kernel is a not a valid kernel object."
+        let k: &Kernel = handles::borrow(kernel)?;
+        let ctx = k.context();
         // "CL_INVALID_OPERATION if no devices in the context associated with kernel support
-        // SVM." Every parameter of this function is about SVM.
-        Err(CL_INVALID_OPERATION)
+        // SVM."
+        if !svm::context_has_svm(ctx) {
+            return Err(CL_INVALID_OPERATION);
+        }
+        // "CL_INVALID_VALUE if param_name is not valid, if param_value is NULL or if the size
+        // specified by param_value_size is not valid."
+        if param_value.is_null() && !(param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS && param_value_size == 0) {
+            return Err(CL_INVALID_VALUE);
+        }
+        match param_name {
+            // A NULL list of size 0 clears the set (the CTS's set_kernel_exec_info_svm_ptrs
+            // tests this "unsetting previously set SVM pointers").
+            CL_KERNEL_EXEC_INFO_SVM_PTRS if param_value.is_null() && param_value_size == 0 => {
+                k.set_exec_svm_ptrs(Vec::new());
+                Ok(())
+            }
+            CL_KERNEL_EXEC_INFO_SVM_PTRS => {
+                let n = std::mem::size_of::<*const c_void>();
+                if param_value_size == 0 || !param_value_size.is_multiple_of(n) {
+                    return Err(CL_INVALID_VALUE);
+                }
+                let ptrs = ptr::slice(param_value as *const usize, param_value_size / n)?.to_vec();
+                k.set_exec_svm_ptrs(ptrs);
+                Ok(())
+            }
+            CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM => {
+                if param_value_size != std::mem::size_of::<cl_bool>() {
+                    return Err(CL_INVALID_VALUE);
+                }
+                let on = ptr::slice(param_value as *const cl_bool, 1)?[0] != CL_FALSE;
+                // "CL_INVALID_OPERATION if param_name is CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM
+                // and param_value is CL_TRUE but no devices in context associated with kernel
+                // support fine-grain system SVM allocations."
+                if on && !svm::context_has_system_svm(ctx) {
+                    return Err(CL_INVALID_OPERATION);
+                }
+                k.set_exec_fine_grain_system(on);
+                Ok(())
+            }
+            _ => Err(CL_INVALID_VALUE),
+        }
     })
 }
 

@@ -73,6 +73,15 @@ fn create_buffer(
     if host_ptr.is_null() == wants_ptr {
         return Err(CL_INVALID_HOST_PTR);
     }
+    // "CL_INVALID_BUFFER_SIZE if CL_MEM_USE_HOST_PTR is set in flags and host_ptr is a pointer
+    // returned by clSVMAlloc and size is greater than the size passed to clSVMAlloc." (A
+    // pointer into an allocation likewise may not reach past its end.)
+    let svm = if has(flags, CL_MEM_USE_HOST_PTR) { ctx.svm.find(host_ptr as usize) } else { None };
+    if let Some(alloc) = &svm {
+        if !alloc.contains(host_ptr as usize, size) {
+            return Err(CL_INVALID_BUFFER_SIZE);
+        }
+    }
     let init = if has(flags, CL_MEM_USE_HOST_PTR) {
         // SAFETY: OpenCL requires the memory host_ptr points to for CL_MEM_USE_HOST_PTR to hold
         // `size` bytes and stay valid while the memory object exists.
@@ -84,7 +93,13 @@ fn create_buffer(
     } else {
         BufferInit::Zeroed
     };
-    Ok(handles::new_handle(Mem::new_buffer(ctx, flags, size, init, properties)?))
+    let mem = Mem::new_buffer(ctx, flags, size, init, properties)?;
+    if let Some(alloc) = svm {
+        // The buffer keeps the SVM allocation it uses: a clSVMFree before the buffer is
+        // released (which the application must not do) cannot free memory under it.
+        mem.add_destructor_callback(Box::new(move || drop(alloc)));
+    }
+    Ok(handles::new_handle(mem))
 }
 
 pub extern "C" fn clCreateBuffer(
@@ -172,7 +187,14 @@ pub extern "C" fn clGetMemObjectInfo(
                 out.write(&parent)
             }
             CL_MEM_OFFSET => out.write(&mem.offset()),
-            CL_MEM_USES_SVM_POINTER => out.write(&false),
+            // "CL_TRUE if memobj is a buffer object that was created with CL_MEM_USE_HOST_PTR or is a
+            // sub-buffer object of a buffer object that was created with CL_MEM_USE_HOST_PTR and
+            // the host_ptr specified when the buffer object was created is a SVM pointer".
+            CL_MEM_USES_SVM_POINTER => {
+                let root = mem.parent().map_or(mem, |p| p.as_ref());
+                let svm = root.has_flag(CL_MEM_USE_HOST_PTR) && root.context.svm.find(root.host_ptr()).is_some();
+                out.write(&cl_bool::from(svm))
+            }
             // "If the properties argument specified in clCreateBufferWithProperties ... was not
             // NULL, the implementation must return the values specified in the properties
             // argument in the same order" (with its terminating 0); otherwise nothing.

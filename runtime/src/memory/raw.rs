@@ -87,6 +87,33 @@ impl Storage {
         Ok(Self { ptr, len, owner: Owner::Heap(base, layout) })
     }
 
+    /// The largest alignment [`Storage::alloc_aligned`] gives (clSVMAlloc's `alignment`).
+    pub const MAX_ALIGN: usize = HUGE_PAGE;
+
+    /// A zero-initialised allocation of `len` (> 0) bytes aligned to `align` (a power of two
+    /// of at most [`Storage::MAX_ALIGN`]; below [`BUFFER_ALIGN`] it is [`BUFFER_ALIGN`]):
+    /// the storage of an SVM allocation (clSVMAlloc).
+    pub fn alloc_aligned(len: usize, align: usize) -> Result<Self, cl_int> {
+        if !align.is_power_of_two() || align > Self::MAX_ALIGN {
+            return Err(CL_INVALID_VALUE);
+        }
+        // Storage::alloc already aligns to BUFFER_ALIGN, and its huge mappings to HUGE_PAGE.
+        if align <= BUFFER_ALIGN || (cfg!(target_os = "linux") && len >= HUGE_PAGE) {
+            return Self::alloc(len);
+        }
+        let size = len.max(1).checked_add(align).ok_or(CL_INVALID_BUFFER_SIZE)?;
+        let layout = Layout::from_size_align(size, CALLOC_ALIGN).map_err(|_| CL_INVALID_BUFFER_SIZE)?;
+        // SAFETY: the layout has a non-zero size.
+        let base = unsafe { std::alloc::alloc_zeroed(layout) };
+        let base = NonNull::new(base).ok_or(CL_MEM_OBJECT_ALLOCATION_FAILURE)?;
+        let skip = base.as_ptr().align_offset(align);
+        debug_assert!(skip < align);
+        // SAFETY: skip < align, so `base + skip .. + len` lies inside the block of
+        // len.max(1) + align bytes.
+        let ptr = unsafe { base.add(skip) };
+        Ok(Self { ptr, len, owner: Owner::Heap(base, layout) })
+    }
+
     /// A private anonymous mapping of `len` bytes rounded up to [`HUGE_PAGE`], starting at a
     /// [`HUGE_PAGE`] boundary, advised `MADV_HUGEPAGE` before anything touches it.
     ///
@@ -312,6 +339,32 @@ pub fn fill(dst: &Storage, offset: usize, pattern: &[u8], len: usize) -> Result<
     Ok(())
 }
 
+/// Copies `len` bytes between two application pointers (clEnqueueSVMMemcpy); the regions
+/// may overlap.
+pub fn copy_host(src: &HostPtr, dst: &HostPtr, len: usize) -> Result<(), cl_int> {
+    let s = src.range(0, len)?;
+    let d = dst.range(0, len)?;
+    // SAFETY: both ranges lie within the lengths their HostPtr contracts cover (checked);
+    // `ptr::copy` allows overlap.
+    unsafe { std::ptr::copy(s, d, len) };
+    Ok(())
+}
+
+/// Fills `len` bytes (a multiple of the pattern's length) at an application pointer with
+/// repeats of `pattern` (clEnqueueSVMMemFill).
+pub fn fill_host(dst: &HostPtr, pattern: &[u8], len: usize) -> Result<(), cl_int> {
+    if pattern.is_empty() || !len.is_multiple_of(pattern.len()) {
+        return Err(CL_INVALID_VALUE);
+    }
+    let d = dst.range(0, len)?;
+    for i in (0..len).step_by(pattern.len()) {
+        // SAFETY: i + pattern.len() <= len and `d..d+len` lies in the HostPtr's range
+        // (checked); `pattern` is a Rust slice the application cannot reach.
+        unsafe { std::ptr::copy_nonoverlapping(pattern.as_ptr(), d.add(i), pattern.len()) };
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -353,6 +406,38 @@ mod tests {
         assert_eq!(s.to_vec(0, 6).unwrap(), vec![9, 8, 9, 8, 9, 8]);
         read(&s, 0, &h, 0, 4).unwrap();
         assert_eq!(host, [9, 8, 9, 8]);
+    }
+
+    #[test]
+    fn aligned_allocations() {
+        for align in [1usize, 64, 128, 256, 4096, 1 << 16, HUGE_PAGE] {
+            for len in [1usize, 100, 5000, HUGE_PAGE + 3] {
+                let s = Storage::alloc_aligned(len, align).unwrap();
+                assert_eq!(s.as_ptr() as usize % align.max(BUFFER_ALIGN), 0, "{len} {align}");
+                assert!(s.to_vec(0, len).unwrap().iter().all(|&b| b == 0));
+            }
+        }
+        assert_eq!(Storage::alloc_aligned(16, 3).unwrap_err(), CL_INVALID_VALUE);
+        assert_eq!(Storage::alloc_aligned(16, 0).unwrap_err(), CL_INVALID_VALUE);
+        assert_eq!(Storage::alloc_aligned(16, HUGE_PAGE * 2).unwrap_err(), CL_INVALID_VALUE);
+    }
+
+    #[test]
+    fn host_copies_and_fills() {
+        let mut a = [1u8, 2, 3, 4, 5, 6, 7, 8];
+        // SAFETY: `a` outlives both pointers.
+        let src = unsafe { HostPtr::new(a.as_ptr() as *const c_void, 6) }.unwrap();
+        // SAFETY: as above.
+        let dst = unsafe { HostPtr::new(a.as_mut_ptr().wrapping_add(2) as *const c_void, 6) }.unwrap();
+        copy_host(&src, &dst, 6).unwrap();
+        assert_eq!(a, [1, 2, 1, 2, 3, 4, 5, 6]);
+        assert_eq!(copy_host(&src, &dst, 7), Err(CL_INVALID_VALUE));
+        // SAFETY: as above.
+        let d = unsafe { HostPtr::new(a.as_mut_ptr() as *const c_void, 8) }.unwrap();
+        fill_host(&d, &[9, 8], 4).unwrap();
+        assert_eq!(a, [9, 8, 9, 8, 3, 4, 5, 6]);
+        assert_eq!(fill_host(&d, &[9, 8], 3), Err(CL_INVALID_VALUE));
+        assert_eq!(fill_host(&d, &[0; 4], 12), Err(CL_INVALID_VALUE));
     }
 
     #[test]
