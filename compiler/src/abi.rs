@@ -101,3 +101,60 @@ pub const ARGS_ALIGN: usize = 8;
 /// The native signature of a work-group entry.
 pub type WorkGroupEntry =
     unsafe extern "C" fn(args: *const u8, ctx: *const WorkGroupContext, first: u32, end: u32, resume_at: u32) -> u32;
+
+/// What an image kernel argument points at: the argument block holds an 8-byte pointer to
+/// one of these, which stays valid and unchanged while any launch that received it runs
+/// (the image's memory object owns it). `data` is byte 0 of pixel (0, 0, 0); pixel
+/// (x, y, z) starts at `x * pixel_size + y * row_pitch + z * slice_pitch` with `size` and
+/// `dim` as [`crate::image::Image`] has them: (width, height, depth), the layers of an
+/// array in the dimension after its spatial ones (height of a 1D array, depth of a 2D
+/// array) and 1 in the unused ones. `channel_order` and `channel_type` are the OpenCL
+/// header's values (`CL_RGBA`, `CL_UNORM_INT8`, ...), which is what the image queries of
+/// OpenCL C return. The image functions of compiled code read it through
+/// [`crate::image`].
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ImageArg {
+    pub data: *mut u8,
+    pub row_pitch: u64,
+    pub slice_pitch: u64,
+    pub size: [u32; 3],
+    /// [`ImageArg::dim_code`] of the image's [`crate::image::Dim`].
+    pub dim: u32,
+    pub channel_order: u32,
+    pub channel_type: u32,
+}
+
+impl ImageArg {
+    /// The `dim` field's value of each kind of image.
+    pub fn dim_code(dim: crate::image::Dim) -> u32 {
+        use crate::image::Dim::*;
+        match dim {
+            D1 => 0,
+            D1Buffer => 1,
+            D1Array => 2,
+            D2 => 3,
+            D2Array => 4,
+            D3 => 5,
+        }
+    }
+
+    /// The kind of image of a `dim` field (None for a value no image has).
+    pub fn dim_of(code: u32) -> Option<crate::image::Dim> {
+        use crate::image::Dim::*;
+        Some(match code {
+            0 => D1,
+            1 => D1Buffer,
+            2 => D1Array,
+            3 => D2,
+            4 => D2Array,
+            5 => D3,
+            _ => return None,
+        })
+    }
+}
+
+/// A sampler kernel argument: 8 bytes in the argument block holding the `sampler_t` bits of
+/// [`crate::image::Sampler::bits`] (zero-extended), as a constant sampler of the program
+/// has them.
+pub const SAMPLER_ARG_BYTES: usize = 8;

@@ -251,3 +251,12 @@ fn half_float_images_read_as_floats() {
     assert_eq!(f(h.decode(&px))[0], half_to_f32(f32_to_half(0.333)));
     assert!(Sampler::from_bits(0xE).is_none(), "addressing mode 7 does not exist");
 }
+
+#[test]
+fn image_arg_dim_codes_round_trip() {
+    use crate::abi::ImageArg;
+    for d in [Dim::D1, Dim::D1Buffer, Dim::D1Array, Dim::D2, Dim::D2Array, Dim::D3] {
+        assert_eq!(ImageArg::dim_of(ImageArg::dim_code(d)), Some(d));
+    }
+    assert_eq!(ImageArg::dim_of(6), None);
+}
