@@ -95,17 +95,18 @@ pub const KNOWN_OPTIONAL: &[&str] = &[
 
 /// The `__opencl_c_*` features the device supports, from its flags.
 ///
-/// `__opencl_c_int64` is always present (full profile). Pipes, device-side enqueue,
-/// program-scope global variables and 3D image writes have no flag in [`DeviceInfo`] yet and
-/// are never advertised.
+/// `__opencl_c_int64` is always present (full profile); 3D image writes come with images.
+/// Pipes, device-side enqueue and program-scope global variables have no flag in
+/// [`DeviceInfo`] yet and are never advertised.
 pub fn opencl_c_features(info: &DeviceInfo) -> Vec<NameVersion> {
     let mem = &info.atomic_memory_capabilities;
     let images = info.images.is_some();
     let read_write_images = info.images.is_some_and(|i| i.max_read_write_image_args > 0);
-    let candidates: [(&str, bool); 11] = [
+    let candidates: [(&str, bool); 12] = [
         ("__opencl_c_int64", true),
         ("__opencl_c_fp64", info.double_fp_config.is_some()),
         ("__opencl_c_images", images),
+        ("__opencl_c_3d_image_writes", images),
         ("__opencl_c_read_write_images", read_write_images),
         ("__opencl_c_generic_address_space", info.generic_address_space_support),
         ("__opencl_c_subgroups", !info.sub_group_sizes.is_empty() && info.max_num_sub_groups > 0),
@@ -120,7 +121,11 @@ pub fn opencl_c_features(info: &DeviceInfo) -> Vec<NameVersion> {
 
 /// The extensions the device supports: [`BASE_EXTENSIONS`] plus those its flags imply.
 pub fn extensions(info: &DeviceInfo) -> Vec<NameVersion> {
-    let conditional: [(&str, bool); 3] = [
+    let images = info.images.is_some();
+    let conditional: [(&str, bool); 6] = [
+        ("cl_khr_image2d_from_buffer", images),
+        ("cl_khr_3d_image_writes", images),
+        ("cl_khr_depth_images", images),
         ("cl_khr_fp64", info.double_fp_config.is_some()),
         ("cl_khr_fp16", info.half_fp_config.is_some()),
         ("cl_khr_subgroups", !info.sub_group_sizes.is_empty() && info.max_num_sub_groups > 0),
