@@ -206,25 +206,35 @@ mod tests {
             let info = dev.info();
             let disabled = &dev.target().disabled_features;
             check_consistent(info, disabled);
-            for name in MUST_BE_DISABLED {
+            // Under SOFTCL_IMAGES=1 (the temporary image switch) the image features are on.
+            let images = crate::common::images_enabled();
+            assert_eq!(info.images.is_some(), images);
+            for name in MUST_BE_DISABLED.iter().filter(|n| !(images && n.contains("image"))) {
                 assert!(disabled.iter().any(|d| d == name), "{name} not disabled for {}", info.name);
             }
             let ext: Vec<_> = info.extensions.iter().map(|e| e.name.as_str()).collect();
-            let with_fp64: Vec<_> = BASE_EXTENSIONS.iter().copied().chain(["cl_khr_fp64"]).collect();
+            let image_ext = ["cl_khr_image2d_from_buffer", "cl_khr_3d_image_writes", "cl_khr_depth_images"];
+            let with_fp64: Vec<_> = BASE_EXTENSIONS
+                .iter()
+                .copied()
+                .chain(image_ext.into_iter().filter(|_| images))
+                .chain(["cl_khr_fp64"])
+                .collect();
             assert_eq!(ext, with_fp64);
-            assert_eq!(extension_string(info).split(' ').count(), BASE_EXTENSIONS.len() + 1);
+            assert_eq!(extension_string(info).split(' ').count(), with_fp64.len());
             let feats: Vec<_> = info.opencl_c_features.iter().map(|e| e.name.as_str()).collect();
-            assert_eq!(
-                feats,
-                [
-                    "__opencl_c_int64",
-                    "__opencl_c_fp64",
+            let image_feats = ["__opencl_c_images", "__opencl_c_3d_image_writes", "__opencl_c_read_write_images"];
+            let expected: Vec<_> = ["__opencl_c_int64", "__opencl_c_fp64"]
+                .into_iter()
+                .chain(image_feats.into_iter().filter(|_| images))
+                .chain([
                     "__opencl_c_atomic_order_acq_rel",
                     "__opencl_c_atomic_order_seq_cst",
                     "__opencl_c_atomic_scope_device",
-                    "__opencl_c_atomic_scope_all_devices"
-                ]
-            );
+                    "__opencl_c_atomic_scope_all_devices",
+                ])
+                .collect();
+            assert_eq!(feats, expected);
             assert_eq!(info.double_fp_config, Some(fp64_config()));
             assert!(info.preferred_vector_widths.double > 0 && info.native_vector_widths.double > 0);
             let mem = info.atomic_memory_capabilities;

@@ -321,7 +321,8 @@ mod tests {
         assert_eq!(i.ils.iter().map(|v| v.version).collect::<Vec<_>>(), [(1, 0, 0), (1, 1, 0), (1, 2, 0), (1, 3, 0)]);
         assert!(i.max_mem_alloc_size <= i.global_mem_size);
         // Withheld until implemented.
-        assert!(i.half_fp_config.is_none() && i.images.is_none());
+        assert!(i.half_fp_config.is_none());
+        assert_eq!(i.images.is_some(), common::images_enabled(), "images only under SOFTCL_IMAGES=1");
         assert_eq!(i.double_fp_config, Some(features::fp64_config()));
         assert!(i.sub_group_sizes.is_empty());
         assert_eq!(dev.config().simd_widths, [8, 16, 32]);
