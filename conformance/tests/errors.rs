@@ -445,3 +445,51 @@ fn bad_program_objects() {
         }
     });
 }
+
+/// Images are switched off unless SOFTCL_IMAGES=1 (tests/images.rs turns them on in its own
+/// process): no device reports them, and creating an image or a sampler is
+/// CL_INVALID_OPERATION ("if there are no devices in context that support images").
+#[test]
+fn images_are_off_without_the_switch() {
+    if std::env::var_os("SOFTCL_IMAGES").is_some_and(|v| v == "1") {
+        eprintln!("SOFTCL_IMAGES=1 in the environment: nothing to check");
+        return;
+    }
+    for_each_device(|d| {
+        // SAFETY: valid device.
+        let support = info_value::<cl_bool>("clGetDeviceInfo", |s, v, r| unsafe {
+            clGetDeviceInfo(d.id, CL_DEVICE_IMAGE_SUPPORT, s, v, r)
+        });
+        assert_eq!(support, CL_FALSE);
+        let ctx = d.context();
+        let f = cl_image_format { image_channel_order: CL_RGBA, image_channel_data_type: CL_UNORM_INT8 };
+        let desc = cl_image_desc {
+            image_type: CL_MEM_OBJECT_IMAGE2D as cl_mem_object_type,
+            image_width: 4,
+            image_height: 4,
+            ..Default::default()
+        };
+        // SAFETY: valid context, format and descriptor.
+        let (m, e) = unsafe { cl_create_err!(clCreateImage(ctx.raw(), 0, &f, &desc, std::ptr::null_mut())) };
+        assert!(m.is_null());
+        assert_eq!(e, CL_INVALID_OPERATION);
+        // SAFETY: valid context.
+        let (s, e) =
+            unsafe { cl_create_err!(clCreateSampler(ctx.raw(), CL_TRUE, CL_ADDRESS_CLAMP, CL_FILTER_NEAREST)) };
+        assert!(s.is_null());
+        assert_eq!(e, CL_INVALID_OPERATION);
+        let mut n: cl_uint = 99;
+        // SAFETY: a count query.
+        unsafe {
+            cl!(clGetSupportedImageFormats(
+                ctx.raw(),
+                CL_MEM_READ_WRITE as cl_mem_flags,
+                CL_MEM_OBJECT_IMAGE2D as cl_mem_object_type,
+                0,
+                std::ptr::null_mut(),
+                &mut n,
+            ))
+        };
+        assert_eq!(n, 0);
+    });
+}

@@ -95,17 +95,18 @@ pub const KNOWN_OPTIONAL: &[&str] = &[
 
 /// The `__opencl_c_*` features the device supports, from its flags.
 ///
-/// `__opencl_c_int64` is always present (full profile). Pipes, device-side enqueue,
-/// program-scope global variables and 3D image writes have no flag in [`DeviceInfo`] yet and
-/// are never advertised.
+/// `__opencl_c_int64` is always present (full profile); 3D image writes come with images.
+/// Pipes, device-side enqueue and program-scope global variables have no flag in
+/// [`DeviceInfo`] yet and are never advertised.
 pub fn opencl_c_features(info: &DeviceInfo) -> Vec<NameVersion> {
     let mem = &info.atomic_memory_capabilities;
     let images = info.images.is_some();
     let read_write_images = info.images.is_some_and(|i| i.max_read_write_image_args > 0);
-    let candidates: [(&str, bool); 11] = [
+    let candidates: [(&str, bool); 12] = [
         ("__opencl_c_int64", true),
         ("__opencl_c_fp64", info.double_fp_config.is_some()),
         ("__opencl_c_images", images),
+        ("__opencl_c_3d_image_writes", images),
         ("__opencl_c_read_write_images", read_write_images),
         ("__opencl_c_generic_address_space", info.generic_address_space_support),
         ("__opencl_c_subgroups", !info.sub_group_sizes.is_empty() && info.max_num_sub_groups > 0),
@@ -120,7 +121,11 @@ pub fn opencl_c_features(info: &DeviceInfo) -> Vec<NameVersion> {
 
 /// The extensions the device supports: [`BASE_EXTENSIONS`] plus those its flags imply.
 pub fn extensions(info: &DeviceInfo) -> Vec<NameVersion> {
-    let conditional: [(&str, bool); 3] = [
+    let images = info.images.is_some();
+    let conditional: [(&str, bool); 6] = [
+        ("cl_khr_image2d_from_buffer", images),
+        ("cl_khr_3d_image_writes", images),
+        ("cl_khr_depth_images", images),
         ("cl_khr_fp64", info.double_fp_config.is_some()),
         ("cl_khr_fp16", info.half_fp_config.is_some()),
         ("cl_khr_subgroups", !info.sub_group_sizes.is_empty() && info.max_num_sub_groups > 0),
@@ -201,25 +206,35 @@ mod tests {
             let info = dev.info();
             let disabled = &dev.target().disabled_features;
             check_consistent(info, disabled);
-            for name in MUST_BE_DISABLED {
+            // Under SOFTCL_IMAGES=1 (the temporary image switch) the image features are on.
+            let images = crate::common::images_enabled();
+            assert_eq!(info.images.is_some(), images);
+            for name in MUST_BE_DISABLED.iter().filter(|n| !(images && n.contains("image"))) {
                 assert!(disabled.iter().any(|d| d == name), "{name} not disabled for {}", info.name);
             }
             let ext: Vec<_> = info.extensions.iter().map(|e| e.name.as_str()).collect();
-            let with_fp64: Vec<_> = BASE_EXTENSIONS.iter().copied().chain(["cl_khr_fp64"]).collect();
+            let image_ext = ["cl_khr_image2d_from_buffer", "cl_khr_3d_image_writes", "cl_khr_depth_images"];
+            let with_fp64: Vec<_> = BASE_EXTENSIONS
+                .iter()
+                .copied()
+                .chain(image_ext.into_iter().filter(|_| images))
+                .chain(["cl_khr_fp64"])
+                .collect();
             assert_eq!(ext, with_fp64);
-            assert_eq!(extension_string(info).split(' ').count(), BASE_EXTENSIONS.len() + 1);
+            assert_eq!(extension_string(info).split(' ').count(), with_fp64.len());
             let feats: Vec<_> = info.opencl_c_features.iter().map(|e| e.name.as_str()).collect();
-            assert_eq!(
-                feats,
-                [
-                    "__opencl_c_int64",
-                    "__opencl_c_fp64",
+            let image_feats = ["__opencl_c_images", "__opencl_c_3d_image_writes", "__opencl_c_read_write_images"];
+            let expected: Vec<_> = ["__opencl_c_int64", "__opencl_c_fp64"]
+                .into_iter()
+                .chain(image_feats.into_iter().filter(|_| images))
+                .chain([
                     "__opencl_c_atomic_order_acq_rel",
                     "__opencl_c_atomic_order_seq_cst",
                     "__opencl_c_atomic_scope_device",
-                    "__opencl_c_atomic_scope_all_devices"
-                ]
-            );
+                    "__opencl_c_atomic_scope_all_devices",
+                ])
+                .collect();
+            assert_eq!(feats, expected);
             assert_eq!(info.double_fp_config, Some(fp64_config()));
             assert!(info.preferred_vector_widths.double > 0 && info.native_vector_widths.double > 0);
             let mem = info.atomic_memory_capabilities;

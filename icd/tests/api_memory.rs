@@ -3,6 +3,7 @@
 use softcl::api::context::{clCreateContextFromType, clGetContextInfo, clReleaseContext};
 use softcl::api::enqueue::*;
 use softcl::api::event::{clCreateUserEvent, clGetEventInfo, clReleaseEvent, clSetUserEventStatus, clWaitForEvents};
+use softcl::api::image::clGetSupportedImageFormats;
 use softcl::api::memory::*;
 use softcl::api::queue::{clCreateCommandQueueWithProperties, clFinish, clReleaseCommandQueue};
 use softcl_runtime::cl::*;

@@ -10,9 +10,11 @@ use crate::handle::{ClObject, Header, ObjectKind};
 use crate::memory::Mem;
 use crate::program::Program;
 use crate::queue::{Queue, Work};
+use crate::sampler::SamplerObject;
 use crate::svm::SvmAlloc;
 use parking_lot::Mutex;
-use softcl_compiler::{AddressSpace, ArgKind, KernelInfo, NativeKernel};
+use softcl_compiler::image::{ChannelOrder, Dim};
+use softcl_compiler::{AccessQualifier, AddressSpace, ArgKind, KernelArg, KernelInfo, NativeKernel};
 use softcl_device_model::{Launch, LaunchError};
 use std::sync::{Arc, Weak};
 
@@ -28,6 +30,10 @@ pub enum ArgValue {
     /// A `__global` / `__constant` pointer set with clSetKernelArgSVMPointer: an address in an
     /// SVM allocation or, with fine-grain system SVM, any host address (or NULL).
     Svm(usize),
+    /// An image (`image2d_t` ...): the slot receives the address of its `abi::ImageArg`.
+    Image(Arc<Mem>),
+    /// A `sampler_t`: the slot receives its bits (`abi::SAMPLER_ARG_BYTES`).
+    Sampler(Arc<SamplerObject>),
 }
 
 /// An argument value as the kernel keeps it. A buffer is held weakly: setting it as an
@@ -42,6 +48,8 @@ enum StoredArg {
     Local(usize),
     Bytes(Vec<u8>),
     Svm(usize),
+    /// Held weakly like a buffer.
+    Image(Weak<Mem>),
 }
 
 impl From<ArgValue> for StoredArg {
@@ -51,6 +59,8 @@ impl From<ArgValue> for StoredArg {
             ArgValue::Local(n) => StoredArg::Local(n),
             ArgValue::Bytes(b) => StoredArg::Bytes(b),
             ArgValue::Svm(p) => StoredArg::Svm(p),
+            ArgValue::Image(m) => StoredArg::Image(Arc::downgrade(&m)),
+            ArgValue::Sampler(s) => StoredArg::Bytes(s.arg_bytes().to_vec()),
         }
     }
 }
@@ -65,6 +75,42 @@ fn live_buffer(weak: &Weak<Mem>) -> Result<Arc<Mem>, cl_int> {
     }
 }
 
+/// The checks of an image argument value: an image of the kernel's context of the declared
+/// kind (CL_INVALID_MEM_OBJECT otherwise), not written by the kernel if created read-only nor
+/// read if created write-only ("CL_INVALID_ARG_VALUE if the argument is an image declared with
+/// the read_only qualifier and arg_value refers to an image object created with cl_mem_flags
+/// of CL_MEM_WRITE_ONLY or if the image argument is declared with the write_only qualifier
+/// and arg_value refers to an image object created with cl_mem_flags of CL_MEM_READ_ONLY").
+fn check_image_arg(arg: &KernelArg, mem: &Mem, context: &Arc<Context>) -> Result<(), cl_int> {
+    let desc = mem.image_desc().ok_or(CL_INVALID_MEM_OBJECT)?;
+    if !Arc::ptr_eq(&mem.context, context) {
+        return Err(CL_INVALID_MEM_OBJECT);
+    }
+    // The declared type ("image2d_array_depth_t" ...) against the image's kind and format.
+    let t = arg.type_name.as_str();
+    let kind = match desc.dim {
+        Dim::D1 => "image1d_",
+        Dim::D1Buffer => "image1d_buffer_",
+        Dim::D1Array => "image1d_array_",
+        Dim::D2 => "image2d_",
+        Dim::D2Array => "image2d_array_",
+        Dim::D3 => "image3d_",
+    };
+    let depth = desc.format.order == ChannelOrder::Depth;
+    let expected = format!("{kind}{}t", if depth { "depth_" } else { "" });
+    // Type names the front end could not resolve ("image_t") are not checked.
+    if t.starts_with("image") && t != "image_t" && t != expected {
+        return Err(CL_INVALID_MEM_OBJECT);
+    }
+    match arg.access {
+        AccessQualifier::ReadOnly | AccessQualifier::None if mem.has_flag(CL_MEM_WRITE_ONLY) => {
+            Err(CL_INVALID_ARG_VALUE)
+        }
+        AccessQualifier::WriteOnly if mem.has_flag(CL_MEM_READ_ONLY) => Err(CL_INVALID_ARG_VALUE),
+        _ => Ok(()),
+    }
+}
+
 /// What clSetKernelArg must read from `arg_value` once the size and NULL checks passed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ArgRequest {
@@ -75,6 +121,10 @@ pub enum ArgRequest {
     Local(usize),
     /// `arg_size` bytes.
     Bytes,
+    /// A `cl_mem` that must be an image.
+    Image,
+    /// A `cl_sampler`.
+    Sampler,
 }
 
 /// The argument block of one launch, with the buffers it points into kept alive.
@@ -255,11 +305,17 @@ impl Kernel {
                 Ok(ArgRequest::Bytes)
             }
             ArgKind::Sampler | ArgKind::Image => {
+                // "CL_INVALID_ARG_SIZE if arg_size does not match the size of the data type
+                // ... the argument is a memory object and arg_size != sizeof(cl_mem) ... the
+                // argument is a sampler and arg_size != sizeof(cl_sampler)."
                 if size != HANDLE_SIZE {
                     return Err(CL_INVALID_ARG_SIZE);
                 }
-                // Images and samplers do not exist yet, so no value can be valid.
-                Err(CL_INVALID_ARG_VALUE)
+                // An image or sampler argument needs an object: NULL is not a valid value.
+                if value_is_null {
+                    return Err(CL_INVALID_ARG_VALUE);
+                }
+                Ok(if arg.kind == ArgKind::Image { ArgRequest::Image } else { ArgRequest::Sampler })
             }
         }
     }
@@ -280,6 +336,13 @@ impl Kernel {
             (ArgKind::Local, ArgValue::Local(_)) => return Err(CL_INVALID_ARG_SIZE),
             (ArgKind::Value, ArgValue::Bytes(b)) if b.len() == arg.size => {}
             (ArgKind::Value, ArgValue::Bytes(_)) => return Err(CL_INVALID_ARG_SIZE),
+            (ArgKind::Image, ArgValue::Image(mem)) => check_image_arg(arg, mem, self.context())?,
+            // "CL_INVALID_SAMPLER for an argument declared to be of type sampler_t when the
+            // specified arg_value is not a valid sampler object" (one of another context is not
+            // one for this kernel).
+            (ArgKind::Sampler, ArgValue::Sampler(s)) if Arc::ptr_eq(&s.context, self.context()) => {}
+            (ArgKind::Sampler, ArgValue::Sampler(_)) => return Err(CL_INVALID_SAMPLER),
+            (ArgKind::Image, _) => return Err(CL_INVALID_MEM_OBJECT),
             _ => return Err(CL_INVALID_ARG_VALUE),
         }
         self.args.lock()[index as usize] = Some(value.into());
@@ -379,6 +442,12 @@ impl Kernel {
                     out.buffers.push(mem);
                 }
                 StoredArg::Buffer(None) => {}
+                StoredArg::Image(weak) => {
+                    let mem = live_buffer(weak)?;
+                    let address = mem.image_arg_address().ok_or(CL_INVALID_MEM_OBJECT)? as u64;
+                    slot.get_mut(..8).ok_or(CL_INVALID_KERNEL_DEFINITION)?.copy_from_slice(&address.to_ne_bytes());
+                    out.buffers.push(mem);
+                }
                 StoredArg::Svm(p) => {
                     let address = (*p as u64).to_ne_bytes();
                     slot.get_mut(..8).ok_or(CL_INVALID_KERNEL_DEFINITION)?.copy_from_slice(&address);
@@ -668,8 +737,13 @@ mod tests {
         assert_eq!(k.check_arg(2, 4, false), Err(CL_INVALID_ARG_SIZE));
         assert_eq!(k.check_arg(2, 16, true), Err(CL_INVALID_ARG_VALUE));
         assert_eq!(k.check_arg(2, 16, false), Ok(ArgRequest::Bytes));
-        // Samplers do not exist yet.
-        assert_eq!(k.check_arg(4, 8, false), Err(CL_INVALID_ARG_VALUE));
+        // Samplers: sizeof(cl_sampler), not NULL.
+        assert_eq!(k.check_arg(4, 4, false), Err(CL_INVALID_ARG_SIZE));
+        assert_eq!(k.check_arg(4, 8, true), Err(CL_INVALID_ARG_VALUE));
+        assert_eq!(k.check_arg(4, 8, false), Ok(ArgRequest::Sampler));
+        let sampler = crate::sampler::from_args(CL_TRUE, CL_ADDRESS_REPEAT, CL_FILTER_LINEAR).unwrap();
+        let foreign = SamplerObject::new_unchecked(context(), sampler, None);
+        assert_eq!(k.set_arg(4, ArgValue::Sampler(foreign)), Err(CL_INVALID_SAMPLER));
         // set_arg re-checks the kind.
         assert_eq!(k.set_arg(2, ArgValue::Local(4)), Err(CL_INVALID_ARG_VALUE));
         assert_eq!(k.set_arg(2, ArgValue::Bytes(vec![0; 3])), Err(CL_INVALID_ARG_SIZE));
@@ -692,11 +766,14 @@ mod tests {
         let v: Vec<u8> = (1..=16).collect();
         k.set_arg(2, ArgValue::Bytes(v.clone())).unwrap();
         k.set_arg(3, ArgValue::Buffer(None)).unwrap();
-        // The sampler slot cannot be set: the kernel cannot launch.
+        // The sampler slot is not set yet: the kernel cannot launch.
         assert!(!k.all_args_set());
-        let mut info = k.info.clone();
-        info.args.pop();
+        assert_eq!(k.launch_args(&k.info).unwrap_err(), CL_INVALID_KERNEL_ARGS);
+        let sampler = crate::sampler::from_args(CL_FALSE, CL_ADDRESS_CLAMP_TO_EDGE, CL_FILTER_LINEAR).unwrap();
+        k.set_arg(4, ArgValue::Sampler(SamplerObject::new_unchecked(ctx.clone(), sampler, None))).unwrap();
+        let info = k.info.clone();
         let args = k.launch_args(&info).unwrap();
+        assert_eq!(u64::from_ne_bytes(args.block[40..48].try_into().unwrap()), u64::from(sampler.bits()));
         assert_eq!(args.block.len(), 48);
         assert_eq!(u64::from_ne_bytes(args.block[0..8].try_into().unwrap()), buf.address() as u64);
         assert_eq!(&args.block[8..16], &[0; 8], "__local slots are filled by the device");
@@ -714,6 +791,63 @@ mod tests {
         let program = k.program.clone();
         drop((k, c));
         assert_eq!(program.kernels_attached(), 0);
+    }
+
+    #[test]
+    fn image_arguments_point_at_the_image_arg() {
+        use crate::memory::image::{describe, ImageLimits, Source};
+        use crate::memory::image_mem::ImageInit;
+        let ctx = context();
+        let program = Program::with_source(ctx.clone(), "kernel void k() {}".into());
+        let mut img_arg = arg("img", ArgKind::Image, 0, 8);
+        img_arg.type_name = "image2d_t".into();
+        img_arg.access = AccessQualifier::ReadOnly;
+        let info = KernelInfo { name: "k".into(), args: vec![img_arg], arg_block_size: 8, ..Default::default() };
+        let k = Kernel::with_args(program, "k".into(), info, Vec::new(), ExecInfo::default());
+        let limits = ImageLimits {
+            max_2d: [16384; 2],
+            max_3d: [2048; 3],
+            max_array_size: 2048,
+            max_buffer_size: 1 << 27,
+            pitch_alignment: 1,
+            base_address_alignment: 1,
+        };
+        let image = |ty: u32, flags: u32| {
+            let f = cl_image_format { image_channel_order: CL_RGBA, image_channel_data_type: CL_UNORM_INT8 };
+            let d = cl_image_desc {
+                image_type: ty as cl_mem_object_type,
+                image_width: 5,
+                image_height: 3,
+                image_depth: 2,
+                ..Default::default()
+            };
+            let desc = describe(Some(&f), Some(&d), Source::Own { host_ptr: false }, &limits, |_, _| true).unwrap();
+            Mem::new_image(ctx.clone(), flags as cl_mem_flags, desc, ImageInit::Zeroed, None).unwrap()
+        };
+        assert_eq!(k.check_arg(0, 8, true), Err(CL_INVALID_ARG_VALUE));
+        assert_eq!(k.check_arg(0, 8, false), Ok(ArgRequest::Image));
+        let buf = Mem::new_buffer(ctx.clone(), 0, 64, BufferInit::Zeroed, None).unwrap();
+        assert_eq!(k.set_arg(0, ArgValue::Image(buf)), Err(CL_INVALID_MEM_OBJECT), "a buffer");
+        assert_eq!(
+            k.set_arg(0, ArgValue::Image(image(CL_MEM_OBJECT_IMAGE3D, 0))),
+            Err(CL_INVALID_MEM_OBJECT),
+            "an image3d for an image2d_t"
+        );
+        assert_eq!(
+            k.set_arg(0, ArgValue::Image(image(CL_MEM_OBJECT_IMAGE2D, CL_MEM_WRITE_ONLY))),
+            Err(CL_INVALID_ARG_VALUE),
+            "a write-only image for a read_only argument"
+        );
+        let img = image(CL_MEM_OBJECT_IMAGE2D, CL_MEM_READ_ONLY);
+        k.set_arg(0, ArgValue::Image(img.clone())).unwrap();
+        let args = k.launch_args(&k.info).unwrap();
+        let slot = u64::from_ne_bytes(args.block[0..8].try_into().unwrap()) as usize;
+        assert_eq!(Some(slot), img.image_arg_address());
+        assert!(Arc::ptr_eq(&args.buffers[0], &img), "the launch holds the image");
+        let a = img.image_arg().unwrap();
+        assert_eq!(a.data, img.address());
+        assert_eq!((a.row_pitch, a.slice_pitch, a.size), (20, 20, [5, 3, 1]));
+        assert_eq!((a.dim, a.channel_order, a.channel_type), (3, CL_RGBA, CL_UNORM_INT8));
     }
 
     #[test]

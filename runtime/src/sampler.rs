@@ -4,7 +4,64 @@
 //! the entry points come with image support (no device reports it yet).
 
 use crate::cl::*;
+use crate::context::Context;
+use crate::handle::{ClObject, Header, ObjectKind};
 use softcl_compiler::image::{Addressing, Sampler};
+use std::sync::Arc;
+
+/// A sampler object (clCreateSampler, clCreateSamplerWithProperties).
+#[repr(C)]
+pub struct SamplerObject {
+    header: Header,
+    pub context: Arc<Context>,
+    pub sampler: Sampler,
+    /// CL_SAMPLER_PROPERTIES: the list given to clCreateSamplerWithProperties (without its
+    /// 0); None when created otherwise (the query then returns nothing).
+    pub properties: Option<Vec<cl_sampler_properties>>,
+}
+
+impl ClObject for SamplerObject {
+    const KIND: ObjectKind = ObjectKind::Sampler;
+    fn header(&self) -> &Header {
+        &self.header
+    }
+}
+
+impl std::fmt::Debug for SamplerObject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SamplerObject").field("sampler", &self.sampler).finish()
+    }
+}
+
+impl SamplerObject {
+    /// A sampler of `context`: CL_INVALID_OPERATION when no device of the context supports
+    /// images ("if images are not supported by any device associated with context").
+    pub fn new(
+        context: Arc<Context>,
+        sampler: Sampler,
+        properties: Option<Vec<cl_sampler_properties>>,
+    ) -> Result<Arc<Self>, cl_int> {
+        if !context.devices.iter().any(|d| d.info().images.is_some()) {
+            return Err(CL_INVALID_OPERATION);
+        }
+        Ok(Self::new_unchecked(context, sampler, properties))
+    }
+
+    /// A sampler without the image support check (for the runtime's own tests, whose devices
+    /// are built without SOFTCL_IMAGES).
+    pub(crate) fn new_unchecked(
+        context: Arc<Context>,
+        sampler: Sampler,
+        properties: Option<Vec<cl_sampler_properties>>,
+    ) -> Arc<Self> {
+        Arc::new(Self { header: Header::new(ObjectKind::Sampler), context, sampler, properties })
+    }
+
+    /// The 8 bytes of a sampler kernel argument (`abi::SAMPLER_ARG_BYTES`).
+    pub fn arg_bytes(&self) -> [u8; softcl_compiler::abi::SAMPLER_ARG_BYTES] {
+        u64::from(self.sampler.bits()).to_ne_bytes()
+    }
+}
 
 /// The sampler of clCreateSampler's arguments: CL_INVALID_VALUE for an addressing or
 /// filter mode that does not exist.

@@ -17,21 +17,25 @@ use std::ffi::c_void;
 use std::sync::Arc;
 
 /// The queue and wait list of a command being enqueued, checked.
-struct Enqueue {
-    queue: Arc<Queue>,
+pub(crate) struct Enqueue {
+    pub(crate) queue: Arc<Queue>,
     wait_for: Vec<Arc<Event>>,
 }
 
 /// Which host accesses a command makes to a buffer (for the CL_MEM_HOST_* flags).
 #[derive(Clone, Copy, PartialEq)]
-enum HostAccess {
+pub(crate) enum HostAccess {
     None,
     Read,
     Write,
 }
 
 impl Enqueue {
-    fn new(command_queue: cl_command_queue, num_events: cl_uint, events: *const cl_event) -> Result<Self, cl_int> {
+    pub(crate) fn new(
+        command_queue: cl_command_queue,
+        num_events: cl_uint,
+        events: *const cl_event,
+    ) -> Result<Self, cl_int> {
         let queue: Arc<Queue> = handles::arc(command_queue)?;
         // "CL_INVALID_EVENT_WAIT_LIST if event_wait_list is NULL and num_events_in_wait_list >
         // 0, or event_wait_list is not NULL and num_events_in_wait_list is 0, or if event
@@ -43,7 +47,7 @@ impl Enqueue {
     }
 
     /// A buffer argument of the command.
-    fn buffer(&self, mem: cl_mem, access: HostAccess) -> Result<Arc<Mem>, cl_int> {
+    pub(crate) fn buffer(&self, mem: cl_mem, access: HostAccess) -> Result<Arc<Mem>, cl_int> {
         // "CL_INVALID_MEM_OBJECT if buffer is not a valid buffer object."
         let mem: Arc<Mem> = handles::arc(mem)?;
         if mem.mem_type() != CL_MEM_OBJECT_BUFFER {
@@ -74,7 +78,7 @@ impl Enqueue {
     }
 
     /// Enqueues `work`; hands the event to the application; waits for a blocking command.
-    fn submit(
+    pub(crate) fn submit(
         self,
         command_type: u32,
         blocking: cl_bool,
@@ -100,7 +104,7 @@ fn check_range(mem: &Mem, offset: usize, size: usize) -> Result<(), cl_int> {
 }
 
 /// A size_t[3] argument (origin or region); NULL is CL_INVALID_VALUE.
-fn triple(p: *const usize) -> Result<[usize; 3], cl_int> {
+pub(crate) fn triple(p: *const usize) -> Result<[usize; 3], cl_int> {
     let s = ptr::slice(p, 3)?;
     Ok([s[0], s[1], s[2]])
 }
@@ -489,7 +493,11 @@ pub extern "C" fn clEnqueueUnmapMemObject(
 ) -> cl_int {
     entry::code("clEnqueueUnmapMemObject", || {
         let cmd = Enqueue::new(command_queue, num_events_in_wait_list, event_wait_list)?;
-        let mem = cmd.buffer(memobj, HostAccess::None)?;
+        // "CL_INVALID_MEM_OBJECT if memobj is not a valid memory object": a buffer or an image.
+        let mem: Arc<Mem> = handles::arc(memobj)?;
+        if !Arc::ptr_eq(&mem.context, &cmd.queue.context) {
+            return Err(CL_INVALID_CONTEXT);
+        }
         // "CL_INVALID_VALUE if mapped_ptr is not a valid pointer returned by
         // clEnqueueMapBuffer or clEnqueueMapImage for memobj."
         mem.unmap(mapped_ptr as *mut u8)?;

@@ -15,6 +15,7 @@ use softcl_runtime::kernel::{ArgRequest, ArgValue, Kernel};
 use softcl_runtime::memory::Mem;
 use softcl_runtime::program::Program;
 use softcl_runtime::queue::Queue;
+use softcl_runtime::sampler::SamplerObject;
 use softcl_runtime::svm;
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
@@ -100,6 +101,21 @@ pub extern "C" fn clSetKernelArg(
                 }
             }
             ArgRequest::Bytes => ArgValue::Bytes(read_bytes(arg_value, arg_size)),
+            ArgRequest::Image => {
+                // SAFETY: arg_size == sizeof(cl_mem) and arg_value is not NULL (checked); the
+                // application passes a pointer to a cl_mem, possibly unaligned.
+                let mem = unsafe { (arg_value as *const cl_mem).read_unaligned() };
+                // "CL_INVALID_MEM_OBJECT for an argument declared to be a memory object when
+                // the specified arg_value is not a valid memory object."
+                ArgValue::Image(handles::arc::<Mem, _>(mem)?)
+            }
+            ArgRequest::Sampler => {
+                // SAFETY: arg_size == sizeof(cl_sampler) and arg_value is not NULL (checked).
+                let sampler = unsafe { (arg_value as *const cl_sampler).read_unaligned() };
+                // "CL_INVALID_SAMPLER for an argument declared to be of type sampler_t when the
+                // specified arg_value is not a valid sampler object."
+                ArgValue::Sampler(handles::arc::<SamplerObject, _>(sampler)?)
+            }
         };
         k.set_arg(arg_index, value)
     })

@@ -1,6 +1,5 @@
-//! Memory object entry points: buffers, sub-buffers, their queries and destructor callbacks.
-//! Image creation is not implemented yet (no device supports images), so those dispatch slots
-//! keep their generated "missing" functions; clGetSupportedImageFormats answers "no formats".
+//! Memory object entry points: buffers, sub-buffers, their queries (images' too) and
+//! destructor callbacks. Images are created in `image.rs`.
 
 use crate::entry;
 use crate::handles;
@@ -223,37 +222,6 @@ pub extern "C" fn clSetMemObjectDestructorCallback(
             // is passed for identification only (the object is being destroyed).
             unsafe { f(handle.0 as cl_mem, user_data.0) }
         }));
-        Ok(())
-    })
-}
-
-pub extern "C" fn clGetSupportedImageFormats(
-    context: cl_context,
-    flags: cl_mem_flags,
-    image_type: cl_mem_object_type,
-    num_entries: cl_uint,
-    image_formats: *mut cl_image_format,
-    num_image_formats: *mut cl_uint,
-) -> cl_int {
-    entry::code("clGetSupportedImageFormats", || {
-        let _ctx: &Context = handles::borrow(context)?;
-        // "CL_INVALID_VALUE if flags or image_type are not valid, or if num_entries is 0 and
-        // image_formats is not NULL."
-        check_mem_flags(flags, BUFFER_FLAGS | CL_MEM_KERNEL_READ_AND_WRITE as cl_mem_flags)?;
-        let image_types = [
-            CL_MEM_OBJECT_IMAGE1D,
-            CL_MEM_OBJECT_IMAGE1D_BUFFER,
-            CL_MEM_OBJECT_IMAGE1D_ARRAY,
-            CL_MEM_OBJECT_IMAGE2D,
-            CL_MEM_OBJECT_IMAGE2D_ARRAY,
-            CL_MEM_OBJECT_IMAGE3D,
-        ];
-        if !image_types.contains(&image_type) || (num_entries == 0 && !image_formats.is_null()) {
-            return Err(CL_INVALID_VALUE);
-        }
-        // No device of the platform supports images (CL_DEVICE_IMAGE_SUPPORT is CL_FALSE), so
-        // the list of supported formats is empty.
-        ptr::write_opt(num_image_formats, 0);
         Ok(())
     })
 }

@@ -7,6 +7,7 @@
 //! window of its parent's. All raw memory handling lives in [`raw`].
 
 pub mod image;
+pub mod image_mem;
 pub mod raw;
 pub mod rect;
 
@@ -83,6 +84,8 @@ pub struct Mem {
     backing: Backing,
     maps: Mutex<Vec<Mapping>>,
     destructor_callbacks: Mutex<Vec<DestructorCallback>>,
+    /// An image's description and kernel argument (None for buffers).
+    image: Option<image_mem::ImageData>,
 }
 
 impl ClObject for Mem {
@@ -139,6 +142,7 @@ impl Mem {
             backing: Backing::Storage(storage),
             maps: Mutex::new(Vec::new()),
             destructor_callbacks: Mutex::new(Vec::new()),
+            image: None,
         }))
     }
 
@@ -185,6 +189,7 @@ impl Mem {
             backing: Backing::Parent { parent: parent.clone(), origin },
             maps: Mutex::new(Vec::new()),
             destructor_callbacks: Mutex::new(Vec::new()),
+            image: None,
         }))
     }
 
@@ -207,10 +212,11 @@ impl Mem {
     }
 
     pub fn is_sub_buffer(&self) -> bool {
-        matches!(self.backing, Backing::Parent { .. })
+        self.image.is_none() && matches!(self.backing, Backing::Parent { .. })
     }
 
-    /// CL_MEM_ASSOCIATED_MEMOBJECT: the parent of a sub-buffer.
+    /// CL_MEM_ASSOCIATED_MEMOBJECT: the parent of a sub-buffer, the buffer of an image
+    /// created from one.
     pub fn parent(&self) -> Option<&Arc<Mem>> {
         match &self.backing {
             Backing::Parent { parent, .. } => Some(parent),
@@ -227,7 +233,10 @@ impl Mem {
     }
 
     pub fn mem_type(&self) -> cl_mem_object_type {
-        CL_MEM_OBJECT_BUFFER as cl_mem_object_type
+        match &self.image {
+            Some(i) => image_mem::object_type(i.desc.dim),
+            None => CL_MEM_OBJECT_BUFFER as cl_mem_object_type,
+        }
     }
 
     /// CL_MEM_HOST_PTR: the application's pointer for CL_MEM_USE_HOST_PTR (plus the origin for

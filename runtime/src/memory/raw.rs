@@ -365,6 +365,38 @@ pub fn fill_host(dst: &HostPtr, pattern: &[u8], len: usize) -> Result<(), cl_int
     Ok(())
 }
 
+/// The [`softcl_compiler::abi::ImageArg`] an image memory object hands to kernels: boxed so
+/// that its address stays fixed for the object's life (argument blocks hold that address).
+pub struct ImageArgBox(Box<softcl_compiler::abi::ImageArg>);
+
+// SAFETY: the ImageArg is never mutated after construction; its `data` pointer is the address
+// of the image's storage, which kernels and commands access under OpenCL's own rules (as they
+// access a buffer's storage through `Storage`, itself Send + Sync).
+unsafe impl Send for ImageArgBox {}
+// SAFETY: as for Send: shared access only reads the fields.
+unsafe impl Sync for ImageArgBox {}
+
+impl ImageArgBox {
+    pub fn new(arg: softcl_compiler::abi::ImageArg) -> Self {
+        Self(Box::new(arg))
+    }
+
+    /// The fixed address of the ImageArg (what an image kernel argument holds).
+    pub fn address(&self) -> usize {
+        &*self.0 as *const softcl_compiler::abi::ImageArg as usize
+    }
+
+    pub fn get(&self) -> &softcl_compiler::abi::ImageArg {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for ImageArgBox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

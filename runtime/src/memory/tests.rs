@@ -165,3 +165,89 @@ fn rect_copies() {
     let too_far = RectLayout::new([5, 7, 0], region, 8, 0).unwrap();
     assert_eq!(b.read_rect(&too_far, &dst, &host, region), Err(CL_INVALID_VALUE));
 }
+
+mod images {
+    use super::*;
+    use crate::memory::image::{describe, ImageLimits, Source};
+    use crate::memory::image_mem::{host_layout, ImageInit};
+
+    const LIMITS: ImageLimits = ImageLimits {
+        max_2d: [16384; 2],
+        max_3d: [2048; 3],
+        max_array_size: 2048,
+        max_buffer_size: 1 << 27,
+        pitch_alignment: 1,
+        base_address_alignment: 1,
+    };
+
+    fn image(ty: u32, order: u32, data_type: u32, size: [usize; 3], layers: usize) -> Arc<Mem> {
+        let f = cl_image_format { image_channel_order: order, image_channel_data_type: data_type };
+        let d = cl_image_desc {
+            image_type: ty as cl_mem_object_type,
+            image_width: size[0],
+            image_height: size[1],
+            image_depth: size[2],
+            image_array_size: layers,
+            ..Default::default()
+        };
+        let desc = describe(Some(&f), Some(&d), Source::Own { host_ptr: false }, &LIMITS, |_, _| true).unwrap();
+        Mem::new_image(context(), 0, desc, ImageInit::Zeroed, None).unwrap()
+    }
+
+    #[test]
+    fn host_layouts_of_read_and_write() {
+        let img = image(CL_MEM_OBJECT_IMAGE2D, CL_RGBA, CL_UNORM_INT8, [8, 4, 0], 0);
+        let d = *img.image_desc().unwrap();
+        let (l, bytes, len) = host_layout(&d, [3, 2, 1], 0, 0).unwrap();
+        assert_eq!((l.row_pitch, bytes, len), (12, [12, 2, 1], 24));
+        let (_, _, len) = host_layout(&d, [3, 2, 1], 16, 0).unwrap();
+        assert_eq!(len, 28, "the last row is not padded");
+        assert_eq!(host_layout(&d, [3, 2, 1], 8, 0).unwrap_err(), CL_INVALID_VALUE, "row pitch too short");
+        assert_eq!(host_layout(&d, [3, 2, 1], 0, 48).unwrap_err(), CL_INVALID_VALUE, "slice pitch of a 2D image");
+        let arr = image(CL_MEM_OBJECT_IMAGE1D_ARRAY, CL_R, CL_FLOAT, [8, 0, 0], 3);
+        let d = *arr.image_desc().unwrap();
+        let (l, bytes, len) = host_layout(&d, [2, 3, 1], 0, 16).unwrap();
+        assert_eq!((l.slice_pitch, bytes, len), (16, [8, 1, 3], 40), "layers are slices");
+        assert_eq!(host_layout(&d, [2, 3, 1], 0, 12).unwrap_err(), CL_INVALID_VALUE, "not a row multiple");
+        assert_eq!(arr.mem_type(), CL_MEM_OBJECT_IMAGE1D_ARRAY as cl_mem_object_type);
+        assert!(!arr.is_sub_buffer());
+    }
+
+    #[test]
+    fn fill_copy_and_map() {
+        let a = image(CL_MEM_OBJECT_IMAGE2D, CL_RGBA, CL_UNORM_INT8, [4, 4, 0], 0);
+        a.fill_image([1.0f32.to_bits(), 0, 0.5f32.to_bits(), 0], [1, 1, 0], [2, 3, 1]).unwrap();
+        let (s, base) = a.storage();
+        let bytes = s.to_vec(base, 64).unwrap();
+        for y in 0..4 {
+            for x in 0..4 {
+                let px = &bytes[(y * 4 + x) * 4..][..4];
+                let inside = (1..3).contains(&x) && (1..4).contains(&y);
+                assert_eq!(px, if inside { &[255u8, 0, 128, 0][..] } else { &[0; 4][..] }, "({x},{y})");
+            }
+        }
+        // 2D -> 1D array: rows become layers.
+        let arr = image(CL_MEM_OBJECT_IMAGE1D_ARRAY, CL_RGBA, CL_UNORM_INT8, [4, 0, 0], 4);
+        a.check_copy_image([0, 1, 0], &arr, [0, 0, 0], [4, 3, 1]).unwrap();
+        a.copy_image_to([0, 1, 0], &arr, [0, 0, 0], [4, 3, 1]).unwrap();
+        let (s2, b2) = arr.storage();
+        assert_eq!(s2.to_vec(b2, 48).unwrap(), bytes[16..64].to_vec());
+        assert_eq!(a.check_copy_image([0, 0, 0], &a, [1, 1, 0], [2, 2, 1]), Err(CL_MEM_COPY_OVERLAP));
+        assert_eq!(a.check_copy_image([0, 0, 0], &a, [2, 0, 0], [2, 2, 1]), Ok(()));
+        let other = image(CL_MEM_OBJECT_IMAGE2D, CL_R, CL_FLOAT, [4, 4, 0], 0);
+        assert_eq!(a.check_copy_image([0; 3], &other, [0; 3], [1, 1, 1]), Err(CL_IMAGE_FORMAT_MISMATCH));
+        // Image <-> buffer.
+        let buf = buffer(64);
+        a.copy_image_to_buffer([1, 1, 0], [2, 2, 1], &buf, 8).unwrap();
+        let (bs, bb) = buf.storage();
+        assert_eq!(bs.to_vec(bb + 8, 16).unwrap(), [[255u8, 0, 128, 0]; 4].concat());
+        assert_eq!(a.image_buffer_layouts([0; 3], [4, 4, 1], &buf, 4).unwrap_err(), CL_INVALID_VALUE);
+        other.copy_buffer_to_image(&buf, 8, [0; 3], [4, 1, 1]).unwrap();
+        // Map: the region's first pixel in the image's storage, with its pitches.
+        let (p, rp, sp) = a.map_image([1, 2, 0], [2, 1, 1], CL_MAP_READ as cl_map_flags).unwrap();
+        assert_eq!((p as usize - a.address() as usize, rp, sp), (2 * 16 + 4, 16, 0));
+        assert_eq!(a.map_count(), 1);
+        a.unmap(p).unwrap();
+        assert_eq!(a.map_image([3, 0, 0], [2, 1, 1], 0).unwrap_err(), CL_INVALID_VALUE);
+    }
+}
