@@ -56,7 +56,9 @@ pub fn property_list<T: Copy + Default + PartialEq>(ptr: *const T) -> Result<Vec
 /// element after them (the terminator of a well-formed list), read one element at a time so
 /// that nothing past what the scheme needs is touched. Empty for NULL.
 pub fn partition_list(ptr: *const isize) -> Result<Vec<isize>, cl_int> {
-    use softcl_runtime::cl::{CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN, CL_DEVICE_PARTITION_BY_COUNTS, CL_DEVICE_PARTITION_EQUALLY};
+    use softcl_runtime::cl::{
+        CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN, CL_DEVICE_PARTITION_BY_COUNTS, CL_DEVICE_PARTITION_EQUALLY,
+    };
     const MAX_ENTRIES: usize = 4096;
     let mut out = Vec::new();
     if ptr.is_null() {

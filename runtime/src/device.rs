@@ -57,7 +57,10 @@ impl Device {
     }
     /// clCreateSubDevices' partition: parses `properties` (a 0-terminated list) and creates
     /// the sub-devices.
-    pub fn create_sub_devices(self: &Arc<Self>, properties: &[cl_device_partition_property]) -> Result<Vec<Arc<Device>>, cl_int> {
+    pub fn create_sub_devices(
+        self: &Arc<Self>,
+        properties: &[cl_device_partition_property],
+    ) -> Result<Vec<Arc<Device>>, cl_int> {
         let (scheme, mut recorded) = parse_partition(properties)?;
         let Some(support) = self.model.fission() else {
             // "CL_INVALID_VALUE if ... values specified in properties are valid but not
@@ -135,7 +138,9 @@ fn affinity_of_bits(bits: cl_device_partition_property) -> Option<AffinityDomain
 /// A partition property list -> the scheme and the list as CL_DEVICE_PARTITION_TYPE reports
 /// it (terminator included). "CL_INVALID_VALUE if values specified in properties are not
 /// valid"; negative counts are CL_INVALID_DEVICE_PARTITION_COUNT.
-pub fn parse_partition(props: &[cl_device_partition_property]) -> Result<(Partition, Vec<cl_device_partition_property>), cl_int> {
+pub fn parse_partition(
+    props: &[cl_device_partition_property],
+) -> Result<(Partition, Vec<cl_device_partition_property>), cl_int> {
     let name = *props.first().ok_or(CL_INVALID_VALUE)?;
     let value = |i: usize| props.get(i).copied().ok_or(CL_INVALID_VALUE);
     let (scheme, used) = match name as u32 {
@@ -189,12 +194,9 @@ mod tests {
         assert_eq!((s, rec), (Partition::Equally(2), p(&[CL_DEVICE_PARTITION_EQUALLY, 2, 0])));
         let (s, rec) = parse_partition(&p(&[CL_DEVICE_PARTITION_BY_COUNTS, 1, 3, 0, 0])).unwrap();
         assert_eq!((s, rec.len()), (Partition::ByCounts(vec![1, 3]), 5));
-        let (s, _) = parse_partition(&p(&[
-            CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN,
-            CL_DEVICE_AFFINITY_DOMAIN_L2_CACHE as u32,
-            0,
-        ]))
-        .unwrap();
+        let (s, _) =
+            parse_partition(&p(&[CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN, CL_DEVICE_AFFINITY_DOMAIN_L2_CACHE, 0]))
+                .unwrap();
         assert_eq!(s, Partition::ByAffinity(AffinityDomain::Cache(2)));
         assert_eq!(parse_partition(&[]).unwrap_err(), CL_INVALID_VALUE);
         assert_eq!(parse_partition(&p(&[0x4242, 1, 0])).unwrap_err(), CL_INVALID_VALUE);

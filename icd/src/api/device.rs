@@ -280,9 +280,12 @@ fn device_info(device: &Device, param_name: cl_device_info, out: InfoOut) -> Res
                 p
             }
         }),
-        CL_DEVICE_PARTITION_AFFINITY_DOMAIN => out.write(&device.model.fission().map_or(0, |f| {
-            f.domains.iter().fold(0, |acc, &d| acc | softcl_runtime::device::affinity_bits(d))
-        })),
+        CL_DEVICE_PARTITION_AFFINITY_DOMAIN => out.write(
+            &device
+                .model
+                .fission()
+                .map_or(0, |f| f.domains.iter().fold(0, |acc, &d| acc | softcl_runtime::device::affinity_bits(d))),
+        ),
         // A root-level device: "the implementation may either return a param_value_size_ret
         // of 0 i.e. there is no partition type associated with device ...".
         CL_DEVICE_PARTITION_TYPE => out.write(&device.partition_type),
