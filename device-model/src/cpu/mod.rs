@@ -60,9 +60,13 @@ impl CpuDevice {
         let mut target = common::target_for(&info);
         target.vectorizer = common::vectorizer_from_env(simd.float);
         let threads = info.max_compute_units as usize;
-        // The compute units are the CPUs the process may run on (as many as
-        // available_parallelism counts); 0..threads where the affinity mask is unreadable.
-        let cpus = crate::exec::allowed_cpus().filter(|c| c.len() == threads).unwrap_or_else(|| (0..threads).collect());
+        // The compute units are the CPUs the process may run on: the first `threads` of its
+        // affinity mask (available_parallelism may count fewer, under a CPU quota), or
+        // 0..threads where the mask is unreadable.
+        let cpus = match crate::exec::allowed_cpus() {
+            Some(allowed) if allowed.len() >= threads => allowed[..threads].to_vec(),
+            _ => (0..threads).collect(),
+        };
         let topology = Arc::new(Topology::host(&cpus));
         Self { info, target, simd_width: simd.float_lanes(), executor: Executor::new(threads, "cpu"), cpus, topology }
     }
@@ -261,5 +265,31 @@ mod tests {
                 assert_eq!((info.vendor.as_str(), info.vendor_id), ("Intel(R) Corporation", 0x8086));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod fission_tests {
+    use super::*;
+
+    /// Sub-devices of the CPU device: their share of compute units, partitioned again; the
+    /// Gen device has no fission.
+    #[test]
+    fn sub_devices_get_their_share_of_compute_units() {
+        let cpu = CpuDevice::new();
+        let n = cpu.cpus().len();
+        assert_eq!(n, cpu.info().max_compute_units as usize);
+        let support = cpu.fission().unwrap();
+        assert_eq!(support.max_sub_devices, n);
+        let (subs, domain) = cpu.create_sub_devices(&Partition::Equally(1)).unwrap();
+        assert_eq!((subs.len(), domain), (n, None));
+        for s in &subs {
+            assert_eq!(s.info().max_compute_units, 1);
+            assert_eq!(s.fission().unwrap().max_sub_devices, 1);
+        }
+        let (whole, _) = cpu.create_sub_devices(&Partition::ByCounts(vec![n])).unwrap();
+        let (again, _) = whole[0].create_sub_devices(&Partition::Equally(1)).unwrap();
+        assert_eq!(again.len(), n);
+        assert!(crate::GenDevice::from_env().fission().is_none());
     }
 }

@@ -931,7 +931,7 @@ fn a_pinned_executor_runs_on_its_cpus_with_one_worker_per_cpu() {
 #[test]
 fn pinning_and_affinity() {
     let cpus = allowed_cpus().unwrap();
-    assert_eq!(cpus.len(), std::thread::available_parallelism().unwrap().get());
+    assert!(cpus.len() >= std::thread::available_parallelism().unwrap().get());
     assert!(!pin_current_thread(&[]));
     let last = *cpus.last().unwrap();
     let pinned = std::thread::spawn(move || (pin_current_thread(&[last]), allowed_cpus())).join().unwrap();
