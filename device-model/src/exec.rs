@@ -930,6 +930,9 @@ pub(crate) struct Executor {
     /// Launches that ran while another held the pool.
     #[cfg(test)]
     concurrent_launches: AtomicUsize,
+    /// Concurrent launches of a sub-device that ran on a thread pinned to its CPUs.
+    #[cfg(test)]
+    pinned_concurrent: AtomicUsize,
 }
 
 impl std::fmt::Debug for Executor {
@@ -973,6 +976,8 @@ impl Executor {
             pool_launches: AtomicUsize::new(0),
             #[cfg(test)]
             concurrent_launches: AtomicUsize::new(0),
+            #[cfg(test)]
+            pinned_concurrent: AtomicUsize::new(0),
         }
     }
 
@@ -1042,8 +1047,36 @@ impl Executor {
         self.concurrent_launches.fetch_add(1, Ordering::SeqCst);
         job.chunk = (total / (self.threads * 8)).clamp(1, 64);
         let job = Arc::new(job);
+        match &self.cpus {
+            // A sub-device's launch runs on its own CPUs: on a thread pinned to them for the
+            // time the pool is held (the launching thread waits), on the launching thread
+            // only if that thread cannot be started.
+            Some(cpus) => std::thread::scope(|scope| {
+                let spawned =
+                    std::thread::Builder::new().name(format!("softcl-{}-c", self.name)).spawn_scoped(scope, || {
+                        let pinned = pin_current_thread(cpus);
+                        #[cfg(test)]
+                        self.pinned_concurrent.fetch_add(usize::from(pinned), Ordering::SeqCst);
+                        let _ = pinned;
+                        self.run_concurrent(&job, total)
+                    });
+                match spawned {
+                    Ok(handle) => handle
+                        .join()
+                        .unwrap_or_else(|_| Err(LaunchError::Invalid("a concurrent launch panicked".into()))),
+                    Err(_) => self.run_concurrent(&job, total),
+                }
+            })?,
+            None => self.run_concurrent(&job, total)?,
+        }
+        self.finish_launch(job)
+    }
+
+    /// [`Self::execute_concurrent`] on the calling thread: chunks until the pool is free,
+    /// then the rest on the pool.
+    fn run_concurrent(&self, job: &Arc<Job>, total: usize) -> Result<(), LaunchError> {
         let mut acquired = None;
-        run_backstop_until(&job, &mut Scratch::default(), &mut || {
+        run_backstop_until(job, &mut Scratch::default(), &mut || {
             acquired = self.state.try_lock();
             acquired.is_some()
         });
@@ -1057,18 +1090,18 @@ impl Executor {
                     let pool = self.pool(pool)?;
                     #[cfg(test)]
                     self.pool_launches.fetch_add(1, Ordering::SeqCst);
-                    pool.run(Arc::clone(&job), chunks.min(self.threads), None);
+                    pool.run(Arc::clone(job), chunks.min(self.threads), None);
                 } else if helpers == 0 {
-                    run_backstop(&job, scratch);
+                    run_backstop(job, scratch);
                 } else {
                     let pool = self.pool(pool)?;
                     #[cfg(test)]
                     self.pool_launches.fetch_add(1, Ordering::SeqCst);
-                    pool.run(Arc::clone(&job), helpers, Some(scratch));
+                    pool.run(Arc::clone(job), helpers, Some(scratch));
                 }
             }
         }
-        self.finish_launch(job)
+        Ok(())
     }
 
     /// The pool, started on first use: `threads - 1` workers beside the launching thread, or

@@ -937,3 +937,38 @@ fn pinning_and_affinity() {
     let pinned = std::thread::spawn(move || (pin_current_thread(&[last]), allowed_cpus())).join().unwrap();
     assert_eq!(pinned, (true, Some(vec![last])));
 }
+
+/// Two launches at once on a sub-device's executor: the second, which finds the pool held,
+/// runs on a thread pinned to the sub-device's CPUs (not the launching thread), and both
+/// finish.
+#[test]
+fn a_concurrent_launch_on_a_pinned_executor_stays_on_its_cpus() {
+    let cpus = allowed_cpus().unwrap();
+    let set = vec![*cpus.last().unwrap()];
+    let exec = Arc::new(Executor::pinned(&set, "test-pinned-c"));
+    let flag = Arc::new(AtomicBool::new(false));
+    let waiter = Arc::new(FlagKernel {
+        info: kernel_info("waiter", 0),
+        flag: flag.clone(),
+        set: false,
+        started: AtomicBool::new(false),
+        timed_out: AtomicBool::new(false),
+    });
+    let range = NdRange::new(1, [0; 3], [4, 1, 1], [4, 1, 1]).unwrap();
+    let first = {
+        let (exec, waiter) = (exec.clone(), waiter.clone());
+        std::thread::spawn(move || exec.execute(job(waiter, range, Schedule::WholeGroup, None)))
+    };
+    while !waiter.started.load(Ordering::SeqCst) {
+        std::thread::yield_now();
+    }
+    // The second launch records where it ran, then releases the first.
+    let ran = where_ran(&exec, 3);
+    flag.store(true, Ordering::SeqCst);
+    first.join().unwrap().unwrap();
+    assert!(!waiter.timed_out.load(Ordering::SeqCst));
+    assert_eq!(exec.concurrent_launches.load(Ordering::SeqCst), 1);
+    assert_eq!(exec.pinned_concurrent.load(Ordering::SeqCst), 1);
+    assert!(!ran.threads.lock().contains(&std::thread::current().id()));
+    assert!(ran.cpus.lock().iter().all(|&c| set.contains(&(c as usize))), "{:?} outside {set:?}", ran.cpus.lock());
+}
