@@ -716,7 +716,8 @@ struct Pool {
 }
 
 impl Pool {
-    fn start(threads: usize, name: &str) -> Result<Self, LaunchError> {
+    /// `cpus`: the CPUs every worker is pinned to (a sub-device's), or None (unpinned).
+    fn start(threads: usize, name: &str, cpus: Option<Arc<[usize]>>) -> Result<Self, LaunchError> {
         let shared = Arc::new(Shared {
             slot: Mutex::new(Slot { generation: 0, job: None, active: 0, shutdown: false }),
             posted: AtomicU64::new(0),
@@ -727,7 +728,16 @@ impl Pool {
         let mut last_error = None;
         for i in 0..threads.max(1) {
             let shared = Arc::clone(&shared);
-            match std::thread::Builder::new().name(format!("softcl-{name}-{i}")).spawn(move || worker_main(&shared)) {
+            let cpus = cpus.clone();
+            let body = move || {
+                if let Some(cpus) = cpus {
+                    // A failure leaves the worker unpinned; the pool's size still limits the
+                    // sub-device to its share of threads (docs: README, cpu/fission.rs).
+                    let _ = pin_current_thread(&cpus);
+                }
+                worker_main(&shared)
+            };
+            match std::thread::Builder::new().name(format!("softcl-{name}-{i}")).spawn(body) {
                 Ok(h) => handles.push(h),
                 Err(e) => last_error = Some(e),
             }
@@ -739,9 +749,10 @@ impl Pool {
         Ok(Self { shared, threads: handles })
     }
 
-    /// Runs `job` on the launching thread (with `scratch`) and `helpers` workers (the others
-    /// keep sleeping; any worker that is awake takes part too).
-    fn run(&self, job: Arc<Job>, helpers: usize, scratch: &mut Scratch) {
+    /// Runs `job` on the launching thread (with `scratch`; None: the launching thread only
+    /// waits) and `helpers` workers (the others keep sleeping; any worker that is awake takes
+    /// part too).
+    fn run(&self, job: Arc<Job>, helpers: usize, scratch: Option<&mut Scratch>) {
         let shared = &self.shared;
         let mut slot = shared.slot.lock();
         slot.generation += 1;
@@ -755,7 +766,9 @@ impl Pool {
             }
         }
         drop(slot);
-        run_backstop(&job, scratch);
+        if let Some(scratch) = scratch {
+            run_backstop(&job, scratch);
+        }
         let mut slot = shared.slot.lock();
         while !(job.is_over() && slot.active == 0) {
             shared.done.wait(&mut slot);
@@ -787,6 +800,53 @@ impl Drop for Pool {
         for handle in self.threads.drain(..) {
             let _ = handle.join();
         }
+    }
+}
+
+/// The CPUs this process may run on (sched_getaffinity), in increasing order; None where the
+/// call is not available or fails.
+pub(crate) fn allowed_cpus() -> Option<Vec<usize>> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: cpu_set_t is plain data for which all-zero is the empty set.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `set` is a valid, writable cpu_set_t of the size passed; pid 0 = this thread.
+        let rc = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+        if rc != 0 {
+            return None;
+        }
+        let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
+        // SAFETY: CPU_ISSET reads the set within its size (cpu < CPU_SETSIZE).
+        let cpus: Vec<usize> = (0..max).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect();
+        (!cpus.is_empty()).then_some(cpus)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
+}
+
+/// Pins the calling thread to `cpus` (sched_setaffinity); false if it could not be.
+pub(crate) fn pin_current_thread(cpus: &[usize]) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
+        if cpus.is_empty() || cpus.iter().any(|&c| c >= max) {
+            return false;
+        }
+        // SAFETY: cpu_set_t is plain data for which all-zero is the empty set.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        for &c in cpus {
+            // SAFETY: c < CPU_SETSIZE (checked above), so CPU_SET writes inside the set.
+            unsafe { libc::CPU_SET(c, &mut set) };
+        }
+        // SAFETY: `set` is a valid cpu_set_t of the size passed; pid 0 = the calling thread.
+        unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0 }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = cpus;
+        false
     }
 }
 
@@ -858,6 +918,9 @@ const MAX_COST_ENTRIES: usize = 4096;
 pub(crate) struct Executor {
     threads: usize,
     name: &'static str,
+    /// A sub-device's CPUs: its `threads` workers are pinned to them and run every
+    /// work-group (the launching thread, pinned elsewhere or not at all, only waits).
+    cpus: Option<Arc<[usize]>>,
     state: Mutex<ExecState>,
     /// The last launch's printf storage (all zero), for the next launch that calls printf.
     printf_spare: Mutex<Option<Vec<u8>>>,
@@ -867,6 +930,9 @@ pub(crate) struct Executor {
     /// Launches that ran while another held the pool.
     #[cfg(test)]
     concurrent_launches: AtomicUsize,
+    /// Concurrent launches of a sub-device that ran on a thread pinned to its CPUs.
+    #[cfg(test)]
+    pinned_concurrent: AtomicUsize,
 }
 
 impl std::fmt::Debug for Executor {
@@ -891,15 +957,27 @@ pub(crate) fn run_inline(groups: usize, threads: usize, per_group_ns: Option<u64
 impl Executor {
     /// An executor that will run on `threads` workers (at least one).
     pub(crate) fn new(threads: usize, name: &'static str) -> Self {
+        Self::with_cpus(threads, name, None)
+    }
+
+    /// An executor of a sub-device: one worker per CPU of `cpus`, pinned to them.
+    pub(crate) fn pinned(cpus: &[usize], name: &'static str) -> Self {
+        Self::with_cpus(cpus.len(), name, Some(cpus.into()))
+    }
+
+    fn with_cpus(threads: usize, name: &'static str, cpus: Option<Arc<[usize]>>) -> Self {
         Self {
             threads: threads.max(1),
             name,
+            cpus,
             state: Mutex::new(ExecState::default()),
             printf_spare: Mutex::new(None),
             #[cfg(test)]
             pool_launches: AtomicUsize::new(0),
             #[cfg(test)]
             concurrent_launches: AtomicUsize::new(0),
+            #[cfg(test)]
+            pinned_concurrent: AtomicUsize::new(0),
         }
     }
 
@@ -918,7 +996,7 @@ impl Executor {
             return self.execute_concurrent(job, total);
         };
         let known = state.cost.get(job.kernel.info().name.as_str()).copied();
-        let job = if run_inline(total, self.threads, known) {
+        let job = if self.cpus.is_none() && run_inline(total, self.threads, known) {
             job.chunk = total;
             let job = Arc::new(job);
             run_backstop(&job, &mut state.scratch);
@@ -927,16 +1005,17 @@ impl Executor {
             // Chunks: about 8 per thread to balance uneven groups, at most 64 groups each. The
             // launching thread takes part, so `threads - 1` workers are woken at most.
             job.chunk = (total / (self.threads * 8)).clamp(1, 64);
-            let helpers = (total.div_ceil(job.chunk) - 1).min(self.threads - 1);
             let job = Arc::new(job);
             let ExecState { pool, scratch, .. } = &mut *state;
-            let pool = match pool {
-                Some(pool) => pool,
-                empty => empty.insert(Pool::start(self.threads - 1, self.name)?),
-            };
+            let pool = self.pool(pool)?;
             #[cfg(test)]
             self.pool_launches.fetch_add(1, Ordering::SeqCst);
-            pool.run(Arc::clone(&job), helpers, scratch);
+            let chunks = total.div_ceil(job.chunk);
+            if self.cpus.is_some() {
+                pool.run(Arc::clone(&job), chunks.min(self.threads), None);
+            } else {
+                pool.run(Arc::clone(&job), (chunks - 1).min(self.threads - 1), Some(scratch));
+            }
             job
         };
         let completed = job.completed.load(Ordering::SeqCst);
@@ -968,30 +1047,73 @@ impl Executor {
         self.concurrent_launches.fetch_add(1, Ordering::SeqCst);
         job.chunk = (total / (self.threads * 8)).clamp(1, 64);
         let job = Arc::new(job);
+        match &self.cpus {
+            // A sub-device's launch runs on its own CPUs: on a thread pinned to them for the
+            // time the pool is held (the launching thread waits), on the launching thread
+            // only if that thread cannot be started.
+            Some(cpus) => std::thread::scope(|scope| {
+                let spawned =
+                    std::thread::Builder::new().name(format!("softcl-{}-c", self.name)).spawn_scoped(scope, || {
+                        let pinned = pin_current_thread(cpus);
+                        #[cfg(test)]
+                        self.pinned_concurrent.fetch_add(usize::from(pinned), Ordering::SeqCst);
+                        let _ = pinned;
+                        self.run_concurrent(&job, total)
+                    });
+                match spawned {
+                    Ok(handle) => handle
+                        .join()
+                        .unwrap_or_else(|_| Err(LaunchError::Invalid("a concurrent launch panicked".into()))),
+                    Err(_) => self.run_concurrent(&job, total),
+                }
+            })?,
+            None => self.run_concurrent(&job, total)?,
+        }
+        self.finish_launch(job)
+    }
+
+    /// [`Self::execute_concurrent`] on the calling thread: chunks until the pool is free,
+    /// then the rest on the pool.
+    fn run_concurrent(&self, job: &Arc<Job>, total: usize) -> Result<(), LaunchError> {
         let mut acquired = None;
-        run_backstop_until(&job, &mut Scratch::default(), &mut || {
+        run_backstop_until(job, &mut Scratch::default(), &mut || {
             acquired = self.state.try_lock();
             acquired.is_some()
         });
         if let Some(mut state) = acquired {
             let left = total.saturating_sub(job.next.load(Ordering::SeqCst));
             if left > 0 && !job.is_over() {
-                let helpers = (left.div_ceil(job.chunk) - 1).min(self.threads - 1);
+                let chunks = left.div_ceil(job.chunk);
+                let helpers = (chunks - 1).min(self.threads - 1);
                 let ExecState { pool, scratch, .. } = &mut *state;
-                if helpers == 0 {
-                    run_backstop(&job, scratch);
-                } else {
-                    let pool = match pool {
-                        Some(pool) => pool,
-                        empty => empty.insert(Pool::start(self.threads - 1, self.name)?),
-                    };
+                if self.cpus.is_some() {
+                    let pool = self.pool(pool)?;
                     #[cfg(test)]
                     self.pool_launches.fetch_add(1, Ordering::SeqCst);
-                    pool.run(Arc::clone(&job), helpers, scratch);
+                    pool.run(Arc::clone(job), chunks.min(self.threads), None);
+                } else if helpers == 0 {
+                    run_backstop(job, scratch);
+                } else {
+                    let pool = self.pool(pool)?;
+                    #[cfg(test)]
+                    self.pool_launches.fetch_add(1, Ordering::SeqCst);
+                    pool.run(Arc::clone(job), helpers, Some(scratch));
                 }
             }
         }
-        self.finish_launch(job)
+        Ok(())
+    }
+
+    /// The pool, started on first use: `threads - 1` workers beside the launching thread, or
+    /// for a sub-device `threads` workers pinned to its CPUs.
+    fn pool<'a>(&self, pool: &'a mut Option<Pool>) -> Result<&'a mut Pool, LaunchError> {
+        Ok(match pool {
+            Some(pool) => pool,
+            empty => {
+                let workers = if self.cpus.is_some() { self.threads } else { self.threads - 1 };
+                empty.insert(Pool::start(workers, self.name, self.cpus.clone())?)
+            }
+        })
     }
 
     /// Writes a launch's printf output and keeps its storage; the launch's result.

@@ -14,6 +14,7 @@ pub mod observer;
 pub mod pick;
 mod printf;
 
+pub use cpu::fission::{AffinityDomain, FissionSupport, Partition, PartitionError};
 pub use cpu::CpuDevice;
 pub use gen::{GenConfig, GenDevice};
 pub use info::*;
@@ -40,6 +41,19 @@ pub trait Device: Send + Sync + std::fmt::Debug {
         global: [usize; 3],
         non_uniform: bool,
     ) -> [usize; 3];
+    /// How the device can be partitioned (clCreateSubDevices); None: it cannot.
+    fn fission(&self) -> Option<cpu::fission::FissionSupport> {
+        None
+    }
+    /// New sub-devices of this device and the affinity domain used (NEXT_PARTITIONABLE
+    /// resolved); devices that cannot be partitioned refuse every scheme.
+    #[allow(clippy::type_complexity)]
+    fn create_sub_devices(
+        &self,
+        _scheme: &cpu::fission::Partition,
+    ) -> Result<(Vec<Arc<dyn Device>>, Option<cpu::fission::AffinityDomain>), cpu::fission::PartitionError> {
+        Err(cpu::fission::PartitionError::InvalidValue)
+    }
 }
 
 /// The devices of the SoftCL platform, in the order clGetDeviceIDs lists them: the host CPU,

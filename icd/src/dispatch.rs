@@ -77,7 +77,6 @@ pub fn lookup_implemented(name: &str) -> Option<*mut c_void> {
 /// feature no SoftCL device has yet. They are real functions (the dispatch table counts them
 /// as implemented), but the feature behind them is missing: docs/API_STATUS.md says so.
 pub const FEATURE_NOT_SUPPORTED: &[(&str, &str)] = &[
-    ("clCreateSubDevices", "device fission: no device can be partitioned yet (CL_INVALID_VALUE)"),
     ("clGetKernelSubGroupInfo", "sub-groups (CL_INVALID_OPERATION)"),
     ("clCreateProgramWithBuiltInKernels", "built-in kernels: the devices have none (CL_INVALID_VALUE)"),
     ("clSetProgramReleaseCallback", "program-scope global constructors and destructors (CL_INVALID_OPERATION)"),

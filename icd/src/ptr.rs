@@ -52,6 +52,44 @@ pub fn property_list<T: Copy + Default + PartialEq>(ptr: *const T) -> Result<Vec
     }
 }
 
+/// clCreateSubDevices' partition property list: the scheme's name, its values and the
+/// element after them (the terminator of a well-formed list), read one element at a time so
+/// that nothing past what the scheme needs is touched. Empty for NULL.
+pub fn partition_list(ptr: *const isize) -> Result<Vec<isize>, cl_int> {
+    use softcl_runtime::cl::{
+        CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN, CL_DEVICE_PARTITION_BY_COUNTS, CL_DEVICE_PARTITION_EQUALLY,
+    };
+    const MAX_ENTRIES: usize = 4096;
+    let mut out = Vec::new();
+    if ptr.is_null() {
+        return Ok(out);
+    }
+    // SAFETY: the list is 0-terminated per the API contract and each scheme's values precede
+    // the terminator; we read one element at a time, only as far as the scheme's layout says.
+    let read = |i: usize| unsafe { ptr.add(i).read_unaligned() };
+    let name = read(0);
+    out.push(name);
+    match u32::try_from(name) {
+        Ok(CL_DEVICE_PARTITION_EQUALLY | CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN) => {
+            out.push(read(1));
+            out.push(read(2));
+        }
+        Ok(CL_DEVICE_PARTITION_BY_COUNTS) => loop {
+            let v = read(out.len());
+            out.push(v);
+            if v == 0 {
+                out.push(read(out.len()));
+                break;
+            }
+            if out.len() > MAX_ENTRIES {
+                return Err(CL_INVALID_VALUE);
+            }
+        },
+        _ => {}
+    }
+    Ok(out)
+}
+
 /// Writes `v` through an optional out-pointer.
 pub fn write_opt<T>(ptr: *mut T, v: T) {
     if !ptr.is_null() {

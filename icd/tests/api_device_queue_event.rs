@@ -182,7 +182,7 @@ fn device_queries() -> Vec<(cl_device_info, Size)> {
     q.push((CL_DEVICE_PLATFORM, ptr));
     q.push((CL_DEVICE_PARENT_DEVICE, Exactly(std::mem::size_of::<*mut c_void>())));
     q.push((CL_DEVICE_MAX_WORK_ITEM_SIZES, Exactly(3 * std::mem::size_of::<usize>())));
-    q.push((CL_DEVICE_PARTITION_PROPERTIES, Exactly(std::mem::size_of::<cl_device_partition_property>())));
+    // CL_DEVICE_PARTITION_PROPERTIES: a list (see device_query_values_are_consistent).
     q.push((CL_DEVICE_PARTITION_TYPE, Exactly(0)));
     q.push((CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION, Exactly(0)));
     for p in [
@@ -284,8 +284,23 @@ fn device_query_values_are_consistent() {
         assert_eq!(info_u64(device, CL_DEVICE_PLATFORM) as usize, platform as usize);
         assert_eq!(info_u64(device, CL_DEVICE_PARENT_DEVICE), 0);
         assert_eq!(info_u32(device, CL_DEVICE_REFERENCE_COUNT), 1);
-        assert_eq!(info_u32(device, CL_DEVICE_PARTITION_MAX_SUB_DEVICES), 0);
-        assert_eq!(info_bytes(device, CL_DEVICE_PARTITION_PROPERTIES).unwrap(), vec![0u8; 8]);
+        // Fission on the CPU device only.
+        let partition: Vec<isize> = info_bytes(device, CL_DEVICE_PARTITION_PROPERTIES)
+            .unwrap()
+            .chunks_exact(8)
+            .map(|c| isize::from_ne_bytes(c.try_into().unwrap()))
+            .collect();
+        if info_u64(device, CL_DEVICE_TYPE) & CL_DEVICE_TYPE_CPU as u64 != 0 {
+            assert_eq!(
+                info_u32(device, CL_DEVICE_PARTITION_MAX_SUB_DEVICES),
+                info_u32(device, CL_DEVICE_MAX_COMPUTE_UNITS)
+            );
+            assert_eq!(partition[..2], [CL_DEVICE_PARTITION_EQUALLY as isize, CL_DEVICE_PARTITION_BY_COUNTS as isize]);
+        } else {
+            assert_eq!(info_u32(device, CL_DEVICE_PARTITION_MAX_SUB_DEVICES), 0);
+            assert_eq!(partition, vec![0]);
+            assert_eq!(info_u64(device, CL_DEVICE_PARTITION_AFFINITY_DOMAIN), 0);
+        }
         assert_eq!(info_u32(device, CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS), 3);
         assert_eq!(info_string(device, CL_DEVICE_PROFILE), "FULL_PROFILE");
         assert!(info_string(device, CL_DEVICE_VERSION).starts_with("OpenCL 3.0"));
@@ -356,7 +371,23 @@ fn retain_release_and_sub_devices() {
     assert_eq!(clReleaseDevice(null_mut()), CL_INVALID_DEVICE);
     let props = [CL_DEVICE_PARTITION_EQUALLY as isize, 1, 0];
     let mut n = 7;
-    assert_eq!(clCreateSubDevices(device, props.as_ptr(), 0, null_mut(), &mut n), CL_INVALID_VALUE);
+    // The CPU device (the first) splits into one sub-device per compute unit.
+    assert_eq!(clCreateSubDevices(device, props.as_ptr(), 0, null_mut(), &mut n), SUCCESS);
+    assert_eq!(n, info_u32(device, CL_DEVICE_MAX_COMPUTE_UNITS));
+    let mut subs = vec![null_mut(); n as usize];
+    assert_eq!(clCreateSubDevices(device, props.as_ptr(), n, subs.as_mut_ptr(), null_mut()), SUCCESS);
+    let sub = subs[0];
+    assert_eq!(info_u64(sub, CL_DEVICE_PARENT_DEVICE) as usize, device as usize);
+    assert_eq!(clRetainDevice(sub), SUCCESS);
+    assert_eq!(info_u32(sub, CL_DEVICE_REFERENCE_COUNT), 2);
+    for s in subs {
+        assert_eq!(clReleaseDevice(s), SUCCESS);
+    }
+    assert_eq!(info_u32(sub, CL_DEVICE_REFERENCE_COUNT), 1);
+    assert_eq!(clReleaseDevice(sub), SUCCESS);
+    // The Gen device (the second) cannot be partitioned.
+    let gen = all_devices()[1];
+    assert_eq!(clCreateSubDevices(gen, props.as_ptr(), 0, null_mut(), &mut n), CL_INVALID_VALUE);
     assert_eq!(clCreateSubDevices(device, null(), 0, null_mut(), &mut n), CL_INVALID_VALUE);
     assert_eq!(clCreateSubDevices(null_mut(), props.as_ptr(), 0, null_mut(), &mut n), CL_INVALID_DEVICE);
 }

@@ -345,7 +345,18 @@ impl Program {
 
     /// clBuildProgram for `devices` (all of the program's when empty).
     pub fn build(&self, devices: &[Arc<Device>], options: &str) -> Result<(), cl_int> {
-        let indices = self.indices(devices)?;
+        let mut indices = self.indices(devices)?;
+        // A program from source or IL built for a device is built for the program's
+        // sub-devices of it too (sub-devices run the parent's code; the CTS device_partition
+        // suite builds for the parent and launches on the sub-devices, as PoCL and Intel's CPU
+        // runtime allow).
+        if matches!(self.origin, Origin::Source(_) | Origin::Il(_)) && !devices.is_empty() {
+            for (i, d) in self.devices.iter().enumerate() {
+                if !indices.contains(&i) && devices.iter().any(|p| d.descends_from(p)) {
+                    indices.push(i);
+                }
+            }
+        }
         // "CL_INVALID_OPERATION if program was not created with clCreateProgramWithSource,
         // clCreateProgramWithIL or clCreateProgramWithBinary."
         if self.origin == Origin::Linked {

@@ -14,6 +14,7 @@
 //! - fp64 (`cl_khr_fp64`) is the host's: IEEE 754 doubles with denormals, every rounding mode
 //!   and FMA (`features::fp64_config`); docs/MATH.md says how each built-in is computed.
 
+pub mod fission;
 pub mod host;
 
 use crate::common;
@@ -24,6 +25,7 @@ use crate::launch::{Launch, LaunchError, LaunchReport};
 use crate::observer::Observer;
 use crate::pick::{pick_local_size, PickParams};
 use crate::Device;
+use fission::{AffinityDomain, FissionSupport, Partition, PartitionError, Topology};
 use host::SimdBytes;
 use softcl_compiler::{KernelInfo, Target};
 use std::sync::Arc;
@@ -44,6 +46,10 @@ pub struct CpuDevice {
     target: Target,
     simd_width: usize,
     executor: Executor,
+    /// The CPUs (compute units) of this device: the process's for the root device, a share of
+    /// its parent's for a sub-device (whose workers are pinned to them).
+    cpus: Vec<usize>,
+    topology: Arc<Topology>,
 }
 
 impl CpuDevice {
@@ -54,7 +60,34 @@ impl CpuDevice {
         let mut target = common::target_for(&info);
         target.vectorizer = common::vectorizer_from_env(simd.float);
         let threads = info.max_compute_units as usize;
-        Self { info, target, simd_width: simd.float_lanes(), executor: Executor::new(threads, "cpu") }
+        // The compute units are the CPUs the process may run on: the first `threads` of its
+        // affinity mask (available_parallelism may count fewer, under a CPU quota), or
+        // 0..threads where the mask is unreadable.
+        let cpus = match crate::exec::allowed_cpus() {
+            Some(allowed) if allowed.len() >= threads => allowed[..threads].to_vec(),
+            _ => (0..threads).collect(),
+        };
+        let topology = Arc::new(Topology::host(&cpus));
+        Self { info, target, simd_width: simd.float_lanes(), executor: Executor::new(threads, "cpu"), cpus, topology }
+    }
+
+    /// A sub-device of this device on `cpus` (a subset of this device's CPUs).
+    fn sub_device(&self, cpus: Vec<usize>) -> Self {
+        let mut info = self.info.clone();
+        info.max_compute_units = u32::try_from(cpus.len()).unwrap_or(u32::MAX);
+        Self {
+            info,
+            target: self.target.clone(),
+            simd_width: self.simd_width,
+            executor: Executor::pinned(&cpus, "cpu-sub"),
+            cpus,
+            topology: Arc::clone(&self.topology),
+        }
+    }
+
+    /// The CPUs this device's compute units are.
+    pub fn cpus(&self) -> &[usize] {
+        &self.cpus
     }
 
     /// The SIMD width work-items are packed at (float lanes of the host's vector registers).
@@ -107,6 +140,28 @@ impl Device for CpuDevice {
     }
     fn pick_local_size(&self, kernel: &KernelInfo, work_dim: u32, global: [usize; 3], non_uniform: bool) -> [usize; 3] {
         pick_local_size(&self.pick_params(), kernel, work_dim, global, non_uniform)
+    }
+    fn fission(&self) -> Option<FissionSupport> {
+        let domains = [
+            AffinityDomain::Numa,
+            AffinityDomain::Cache(4),
+            AffinityDomain::Cache(3),
+            AffinityDomain::Cache(2),
+            AffinityDomain::Cache(1),
+            AffinityDomain::NextPartitionable,
+        ];
+        Some(FissionSupport {
+            max_sub_devices: self.cpus.len(),
+            domains: domains.into_iter().filter(|&d| self.topology.has(d, &self.cpus)).collect(),
+        })
+    }
+    fn create_sub_devices(
+        &self,
+        scheme: &Partition,
+    ) -> Result<(Vec<Arc<dyn Device>>, Option<AffinityDomain>), PartitionError> {
+        let parts = fission::partition(&self.cpus, &self.topology, scheme, self.cpus.len())?;
+        let devices = parts.cpus.into_iter().map(|cpus| Arc::new(self.sub_device(cpus)) as Arc<dyn Device>).collect();
+        Ok((devices, parts.domain))
     }
 }
 
@@ -231,5 +286,31 @@ mod tests {
                 assert_eq!((info.vendor.as_str(), info.vendor_id), ("Intel(R) Corporation", 0x8086));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod fission_tests {
+    use super::*;
+
+    /// Sub-devices of the CPU device: their share of compute units, partitioned again; the
+    /// Gen device has no fission.
+    #[test]
+    fn sub_devices_get_their_share_of_compute_units() {
+        let cpu = CpuDevice::new();
+        let n = cpu.cpus().len();
+        assert_eq!(n, cpu.info().max_compute_units as usize);
+        let support = cpu.fission().unwrap();
+        assert_eq!(support.max_sub_devices, n);
+        let (subs, domain) = cpu.create_sub_devices(&Partition::Equally(1)).unwrap();
+        assert_eq!((subs.len(), domain), (n, None));
+        for s in &subs {
+            assert_eq!(s.info().max_compute_units, 1);
+            assert_eq!(s.fission().unwrap().max_sub_devices, 1);
+        }
+        let (whole, _) = cpu.create_sub_devices(&Partition::ByCounts(vec![n])).unwrap();
+        let (again, _) = whole[0].create_sub_devices(&Partition::Equally(1)).unwrap();
+        assert_eq!(again.len(), n);
+        assert!(crate::GenDevice::from_env().fission().is_none());
     }
 }

@@ -874,3 +874,101 @@ fn concurrent_launch_moves_to_the_pool_when_it_is_free() {
     assert_eq!(exec.concurrent_launches.load(Ordering::SeqCst), 1);
     assert!(names.iter().any(|n| n.starts_with("softcl-handover-")), "the pool never took part: {names:?}");
 }
+
+/// Records the OS thread and the CPU each work-group ran on.
+struct WhereRan {
+    info: KernelInfo,
+    threads: Mutex<std::collections::HashSet<std::thread::ThreadId>>,
+    cpus: Mutex<std::collections::HashSet<i32>>,
+}
+
+impl GroupKernel for WhereRan {
+    fn info(&self) -> &KernelInfo {
+        &self.info
+    }
+    fn run(&self, _: &[u8], _: &WorkGroupContext, _: u32, _: u32, _: u32) -> u32 {
+        self.threads.lock().insert(std::thread::current().id());
+        // SAFETY: sched_getcpu has no preconditions.
+        self.cpus.lock().insert(unsafe { libc::sched_getcpu() });
+        // Some work, so that several workers take part.
+        std::hint::black_box((0..2000u64).sum::<u64>());
+        FINISHED
+    }
+}
+
+fn where_ran(exec: &Executor, groups: usize) -> WhereRan {
+    let k = Arc::new(WhereRan {
+        info: kernel_info("where_ran", 0),
+        threads: Mutex::new(Default::default()),
+        cpus: Mutex::new(Default::default()),
+    });
+    let range = NdRange::new(1, [0; 3], [groups, 1, 1], [1, 1, 1]).unwrap();
+    exec.execute(job(k.clone(), range, Schedule::WholeGroup, None)).unwrap();
+    Arc::into_inner(k).unwrap()
+}
+
+#[test]
+fn a_pinned_executor_runs_on_its_cpus_with_one_worker_per_cpu() {
+    let cpus = allowed_cpus().unwrap();
+    // The last CPU alone, then every CPU the process may use.
+    for set in [vec![*cpus.last().unwrap()], cpus.clone()] {
+        let exec = Executor::pinned(&set, "test-pinned");
+        for groups in [1, 5000] {
+            let ran = where_ran(&exec, groups);
+            let threads = ran.threads.lock();
+            // Never the launching thread, at most one thread per CPU.
+            assert!(!threads.contains(&std::thread::current().id()), "a work-group ran on the launching thread");
+            assert!(threads.len() <= set.len(), "{} threads for {} CPUs", threads.len(), set.len());
+            for cpu in ran.cpus.lock().iter() {
+                assert!(set.contains(&(*cpu as usize)), "ran on CPU {cpu}, outside {set:?}");
+            }
+        }
+        let state = exec.state.lock();
+        assert_eq!(state.pool.as_ref().unwrap().threads.len(), set.len());
+    }
+}
+
+#[test]
+fn pinning_and_affinity() {
+    let cpus = allowed_cpus().unwrap();
+    assert!(cpus.len() >= std::thread::available_parallelism().unwrap().get());
+    assert!(!pin_current_thread(&[]));
+    let last = *cpus.last().unwrap();
+    let pinned = std::thread::spawn(move || (pin_current_thread(&[last]), allowed_cpus())).join().unwrap();
+    assert_eq!(pinned, (true, Some(vec![last])));
+}
+
+/// Two launches at once on a sub-device's executor: the second, which finds the pool held,
+/// runs on a thread pinned to the sub-device's CPUs (not the launching thread), and both
+/// finish.
+#[test]
+fn a_concurrent_launch_on_a_pinned_executor_stays_on_its_cpus() {
+    let cpus = allowed_cpus().unwrap();
+    let set = vec![*cpus.last().unwrap()];
+    let exec = Arc::new(Executor::pinned(&set, "test-pinned-c"));
+    let flag = Arc::new(AtomicBool::new(false));
+    let waiter = Arc::new(FlagKernel {
+        info: kernel_info("waiter", 0),
+        flag: flag.clone(),
+        set: false,
+        started: AtomicBool::new(false),
+        timed_out: AtomicBool::new(false),
+    });
+    let range = NdRange::new(1, [0; 3], [4, 1, 1], [4, 1, 1]).unwrap();
+    let first = {
+        let (exec, waiter) = (exec.clone(), waiter.clone());
+        std::thread::spawn(move || exec.execute(job(waiter, range, Schedule::WholeGroup, None)))
+    };
+    while !waiter.started.load(Ordering::SeqCst) {
+        std::thread::yield_now();
+    }
+    // The second launch records where it ran, then releases the first.
+    let ran = where_ran(&exec, 3);
+    flag.store(true, Ordering::SeqCst);
+    first.join().unwrap().unwrap();
+    assert!(!waiter.timed_out.load(Ordering::SeqCst));
+    assert_eq!(exec.concurrent_launches.load(Ordering::SeqCst), 1);
+    assert_eq!(exec.pinned_concurrent.load(Ordering::SeqCst), 1);
+    assert!(!ran.threads.lock().contains(&std::thread::current().id()));
+    assert!(ran.cpus.lock().iter().all(|&c| set.contains(&(c as usize))), "{:?} outside {set:?}", ran.cpus.lock());
+}

@@ -1,5 +1,6 @@
 //! Device entry points: enumeration, the clGetDeviceInfo answers (from the device-model's
-//! DeviceInfo) and sub-devices (not supported yet: our devices cannot be partitioned).
+//! DeviceInfo) and sub-devices (device fission of the CPU device; the Gen device cannot be
+//! partitioned).
 
 use crate::api::platform::{cl_version_of, platform_arg};
 use crate::entry;
@@ -11,6 +12,7 @@ use softcl_runtime::cl::*;
 use softcl_runtime::device::Device;
 use softcl_runtime::handle::RefCount;
 use std::ffi::c_void;
+use std::sync::Arc;
 
 /// Device types clGetDeviceIDs accepts (besides CL_DEVICE_TYPE_ALL).
 const KNOWN_DEVICE_TYPES: u64 = (CL_DEVICE_TYPE_DEFAULT
@@ -260,15 +262,33 @@ fn device_info(device: &Device, param_name: cl_device_info, out: InfoOut) -> Res
             out.write(&0u32)
         }
 
-        // Partitioning: root devices that cannot be partitioned.
-        CL_DEVICE_PARENT_DEVICE => out.write(&std::ptr::null_mut::<c_void>()),
-        CL_DEVICE_PARTITION_MAX_SUB_DEVICES => out.write(&0u32),
-        // "If the device cannot be partitioned ... a value of 0 will be returned."
-        CL_DEVICE_PARTITION_PROPERTIES => out.write(&[0 as cl_device_partition_property]),
-        CL_DEVICE_PARTITION_AFFINITY_DOMAIN => out.write(&(0 as cl_device_affinity_domain)),
+        // Partitioning (the CPU device and its sub-devices; the Gen device cannot be).
+        CL_DEVICE_PARENT_DEVICE => out.write(
+            &device.parent.as_ref().map_or(std::ptr::null_mut::<c_void>(), handles::handle_of::<Device, c_void>),
+        ),
+        CL_DEVICE_PARTITION_MAX_SUB_DEVICES => {
+            out.write(&device.model.fission().map_or(0, |f| u32::try_from(f.max_sub_devices).unwrap_or(u32::MAX)))
+        }
+        CL_DEVICE_PARTITION_PROPERTIES => out.write(&match device.model.fission() {
+            // "If the device cannot be partitioned ... a value of 0 will be returned."
+            None => vec![0 as cl_device_partition_property],
+            Some(f) => {
+                let mut p = vec![CL_DEVICE_PARTITION_EQUALLY as isize, CL_DEVICE_PARTITION_BY_COUNTS as isize];
+                if !f.domains.is_empty() {
+                    p.push(CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN as isize);
+                }
+                p
+            }
+        }),
+        CL_DEVICE_PARTITION_AFFINITY_DOMAIN => out.write(
+            &device
+                .model
+                .fission()
+                .map_or(0, |f| f.domains.iter().fold(0, |acc, &d| acc | softcl_runtime::device::affinity_bits(d))),
+        ),
         // A root-level device: "the implementation may either return a param_value_size_ret
         // of 0 i.e. there is no partition type associated with device ...".
-        CL_DEVICE_PARTITION_TYPE => out.write(&Vec::<cl_device_partition_property>::new()),
+        CL_DEVICE_PARTITION_TYPE => out.write(&device.partition_type),
 
         // "CL_INVALID_VALUE if param_name is not one of the supported values".
         _ => Err(CL_INVALID_VALUE),
@@ -290,28 +310,51 @@ pub extern "C" fn clGetDeviceInfo(
 
 pub extern "C" fn clCreateSubDevices(
     in_device: cl_device_id,
-    _properties: *const cl_device_partition_property,
-    _num_devices: cl_uint,
-    _out_devices: *mut cl_device_id,
-    _num_devices_ret: *mut cl_uint,
+    properties: *const cl_device_partition_property,
+    num_devices: cl_uint,
+    out_devices: *mut cl_device_id,
+    num_devices_ret: *mut cl_uint,
 ) -> cl_int {
     entry::code("clCreateSubDevices", || {
         // "CL_INVALID_DEVICE if in_device is not a valid device."
-        handles::borrow::<Device, _>(in_device)?;
+        let device: Arc<Device> = handles::arc(in_device)?;
         // "CL_INVALID_VALUE if values specified in properties are not valid or if values
-        // specified in properties are valid but not supported by the device": a NULL or empty
-        // list is not valid, an unknown name is not valid, and the known schemes (EQUALLY,
-        // BY_COUNTS, BY_AFFINITY_DOMAIN) are not supported: our devices list none in
-        // CL_DEVICE_PARTITION_PROPERTIES. Device fission is not implemented yet.
-        Err(CL_INVALID_VALUE)
+        // specified in properties are valid but not supported by the device" (a NULL list is
+        // not valid; the Gen device supports no scheme).
+        let props = ptr::partition_list(properties)?;
+        let subs = device.create_sub_devices(&props)?;
+        // "CL_INVALID_VALUE if out_devices is not NULL and num_devices is less than the
+        // number of sub-devices created by the partition scheme."
+        if !out_devices.is_null() && (num_devices as usize) < subs.len() {
+            return Err(CL_INVALID_VALUE);
+        }
+        ptr::write_opt(num_devices_ret, subs.len() as cl_uint);
+        if !out_devices.is_null() {
+            let handles: Vec<cl_device_id> = subs.into_iter().map(handles::new_handle).collect();
+            ptr::write_array(out_devices, num_devices as usize, &handles);
+        }
+        Ok(())
     })
 }
 
-/// Root devices only: retain and release validate the handle and change nothing.
+/// Sub-devices are reference counted; for root devices retain and release validate the
+/// handle and change nothing.
 pub extern "C" fn clRetainDevice(device: cl_device_id) -> cl_int {
-    entry::code("clRetainDevice", || handles::borrow::<Device, _>(device).map(|_| ()))
+    entry::code("clRetainDevice", || {
+        if handles::borrow::<Device, _>(device)?.is_sub_device() {
+            handles::retain::<Device, _>(device)
+        } else {
+            Ok(())
+        }
+    })
 }
 
 pub extern "C" fn clReleaseDevice(device: cl_device_id) -> cl_int {
-    entry::code("clReleaseDevice", || handles::borrow::<Device, _>(device).map(|_| ()))
+    entry::code("clReleaseDevice", || {
+        if handles::borrow::<Device, _>(device)?.is_sub_device() {
+            handles::release::<Device, _>(device)
+        } else {
+            Ok(())
+        }
+    })
 }
