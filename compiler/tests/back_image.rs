@@ -37,7 +37,11 @@ fn targets() -> Vec<(&'static str, Target)> {
 }
 
 fn build(src: &str, t: &Target) -> Arc<NativeProgram> {
-    let prog = compile_source(src, "", t).unwrap_or_else(|e| panic!("front end: {}", e.log));
+    build_opts(src, "", t)
+}
+
+fn build_opts(src: &str, opts: &str, t: &Target) -> Arc<NativeProgram> {
+    let prog = compile_source(src, opts, t).unwrap_or_else(|e| panic!("front end: {}", e.log));
     prog.codegen(t).unwrap_or_else(|e| panic!("back end: {}", e.log))
 }
 
@@ -459,5 +463,37 @@ fn unsupported_image_features_are_build_errors() {
             },
             Err(e) => assert!(e.log.contains("not supported") && e.log.contains(what), "{what}: {}", e.log),
         }
+    }
+}
+
+/// A read_write image read and written by the same work-item, and an image and a sampler
+/// passed on to a helper function.
+#[test]
+fn read_write_image_and_helper_functions() {
+    let src = r#"
+float4 fetch(read_only image2d_t i, sampler_t s, int x) { return read_imagef(i, s, (int2)(x, 1)); }
+kernel void k(read_write image2d_t rw, read_only image2d_t src, sampler_t s) {
+    int x = get_global_id(0);
+    float4 v = read_imagef(rw, (int2)(x, 0));
+    write_imagef(rw, (int2)(x, 0), v * 2.0f + fetch(src, s, x));
+}
+"#;
+    for (name, t) in targets() {
+        // OpenCL C 2.0: read_write images without the 3.0 feature macro (which the devices
+        // define only with image support).
+        let p = build_opts(src, "-cl-std=CL2.0", &t);
+        let k = kernel(&p, "k", name);
+        let rw_px: Vec<u8> = (0..5u32).flat_map(|x| (x as f32 + 0.25).to_le_bytes()).collect();
+        let rw = TestImage::new(Dim::D2, CL_R, CL_FLOAT, 4, [5, 1, 1], rw_px);
+        let src_px: Vec<u8> = (0..10u32).flat_map(|i| (i as f32 * 10.0).to_le_bytes()).collect();
+        let srci = TestImage::new(Dim::D2, CL_R, CL_FLOAT, 4, [5, 2, 1], src_px);
+        let mut args = ArgBlock::new(&k.info);
+        args.set_ptr(&k.info, 0, rw.ptr());
+        args.set_ptr(&k.info, 1, srci.ptr());
+        args.set(&k.info, 2, 0x10u64 | 0x2); // unnormalized, clamp-to-edge, nearest
+        run(k, &args, [5, 1, 1], [5, 1, 1]);
+        let got = f32s(&rw.pixels);
+        let want: Vec<f32> = (0..5).map(|x| (x as f32 + 0.25) * 2.0 + (5 + x) as f32 * 10.0).collect();
+        assert_eq!(got, want, "{name}");
     }
 }
