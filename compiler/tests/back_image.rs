@@ -20,7 +20,8 @@ const CL_SIGNED_INT16: u32 = 0x10D8;
 const CL_UNSIGNED_INT8: u32 = 0x10DA;
 const CL_FLOAT: u32 = 0x10DE;
 
-/// The builds every test runs: scalar, vectorized at 8 lanes, Gen-instrumented at SIMD16.
+/// The builds every test runs: scalar, vectorized at 8 lanes, Gen-instrumented at SIMD16 and
+/// at SIMD8 with the linear-lanes entry.
 fn targets() -> Vec<(&'static str, Target)> {
     vec![
         ("scalar", Target { vectorizer: Vectorizer::Off, ..Target::default() }),
@@ -30,6 +31,14 @@ fn targets() -> Vec<(&'static str, Target)> {
             Target {
                 gen: Some(GenBuild { simd: 16, linear_lanes: false }),
                 vectorizer: Vectorizer::Forced { width: 16, register_bytes: 64 },
+                ..Target::default()
+            },
+        ),
+        (
+            "gen-linear-lanes",
+            Target {
+                gen: Some(GenBuild { simd: 8, linear_lanes: true }),
+                vectorizer: Vectorizer::Forced { width: 8, register_bytes: 32 },
                 ..Target::default()
             },
         ),
