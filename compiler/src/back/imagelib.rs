@@ -128,6 +128,8 @@ pub unsafe extern "C" fn softcl_image_write(
         return;
     }
     let ps = format.pixel_size();
+    // In range in every dimension, so at most (w-1)*ps + (h-1)*row + (d-1)*slice, which
+    // `byte_len` computed without overflow.
     let off = at[0] as usize * ps + at[1] as usize * arg.row_pitch as usize + at[2] as usize * arg.slice_pitch as usize;
     if off + ps > len {
         return;
