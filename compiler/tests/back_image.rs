@@ -91,11 +91,11 @@ impl TestImage {
 }
 
 /// Runs `k` over `global` (work-groups of `local`), with a Gen counter array when the build
-/// is instrumented; returns the sum of the counters (0 without).
-fn run(k: &NativeKernel, args: &ArgBlock, global: [u64; 3], local: [u64; 3]) -> u64 {
+/// is instrumented; returns the counters (all work-groups summed; empty without).
+fn run(k: &NativeKernel, args: &ArgBlock, global: [u64; 3], local: [u64; 3]) -> Vec<u64> {
     let info = &k.info;
     let words = info.gen.as_ref().map_or(0, |g| g.counter_words());
-    let mut counters = vec![0u64; words.max(1)];
+    let mut counters = vec![0u64; words];
     let groups: Vec<u64> = (0..3).map(|d| global[d].div_ceil(local[d])).collect();
     for gz in 0..groups[2] {
         for gy in 0..groups[1] {
@@ -120,7 +120,7 @@ fn run(k: &NativeKernel, args: &ArgBlock, global: [u64; 3], local: [u64; 3]) -> 
             }
         }
     }
-    counters.iter().sum()
+    counters
 }
 
 fn f32s(bytes: &[u8]) -> Vec<f32> {
@@ -505,4 +505,49 @@ kernel void k(read_write image2d_t rw, read_only image2d_t src, sampler_t s) {
         let want: Vec<f32> = (0..5).map(|x| (x as f32 + 0.25) * 2.0 + (5 + x) as f32 * 10.0).collect();
         assert_eq!(got, want, "{name}");
     }
+}
+
+/// The Gen build counts each image read as a message with the L3 lines of the lanes' pixels.
+#[test]
+fn gen_counts_image_reads_as_messages() {
+    let src = r#"
+kernel void k(read_only image2d_t img, global float4 *o) {
+    int x = get_global_id(0), y = get_global_id(1);
+    o[y * 64 + x] = read_imagef(img, (int2)(x, y)) + read_imagef(img, (int2)(x * 4 % 64, y));
+}
+"#;
+    let (name, t) = targets().into_iter().find(|(n, _)| *n == "gen").unwrap();
+    let p = build(src, &t);
+    let k = kernel(&p, "k", name);
+    // 64 x 4 RGBA8: a row is 256 bytes, 4 lines of 64 bytes.
+    let img = TestImage::new(Dim::D2, CL_RGBA, CL_UNORM_INT8, 4, [64, 4, 1], vec![0; 64 * 4 * 4]);
+    let mut o = vec![0u8; 64 * 4 * 16];
+    let mut args = ArgBlock::new(&k.info);
+    args.set_ptr(&k.info, 0, img.ptr());
+    args.set_ptr(&k.info, 1, o.as_mut_ptr());
+    let words = run(k, &args, [64, 4, 1], [16, 1, 1]);
+    let gen = k.info.gen.as_ref().unwrap();
+    let loads: Vec<_> = (0..gen.sites.len())
+        .filter(|&s| gen.sites[s].kind == softcl_compiler::gen_abi::AccessKind::Load)
+        .map(|s| gen.site_counters(&words, s))
+        .collect();
+    assert_eq!(loads.len(), 2, "one site per image read");
+    // 16 work-groups of 16 lanes, one message each; lines: the distinct 64-byte lines of
+    // the lanes' pixels (pixels x..x+15 of a row are 64 bytes, one line when the pixels
+    // are 64-byte aligned, else two; pixels 4x are 16 bytes apart: 4 or 5 lines).
+    let base = img.pixels.as_ptr() as u64;
+    let lines = |px: &dyn Fn(u64) -> u64| -> u64 {
+        (0..16u64)
+            .map(|g| {
+                let (x0, y) = (16 * (g % 4), g / 4);
+                let mut l: Vec<u64> = (x0..x0 + 16).map(|x| (base + y * 256 + px(x) * 4) / 64).collect();
+                l.dedup();
+                l.len() as u64
+            })
+            .sum()
+    };
+    let (first, second) = (lines(&|x| x), lines(&|x| x * 4 % 64));
+    assert!(!base.is_multiple_of(64) || (first, second) == (16, 64));
+    assert_eq!((loads[0].messages, loads[0].l3_lines), (16, first));
+    assert_eq!((loads[1].messages, loads[1].l3_lines), (16, second));
 }

@@ -10,7 +10,7 @@ use inkwell::types::FunctionType;
 use inkwell::values::FunctionValue;
 
 /// `mathlib`'s and `imagelib`'s functions by the names generated code calls them by.
-fn mathlib() -> [(&'static str, usize); 9] {
+fn mathlib() -> [(&'static str, usize); 10] {
     [
         ("softcl_cbrt", mathlib::softcl_cbrt as *const () as usize),
         ("softcl_rootn", mathlib::softcl_rootn as *const () as usize),
@@ -21,6 +21,7 @@ fn mathlib() -> [(&'static str, usize); 9] {
         ("softcl_image_read", imagelib::softcl_image_read as *const () as usize),
         ("softcl_image_write", imagelib::softcl_image_write as *const () as usize),
         ("softcl_image_query", imagelib::softcl_image_query as *const () as usize),
+        ("softcl_image_texel_address", imagelib::softcl_image_texel_address as *const () as usize),
     ]
 }
 

@@ -160,6 +160,31 @@ pub unsafe extern "C" fn softcl_image_query(img: *const ImageArg, what: u32) -> 
     }
 }
 
+/// For the Gen model's line counts: the address of the pixel an access at (x, y, z)
+/// reads or writes (with a sampler, `sampler` its bits: normalized coordinates scaled, the
+/// pixel the coordinates fall in; without, `u32::MAX` and integer coordinates as floats),
+/// clamped into the image. 0 for an image that does not exist.
+///
+/// # Safety
+/// `img` points at a valid [`ImageArg`] (the kernel ABI).
+pub unsafe extern "C" fn softcl_image_texel_address(img: *const ImageArg, sampler: u32, x: f32, y: f32, z: f32) -> u64 {
+    // SAFETY: the kernel ABI: `img` is the kernel argument's ImageArg.
+    let Some(arg) = (unsafe { img.as_ref() }) else { return 0 };
+    let Some((format, _, _)) = layout(arg) else { return 0 };
+    let normalized = sampler != u32::MAX && sampler & crate::image::sample::CLK_NORMALIZED_COORDS_TRUE != 0;
+    let at = [x, y, z];
+    let mut off = 0u64;
+    let strides = [format.pixel_size() as u64, arg.row_pitch, arg.slice_pitch];
+    for d in 0..3 {
+        let size = arg.size[d].max(1);
+        let c = if normalized { at[d] * size as f32 } else { at[d] };
+        // `as` saturates (NaN to 0); the clamp keeps the pixel inside the image.
+        let i = (c.floor() as i64).clamp(0, i64::from(size) - 1) as u64;
+        off += i * strides[d];
+    }
+    arg.data as u64 + off
+}
+
 // ------------------------------------------------------------------------------ lowering
 
 use super::llvm::{bail, FnLower, Val, R};
@@ -278,6 +303,39 @@ impl<'ctx> FnLower<'_, 'ctx, '_> {
                 Ok(Some(self.b.build_bit_cast(v, rt, "")?))
             }
         }
+    }
+
+    /// For the Gen model: the address of the pixel that an access with (one lane's) image,
+    /// sampler and coordinates touches (`softcl_image_texel_address`), an i64.
+    pub(super) fn image_texel_address(
+        &mut self,
+        img: Val<'ctx>,
+        sampler: Option<Val<'ctx>>,
+        coord: Val<'ctx>,
+    ) -> R<IntValue<'ctx>> {
+        let cx = self.cx();
+        let (i32t, f32t, i64t) = (cx.i32_type(), cx.f32_type(), cx.i64_type());
+        let bits: IntValue<'ctx> = match sampler {
+            Some(BasicValueEnum::PointerValue(p)) => self.b.build_ptr_to_int(p, i32t, "")?,
+            Some(BasicValueEnum::IntValue(v)) => self.b.build_int_truncate_or_bit_cast(v, i32t, "")?,
+            Some(_) => bail!("sampler of an unexpected type"),
+            None => i32t.const_all_ones(),
+        };
+        let comps = self.components(coord)?;
+        let mut args: Vec<BasicMetadataValueEnum<'ctx>> = vec![img.into(), bits.into()];
+        for k in 0..3 {
+            args.push(match comps.get(k) {
+                None => f32t.const_zero().into(),
+                Some(BasicValueEnum::FloatValue(f)) => (*f).into(),
+                Some(BasicValueEnum::IntValue(v)) => self.b.build_signed_int_to_float(*v, f32t, "")?.into(),
+                Some(_) => bail!("image coordinate of an unexpected type"),
+            });
+        }
+        let params: Vec<BasicMetadataTypeEnum<'ctx>> =
+            vec![img.get_type().into(), i32t.into(), f32t.into(), f32t.into(), f32t.into()];
+        let callee = super::host::declare(&self.e.m, "softcl_image_texel_address", i64t.fn_type(&params, false));
+        let r = self.b.build_call(callee, &args, "")?.try_as_basic_value().basic();
+        Ok(r.ok_or("texel address without a result")?.into_int_value())
     }
 
     /// The components of a scalar or vector value.
