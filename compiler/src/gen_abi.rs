@@ -53,7 +53,8 @@ pub enum AccessKind {
     Atomic,
 }
 
-/// One load, store or atomic of the kernel (after inlining).
+/// One load, store or atomic of the kernel (after inlining), or an image read or write (a
+/// global load or store of a 16-byte texel per lane; its lines are its pixels').
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GenSite {
     /// Index into [`GenKernelInfo::blocks`] of the block the site is in.

@@ -257,3 +257,61 @@ fn struct_members_need_constant_indices_and_kernels_need_kernel_functions() {
     fx2.module.kernels.push(Kernel { func, info: KernelInfo { name: "member".into(), ..KernelInfo::default() } });
     assert_eq!(errors_of(&fx2.module), Vec::<String>::new());
 }
+
+/// A module with one function `img(image2d_t, sampler_t, int2, float2, float4)` whose body
+/// `insts` makes from its parameters ([image, sampler, int2, float2, float4]) and the types
+/// [float4, int2, float].
+fn image_module(insts: impl Fn(&mut Function, [Value; 5], Block, [Type; 3])) -> Module {
+    let mut fx = fixture();
+    let t = &mut fx.module.types;
+    let img = t.intern(TypeData::Opaque { name: "image2d_t".into() });
+    let smp = t.intern(TypeData::Opaque { name: "sampler_t".into() });
+    let v4f = t.vector(fx.f32t, 4);
+    let v2i = t.vector(fx.i32t, 2);
+    let v2f = t.vector(fx.f32t, 2);
+    let void = t.void();
+    let mut f = Function::new("img", FuncKind::Function, vec![img, smp, v2i, v2f, v4f], void);
+    let b0 = f.create_block();
+    let ps = [img, smp, v2i, v2f, v4f].map(|t| f.append_block_param(b0, t));
+    insts(&mut f, ps, b0, [v4f, v2i, fx.f32t]);
+    f.append_inst(b0, InstData::Return { value: None }, None);
+    fx.module.functions.push(f);
+    fx.module
+}
+
+#[test]
+fn image_instructions_are_checked() {
+    use softcl_compiler::ir::ImageOp;
+    let image = |op, image, sampler, coord, texel| InstData::Image { op, image, sampler, coord, texel };
+    // Valid: a sample with float coordinates, a sampler-less read, a write, a size query.
+    let m = image_module(|f, [i, s, ci, cf, t], b, [v4f, v2i, _]| {
+        f.append_inst(b, image(ImageOp::Sample, i, Some(s), Some(cf), None), Some(v4f));
+        f.append_inst(b, image(ImageOp::Read, i, None, Some(ci), None), Some(v4f));
+        f.append_inst(b, image(ImageOp::Write, i, None, Some(ci), Some(t)), None);
+        f.append_inst(b, image(ImageOp::QuerySize, i, None, None, None), Some(v2i));
+    });
+    assert!(validate(&m).is_ok(), "{:?}", errors_of(&m));
+    // Float coordinates without a sampler.
+    let m = image_module(|f, [i, _, _, cf, _], b, [v4f, _, _]| {
+        f.append_inst(b, image(ImageOp::Read, i, None, Some(cf), None), Some(v4f));
+    });
+    assert_error(&m, "image coordinate is not a 32-bit integer");
+    // A sampler where the image goes.
+    let m = image_module(|f, [_, s, ci, _, _], b, [v4f, _, _]| {
+        f.append_inst(b, image(ImageOp::Read, s, None, Some(ci), None), Some(v4f));
+    });
+    assert_error(&m, "image operand is not an image");
+    // A scalar result; a write without its texel; a sample without its sampler.
+    let m = image_module(|f, [i, _, ci, _, _], b, [_, _, f32t]| {
+        f.append_inst(b, image(ImageOp::Read, i, None, Some(ci), None), Some(f32t));
+    });
+    assert_error(&m, "image read result is not a 4-vector");
+    let m = image_module(|f, [i, _, ci, _, _], b, _| {
+        f.append_inst(b, image(ImageOp::Write, i, None, Some(ci), None), None);
+    });
+    assert_error(&m, "image texel present or missing wrongly");
+    let m = image_module(|f, [i, _, _, cf, _], b, [v4f, _, _]| {
+        f.append_inst(b, image(ImageOp::Sample, i, None, Some(cf), None), Some(v4f));
+    });
+    assert_error(&m, "image sampler present or missing wrongly");
+}

@@ -178,3 +178,41 @@ fn several_kernels_and_a_kernel_calling_a_kernel() {
         assert_eq!(m.functions[kernel.func].name, kernel.info.name);
     }
 }
+
+#[test]
+fn image_and_sampler_arguments() {
+    // The kernel uses the image functions, so that the program translates only with them.
+    let program = build_with(
+        "kernel void img(read_only image2d_t a, write_only image3d_t b, read_write image1d_array_t c,
+                         sampler_t s, read_only image2d_array_t d, read_only image1d_buffer_t e,
+                         global float4 *o) {
+             o[0] = read_imagef(a, s, (float2)(0.5f)) + read_imagef(c, (int2)(0)) + read_imagef(d, s, (float4)(0.0f))
+                    + read_imagef(e, 0);
+             write_imagef(b, (int4)(0), o[1]);
+         }",
+        "-cl-std=CL3.0",
+    );
+    let info = program.kernel("img").expect("img");
+    let types: Vec<&str> = info.args.iter().map(|a| a.type_name.as_str()).collect();
+    assert_eq!(
+        types,
+        ["image2d_t", "image3d_t", "image1d_array_t", "sampler_t", "image2d_array_t", "image1d_buffer_t", "float4*"]
+    );
+    let access: Vec<AccessQualifier> = info.args.iter().map(|a| a.access).collect();
+    use AccessQualifier::*;
+    assert_eq!(access, [ReadOnly, WriteOnly, ReadWrite, None, ReadOnly, ReadOnly, None]);
+    let kinds: Vec<ArgKind> = info.args.iter().map(|a| a.kind.clone()).collect();
+    assert_eq!(
+        kinds,
+        [
+            ArgKind::Image,
+            ArgKind::Image,
+            ArgKind::Image,
+            ArgKind::Sampler,
+            ArgKind::Image,
+            ArgKind::Image,
+            ArgKind::Buffer { address_space: AddressSpace::Global }
+        ]
+    );
+    assert!(info.args[..6].iter().all(|a| a.size == 8), "image and sampler arguments are 8 bytes");
+}

@@ -230,6 +230,20 @@ pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis, host: &Host
                 InstData::Store { value, .. } => lanes(Some(f.value_type(*value))),
                 _ => lanes(res_ty),
             };
+            // An image read or write: one message of the sampler / data port per execution,
+            // counted as a global access of the 16-byte texel each lane receives or sends;
+            // its lines are those of the pixel each lane addresses (`gen_image_access`).
+            if let InstData::Image { op, .. } = d {
+                let kind = match op {
+                    ir::ImageOp::Sample | ir::ImageOp::Read => AccessKind::Load,
+                    ir::ImageOp::Write => AccessKind::Store,
+                    _ => continue,
+                };
+                p.site_of.insert(i, p.sites.len() as u32);
+                let block = p.blocks.len() as u32;
+                p.sites.push(GenSite { block, space: AddressSpace::Global, kind, bytes_per_lane: 16, loc: loc(i) });
+                continue;
+            }
             let (ptr, ty, kind) = match d {
                 InstData::Load { ptr, .. } => match res_ty {
                     Some(t) => (*ptr, t, AccessKind::Load),
@@ -472,6 +486,10 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let conflict = g.plan.conflict;
         let ptr = match &self.f.insts[i] {
             InstData::Load { ptr, .. } | InstData::Store { ptr, .. } | InstData::Atomic { ptr, .. } => *ptr,
+            InstData::Image { image, sampler, coord: Some(coord), .. } => {
+                let (image, sampler, coord) = (*image, *sampler, *coord);
+                return self.gen_image_access(s, image, sampler, coord, conflict);
+            }
             _ => return Ok(()),
         };
         let vs = self.vec.as_ref().ok_or("not in vector mode")?;
@@ -624,6 +642,48 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     /// the pointers `pw` (`<W x ptr>`) of shape `shape`, added to counter `word`. A strided
     /// access with a closed form is counted at the end of the block with the block's other
     /// ones ([`Self::gen_flush`]).
+    /// The L3 lines of image access site `s`: each lane's pixel address
+    /// (`imagelib::softcl_image_texel_address`, for every lane: inactive ones are masked
+    /// off by the count), counted by the general form.
+    fn gen_image_access(
+        &mut self,
+        s: u32,
+        image: Value,
+        sampler: Option<Value>,
+        coord: Value,
+        conflict: bool,
+    ) -> R<()> {
+        let vs = self.vec.as_ref().ok_or("not in vector mode")?;
+        let w = vs.width;
+        let mi = self.mask_info()?;
+        let i64t = self.i64();
+        // Uniform operands in their scalar form, varying ones wide (lane k taken below).
+        let mut form = |v: Value| if self.is_uniform(v) { self.get(v) } else { self.get_wide(v) };
+        let (img, smp, crd) = (form(image)?, sampler.map(&mut form).transpose()?, form(coord)?);
+        let mut addrs = i64t.vec_type(w).get_undef();
+        for k in 0..w {
+            let kc = self.i32().const_int(k as u64, false);
+            let lane = |s: &Self, v: Value, x: Val<'ctx>| -> R<Val<'ctx>> {
+                if s.is_uniform(v) {
+                    Ok(x)
+                } else {
+                    s.lane_of(x, s.f.value_type(v), kc)
+                }
+            };
+            let li = lane(self, image, img)?;
+            let ls = match (sampler, smp) {
+                (Some(v), Some(x)) => Some(lane(self, v, x)?),
+                _ => None,
+            };
+            let lc = lane(self, coord, crd)?;
+            let a = self.image_texel_address(li, ls, lc)?;
+            addrs = self.b.build_insert_element(addrs, a, kc, "")?;
+        }
+        // A pixel (1-16 bytes, aligned to its size) lies in one line: its first byte decides.
+        let lines = self.general_lines(addrs, mi.mask, 1, conflict)?;
+        self.gen_add_later(self.site_word(s, LINES)?, lines)
+    }
+
     fn gen_lines(
         &mut self,
         word: u32,

@@ -4,19 +4,24 @@
 //! holds no address of the process that compiled it, so that a cached object or a program
 //! binary with native code can be loaded by another process (other ASLR bases).
 
-use super::{mathlib, vecmath};
+use super::{imagelib, mathlib, vecmath};
 use inkwell::module::Linkage;
 use inkwell::types::FunctionType;
 use inkwell::values::FunctionValue;
 
-/// `mathlib`'s functions by the names generated code calls them by.
-fn mathlib() -> [(&'static str, usize); 5] {
+/// `mathlib`'s and `imagelib`'s functions by the names generated code calls them by.
+fn mathlib() -> [(&'static str, usize); 10] {
     [
         ("softcl_cbrt", mathlib::softcl_cbrt as *const () as usize),
         ("softcl_rootn", mathlib::softcl_rootn as *const () as usize),
         ("softcl_tanpi", mathlib::softcl_tanpi as *const () as usize),
         ("softcl_remquo_rem", mathlib::softcl_remquo_rem as *const () as usize),
         ("softcl_remquo_quo", mathlib::softcl_remquo_quo as *const () as usize),
+        ("softcl_image_sample", imagelib::softcl_image_sample as *const () as usize),
+        ("softcl_image_read", imagelib::softcl_image_read as *const () as usize),
+        ("softcl_image_write", imagelib::softcl_image_write as *const () as usize),
+        ("softcl_image_query", imagelib::softcl_image_query as *const () as usize),
+        ("softcl_image_texel_address", imagelib::softcl_image_texel_address as *const () as usize),
     ]
 }
 

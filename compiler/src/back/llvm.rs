@@ -208,6 +208,10 @@ impl<'ctx, 'ir> Emitter<'ctx, 'ir> {
         let Some(data) = self.ir.constants.get(c) else { bail!("unknown constant {c}") };
         let ty = self.ty(data.ty())?;
         Ok(match data {
+            // A sampler_t constant: its bits as the pointer-sized value a sampler is.
+            ConstData::Int { bits, .. } if ty.is_pointer_type() => {
+                self.cx.i64_type().const_int(*bits, false).const_to_pointer(ty.into_pointer_type()).into()
+            }
             ConstData::Int { bits, .. } => const_int_like(ty, *bits)?,
             ConstData::Float { bits, .. } => {
                 let elem = elem_type(ty);
@@ -938,9 +942,12 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                             l
                         }
                         (ArgKind::Sampler, _) | (ArgKind::Image, _) => {
-                            return Err(
-                                self.err(format!("argument `{}`: images and samplers are not supported yet", arg.name))
-                            )
+                            // 8 bytes: the ImageArg pointer, or the sampler_t bits (`crate::abi`),
+                            // both a pointer-typed value in the IR (an opaque type).
+                            let l = self.pb.build_load(self.ptr_type(), at, "")?;
+                            set_align(l, 8.min(arg.align.max(1)) as u32);
+                            set_invariant(self.cx(), l);
+                            l
                         }
                         (ArgKind::Buffer { .. } | ArgKind::Local, false) => {
                             return Err(self.err(format!("argument `{}` is a buffer but not a pointer", arg.name)))
@@ -1502,7 +1509,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         }
     }
 
-    fn need_result(&self, i: Inst) -> R<(Value, BasicTypeEnum<'ctx>)> {
+    pub(super) fn need_result(&self, i: Inst) -> R<(Value, BasicTypeEnum<'ctx>)> {
         let v = self.f.inst_result[i].ok_or("instruction has no result")?;
         Ok((v, self.value_llty(v)?))
     }
@@ -1668,6 +1675,9 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 // A sub-group barrier: sub-groups have one work-item, only the fence remains.
                 self.b.build_fence(AtomicOrdering::SequentiallyConsistent, false, "")?;
                 None
+            }
+            I::Image { op, image, sampler, coord, texel } => {
+                self.lower_image(i, *op, *image, *sampler, *coord, *texel)?
             }
             I::Fence { scope, .. } => {
                 if !matches!(scope, ir::Scope::WorkItem) {

@@ -14,6 +14,7 @@ pub mod builtins;
 pub mod gen_count;
 pub mod gen_helpers;
 pub mod host;
+pub mod imagelib;
 pub mod jit;
 pub mod linearize;
 pub mod llvm;

@@ -196,8 +196,10 @@ pub fn missing_feature(opname: &str) -> Option<&'static str> {
          work_group_broadcast, work_group_all/any, sub_group_*) are not implemented yet"
     } else if name.starts_with("GroupNonUniform") || name.starts_with("Subgroup") {
         "sub-group functions are not implemented yet"
-    } else if name.starts_with("Image") || name.contains("SampledImage") || name == "TypeSampler" {
-        "images and samplers are not implemented yet"
+    } else if name.starts_with("Image") || name.contains("SampledImage") {
+        "this image function is not supported (supported: read_image{f,i,ui} with and without a \
+         sampler, write_image{f,i,ui} and the get_image_* size, order and format queries; not \
+         mipmaps, multisample or depth images, image gathers or image atomics)"
     } else if name.contains("Pipe") {
         "pipes are not implemented yet"
     } else if DEVICE_ENQUEUE.contains(&name) {
@@ -1066,7 +1068,36 @@ fn translate_constant(
             }
             builder.module.add_const(ConstData::Composite { ty, parts })
         }
-        Op::ConstantSampler => return Err(unsupported("sampler constants (OpConstantSampler) are not supported")),
+        Op::ConstantSampler => {
+            // The `sampler_t` bits of opencl-c-base.h (`crate::image::Sampler::bits`).
+            let addressing = match inst.operands.first() {
+                Some(dr::Operand::SamplerAddressingMode(m)) => match m {
+                    spirv::SamplerAddressingMode::None => crate::image::sample::CLK_ADDRESS_NONE,
+                    spirv::SamplerAddressingMode::ClampToEdge => crate::image::sample::CLK_ADDRESS_CLAMP_TO_EDGE,
+                    spirv::SamplerAddressingMode::Clamp => crate::image::sample::CLK_ADDRESS_CLAMP,
+                    spirv::SamplerAddressingMode::Repeat => crate::image::sample::CLK_ADDRESS_REPEAT,
+                    spirv::SamplerAddressingMode::RepeatMirrored => crate::image::sample::CLK_ADDRESS_MIRRORED_REPEAT,
+                },
+                _ => return Err(malformed("OpConstantSampler without an addressing mode")),
+            };
+            let normalized = match inst.operands.get(1) {
+                Some(dr::Operand::LiteralBit32(n)) => *n != 0,
+                _ => return Err(malformed("OpConstantSampler without its normalized-coordinates flag")),
+            };
+            let filter = match inst.operands.get(2) {
+                Some(dr::Operand::SamplerFilterMode(spirv::SamplerFilterMode::Nearest)) => {
+                    crate::image::sample::CLK_FILTER_NEAREST
+                }
+                Some(dr::Operand::SamplerFilterMode(spirv::SamplerFilterMode::Linear)) => {
+                    crate::image::sample::CLK_FILTER_LINEAR
+                }
+                _ => return Err(malformed("OpConstantSampler without a filter mode")),
+            };
+            if !matches!(&type_data, TypeData::Opaque { name } if name == "sampler_t") {
+                return Err(malformed("OpConstantSampler of a type that is not OpTypeSampler"));
+            }
+            builder.int_const(ty, u64::from(addressing | filter | u32::from(normalized)))
+        }
         _ => return Err(unsupported(format!("constant instruction {} is not supported", opname(inst)))),
     })
 }

@@ -20,8 +20,8 @@ use super::spirv::{
 };
 use crate::gen_abi::SourceLoc;
 use crate::ir::{
-    AtomicOp, BinaryOp, Block, BlockCall, CmpOp, ConvertOp, Function, InstData, Rounding, Scope, Type, TypeData,
-    UnaryOp, Value, ValueDef, WorkItemQuery,
+    AtomicOp, BinaryOp, Block, BlockCall, CmpOp, ConvertOp, Function, ImageOp, InstData, Rounding, Scope, Type,
+    TypeData, UnaryOp, Value, ValueDef, WorkItemQuery,
 };
 use crate::kernel_info::AddressSpace;
 use rspirv::dr::{self, Operand};
@@ -46,6 +46,11 @@ enum Local {
     },
     /// The result of a dropped instruction (debug information); using it is an error.
     Ignored,
+    /// An OpSampledImage: its image and sampler, folded into the sampling instruction.
+    SampledImage {
+        image: Value,
+        sampler: Value,
+    },
 }
 
 struct BodyTranslator<'i, 'a, 'b> {
@@ -414,6 +419,11 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
             }
             Some(Local::Ignored) => {
                 return Err(malformed(format!("%{id}, the result of a debug instruction, is used as a value")))
+            }
+            Some(Local::SampledImage { .. }) => {
+                return Err(unsupported(format!(
+                    "sampled image %{id} is used other than by an image sampling instruction"
+                )))
             }
             None => {}
         }
@@ -853,6 +863,35 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
             }
             Op::ExtInst => self.translate_ext_inst(inst),
 
+            // Images.
+            Op::SampledImage => {
+                let image = self.operand_value(inst, 0)?;
+                let sampler = self.operand_value(inst, 1)?;
+                self.locals.insert(result_id(inst)?, Local::SampledImage { image, sampler });
+                Ok(())
+            }
+            Op::ImageSampleExplicitLod | Op::ImageRead | Op::ImageWrite => self.translate_image_access(inst),
+            Op::ImageQuerySizeLod | Op::ImageQuerySize | Op::ImageQueryOrder | Op::ImageQueryFormat => {
+                let ty = self.result_ty(inst)?;
+                let image = self.operand_value(inst, 0)?;
+                if opcode == Op::ImageQuerySizeLod {
+                    let lod = self.operand_value(inst, 1)?;
+                    if self.int_constant(lod) != Some(0) {
+                        return Err(unsupported(
+                            "image queries of a mipmap level other than 0 (mipmaps) are not supported",
+                        ));
+                    }
+                }
+                let op = match opcode {
+                    Op::ImageQueryOrder => ImageOp::QueryOrder,
+                    Op::ImageQueryFormat => ImageOp::QueryFormat,
+                    _ => ImageOp::QuerySize,
+                };
+                let data = InstData::Image { op, image, sampler: None, coord: None, texel: None };
+                let v = self.emit_value(data, ty)?;
+                self.set_result(inst, v)
+            }
+
             // Synchronisation.
             Op::ControlBarrier => {
                 let exec_scope = self.scope(id_operand(inst, 0)?)?;
@@ -1220,6 +1259,85 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
         let component = self.emit_value(InstData::ExtractElement { vector, index: safe }, ty)?;
         let fallback = self.int_value(bits, beyond);
         self.emit_value(InstData::Select { cond: in_range, if_true: component, if_false: fallback }, ty)
+    }
+
+    /// OpImageSampleExplicitLod, OpImageRead, OpImageWrite. Image operands: a Lod of
+    /// constant 0 (what OpenCL C emits without mipmaps) and SignExtend / ZeroExtend (the
+    /// image's format decides the values anyway); others (gradients, offsets, samples,
+    /// other levels) are refused.
+    fn translate_image_access(&mut self, inst: &dr::Instruction) -> TResult<()> {
+        let opcode = inst.class.opcode;
+        let (image, sampler) = if opcode == Op::ImageSampleExplicitLod {
+            let id = id_operand(inst, 0)?;
+            match self.locals.get(&id) {
+                Some(Local::SampledImage { image, sampler }) => (*image, Some(*sampler)),
+                _ => return Err(unsupported(format!("image sampling of %{id}, which is not an OpSampledImage"))),
+            }
+        } else {
+            (self.operand_value(inst, 0)?, None)
+        };
+        let coord = Some(self.operand_value(inst, 1)?);
+        let (texel, operands_at) =
+            if opcode == Op::ImageWrite { (Some(self.operand_value(inst, 2)?), 3) } else { (None, 2) };
+        if let Some(op) = inst.operands.get(operands_at) {
+            let Operand::ImageOperands(bits) = op else {
+                return Err(malformed(format!("{}: expected image operands", super::spirv::opname(inst))));
+            };
+            use spirv::ImageOperands as IO;
+            let allowed = IO::LOD | IO::SIGN_EXTEND | IO::ZERO_EXTEND | IO::NONTEMPORAL;
+            if !(*bits - allowed).is_empty() {
+                return Err(unsupported(format!(
+                    "image operands {:?} (mipmap gradients, offsets, multisample images) are not supported",
+                    *bits - allowed
+                )));
+            }
+            if bits.contains(IO::LOD) {
+                // The Lod is the first operand id after the mask.
+                let lod = self.operand_value(inst, operands_at + 1)?;
+                let zero = match self.function.values[lod].def {
+                    ValueDef::Const(c) => match &self.builder.module.constants[c] {
+                        crate::ir::ConstData::Int { bits, .. } | crate::ir::ConstData::Float { bits, .. } => *bits == 0,
+                        crate::ir::ConstData::Null { .. } => true,
+                        _ => false,
+                    },
+                    _ => false,
+                };
+                if !zero {
+                    return Err(unsupported(
+                        "image reads and writes of a mipmap level other than 0 (mipmaps) are not supported",
+                    ));
+                }
+            }
+        }
+        let texel_ok = |t: Type, types: &crate::ir::TypeTable| match types.get(t) {
+            TypeData::Vector { elem, len: 4 } => {
+                matches!(types.get(*elem), TypeData::Float { bits: 32 } | TypeData::Int { bits: 32 })
+            }
+            _ => false,
+        };
+        let what = "image functions other than on 4-component float or 32-bit integer texels \
+                    (read_imageh / write_imageh, depth images) are not supported";
+        if let Some(t) = texel {
+            if !texel_ok(self.value_ty(t), self.types()) {
+                return Err(unsupported(what));
+            }
+        }
+        let op = match opcode {
+            Op::ImageSampleExplicitLod => ImageOp::Sample,
+            Op::ImageRead => ImageOp::Read,
+            _ => ImageOp::Write,
+        };
+        let data = InstData::Image { op, image, sampler, coord, texel };
+        if op == ImageOp::Write {
+            self.emit(data, None);
+            return Ok(());
+        }
+        let ty = self.result_ty(inst)?;
+        if !texel_ok(ty, self.types()) {
+            return Err(unsupported(what));
+        }
+        let v = self.emit_value(data, ty)?;
+        self.set_result(inst, v)
     }
 
     /// The value of an integer constant `v`, if it is one.

@@ -89,9 +89,11 @@ impl Dim {
 /// An image's pixels: `size` is (width, height, depth) with the layers of an array in the
 /// dimension after its spatial ones (height of a 1D array, depth of a 2D array) and 1 for
 /// the others; pixel (x, y, z) starts at byte `x * pixel_size + y * row_pitch + z *
-/// slice_pitch` of `data`.
-pub struct Image<'a> {
-    pub data: &'a mut [u8],
+/// slice_pitch` of `data`: any byte storage, `&mut [u8]` to write (`store`), a shared
+/// `&[u8]` suffices to read (compiled kernels read images that other work-items read at the
+/// same time).
+pub struct Image<D> {
+    pub data: D,
     pub format: Format,
     pub dim: Dim,
     pub size: [usize; 3],
@@ -99,23 +101,7 @@ pub struct Image<'a> {
     pub slice_pitch: usize,
 }
 
-impl Image<'_> {
-    fn offset(&self, at: [usize; 3]) -> Option<usize> {
-        if (0..3).any(|d| at[d] >= self.size[d]) {
-            return None;
-        }
-        let ps = self.format.pixel_size();
-        let off = at[0] * ps + at[1] * self.row_pitch + at[2] * self.slice_pitch;
-        (off + ps <= self.data.len()).then_some(off)
-    }
-
-    /// The pixel at integer coordinates `at` (x, y, z or layer), `None` outside the image.
-    pub fn load(&self, at: [i64; 3]) -> Option<Components> {
-        let at = [usize::try_from(at[0]).ok()?, usize::try_from(at[1]).ok()?, usize::try_from(at[2]).ok()?];
-        let off = self.offset(at)?;
-        Some(self.format.decode(&self.data[off..off + self.format.pixel_size()]))
-    }
-
+impl<D: AsRef<[u8]> + AsMut<[u8]>> Image<D> {
     /// `write_image*`: stores `value` at `at`; a write outside the image is dropped (the
     /// specification leaves it undefined; memory outside the image is never touched).
     pub fn store(&mut self, at: [i64; 3], value: Components) {
@@ -126,8 +112,26 @@ impl Image<'_> {
         };
         if let Some(off) = self.offset(at) {
             let ps = self.format.pixel_size();
-            self.format.encode(value, &mut self.data[off..off + ps]);
+            self.format.encode(value, &mut self.data.as_mut()[off..off + ps]);
         }
+    }
+}
+
+impl<D: AsRef<[u8]>> Image<D> {
+    pub(crate) fn offset(&self, at: [usize; 3]) -> Option<usize> {
+        if (0..3).any(|d| at[d] >= self.size[d]) {
+            return None;
+        }
+        let ps = self.format.pixel_size();
+        let off = at[0] * ps + at[1] * self.row_pitch + at[2] * self.slice_pitch;
+        (off + ps <= self.data.as_ref().len()).then_some(off)
+    }
+
+    /// The pixel at integer coordinates `at` (x, y, z or layer), `None` outside the image.
+    pub fn load(&self, at: [i64; 3]) -> Option<Components> {
+        let at = [usize::try_from(at[0]).ok()?, usize::try_from(at[1]).ok()?, usize::try_from(at[2]).ok()?];
+        let off = self.offset(at)?;
+        Some(self.format.decode(&self.data.as_ref()[off..off + self.format.pixel_size()]))
     }
 
     /// A sampler-less read (`read_image*(image, int coords)`) or a read with a nearest

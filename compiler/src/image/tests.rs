@@ -153,7 +153,7 @@ fn r_float_1d(values: &[f32]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
 
-fn image<'a>(data: &'a mut [u8], format: Format, dim: Dim, size: [usize; 3]) -> Image<'a> {
+fn image(data: &mut [u8], format: Format, dim: Dim, size: [usize; 3]) -> Image<&mut [u8]> {
     let row_pitch = format.pixel_size() * size[0];
     Image { data, format, dim, size, row_pitch, slice_pitch: row_pitch * size[1] }
 }

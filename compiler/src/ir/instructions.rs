@@ -181,6 +181,30 @@ impl WorkItemQuery {
     }
 }
 
+/// The OpenCL C image functions. `image` is an image value (an `Opaque` image type: at run
+/// time a pointer to an [`crate::abi::ImageArg`]), `sampler` a `sampler_t` value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ImageOp {
+    /// `read_image*(image, sampler, coord)`: `coord` a float or 32-bit integer scalar or
+    /// vector (x, y, z or layer; extra components ignored); result a 4-vector of f32 or i32
+    /// (the image's format decides the values).
+    Sample,
+    /// `read_image*(image, coord)` without a sampler: integer `coord`, result as `Sample`.
+    Read,
+    /// `write_image*(image, coord, texel)`: integer `coord`, `texel` a 4-vector of f32 or
+    /// i32; no result. A pixel outside the image is not written.
+    Write,
+    /// The image's size (width, height, depth or layers) as the result's 1-4 integer
+    /// components (`get_image_width/height/depth/array_size/dim`).
+    QuerySize,
+    /// OpImageQueryOrder: SPIR-V's ImageChannelOrder of the image (the CL header's
+    /// `CL_R`-based value less 0x10B0; `get_image_channel_order` adds it back), a 32-bit integer.
+    QueryOrder,
+    /// OpImageQueryFormat: SPIR-V's ImageChannelDataType (the CL header's value less 0x10D0;
+    /// `get_image_channel_data_type` adds it back), a 32-bit integer.
+    QueryFormat,
+}
+
 /// The branch target of a terminator with the block arguments it passes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BlockCall {
@@ -315,6 +339,16 @@ pub enum InstData {
         semantics: u32,
     },
 
+    /// An image function; `sampler` only for `Sample`, `coord` for `Sample`, `Read` and
+    /// `Write`, `texel` only for `Write`.
+    Image {
+        op: ImageOp,
+        image: Value,
+        sampler: Option<Value>,
+        coord: Option<Value>,
+        texel: Option<Value>,
+    },
+
     // Terminators.
     Jump {
         dest: BlockCall,
@@ -409,6 +443,12 @@ impl InstData {
                 value.iter().copied().for_each(&mut f);
                 comparator.iter().copied().for_each(f)
             }
+            Image { image, sampler, coord, texel, .. } => {
+                f(*image);
+                sampler.iter().copied().for_each(&mut f);
+                coord.iter().copied().for_each(&mut f);
+                texel.iter().copied().for_each(f)
+            }
             Jump { dest } => dest.args.iter().copied().for_each(f),
             Branch { cond, then_dest, else_dest } => {
                 f(*cond);
@@ -481,6 +521,12 @@ impl InstData {
                 f(ptr);
                 value.iter_mut().for_each(&mut f);
                 comparator.iter_mut().for_each(f)
+            }
+            Image { image, sampler, coord, texel, .. } => {
+                f(image);
+                sampler.iter_mut().for_each(&mut f);
+                coord.iter_mut().for_each(&mut f);
+                texel.iter_mut().for_each(f)
             }
             Jump { dest } => dest.args.iter_mut().for_each(f),
             Branch { cond, then_dest, else_dest } => {

@@ -206,6 +206,13 @@ impl FunctionDisplay<'_> {
                 let _ = write!(s, ", {scope:?}, 0x{semantics:x}");
                 s
             }
+            Image { op, image, sampler, coord, texel } => {
+                let mut s = format!("image.{} {image}", lower(op));
+                for v in [sampler, coord, texel].into_iter().flatten() {
+                    let _ = write!(s, ", {v}");
+                }
+                s
+            }
             Jump { dest } => format!("jump {}", self.call(dest)),
             Branch { cond, then_dest, else_dest } => {
                 format!("brif {cond}, {}, {}", self.call(then_dest), self.call(else_dest))

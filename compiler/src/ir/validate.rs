@@ -17,7 +17,7 @@
 
 use super::entities::{Block, Inst, Type, Value};
 use super::function::{FuncKind, Function, ValueDef};
-use super::instructions::{AtomicOp, BinaryOp, BlockCall, CmpOp, ConvertOp, InstData, UnaryOp};
+use super::instructions::{AtomicOp, BinaryOp, BlockCall, CmpOp, ConvertOp, ImageOp, InstData, UnaryOp};
 use super::types::TypeData;
 use super::{ConstData, Module};
 use crate::analysis::{Cfg, DomTree};
@@ -129,7 +129,9 @@ fn validate_module_items(module: &Module, report: &mut dyn FnMut(String)) {
         }
         match data {
             ConstData::Int { .. } => {
-                if !matches!(types.get(ty), TypeData::Int { .. } | TypeData::Bool) {
+                // A `sampler_t` constant (OpConstantSampler) holds the sampler's bits.
+                let sampler = matches!(types.get(ty), TypeData::Opaque { name } if name == "sampler_t");
+                if !sampler && !matches!(types.get(ty), TypeData::Int { .. } | TypeData::Bool) {
                     report(format!("integer constant {c} of non-integer type {ty}"));
                 }
             }
@@ -215,6 +217,7 @@ fn produces_value(module: &Module, data: &InstData) -> Option<bool> {
         | Return { .. }
         | Unreachable => false,
         Atomic { op, .. } => *op != AtomicOp::Store,
+        Image { op, .. } => *op != ImageOp::Write,
         Call { func, .. } => match module.functions.get(*func) {
             Some(f) if module.types.is_valid(f.ret) => !matches!(module.types.get(f.ret), TypeData::Void),
             _ => return None,
@@ -824,6 +827,53 @@ impl<'m> FunctionValidator<'m> {
                     }
                 }
             },
+            Image { op, image, sampler, coord, texel } => {
+                let is_image =
+                    |t: Type| matches!(self.type_data(t), Some(TypeData::Opaque { name }) if name.starts_with("image"));
+                let is_sampler =
+                    |t: Type| matches!(self.type_data(t), Some(TypeData::Opaque { name }) if name == "sampler_t");
+                expect(is_image(ty(image)), "image operand is not an image");
+                let needs_coord = matches!(op, ImageOp::Sample | ImageOp::Read | ImageOp::Write);
+                expect(sampler.is_some() == (*op == ImageOp::Sample), "image sampler present or missing wrongly");
+                expect(coord.is_some() == needs_coord, "image coordinate present or missing wrongly");
+                expect(texel.is_some() == (*op == ImageOp::Write), "image texel present or missing wrongly");
+                if let Some(s) = sampler {
+                    expect(is_sampler(ty(s)), "image sampler is not a sampler_t");
+                }
+                let int32 = |t: Type| matches!(self.scalar(t), Some(TypeData::Int { bits: 32 }));
+                let texel_ty = |t: Type| {
+                    self.lanes(t) == 4
+                        && matches!(self.type_data(t), Some(TypeData::Vector { .. }))
+                        && (int32(t) || matches!(self.scalar(t), Some(TypeData::Float { bits: 32 })))
+                };
+                if let Some(c) = coord {
+                    let ct = ty(c);
+                    let float_ok =
+                        *op == ImageOp::Sample && matches!(self.scalar(ct), Some(TypeData::Float { bits: 32 }));
+                    expect(
+                        int32(ct) || float_ok,
+                        "image coordinate is not a 32-bit integer (or float) scalar or vector",
+                    );
+                    expect(self.lanes(ct) <= 4, "image coordinate has more than 4 components");
+                }
+                if let Some(t) = texel {
+                    expect(texel_ty(ty(t)), "image texel is not a 4-vector of f32 or i32");
+                }
+                match op {
+                    ImageOp::Sample | ImageOp::Read => {
+                        expect(result.is_some_and(texel_ty), "image read result is not a 4-vector of f32 or i32")
+                    }
+                    ImageOp::Write => expect(result.is_none(), "image write with a result"),
+                    ImageOp::QuerySize => expect(
+                        result.is_some_and(|r| self.is_int(r) && self.lanes(r) <= 4),
+                        "image size query result is not an integer scalar or vector",
+                    ),
+                    ImageOp::QueryOrder | ImageOp::QueryFormat => expect(
+                        result.is_some_and(|r| matches!(self.type_data(r), Some(TypeData::Int { bits: 32 }))),
+                        "image order/format query result is not a 32-bit integer",
+                    ),
+                }
+            }
             Jump { .. } => {}
             Branch { cond, .. } => expect(self.is_bool_with_lanes(ty(cond), 1), "branch condition is not a bool"),
             Switch { selector, .. } => expect(self.is_scalar_int(ty(selector)), "switch selector is not an integer"),

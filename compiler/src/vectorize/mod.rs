@@ -66,6 +66,10 @@ pub fn per_lane(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis, i: ir::
     if let InstData::Call { .. } = d {
         return Some("calls");
     }
+    // Image writes have an effect: under the mask even when every lane writes the same.
+    if let InstData::Image { op: ir::ImageOp::Write, .. } = d {
+        return Some("image functions");
+    }
     let res = f.inst_result[i];
     let any_varying = d.operands().into_iter().any(varying) || res.is_some_and(varying);
     // Terminators pass struct values as block arguments (blended per lane at joins).
@@ -74,6 +78,7 @@ pub fn per_lane(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis, i: ir::
     }
     match d {
         InstData::CopyMemory { .. } => Some("memory copies"),
+        InstData::Image { .. } => Some("image functions"),
         InstData::Variable { init: Some(_), .. } if !res.is_some_and(|r| wa.reg_candidates.contains(&r)) => {
             Some("private arrays initialised per lane")
         }
