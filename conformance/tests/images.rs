@@ -804,11 +804,9 @@ __kernel void k(read_only image2d_t in, write_only image3d_t out, sampler_t s, _
     p[get_global_id(0)] = 7;
 }"#;
 
-/// Ignored until the compiler side of images is in: a kernel with image arguments does not
-/// build yet ("images and samplers are not supported yet"). The argument block itself is
-/// checked by runtime/src/kernel.rs's unit test `image_arguments_point_at_the_image_arg`.
+/// Setting image and sampler arguments (the argument block itself is checked by
+/// runtime/src/kernel.rs's unit test `image_arguments_point_at_the_image_arg`).
 #[test]
-#[ignore = "needs the compiler side of images: kernels with image arguments do not build yet"]
 fn image_and_sampler_kernel_arguments() {
     images_on();
     for_each_device(|d| {
@@ -846,6 +844,77 @@ fn image_and_sampler_kernel_arguments() {
         env.run(&k, &[4], None);
         env.finish();
         assert_eq!(env.read::<i32>(&buf, 4), vec![7; 4]);
+        // SAFETY: owned reference.
+        unsafe { cl!(clReleaseSampler(s)) };
+    });
+}
+
+const END_TO_END: &str = r#"
+__kernel void e2e(__read_only image2d_t src, __write_only image2d_t dst, sampler_t s, __global float4 *out) {
+    int x = get_global_id(0), y = get_global_id(1);
+    float4 a = read_imagef(src, s, (int2)(x, y));
+    float4 b = read_imagef(src, s, (float2)(x + 0.5f, y + 0.5f));
+    write_imagef(dst, (int2)(x, y), a * 2.0f);
+    out[y * 4 + x] = a + b + (float4)(get_image_width(src), get_image_height(dst), 0.0f, 0.0f);
+}"#;
+
+/// The host side and the kernel side of images together: an RGBA8 image written by the
+/// host, read by a kernel through a sampler (integer and float coordinates), a float image
+/// written by the kernel and read back by the host, image queries in the kernel.
+#[test]
+fn a_kernel_reads_and_writes_images_the_host_made() {
+    images_on();
+    for_each_device(|d| {
+        let env = d.env();
+        let ctx = env.context.raw();
+        let q = env.queue.raw();
+        let k = env.kernel(END_TO_END, "", "e2e");
+        let src_px = pattern(4 * 4 * 4, 3);
+        let src = create(
+            ctx,
+            CL_MEM_READ_ONLY,
+            &fmt(RGBA8.0, RGBA8.1),
+            &desc(CL_MEM_OBJECT_IMAGE2D, [4, 4, 0], 0, (0, 0)),
+            ptr::null_mut(),
+        )
+        .unwrap();
+        write_image(q, &src, [0, 0, 0], [4, 4, 1], (0, 0), &src_px);
+        let dst = create(
+            ctx,
+            CL_MEM_WRITE_ONLY,
+            &fmt(CL_RGBA, CL_FLOAT),
+            &desc(CL_MEM_OBJECT_IMAGE2D, [4, 4, 0], 0, (0, 0)),
+            ptr::null_mut(),
+        )
+        .unwrap();
+        let out = env.buffer(CL_MEM_READ_WRITE, 16 * 16);
+        // SAFETY: valid context.
+        let (s, e) =
+            unsafe { cl_create_err!(clCreateSampler(ctx, CL_FALSE, CL_ADDRESS_CLAMP_TO_EDGE, CL_FILTER_NEAREST)) };
+        assert_eq!(e, CL_SUCCESS);
+        let hs = std::mem::size_of::<cl_mem>();
+        // SAFETY: each value points at a handle of the argument's size.
+        unsafe {
+            assert_eq!(clSetKernelArg(k.raw(), 0, hs, &src.raw() as *const cl_mem as *const c_void), CL_SUCCESS);
+            assert_eq!(clSetKernelArg(k.raw(), 1, hs, &dst.raw() as *const cl_mem as *const c_void), CL_SUCCESS);
+            assert_eq!(clSetKernelArg(k.raw(), 2, hs, &s as *const cl_sampler as *const c_void), CL_SUCCESS);
+        }
+        k.set_mem(3, &out);
+        env.run(&k, &[4, 4], None);
+        env.finish();
+        let unorm = |b: u8| b as f32 / 255.0;
+        let got = read_image(q, &dst, [0, 0, 0], [4, 4, 1], (0, 0), 4 * 4 * 16);
+        let got: Vec<f32> = got.chunks(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        let want: Vec<f32> = src_px.iter().map(|&b| 2.0 * unorm(b)).collect();
+        assert_eq!(got, want, "{}: the kernel's writes", d.name);
+        let sums = env.read::<f32>(&out, 16 * 4);
+        for (i, (s, &b)) in sums.iter().zip(&src_px).enumerate() {
+            let extra = match i % 4 {
+                0 | 1 => 4.0,
+                _ => 0.0,
+            };
+            assert_eq!(*s, 2.0 * unorm(b) + extra, "{}: component {i}", d.name);
+        }
         // SAFETY: owned reference.
         unsafe { cl!(clReleaseSampler(s)) };
     });
