@@ -209,24 +209,30 @@ impl Shared {
     }
 }
 
+/// After a worker ran a command: polls for a while before the worker may sleep, since the
+/// next command of a batch usually arrives within microseconds, sooner than a sleeping
+/// thread wakes. Returns the lock once a command is pending, the queue is closed, or
+/// [`WORKER_SPIN`] has passed.
+fn spin_for_next(shared: &Shared) -> MutexGuard<'_, Pending> {
+    let start = Instant::now();
+    loop {
+        let p = shared.pending.lock();
+        if !p.commands.is_empty() || p.closed || start.elapsed() >= WORKER_SPIN {
+            return p;
+        }
+        drop(p);
+        std::hint::spin_loop();
+        std::thread::yield_now();
+    }
+}
+
 fn worker_main(shared: &Shared) {
     let mut p = shared.pending.lock();
     loop {
         if let Some(cmd) = Shared::take(&mut p, false, false) {
             drop(p);
             shared.run(cmd);
-            // Poll for a while before sleeping: the next command of a batch usually arrives
-            // within microseconds, sooner than a sleeping thread wakes.
-            let start = Instant::now();
-            loop {
-                p = shared.pending.lock();
-                if !p.commands.is_empty() || p.closed || start.elapsed() >= WORKER_SPIN {
-                    break;
-                }
-                drop(p);
-                std::hint::spin_loop();
-                std::thread::yield_now();
-            }
+            p = spin_for_next(shared);
             continue;
         }
         if p.closed && p.commands.is_empty() {
@@ -283,16 +289,7 @@ fn ooo_worker_main(shared: &Arc<Shared>, first: bool) {
             // independent commands run concurrently.
             wake_ooo(shared, p, another_ready);
             shared.run(cmd);
-            let start = Instant::now();
-            loop {
-                p = shared.pending.lock();
-                if !p.commands.is_empty() || p.closed || start.elapsed() >= WORKER_SPIN {
-                    break;
-                }
-                drop(p);
-                std::hint::spin_loop();
-                std::thread::yield_now();
-            }
+            p = spin_for_next(shared);
             continue;
         }
         if p.closed && p.commands.is_empty() {
