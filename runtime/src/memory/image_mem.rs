@@ -191,6 +191,14 @@ impl Mem {
         self.image_desc().ok_or(CL_INVALID_MEM_OBJECT)
     }
 
+    /// Image region `origin`/`region`, checked, as the layout and byte region of its
+    /// rectangle in the image.
+    fn checked_rect(&self, origin: [usize; 3], region: [usize; 3]) -> Result<(RectLayout, [usize; 3]), cl_int> {
+        let d = self.desc_or_err()?;
+        d.check_region(origin, region)?;
+        Ok(d.rect(origin, region))
+    }
+
     /// clEnqueueReadImage's work: `region` at `origin` (checked) to the host memory laid out
     /// as [`host_layout`] says.
     pub fn read_image(
@@ -200,9 +208,7 @@ impl Mem {
         host_ptr: &HostPtr,
         host: &RectLayout,
     ) -> Result<(), cl_int> {
-        let d = self.desc_or_err()?;
-        d.check_region(origin, region)?;
-        let (layout, bytes) = d.rect(origin, region);
+        let (layout, bytes) = self.checked_rect(origin, region)?;
         self.read_rect(&layout, host_ptr, host, bytes)
     }
 
@@ -214,9 +220,7 @@ impl Mem {
         host_ptr: &HostPtr,
         host: &RectLayout,
     ) -> Result<(), cl_int> {
-        let d = self.desc_or_err()?;
-        d.check_region(origin, region)?;
-        let (layout, bytes) = d.rect(origin, region);
+        let (layout, bytes) = self.checked_rect(origin, region)?;
         self.write_rect(&layout, host_ptr, host, bytes)
     }
 
