@@ -260,3 +260,20 @@ fn image_arg_dim_codes_round_trip() {
     }
     assert_eq!(ImageArg::dim_of(6), None);
 }
+
+#[test]
+fn padded_orders_count_their_padding_channel() {
+    // The CTS's clGetInfo: CL_sRGBx / CL_UNORM_INT8 has an element size of 4.
+    const CL_RX: u32 = 0x10BA;
+    const CL_RGX: u32 = 0x10BB;
+    const CL_SRGBX: u32 = 0x10C0;
+    assert_eq!(fmt(CL_SRGBX, CL_UNORM_INT8).pixel_size(), 4);
+    assert_eq!(fmt(CL_RX, CL_UNORM_INT8).pixel_size(), 2);
+    assert_eq!(fmt(CL_RGX, CL_FLOAT).pixel_size(), 12);
+    // The padding reads as nothing and is written as 0.
+    let rx = fmt(CL_RX, CL_UNORM_INT8);
+    let mut px = [0xEEu8; 2];
+    rx.encode(fbits([1.0, 0.5, 0.5, 0.5]), &mut px);
+    assert_eq!(px, [255, 0]);
+    assert_eq!(f(rx.decode(&[51, 200])), [0.2, 0.0, 0.0, 1.0]);
+}
