@@ -120,16 +120,17 @@ impl ChannelOrder {
         ORDERS.iter().find(|(_, o)| *o == self).map_or(0, |(c, _)| *c)
     }
 
-    /// Channels stored per pixel (for the formats that are not packed), the padding channel
-    /// of the `x` orders included: a CL_sRGBx / CL_UNORM_INT8 pixel is 4 bytes, CL_Rx 2
-    /// channels, CL_RGx 3.
+    /// Channels stored per pixel (for the formats that are not packed). CL_sRGBx stores its
+    /// padding channel (a CL_sRGBx / CL_UNORM_INT8 pixel is 4 bytes); CL_Rx and CL_RGx do
+    /// not (1 and 2 channels), and CL_RGBx exists only in packed types. These are the
+    /// element sizes the CTS's clGetInfo checks.
     pub fn channels(self) -> usize {
         use ChannelOrder::*;
         match self {
-            R | A | Intensity | Luminance | Depth => 1,
-            Rg | Ra | Rx => 2,
-            Rgb | Rgx | Srgb => 3,
-            Rgba | Bgra | Argb | Abgr | Srgba | Sbgra | Rgbx | Srgbx => 4,
+            R | A | Intensity | Luminance | Rx | Depth => 1,
+            Rg | Ra | Rgx => 2,
+            Rgb | Rgbx | Srgb => 3,
+            Rgba | Bgra | Argb | Abgr | Srgba | Sbgra | Srgbx => 4,
         }
     }
 

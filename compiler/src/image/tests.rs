@@ -262,18 +262,19 @@ fn image_arg_dim_codes_round_trip() {
 }
 
 #[test]
-fn padded_orders_count_their_padding_channel() {
-    // The CTS's clGetInfo: CL_sRGBx / CL_UNORM_INT8 has an element size of 4.
+fn padded_orders_have_the_element_sizes_the_cts_checks() {
+    // The CTS's clGetInfo: CL_sRGBx / CL_UNORM_INT8 has an element size of 4 (its padding
+    // channel is stored), CL_Rx / CL_UNORM_INT8 of 1 and CL_RGx / CL_FLOAT of 8.
     const CL_RX: u32 = 0x10BA;
     const CL_RGX: u32 = 0x10BB;
     const CL_SRGBX: u32 = 0x10C0;
     assert_eq!(fmt(CL_SRGBX, CL_UNORM_INT8).pixel_size(), 4);
-    assert_eq!(fmt(CL_RX, CL_UNORM_INT8).pixel_size(), 2);
-    assert_eq!(fmt(CL_RGX, CL_FLOAT).pixel_size(), 12);
-    // The padding reads as nothing and is written as 0.
-    let rx = fmt(CL_RX, CL_UNORM_INT8);
-    let mut px = [0xEEu8; 2];
-    rx.encode(fbits([1.0, 0.5, 0.5, 0.5]), &mut px);
-    assert_eq!(px, [255, 0]);
-    assert_eq!(f(rx.decode(&[51, 200])), [0.2, 0.0, 0.0, 1.0]);
+    assert_eq!(fmt(CL_RX, CL_UNORM_INT8).pixel_size(), 1);
+    assert_eq!(fmt(CL_RGX, CL_FLOAT).pixel_size(), 8);
+    // sRGBx's padding reads as nothing (alpha 1) and is written as 0.
+    let s = fmt(CL_SRGBX, CL_UNORM_INT8);
+    let mut px = [0xEEu8; 4];
+    s.encode(fbits([1.0, 0.0, 1.0, 0.5]), &mut px);
+    assert_eq!(px, [255, 0, 255, 0]);
+    assert_eq!(f(s.decode(&[255, 0, 255, 77])), [1.0, 0.0, 1.0, 1.0]);
 }
