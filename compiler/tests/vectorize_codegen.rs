@@ -207,18 +207,20 @@ fn loads_of_entry_params_in_packet_loop(ir: &str) -> Vec<String> {
     found
 }
 
-#[test]
-fn context_and_argument_loads_leave_the_packet_loop_of_branchy_kernels() {
-    // The interior store runs under a mask: the id and argument loads sit in a conditional
-    // block of the packet loop, where only speculation can hoist them.
-    let src = r#"
+/// The benchmark's 5-point stencil: a border test (a divergent branch) before the rows.
+const STENCIL5: &str = r#"
         __kernel void stencil5(int w, int h, __global const float *restrict in, __global float *restrict out) {
             int x = get_global_id(0), y = get_global_id(1);
             int i = y * w + x;
             if (x == 0 || y == 0 || x == w - 1 || y == h - 1) { out[i] = in[i]; return; }
             out[i] = 0.5f * in[i] + 0.125f * (in[i - 1] + in[i + 1] + in[i - w] + in[i + w]);
         }"#;
-    let ir = optimized_ir(src, Some(16));
+
+#[test]
+fn context_and_argument_loads_leave_the_packet_loop_of_branchy_kernels() {
+    // The interior store runs under a mask: the id and argument loads sit in a conditional
+    // block of the packet loop, where only speculation can hoist them.
+    let ir = optimized_ir(STENCIL5, Some(16));
     assert!(ir.contains("\nx:"), "no packet loop header `x:`:\n{ir}");
     let in_loop = loads_of_entry_params_in_packet_loop(&ir);
     assert!(in_loop.is_empty(), "loads of the context or arguments left in the packet loop: {in_loop:#?}\n{ir}");
@@ -248,14 +250,7 @@ fn consecutive_loads_outside_loops_prefetch_their_streams_and_loop_loads_do_not(
     // The same with `in[i]` loaded before a divergent branch and the other rows after it
     // (clang's optimised code of the benchmark's stencil): the row the branch leads to
     // leads, `in[i]` is on a row read before.
-    let branchy = r#"
-        __kernel void stencil5(int w, int h, __global const float *restrict in, __global float *restrict out) {
-            int x = get_global_id(0), y = get_global_id(1);
-            int i = y * w + x;
-            if (x == 0 || y == 0 || x == w - 1 || y == h - 1) { out[i] = in[i]; return; }
-            out[i] = 0.5f * in[i] + 0.125f * (in[i - 1] + in[i + 1] + in[i - w] + in[i + w]);
-        }"#;
-    let ir = optimized_ir(branchy, Some(16));
+    let ir = optimized_ir(STENCIL5, Some(16));
     assert_eq!(prefetches(&ir), 2, "the leading row prefetches:\n{ir}");
     // A uniform distance that is not the pitch of the index: two streams, each prefetched.
     let halves = r#"
