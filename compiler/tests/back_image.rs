@@ -171,7 +171,7 @@ fn read_imagef_2d_rgba8_nearest_linear_and_samplerless() {
         let (a, b, c, d) = (f32s(&outs[0]), f32s(&outs[1]), f32s(&outs[2]), f32s(&outs[3]));
         let px = |x: usize, y: usize| -> [f32; 4] {
             let x = x.min(7);
-            [(x * 30) as f32 / 255.0, (y * 60) as f32 / 255.0, (x + y) as f32 / 255.0, 1.0]
+            [(x * 30) as f32 * (1.0 / 255.0), (y * 60) as f32 * (1.0 / 255.0), (x + y) as f32 * (1.0 / 255.0), 1.0]
         };
         for y in 0..4 {
             for x in 0..8 {

@@ -902,7 +902,7 @@ fn a_kernel_reads_and_writes_images_the_host_made() {
         k.set_mem(3, &out);
         env.run(&k, &[4, 4], None);
         env.finish();
-        let unorm = |b: u8| b as f32 / 255.0;
+        let unorm = |b: u8| b as f32 * (1.0 / 255.0);
         let got = read_image(q, &dst, [0, 0, 0], [4, 4, 1], (0, 0), 4 * 4 * 16);
         let got: Vec<f32> = got.chunks(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
         let want: Vec<f32> = src_px.iter().map(|&b| 2.0 * unorm(b)).collect();

@@ -288,10 +288,10 @@ impl Format {
     fn channel_value(self, raw: u32) -> u32 {
         use ChannelType::*;
         match self.ty {
-            UnormInt8 => (raw as f32 / 255.0).to_bits(),
-            UnormInt16 => (raw as f32 / 65535.0).to_bits(),
-            SnormInt8 => (raw as u8 as i8 as f32 / 127.0).max(-1.0).to_bits(),
-            SnormInt16 => (raw as u16 as i16 as f32 / 32767.0).max(-1.0).to_bits(),
+            UnormInt8 => normalized(raw as f32, 255.0).to_bits(),
+            UnormInt16 => normalized(raw as f32, 65535.0).to_bits(),
+            SnormInt8 => normalized(raw as u8 as i8 as f32, 127.0).max(-1.0).to_bits(),
+            SnormInt16 => normalized(raw as u16 as i16 as f32, 32767.0).max(-1.0).to_bits(),
             UnormShort565 | UnormShort555 | UnormInt101010 | UnormInt101010_2 => raw, // already float bits
             HalfFloat => half_to_f32(raw as u16).to_bits(),
             Float | UnsignedInt32 | SignedInt32 => raw,
@@ -389,6 +389,16 @@ impl Format {
 }
 
 /// `convert_uint_sat_rte(f * max)`: NaN converts to 0.
+/// A normalized channel's integer `c` as a float: `c * (1.0f / max)`, the reciprocal
+/// rounded to float first. The specification allows 1.5 ulp here; this is the product PoCL
+/// computes, so images read the same bits on both (ffmpeg's blur filters round their
+/// averages of such values back to 8 bits and differed by one level where `c / max`, the
+/// correctly rounded quotient, was used). `max * (1.0f / max)` is exactly 1.0 for every
+/// `max` used here.
+fn normalized(c: f32, max: f32) -> f32 {
+    c * (1.0 / max)
+}
+
 fn unorm(f: f32, max: f32) -> u32 {
     let x = (f * max).round_ties_even();
     if x.is_nan() {

@@ -16,6 +16,7 @@ const CL_LUMINANCE: u32 = 0x10B9;
 const CL_DEPTH: u32 = 0x10BD;
 const CL_SRGBA: u32 = 0x10C1;
 const CL_SNORM_INT8: u32 = 0x10D0;
+const CL_SNORM_INT16: u32 = 0x10D1;
 const CL_UNORM_INT8: u32 = 0x10D2;
 const CL_UNORM_INT16: u32 = 0x10D3;
 const CL_UNORM_SHORT_565: u32 = 0x10D4;
@@ -60,6 +61,30 @@ fn formats_the_specification_allows_and_their_pixel_sizes() {
 }
 
 #[test]
+fn normalized_channels_read_as_the_integer_times_the_rounded_reciprocal() {
+    // PoCL reads c * (1.0f / 255.0f); ffmpeg's avgblur_opencl output differed from PoCL's by
+    // one level at 87 pixels while SoftCL read the correctly rounded c / 255.0f.
+    let u8f = fmt(CL_R, CL_UNORM_INT8);
+    let mut differs_from_quotient = 0;
+    for c in 0..=255u8 {
+        let got = f(u8f.decode(&[c]))[0];
+        assert_eq!(got.to_bits(), (c as f32 * (1.0f32 / 255.0)).to_bits(), "unorm8 {c}");
+        differs_from_quotient += usize::from(got != c as f32 / 255.0);
+    }
+    assert!(differs_from_quotient > 0, "the product and the quotient differ for some c");
+    assert_eq!(f(u8f.decode(&[255]))[0], 1.0);
+    let u16f = fmt(CL_R, CL_UNORM_INT16);
+    assert_eq!(f(u16f.decode(&65535u16.to_le_bytes()))[0], 1.0);
+    assert_eq!(f(u16f.decode(&3u16.to_le_bytes()))[0], 3.0 * (1.0f32 / 65535.0));
+    let s8 = fmt(CL_R, CL_SNORM_INT8);
+    assert_eq!(f(s8.decode(&[127]))[0], 1.0);
+    assert_eq!(f(s8.decode(&[(-3i8) as u8]))[0], -3.0 * (1.0f32 / 127.0));
+    let s16 = fmt(CL_R, CL_SNORM_INT16);
+    assert_eq!(f(s16.decode(&32767i16.to_le_bytes()))[0], 1.0);
+    assert_eq!(f(s16.decode(&(-32768i16).to_le_bytes()))[0], -1.0);
+}
+
+#[test]
 fn normalized_conversions_round_to_nearest_even_and_saturate() {
     let u8f = fmt(CL_R, CL_UNORM_INT8);
     let mut px = [0u8; 1];
@@ -67,7 +92,7 @@ fn normalized_conversions_round_to_nearest_even_and_saturate() {
         u8f.encode(fbits([v, 0.0, 0.0, 0.0]), &mut px);
         assert_eq!(px[0], want, "unorm8 of {v}");
     }
-    assert_eq!(f(u8f.decode(&[128])), [128.0 / 255.0, 0.0, 0.0, 1.0]);
+    assert_eq!(f(u8f.decode(&[128])), [128.0 * (1.0 / 255.0), 0.0, 0.0, 1.0]);
     let s8 = fmt(CL_R, CL_SNORM_INT8);
     for (v, want) in [(-1.0f32, -127i8), (-2.0, -128), (1.0, 127), (0.5, 64), (-0.5, -64)] {
         s8.encode(fbits([v, 0.0, 0.0, 0.0]), &mut px);
@@ -96,7 +121,8 @@ fn integer_writes_saturate_to_the_channel() {
 #[test]
 fn channel_orders_place_the_components() {
     let bgra = fmt(CL_BGRA, CL_UNORM_INT8);
-    assert_eq!(f(bgra.decode(&[51, 102, 153, 255])), [0.6, 0.4, 0.2, 1.0]);
+    let n = |c: f32| c * (1.0 / 255.0);
+    assert_eq!(f(bgra.decode(&[51, 102, 153, 255])), [n(153.0), n(102.0), n(51.0), 1.0]);
     let mut px = [0u8; 4];
     bgra.encode(fbits([0.6, 0.4, 0.2, 1.0]), &mut px);
     assert_eq!(px, [51, 102, 153, 255]);
