@@ -68,6 +68,7 @@ impl Context {
                 _ => return Err(CL_INVALID_PROPERTY),
             }
         }
+        crate::program_cache::warm_up(&devices.iter().map(|d| d.model.target()).collect::<Vec<_>>());
         Ok(Arc::new(Self {
             header: Header::new(ObjectKind::Context),
             devices,

@@ -130,6 +130,12 @@ pub fn codegen(module: &ir::Module, target: &Target) -> Result<Arc<NativeProgram
     Ok(native)
 }
 
+/// Registers LLVM's native target, which code generation and the JIT need, now rather than
+/// in the first build that needs it (see `softcl_runtime::program_cache::warm_up`).
+pub fn warm_up() -> Result<(), String> {
+    target::init_native()
+}
+
 /// Native code from an image `codegen` made (here or in another process: a cache entry, a
 /// program binary) for `target`: the object linked by the JIT with this process's host
 /// functions. `module` is the program's IR (the Gen device's lazy SIMD-width variants are

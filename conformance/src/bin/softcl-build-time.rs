@@ -94,7 +94,9 @@ fn main() -> ExitCode {
         eprintln!("no {kind} device");
         return ExitCode::FAILURE;
     };
+    let t = Instant::now();
     let ctx = dev.context();
+    let context_ms = t.elapsed().as_secs_f64() * 1e3;
     let spirv = if il {
         match spirv_of(&source) {
             Ok(s) => Some(s),
@@ -113,7 +115,7 @@ fn main() -> ExitCode {
         None
     };
     println!(
-        "device: {kind} {:?}; input: {}",
+        "device: {kind} {:?}; clCreateContext {context_ms:.3} ms; input: {}",
         dev.name,
         if il {
             "SPIR-V (clCreateProgramWithIL)"
