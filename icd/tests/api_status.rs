@@ -44,3 +44,14 @@ fn feature_not_supported_entries_are_implemented_slots() {
         );
     }
 }
+
+#[test]
+fn every_missing_entry_point_belongs_to_an_unadvertised_extension() {
+    for e in softcl::dispatch::ENTRY_POINTS.iter().filter(|e| !e.implemented) {
+        let why = softcl::dispatch::missing_reason(e.name);
+        assert!(why.is_some(), "{} is missing and belongs to no unadvertised extension", e.name);
+    }
+    // A core entry point has no reason to be missing.
+    assert_eq!(softcl::dispatch::missing_reason("clCreateBuffer"), None);
+    assert_eq!(softcl::dispatch::missing_reason("clEnqueueNDRangeKernel"), None);
+}
