@@ -311,9 +311,11 @@ impl Kernel {
                 if size != HANDLE_SIZE {
                     return Err(CL_INVALID_ARG_SIZE);
                 }
-                // An image or sampler argument needs an object: NULL is not a valid value.
+                // An image or sampler argument needs an object: NULL is not a valid value. For a
+                // sampler it is "not a valid sampler object" (CL_INVALID_SAMPLER, which the
+                // CTS's api negative_invalid_arg_sampler asks for).
                 if value_is_null {
-                    return Err(CL_INVALID_ARG_VALUE);
+                    return Err(if arg.kind == ArgKind::Sampler { CL_INVALID_SAMPLER } else { CL_INVALID_ARG_VALUE });
                 }
                 Ok(if arg.kind == ArgKind::Image { ArgRequest::Image } else { ArgRequest::Sampler })
             }
@@ -739,7 +741,7 @@ mod tests {
         assert_eq!(k.check_arg(2, 16, false), Ok(ArgRequest::Bytes));
         // Samplers: sizeof(cl_sampler), not NULL.
         assert_eq!(k.check_arg(4, 4, false), Err(CL_INVALID_ARG_SIZE));
-        assert_eq!(k.check_arg(4, 8, true), Err(CL_INVALID_ARG_VALUE));
+        assert_eq!(k.check_arg(4, 8, true), Err(CL_INVALID_SAMPLER));
         assert_eq!(k.check_arg(4, 8, false), Ok(ArgRequest::Sampler));
         let sampler = crate::sampler::from_args(CL_TRUE, CL_ADDRESS_REPEAT, CL_FILTER_LINEAR).unwrap();
         let foreign = SamplerObject::new_unchecked(context(), sampler, None);

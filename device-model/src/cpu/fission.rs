@@ -183,8 +183,16 @@ pub fn partition(
     match scheme {
         Partition::Equally(0) => Err(PartitionError::InvalidValue),
         Partition::Equally(n) => {
+            // "CL_INVALID_DEVICE_PARTITION_COUNT if ... the total number of compute units
+            // requested exceeds CL_DEVICE_MAX_COMPUTE_UNITS for in_device."
+            if *n > units {
+                return Err(PartitionError::InvalidCount);
+            }
+            // One sub-device holding every unit is not a further partition: "in_device could
+            // not be further partitioned" (the CTS's api negative_create_sub_devices asks both
+            // of these), as for affinity domains that do not split.
             let count = (units / n).min(max_sub_devices);
-            if count == 0 {
+            if count == 0 || *n == units {
                 return Err(PartitionError::Failed);
             }
             Ok(Parts { cpus: (0..count).map(|i| cpus[i * n..(i + 1) * n].to_vec()).collect(), domain: None })
@@ -198,6 +206,9 @@ pub fn partition(
                 || counts.contains(&0)
             {
                 return Err(PartitionError::InvalidCount);
+            }
+            if counts.len() == 1 && total == units {
+                return Err(PartitionError::Failed);
             }
             let mut start = 0;
             let parts = counts
@@ -273,8 +284,12 @@ mod tests {
         let p = partition(&cpus, &t, &Partition::Equally(3), 8).unwrap();
         assert_eq!(p.cpus, vec![vec![0, 1, 2], vec![3, 4, 5]]);
         assert_eq!(partition(&cpus, &t, &Partition::Equally(0), 8), Err(PartitionError::InvalidValue));
-        assert_eq!(partition(&cpus, &t, &Partition::Equally(9), 8), Err(PartitionError::Failed));
+        assert_eq!(partition(&cpus, &t, &Partition::Equally(9), 8), Err(PartitionError::InvalidCount));
         assert_eq!(partition(&cpus, &t, &Partition::Equally(1), 8).unwrap().cpus.len(), 8);
+        // All units in one sub-device, or a one-unit device: no further partition.
+        assert_eq!(partition(&cpus, &t, &Partition::Equally(8), 8), Err(PartitionError::Failed));
+        assert_eq!(partition(&[3], &t, &Partition::Equally(1), 8), Err(PartitionError::Failed));
+        assert_eq!(partition(&cpus, &t, &Partition::Equally(7), 8).unwrap().cpus, vec![(0..7).collect::<Vec<_>>()]);
     }
 
     #[test]
@@ -286,6 +301,8 @@ mod tests {
         assert_eq!(partition(&cpus, &t, &Partition::ByCounts(vec![4, 5]), 8), Err(PartitionError::InvalidCount));
         assert_eq!(partition(&cpus, &t, &Partition::ByCounts(vec![]), 8), Err(PartitionError::InvalidCount));
         assert_eq!(partition(&cpus, &t, &Partition::ByCounts(vec![1; 3]), 2), Err(PartitionError::InvalidCount));
+        assert_eq!(partition(&cpus, &t, &Partition::ByCounts(vec![8]), 8), Err(PartitionError::Failed));
+        assert_eq!(partition(&cpus, &t, &Partition::ByCounts(vec![7]), 8).unwrap().cpus.len(), 1);
     }
 
     #[test]

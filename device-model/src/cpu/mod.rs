@@ -308,9 +308,13 @@ mod fission_tests {
             assert_eq!(s.info().max_compute_units, 1);
             assert_eq!(s.fission().unwrap().max_sub_devices, 1);
         }
-        let (whole, _) = cpu.create_sub_devices(&Partition::ByCounts(vec![n])).unwrap();
-        let (again, _) = whole[0].create_sub_devices(&Partition::Equally(1)).unwrap();
-        assert_eq!(again.len(), n);
+        // A one-unit sub-device cannot be partitioned further; one of n - 1 >= 2 units can.
+        assert_eq!(subs[0].create_sub_devices(&Partition::Equally(1)).err(), Some(PartitionError::Failed));
+        if n >= 3 {
+            let (most, _) = cpu.create_sub_devices(&Partition::ByCounts(vec![n - 1])).unwrap();
+            let (again, _) = most[0].create_sub_devices(&Partition::Equally(1)).unwrap();
+            assert_eq!(again.len(), n - 1);
+        }
         assert!(crate::GenDevice::from_env().fission().is_none());
     }
 }
