@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs hashcat (Debian package) on one SoftCL device and prints PASS/FAIL per step:
 #   1. hashcat -I lists the device;
-#   2. the benchmark of -m 0 (MD5; it runs hashcat's self-test first), with -O;
+#   2. the benchmark of each hash mode in HASHCAT_MODES (default "0 100 1400 1000": MD5,
+#      SHA1, SHA2-256, NTLM; each runs hashcat's self-test first), with -O;
 #   3. the crack of md5('hashcat') from a small word list, pure kernel (no -O);
 #   4. the same crack with -O (optimised kernel).
 # The self-test is never disabled. Every step runs with only SoftCL visible and a fresh HOME
@@ -61,9 +62,11 @@ run() {
 
 common=(--force -D 1,2 -d "$dev")
 run "hashcat -I lists device $dev" "$work/info.log" "Backend Device ID #$dev" -I
-run "benchmark -m 0 -O (self-test + speed) on device $dev" "$work/bench.log" "^Speed.#$dev" \
-    -b -m 0 "${common[@]}"
-grep "^Speed.#$dev" "$work/bench.log" | sed 's/^/    /'
+for mode in ${HASHCAT_MODES:-0 100 1400 1000}; do
+    run "benchmark -m $mode -O (self-test + speed) on device $dev" "$work/bench-$mode.log" "^Speed.#$dev" \
+        -b -m "$mode" "${common[@]}"
+    grep "^Speed.#$dev" "$work/bench-$mode.log" | sed 's/^/    /'
+done
 run "crack md5('hashcat'), pure kernel, on device $dev" "$work/crack.log" \
     "8743b52063cd84097a65d1633f5c74f5:hashcat" \
     -m 0 -a 0 --potfile-disable "${common[@]}" "$work/hash.txt" "$work/words.txt"
