@@ -240,7 +240,9 @@ pub fn describe(
     let given_pitches = match source {
         Source::Own { host_ptr: false } => false,
         Source::Own { host_ptr: true } => true,
-        Source::Buffer { .. } => dim == Dim::D2,
+        // A 1D buffer image's row pitch may be given too (the CTS's 1D buffer tests give
+        // width x element size); only a 2D image's is kept.
+        Source::Buffer { .. } => true,
     };
     if !given_pitches && (d.image_row_pitch != 0 || d.image_slice_pitch != 0) {
         return bad;
@@ -416,6 +418,11 @@ mod tests {
         let d = check(Some(&f), &one_d, Source::Buffer { size: 32, address: 4096 }).unwrap();
         assert_eq!((d.dim, d.bytes()), (Dim::D1Buffer, 32));
         assert_eq!(check(Some(&f), &one_d, Source::Buffer { size: 31, address: 4096 }), Err(CL_INVALID_IMAGE_SIZE));
+        // The CTS gives a 1D buffer image the row pitch width x element size.
+        let mut pitched = desc(CL_MEM_OBJECT_IMAGE1D_BUFFER, 8, 0, 0, 0);
+        pitched.image_row_pitch = 32;
+        let d = check(Some(&f), &pitched, Source::Buffer { size: 32, address: 4096 }).unwrap();
+        assert_eq!((d.row_pitch, d.bytes()), (32, 32));
         let mut two_d = desc(CL_MEM_OBJECT_IMAGE2D, 10, 3, 0, 0);
         // Pitch 10 pixels is not a multiple of 16: refused; 16 pixels (64 bytes) is.
         assert_eq!(
