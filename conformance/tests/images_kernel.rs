@@ -188,3 +188,35 @@ fn image_methods_of_a_101010_2_image_and_a_pitched_1d_buffer_image() {
         assert_eq!(got, vec![t, t, 9, 20], "{}", d.name);
     });
 }
+
+const READ_101010_2: &str = r#"
+__kernel void read_packed(read_only image2d_t img, __global float4 *p) {
+    p[0] = read_imagef(img, (int2)(0, 0));
+}"#;
+
+/// CL_UNORM_INT_101010_2 packs R in bits 31:22, G 21:12, B 11:2 and A 1:0 (10-10-10-2 from
+/// the high bits, as CL_UNORM_INT_101010 is x-10-10-10 and the CTS's reference reads it);
+/// kernels read R from the low bits before.
+#[test]
+fn a_101010_2_pixel_has_red_in_its_high_bits() {
+    images_on();
+    for_each_device(|d| {
+        let env = d.env();
+        let ctx = env.context.raw();
+        let k = env.kernel(READ_101010_2, "", "read_packed");
+        let mut word: u32 = 1023 << 22 | 1 << 2 | 2;
+        let img = create(
+            ctx,
+            CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+            &fmt(CL_RGBA, CL_UNORM_INT_101010_2),
+            &desc(CL_MEM_OBJECT_IMAGE2D, [1, 1, 0], 0, 0),
+            &mut word as *mut u32 as *mut c_void,
+        );
+        let out = env.buffer(CL_MEM_READ_WRITE, 16);
+        set_handle(&k, 0, &img.raw());
+        k.set_mem(1, &out);
+        env.run(&k, &[1], None);
+        env.finish();
+        assert_eq!(env.read::<f32>(&out, 4), vec![1.0, 0.0, 1.0 / 1023.0, 2.0 / 3.0], "{}", d.name);
+    });
+}
