@@ -457,10 +457,6 @@ fn unsupported_image_features_are_build_errors() {
             "mipmap",
         ),
         ("kernel void k(read_only image2d_t i, global half4 *o) { o[0] = read_imageh(i, (int2)(0)); }", "read_imageh"),
-        (
-            "kernel void k(read_only image2d_depth_t i, global float *o) { o[0] = read_imagef(i, (int2)(0)); }",
-            "depth",
-        ),
     ];
     let t = Target::default();
     for (src, what) in cases {
@@ -472,6 +468,44 @@ fn unsupported_image_features_are_build_errors() {
             },
             Err(e) => assert!(e.log.contains("not supported") && e.log.contains(what), "{what}: {}", e.log),
         }
+    }
+}
+
+/// Depth images (cl_khr_depth_images): `read_imagef` returns one float, with and without a
+/// sampler (CL_UNORM_INT16 here), `write_imagef` takes one (CL_FLOAT here), in every build,
+/// vectorized ones included.
+#[test]
+fn depth_images_read_and_write_one_float() {
+    const CL_DEPTH: u32 = 0x10BD;
+    const CL_UNORM_INT16: u32 = 0x10D3;
+    let src = r#"
+kernel void k(read_only image2d_depth_t d, write_only image2d_depth_t o, sampler_t s, global float *out) {
+    int x = get_global_id(0);
+    float a = read_imagef(d, (int2)(x, 1));
+    float b = read_imagef(d, s, (float2)(x + 0.5f, 1.5f));
+    write_imagef(o, (int2)(x, 0), a + b);
+    out[x] = b;
+}
+"#;
+    for (name, t) in targets() {
+        let p = build_opts(src, "-cl-std=CL3.0", &t);
+        let k = kernel(&p, "k", name);
+        let values: Vec<u16> = (0..16).map(|i| (i * 4000 + 7) as u16).collect();
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let d = TestImage::new(Dim::D2, CL_DEPTH, CL_UNORM_INT16, 2, [8, 2, 1], bytes);
+        let o = TestImage::new(Dim::D2, CL_DEPTH, CL_FLOAT, 4, [8, 1, 1], vec![0; 32]);
+        let out = vec![0f32; 8];
+        let mut args = ArgBlock::new(&k.info);
+        args.set_ptr(&k.info, 0, d.ptr());
+        args.set_ptr(&k.info, 1, o.ptr());
+        // CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_EDGE | CLK_FILTER_NEAREST
+        args.set(&k.info, 2, 0x2u64 | 0x10);
+        args.set_ptr(&k.info, 3, out.as_ptr());
+        run(k, &args, [8, 1, 1], [8, 1, 1]);
+        let want: Vec<f32> = values[8..].iter().map(|&v| v as f32 / 65535.0).collect();
+        assert_eq!(out, want, "{name}: read_imagef with a sampler");
+        let got: Vec<f32> = o.pixels.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        assert_eq!(got, want.iter().map(|v| v * 2.0).collect::<Vec<_>>(), "{name}: written");
     }
 }
 
@@ -550,4 +584,22 @@ kernel void k(read_only image2d_t img, global float4 *o) {
     assert!(!base.is_multiple_of(64) || (first, second) == (16, 64));
     assert_eq!((loads[0].messages, loads[0].l3_lines), (16, first));
     assert_eq!((loads[1].messages, loads[1].l3_lines), (16, second));
+}
+
+/// A Gen device's programs built again from one source (the CTS's image suites build one per
+/// format and sampler from a few dozen sources) share the instrumented variant compiled for
+/// the first: LLVM runs once per source, width and lane layout in a process. A different
+/// source gets its own.
+#[test]
+fn gen_variants_of_one_source_are_compiled_once() {
+    let t = Target { gen: Some(GenBuild { simd: 0, linear_lanes: false }), ..Target::default() };
+    let src = "kernel void k(read_only image2d_t i, global float4 *o) {\n\
+               int x = get_global_id(0); o[x] = read_imagef(i, (int2)(x, 0)); }";
+    let simd16 = GenBuild { simd: 16, linear_lanes: false };
+    let variant = |p: &NativeProgram| p.kernel("k").unwrap().gen_variant(simd16).expect("a Gen build").unwrap().1;
+    let (a, b) = (build(src, &t), build(src, &t));
+    assert!(!Arc::ptr_eq(&a, &b), "two programs");
+    assert!(Arc::ptr_eq(&variant(&a), &variant(&b)), "one variant");
+    let c = build(&src.replace("x, 0", "x, 1"), &t);
+    assert!(!Arc::ptr_eq(&variant(&a), &variant(&c)), "another source, another variant");
 }

@@ -107,7 +107,45 @@ impl GenSource {
             vectorizer: Vectorizer::Forced { width: build.simd, register_bytes: build.simd * 4 },
             ..self.target.clone()
         };
-        super::codegen(&m, &target).map_err(|e| e.log)
+        let key = format!("{target:?}\n{}", m.describe());
+        if let Some(v) = recent_variants::get(&key) {
+            return v;
+        }
+        let v = super::codegen(&m, &target).map_err(|e| e.log);
+        recent_variants::put(key, v.clone());
+        v
+    }
+}
+
+/// The variants this process compiled last, by the text of the one-kernel module and target
+/// they were compiled from. Programs built again from the same source (the CTS's image
+/// suites build one program per format and sampler from a few dozen sources, each then
+/// launched at once) reuse the compiled variant instead of running LLVM again: an image
+/// kernel's instrumented SIMD16 build takes about a second.
+mod recent_variants {
+    use super::Variant;
+    use std::collections::VecDeque;
+    use std::sync::Mutex;
+
+    /// How many are kept (each holds its JIT's code).
+    const KEPT: usize = 32;
+
+    static RECENT: Mutex<VecDeque<(String, Variant)>> = Mutex::new(VecDeque::new());
+
+    pub(super) fn get(key: &str) -> Option<Variant> {
+        let recent = RECENT.lock().unwrap_or_else(|p| p.into_inner());
+        recent.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone())
+    }
+
+    pub(super) fn put(key: String, v: Variant) {
+        let mut recent = RECENT.lock().unwrap_or_else(|p| p.into_inner());
+        if recent.iter().any(|(k, _)| *k == key) {
+            return;
+        }
+        if recent.len() == KEPT {
+            recent.pop_front();
+        }
+        recent.push_back((key, v));
     }
 }
 

@@ -272,11 +272,17 @@ impl<'ctx> FnLower<'_, 'ctx, '_> {
                 }
                 if op == ImageOp::Write {
                     let t = self.get(texel.ok_or("image write without a texel")?)?;
-                    let t = self.b.build_bit_cast(t, i32t.vec_type(4), "")?.into_vector_value();
                     let mut args: Vec<BasicValueEnum<'ctx>> = vec![img.into()];
                     args.extend(xyz);
-                    for k in 0..4 {
-                        args.push(self.b.build_extract_element(t, i32t.const_int(k, false), "")?);
+                    if let BasicValueEnum::FloatValue(depth) = t {
+                        // A depth image's one float: the first component, the others 0.
+                        args.push(self.b.build_bit_cast(depth, i32t, "")?);
+                        args.extend([BasicValueEnum::from(i32t.const_zero()); 3]);
+                    } else {
+                        let t = self.b.build_bit_cast(t, i32t.vec_type(4), "")?.into_vector_value();
+                        for k in 0..4 {
+                            args.push(self.b.build_extract_element(t, i32t.const_int(k, false), "")?);
+                        }
                     }
                     call(self, "softcl_image_write", None, &args)?;
                     return Ok(None);
@@ -298,8 +304,13 @@ impl<'ctx> FnLower<'_, 'ctx, '_> {
                 args.extend(xyz);
                 args.push(out.into());
                 call(self, name, None, &args)?;
-                let v = self.b.build_load(i32t.vec_type(4), out, "")?;
+                let v = self.b.build_load(i32t.vec_type(4), out, "")?.into_vector_value();
                 let (_, rt) = self.need_result(i)?;
+                if rt.is_float_type() {
+                    // A depth image's read: the first component.
+                    let first = self.b.build_extract_element(v, i32t.const_zero(), "")?;
+                    return Ok(Some(self.b.build_bit_cast(first, rt, "")?));
+                }
                 Ok(Some(self.b.build_bit_cast(v, rt, "")?))
             }
         }

@@ -101,6 +101,9 @@ pub fn clang_arguments(options: &BuildOptions, target: &Target) -> Vec<String> {
     }
     // clang defines no __OPENCL_VERSION__; the application's -D/-U come after and win.
     args.push(format!("-D__OPENCL_VERSION__={}", target.opencl_version));
+    // OpenCL C 2.1's channel data type, which clang-15's opencl-c-base.h lacks (cl.h's
+    // CL_UNORM_INT_101010_2).
+    args.push("-DCLK_UNORM_INT_101010_2=0x10E0".into());
     args.extend(options.clang_args.iter().cloned());
     let disabled: Vec<String> = target
         .disabled_features

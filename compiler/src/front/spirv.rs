@@ -199,7 +199,7 @@ pub fn missing_feature(opname: &str) -> Option<&'static str> {
     } else if name.starts_with("Image") || name.contains("SampledImage") {
         "this image function is not supported (supported: read_image{f,i,ui} with and without a \
          sampler, write_image{f,i,ui} and the get_image_* size, order and format queries; not \
-         mipmaps, multisample or depth images, image gathers or image atomics)"
+         mipmaps, multisample images, image gathers or image atomics)"
     } else if name.contains("Pipe") {
         "pipes are not implemented yet"
     } else if DEVICE_ENQUEUE.contains(&name) {

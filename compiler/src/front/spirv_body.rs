@@ -1309,14 +1309,18 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
                 }
             }
         }
+        // 4-component texels, or the one float of a depth image (cl_khr_depth_images:
+        // OpImageRead returns and OpImageWrite takes a scalar float there; a sampled read
+        // still returns a vector whose first component OpenCL C keeps).
         let texel_ok = |t: Type, types: &crate::ir::TypeTable| match types.get(t) {
             TypeData::Vector { elem, len: 4 } => {
                 matches!(types.get(*elem), TypeData::Float { bits: 32 } | TypeData::Int { bits: 32 })
             }
+            TypeData::Float { bits: 32 } => true,
             _ => false,
         };
         let what = "image functions other than on 4-component float or 32-bit integer texels \
-                    (read_imageh / write_imageh, depth images) are not supported";
+                    or a depth image's float (read_imageh / write_imageh) are not supported";
         if let Some(t) = texel {
             if !texel_ok(self.value_ty(t), self.types()) {
                 return Err(unsupported(what));

@@ -345,13 +345,15 @@ impl Format {
                 let w = word(4);
                 *raw = [field(w, 20, 10).to_bits(), field(w, 10, 10).to_bits(), field(w, 0, 10).to_bits(), 0];
             }
+            // 10-10-10-2 from the high bits down, as 10-10-10 is x-10-10-10: R in bits 31:22,
+            // G 21:12, B 11:2, A 1:0 (the CTS's reference reads it so).
             UnormInt101010_2 => {
                 let w = word(4);
                 *raw = [
-                    field(w, 0, 10).to_bits(),
-                    field(w, 10, 10).to_bits(),
-                    field(w, 20, 10).to_bits(),
-                    field(w, 30, 2).to_bits(),
+                    field(w, 22, 10).to_bits(),
+                    field(w, 12, 10).to_bits(),
+                    field(w, 2, 10).to_bits(),
+                    field(w, 0, 2).to_bits(),
                 ];
             }
             t => {
@@ -375,7 +377,7 @@ impl Format {
             UnormInt101010 => put(px, field(raw[0], 10) << 20 | field(raw[1], 10) << 10 | field(raw[2], 10), 4),
             UnormInt101010_2 => put(
                 px,
-                field(raw[0], 10) | field(raw[1], 10) << 10 | field(raw[2], 10) << 20 | field(raw[3], 2) << 30,
+                field(raw[0], 10) << 22 | field(raw[1], 10) << 12 | field(raw[2], 10) << 2 | field(raw[3], 2),
                 4,
             ),
             t => {

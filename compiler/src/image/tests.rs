@@ -154,6 +154,15 @@ fn packed_565_and_srgb() {
 }
 
 #[test]
+fn packed_101010_2_has_red_in_the_high_bits() {
+    let p = fmt(CL_RGBA, 0x10E0);
+    let mut px = [0u8; 4];
+    p.encode(fbits([1.0, 0.0, 1.0 / 1023.0, 2.0 / 3.0]), &mut px);
+    assert_eq!(u32::from_le_bytes(px), 0x3FF << 22 | 1 << 2 | 2, "R 31:22, G 21:12, B 11:2, A 1:0");
+    assert_eq!(f(p.decode(&px)), [1.0, 0.0, 1.0 / 1023.0, 2.0 / 3.0]);
+}
+
+#[test]
 fn half_conversions_are_exact_both_ways_and_round_to_nearest_even() {
     for h in 0..=u16::MAX {
         let x = half_to_f32(h);

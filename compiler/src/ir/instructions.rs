@@ -187,12 +187,14 @@ impl WorkItemQuery {
 pub enum ImageOp {
     /// `read_image*(image, sampler, coord)`: `coord` a float or 32-bit integer scalar or
     /// vector (x, y, z or layer; extra components ignored); result a 4-vector of f32 or i32
-    /// (the image's format decides the values).
+    /// (the image's format decides the values), or an f32, the first component (a depth
+    /// image's `read_imagef`).
     Sample,
     /// `read_image*(image, coord)` without a sampler: integer `coord`, result as `Sample`.
     Read,
     /// `write_image*(image, coord, texel)`: integer `coord`, `texel` a 4-vector of f32 or
-    /// i32; no result. A pixel outside the image is not written.
+    /// i32, or a depth image's f32 (the first component, the others 0); no result. A pixel
+    /// outside the image is not written.
     Write,
     /// The image's size (width, height, depth or layers) as the result's 1-4 integer
     /// components (`get_image_width/height/depth/array_size/dim`).

@@ -109,4 +109,18 @@ impl Module {
     pub fn kernel(&self, name: &str) -> Option<&Kernel> {
         self.kernels.iter().find(|k| k.info.name == name)
     }
+    /// Everything the module holds as text, the same for equal modules (for memoizing what
+    /// is compiled from one).
+    pub fn describe(&self) -> String {
+        format!(
+            "{}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}",
+            self.types.describe(),
+            self.constants,
+            self.globals,
+            self.functions,
+            self.kernels,
+            self.source_files,
+            self.source_texts
+        )
+    }
 }

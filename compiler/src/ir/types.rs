@@ -49,6 +49,10 @@ pub struct TypeTable {
 }
 
 impl TypeTable {
+    /// The types in order, as text (without the lookup index, whose order varies).
+    pub fn describe(&self) -> String {
+        format!("{:?}", self.arena)
+    }
     pub fn intern(&mut self, data: TypeData) -> Type {
         if let Some(&t) = self.index.get(&data) {
             return t;

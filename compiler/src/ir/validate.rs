@@ -841,10 +841,12 @@ impl<'m> FunctionValidator<'m> {
                     expect(is_sampler(ty(s)), "image sampler is not a sampler_t");
                 }
                 let int32 = |t: Type| matches!(self.scalar(t), Some(TypeData::Int { bits: 32 }));
+                // A 4-vector of f32 or i32, or a depth image's f32.
                 let texel_ty = |t: Type| {
-                    self.lanes(t) == 4
-                        && matches!(self.type_data(t), Some(TypeData::Vector { .. }))
-                        && (int32(t) || matches!(self.scalar(t), Some(TypeData::Float { bits: 32 })))
+                    matches!(self.type_data(t), Some(TypeData::Float { bits: 32 }))
+                        || self.lanes(t) == 4
+                            && matches!(self.type_data(t), Some(TypeData::Vector { .. }))
+                            && (int32(t) || matches!(self.scalar(t), Some(TypeData::Float { bits: 32 })))
                 };
                 if let Some(c) = coord {
                     let ct = ty(c);
@@ -857,12 +859,13 @@ impl<'m> FunctionValidator<'m> {
                     expect(self.lanes(ct) <= 4, "image coordinate has more than 4 components");
                 }
                 if let Some(t) = texel {
-                    expect(texel_ty(ty(t)), "image texel is not a 4-vector of f32 or i32");
+                    expect(texel_ty(ty(t)), "image texel is not a 4-vector of f32 or i32 or an f32");
                 }
                 match op {
-                    ImageOp::Sample | ImageOp::Read => {
-                        expect(result.is_some_and(texel_ty), "image read result is not a 4-vector of f32 or i32")
-                    }
+                    ImageOp::Sample | ImageOp::Read => expect(
+                        result.is_some_and(texel_ty),
+                        "image read result is not a 4-vector of f32 or i32 or an f32",
+                    ),
                     ImageOp::Write => expect(result.is_none(), "image write with a result"),
                     ImageOp::QuerySize => expect(
                         result.is_some_and(|r| self.is_int(r) && self.lanes(r) <= 4),
