@@ -281,6 +281,11 @@ impl Format {
             }
             raw[k] = self.channel_raw(v);
         }
+        if self.order == ChannelOrder::Srgbx {
+            // The padding channel's content is undefined; it holds the alpha written (linear,
+            // as sRGBA's alpha), which is what the CTS's fill and write checks expect.
+            raw[3] = self.channel_raw(value[3]);
+        }
         self.pack(&raw, px);
     }
 
@@ -346,12 +351,14 @@ impl Format {
                 *raw = [field(w, 20, 10).to_bits(), field(w, 10, 10).to_bits(), field(w, 0, 10).to_bits(), 0];
             }
             UnormInt101010_2 => {
+                // R in bits 31:22, G 21:12, B 11:2, A 1:0 (the first channel in the most
+                // significant bits, as for the other packed types).
                 let w = word(4);
                 *raw = [
-                    field(w, 0, 10).to_bits(),
-                    field(w, 10, 10).to_bits(),
-                    field(w, 20, 10).to_bits(),
-                    field(w, 30, 2).to_bits(),
+                    field(w, 22, 10).to_bits(),
+                    field(w, 12, 10).to_bits(),
+                    field(w, 2, 10).to_bits(),
+                    field(w, 0, 2).to_bits(),
                 ];
             }
             t => {
@@ -375,7 +382,7 @@ impl Format {
             UnormInt101010 => put(px, field(raw[0], 10) << 20 | field(raw[1], 10) << 10 | field(raw[2], 10), 4),
             UnormInt101010_2 => put(
                 px,
-                field(raw[0], 10) | field(raw[1], 10) << 10 | field(raw[2], 10) << 20 | field(raw[3], 2) << 30,
+                field(raw[0], 10) << 22 | field(raw[1], 10) << 12 | field(raw[2], 10) << 2 | field(raw[3], 2),
                 4,
             ),
             t => {
