@@ -281,6 +281,11 @@ impl Format {
             }
             raw[k] = self.channel_raw(v);
         }
+        if self.order == ChannelOrder::Srgbx {
+            // The padding channel's content is undefined; it holds the alpha written (linear,
+            // as sRGBA's alpha), which is what the CTS's fill and write checks expect.
+            raw[3] = self.channel_raw(value[3]);
+        }
         self.pack(&raw, px);
     }
 

@@ -306,10 +306,29 @@ fn padded_orders_have_the_element_sizes_the_cts_checks() {
     assert_eq!(fmt(CL_SRGBX, CL_UNORM_INT8).pixel_size(), 4);
     assert_eq!(fmt(CL_RX, CL_UNORM_INT8).pixel_size(), 1);
     assert_eq!(fmt(CL_RGX, CL_FLOAT).pixel_size(), 8);
-    // sRGBx's padding reads as nothing (alpha 1) and is written as 0.
+    // sRGBx's padding reads as nothing (alpha 1) and is written with the alpha (as
+    // sRGBA's: not sRGB-mapped), as the CTS's clFillImage and write_imagef checks expect.
     let s = fmt(CL_SRGBX, CL_UNORM_INT8);
     let mut px = [0xEEu8; 4];
     s.encode(fbits([1.0, 0.0, 1.0, 0.5]), &mut px);
-    assert_eq!(px, [255, 0, 255, 0]);
+    assert_eq!(px, [255, 0, 255, 128]);
     assert_eq!(f(s.decode(&[255, 0, 255, 77])), [1.0, 0.0, 1.0, 1.0]);
+}
+
+#[test]
+fn unorm_int_101010_2_puts_red_in_the_high_bits() {
+    // The specification (5.3.1.1): R in bits 31:22, G in 21:12, B in 11:2, A in 1:0; the
+    // CTS's clFillImage compares the bytes.
+    const CL_UNORM_INT_101010_2: u32 = 0x10E0;
+    let x = fmt(CL_RGBA, CL_UNORM_INT_101010_2);
+    assert_eq!(x.pixel_size(), 4);
+    let mut px = [0u8; 4];
+    x.encode(fbits([1.0, 0.0, 0.0, 0.0]), &mut px);
+    assert_eq!(u32::from_le_bytes(px), 0x3FF << 22);
+    x.encode(fbits([0.0, 0.0, 0.0, 1.0]), &mut px);
+    assert_eq!(u32::from_le_bytes(px), 3);
+    x.encode(fbits([0.0, 1.0, 0.0, 0.0]), &mut px);
+    assert_eq!(u32::from_le_bytes(px), 0x3FF << 12);
+    let w: u32 = (1023 << 22) | (341 << 2) | 1; // r 1, g 0, b 1/3, a 1/3
+    assert_eq!(f(x.decode(&w.to_le_bytes())), [1.0, 0.0, 341.0 / 1023.0, 1.0 / 3.0]);
 }

@@ -6,10 +6,13 @@
 //! (`exec.rs`), so sibling sub-devices run on disjoint cores.
 //!
 //! Choices the specification leaves open:
-//! - An affinity domain the host does not describe is not listed in
-//!   CL_DEVICE_PARTITION_AFFINITY_DOMAIN, and asking for it is CL_INVALID_VALUE (valid but not
-//!   supported). A listed domain that would give one sub-device holding every compute unit
-//!   (e.g. L3 on a host with one L3) cannot partition the device: CL_DEVICE_PARTITION_FAILED.
+//! - CL_DEVICE_PARTITION_AFFINITY_DOMAIN lists the domains that split the device into more
+//!   than one sub-device. A domain the host does not describe, or one that would give one
+//!   sub-device holding every compute unit (e.g. L3 on a host with one L3), is not listed,
+//!   and asking the runtime for it is CL_INVALID_VALUE (valid but not supported). The CTS's
+//!   buffers (buffer_migrate, image_migrate) partition by every listed domain and fail on
+//!   CL_DEVICE_PARTITION_FAILED. `partition` itself still answers a described domain that
+//!   does not split with CL_DEVICE_PARTITION_FAILED.
 //! - NEXT_PARTITIONABLE takes the first of NUMA, L4, L3, L2, L1 that splits the device into
 //!   more than one sub-device; CL_DEVICE_PARTITION_TYPE of its sub-devices names that domain.
 //! - EQUALLY with more compute units per sub-device than the device has is
@@ -156,6 +159,23 @@ impl Topology {
                 let groups = self.groups(d);
                 !cpus.is_empty() && cpus.iter().all(|c| groups.iter().any(|g| g.contains(c)))
             }
+        }
+    }
+
+    /// Whether partitioning `cpus` by `domain` gives more than one sub-device (the domains a
+    /// device lists in CL_DEVICE_PARTITION_AFFINITY_DOMAIN).
+    pub fn splits(&self, domain: AffinityDomain, cpus: &[usize]) -> bool {
+        match domain {
+            AffinityDomain::NextPartitionable => [
+                AffinityDomain::Numa,
+                AffinityDomain::Cache(4),
+                AffinityDomain::Cache(3),
+                AffinityDomain::Cache(2),
+                AffinityDomain::Cache(1),
+            ]
+            .iter()
+            .any(|&d| self.splits(d, cpus)),
+            d => self.has(d, cpus) && self.split(d, cpus).len() > 1,
         }
     }
 
@@ -328,5 +348,30 @@ mod tests {
         // An empty topology supports no domain.
         let none = partition(&cpus, &Topology::default(), &Partition::ByAffinity(AffinityDomain::NextPartitionable), 8);
         assert_eq!(none, Err(PartitionError::InvalidValue));
+    }
+
+    /// The domains a device lists are those that split it: on one node with one L3 (this
+    /// development machine's two CPUs), NUMA and L3 give one sub-device and are not listed.
+    #[test]
+    fn listed_domains_split_the_device() {
+        let one_l3 = Topology {
+            numa: vec![vec![0, 1]],
+            caches: [vec![vec![0], vec![1]], vec![vec![0], vec![1]], vec![vec![0, 1]], vec![]],
+        };
+        let cpus = [0, 1];
+        assert!(one_l3.has(AffinityDomain::Numa, &cpus));
+        assert!(!one_l3.splits(AffinityDomain::Numa, &cpus));
+        assert!(!one_l3.splits(AffinityDomain::Cache(3), &cpus));
+        assert!(!one_l3.splits(AffinityDomain::Cache(4), &cpus));
+        assert!(one_l3.splits(AffinityDomain::Cache(2), &cpus));
+        assert!(one_l3.splits(AffinityDomain::Cache(1), &cpus));
+        assert!(one_l3.splits(AffinityDomain::NextPartitionable, &cpus));
+        // One CPU: nothing splits it, not even NEXT_PARTITIONABLE.
+        assert!(!one_l3.splits(AffinityDomain::NextPartitionable, &[1]));
+        // Two sockets: every level but L4 splits the whole machine; a node's L3 does not.
+        let t = two_sockets();
+        let all: Vec<usize> = (0..8).collect();
+        assert!(t.splits(AffinityDomain::Numa, &all) && t.splits(AffinityDomain::Cache(3), &all));
+        assert!(!t.splits(AffinityDomain::Cache(3), &all[..4]));
     }
 }

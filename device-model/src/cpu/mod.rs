@@ -152,7 +152,7 @@ impl Device for CpuDevice {
         ];
         Some(FissionSupport {
             max_sub_devices: self.cpus.len(),
-            domains: domains.into_iter().filter(|&d| self.topology.has(d, &self.cpus)).collect(),
+            domains: domains.into_iter().filter(|&d| self.topology.splits(d, &self.cpus)).collect(),
         })
     }
     fn create_sub_devices(

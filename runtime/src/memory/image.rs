@@ -241,15 +241,17 @@ pub fn describe(
     };
     // Pitches: "must be 0 if host_ptr is NULL" (own storage without a host pointer);
     // otherwise 0 (computed) or at least the packed size and a multiple of the pixel (row)
-    // or of the row pitch (slice).
+    // or of the row pitch (slice). Images from buffers take no host pointer: a 2D one takes
+    // its pitch from image_row_pitch; a 1D one has one row and takes a row pitch that is
+    // checked the same way and then has no effect (the CTS's `use_pitches` runs, one of
+    // them in the conformance list, give 1D buffer images the row pitch of their buffer).
     let given_pitches = match source {
         Source::Own { host_ptr: false } => false,
         Source::Own { host_ptr: true } => true,
-        // A 1D buffer image's row pitch may be given too (the CTS's 1D buffer tests give
-        // width x element size); only a 2D image's is kept.
-        Source::Buffer { .. } => true,
+        Source::Buffer { .. } => dim == Dim::D2,
     };
-    if !given_pitches && (d.image_row_pitch != 0 || d.image_slice_pitch != 0) {
+    let given_row_pitch = given_pitches || matches!(source, Source::Buffer { .. }) && dim == Dim::D1Buffer;
+    if !given_row_pitch && d.image_row_pitch != 0 || !given_pitches && d.image_slice_pitch != 0 {
         return bad;
     }
     let mut row_pitch = if d.image_row_pitch == 0 { min_row } else { d.image_row_pitch };
@@ -423,11 +425,27 @@ mod tests {
         let d = check(Some(&f), &one_d, Source::Buffer { size: 32, address: 4096 }).unwrap();
         assert_eq!((d.dim, d.bytes()), (Dim::D1Buffer, 32));
         assert_eq!(check(Some(&f), &one_d, Source::Buffer { size: 31, address: 4096 }), Err(CL_INVALID_IMAGE_SIZE));
-        // The CTS gives a 1D buffer image the row pitch width x element size.
-        let mut pitched = desc(CL_MEM_OBJECT_IMAGE1D_BUFFER, 8, 0, 0, 0);
-        pitched.image_row_pitch = 32;
-        let d = check(Some(&f), &pitched, Source::Buffer { size: 32, address: 4096 }).unwrap();
+        // A row pitch (the CTS's `use_pitches`) is checked, then the one row is packed.
+        let mut pitched = one_d;
+        pitched.image_row_pitch = 40;
+        let d = check(Some(&f), &pitched, Source::Buffer { size: 40, address: 4096 }).unwrap();
         assert_eq!((d.row_pitch, d.bytes()), (32, 32));
+        pitched.image_row_pitch = 30;
+        assert_eq!(
+            check(Some(&f), &pitched, Source::Buffer { size: 40, address: 4096 }),
+            Err(CL_INVALID_IMAGE_DESCRIPTOR)
+        );
+        pitched.image_row_pitch = 34;
+        assert_eq!(
+            check(Some(&f), &pitched, Source::Buffer { size: 40, address: 4096 }),
+            Err(CL_INVALID_IMAGE_DESCRIPTOR)
+        );
+        pitched.image_row_pitch = 0;
+        pitched.image_slice_pitch = 32;
+        assert_eq!(
+            check(Some(&f), &pitched, Source::Buffer { size: 40, address: 4096 }),
+            Err(CL_INVALID_IMAGE_DESCRIPTOR)
+        );
         let mut two_d = desc(CL_MEM_OBJECT_IMAGE2D, 10, 3, 0, 0);
         // Pitch 10 pixels is not a multiple of 16: refused; 16 pixels (64 bytes) is.
         assert_eq!(
