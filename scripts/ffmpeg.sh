@@ -84,7 +84,7 @@ for graph in "${filters[@]}"; do
         failed=$((failed + 1))
         continue
     fi
-    if ! SOFTCL_IMAGES=1 run "$SOFTCL_ICD_FILE" "$dev" "$graph" "$work/softcl.raw" "$work/softcl.log"; then
+    if ! run "$SOFTCL_ICD_FILE" "$dev" "$graph" "$work/softcl.raw" "$work/softcl.log"; then
         echo "FAIL $name: $(tail -n 3 "$work/softcl.log" | tr '\n' ' ')"
         failed=$((failed + 1))
         continue

@@ -1,20 +1,9 @@
 //! Images and samplers through the loader: creation of every kind of image and its errors,
-//! queries, supported formats, read/write/copy/fill/map, samplers, kernel arguments. Image
-//! support is behind SOFTCL_IMAGES=1 while kernels cannot use images: every test here sets
-//! it before the driver is first loaded (this file is its own test binary, so the setting
-//! does not reach the others; `errors.rs` checks the driver without it).
+//! queries, supported formats, read/write/copy/fill/map, samplers, kernel arguments.
 
 use softcl_conformance::*;
 use std::ffi::c_void;
 use std::ptr;
-use std::sync::Once;
-
-static IMAGES_ON: Once = Once::new();
-
-/// Sets SOFTCL_IMAGES=1 before any OpenCL call of this process.
-fn images_on() {
-    IMAGES_ON.call_once(|| std::env::set_var("SOFTCL_IMAGES", "1"));
-}
 
 fn fmt(order: u32, ty: u32) -> cl_image_format {
     cl_image_format { image_channel_order: order, image_channel_data_type: ty }
@@ -128,8 +117,7 @@ type Kind = (u32, [usize; 3], usize, [usize; 3], [usize; 3]);
 const RGBA8: (u32, u32) = (CL_RGBA, CL_UNORM_INT8);
 
 #[test]
-fn devices_report_images_under_the_switch() {
-    images_on();
+fn both_devices_report_images() {
     for_each_device(|d| {
         // SAFETY: valid device.
         let v =
@@ -149,7 +137,6 @@ fn devices_report_images_under_the_switch() {
 
 #[test]
 fn every_kind_of_image_is_created_and_queried() {
-    images_on();
     for_each_device(|d| {
         let env = d.env();
         let ctx = env.context.raw();
@@ -234,7 +221,6 @@ fn every_kind_of_image_is_created_and_queried() {
 
 #[test]
 fn creation_errors_follow_the_specification() {
-    images_on();
     for_each_device(|d| {
         let env = d.env();
         let ctx = env.context.raw();
@@ -291,7 +277,6 @@ fn creation_errors_follow_the_specification() {
 
 #[test]
 fn supported_formats_hold_the_minimum_list() {
-    images_on();
     for_each_device(|d| {
         let ctx = d.context();
         let types = [
@@ -370,7 +355,6 @@ fn supported_formats_hold_the_minimum_list() {
 
 #[test]
 fn write_read_round_trips_with_pitches() {
-    images_on();
     for_each_device(|d| {
         let env = d.env();
         let ctx = env.context.raw();
@@ -478,7 +462,6 @@ fn write_read_round_trips_with_pitches() {
 
 #[test]
 fn copies_between_images_and_buffers() {
-    images_on();
     for_each_device(|d| {
         let env = d.env();
         let ctx = env.context.raw();
@@ -601,7 +584,6 @@ fn copies_between_images_and_buffers() {
 
 #[test]
 fn fills_convert_the_color_to_the_format() {
-    images_on();
     for_each_device(|d| {
         let env = d.env();
         let ctx = env.context.raw();
@@ -672,7 +654,6 @@ fn fills_convert_the_color_to_the_format() {
 
 #[test]
 fn map_and_unmap_an_image_region() {
-    images_on();
     for_each_device(|d| {
         let env = d.env();
         let ctx = env.context.raw();
@@ -746,7 +727,6 @@ fn sampler_info<T: Pod>(s: cl_sampler, param: u32) -> T {
 
 #[test]
 fn samplers_and_their_queries() {
-    images_on();
     for_each_device(|d| {
         let ctx = d.context();
         // SAFETY: valid context.
@@ -808,7 +788,6 @@ __kernel void k(read_only image2d_t in, write_only image3d_t out, sampler_t s, _
 /// runtime/src/kernel.rs's unit test `image_arguments_point_at_the_image_arg`).
 #[test]
 fn image_and_sampler_kernel_arguments() {
-    images_on();
     for_each_device(|d| {
         let env = d.env();
         let ctx = env.context.raw();
@@ -863,7 +842,6 @@ __kernel void e2e(__read_only image2d_t src, __write_only image2d_t dst, sampler
 /// written by the kernel and read back by the host, image queries in the kernel.
 #[test]
 fn a_kernel_reads_and_writes_images_the_host_made() {
-    images_on();
     for_each_device(|d| {
         let env = d.env();
         let ctx = env.context.raw();

@@ -41,13 +41,6 @@ pub(crate) fn spirv_ils(max_minor: u32) -> Vec<NameVersion> {
 /// The hardware fields (name, vendor, compute units, clock, work-group limits, vector widths,
 /// memory sizes, cache, local memory, limits of parameters and printf, timer resolution) are
 /// placeholders here: each device sets all of them (a test checks that none is left 0).
-/// Whether image support is switched on: `SOFTCL_IMAGES=1` in the environment. Temporary:
-/// images are being built (the host side is in; kernels cannot use them yet), so no device
-/// reports CL_DEVICE_IMAGE_SUPPORT unless asked to.
-pub fn images_enabled() -> bool {
-    std::env::var_os("SOFTCL_IMAGES").is_some_and(|v| v == "1")
-}
-
 pub(crate) fn softcl_device_base(kind: DeviceKind) -> DeviceInfo {
     DeviceInfo {
         kind,

@@ -168,10 +168,6 @@ mod tests {
     /// What the brief for both devices requires the compiler to reject.
     const MUST_BE_DISABLED: &[&str] = &[
         "cl_khr_fp16",
-        "__opencl_c_images",
-        "cl_khr_3d_image_writes",
-        "__opencl_c_3d_image_writes",
-        "__opencl_c_read_write_images",
         "__opencl_c_generic_address_space",
         "__opencl_c_pipes",
         "__opencl_c_device_enqueue",
@@ -206,27 +202,24 @@ mod tests {
             let info = dev.info();
             let disabled = &dev.target().disabled_features;
             check_consistent(info, disabled);
-            // Under SOFTCL_IMAGES=1 (the temporary image switch) the image features are on.
-            let images = crate::common::images_enabled();
-            assert_eq!(info.images.is_some(), images);
-            for name in MUST_BE_DISABLED.iter().filter(|n| !(images && n.contains("image"))) {
+            // Both devices have images (and so the image features).
+            assert!(info.images.is_some());
+            for name in ["__opencl_c_images", "__opencl_c_3d_image_writes", "__opencl_c_read_write_images"] {
+                assert!(!disabled.iter().any(|d| d == name), "{name} disabled for {}", info.name);
+            }
+            for name in MUST_BE_DISABLED {
                 assert!(disabled.iter().any(|d| d == name), "{name} not disabled for {}", info.name);
             }
             let ext: Vec<_> = info.extensions.iter().map(|e| e.name.as_str()).collect();
             let image_ext = ["cl_khr_image2d_from_buffer", "cl_khr_3d_image_writes", "cl_khr_depth_images"];
-            let with_fp64: Vec<_> = BASE_EXTENSIONS
-                .iter()
-                .copied()
-                .chain(image_ext.into_iter().filter(|_| images))
-                .chain(["cl_khr_fp64"])
-                .collect();
+            let with_fp64: Vec<_> = BASE_EXTENSIONS.iter().copied().chain(image_ext).chain(["cl_khr_fp64"]).collect();
             assert_eq!(ext, with_fp64);
             assert_eq!(extension_string(info).split(' ').count(), with_fp64.len());
             let feats: Vec<_> = info.opencl_c_features.iter().map(|e| e.name.as_str()).collect();
             let image_feats = ["__opencl_c_images", "__opencl_c_3d_image_writes", "__opencl_c_read_write_images"];
             let expected: Vec<_> = ["__opencl_c_int64", "__opencl_c_fp64"]
                 .into_iter()
-                .chain(image_feats.into_iter().filter(|_| images))
+                .chain(image_feats)
                 .chain([
                     "__opencl_c_atomic_order_acq_rel",
                     "__opencl_c_atomic_order_seq_cst",

@@ -82,10 +82,6 @@ pub const FEATURE_NOT_SUPPORTED: &[(&str, &str)] = &[
     ("clSetProgramReleaseCallback", "program-scope global constructors and destructors (CL_INVALID_OPERATION)"),
     ("clSetDefaultDeviceCommandQueue", "device-side queues (CL_INVALID_OPERATION)"),
     ("clSetCommandQueueProperty", "the OpenCL 1.0 call to change queue properties (CL_INVALID_OPERATION)"),
-    (
-        "clGetSupportedImageFormats",
-        "images: no formats unless SOFTCL_IMAGES=1 (temporary switch while kernels cannot use images)",
-    ),
     ("clCreatePipe", "pipes: no device has CL_DEVICE_PIPE_SUPPORT (CL_INVALID_OPERATION)"),
     ("clGetPipeInfo", "pipes: no memory object is a pipe (CL_INVALID_MEM_OBJECT)"),
 ];

@@ -47,8 +47,7 @@ impl SamplerObject {
         Ok(Self::new_unchecked(context, sampler, properties))
     }
 
-    /// A sampler without the image support check (for the runtime's own tests, whose devices
-    /// are built without SOFTCL_IMAGES).
+    /// A sampler without the image support check (for the runtime's own tests).
     pub(crate) fn new_unchecked(
         context: Arc<Context>,
         sampler: Sampler,

@@ -211,26 +211,24 @@ pub fn host_device_info(simd: &SimdBytes) -> DeviceInfo {
     // pointer the application may dereference (malloc, stack, globals) a kernel may too, and
     // the CPU device has no per-buffer bookkeeping a foreign pointer could upset.
     info.svm.fine_grain_system = true;
-    // Images (under the SOFTCL_IMAGES switch): the sizes of Intel's CPU runtime and PoCL
+    // Images: the sizes of Intel's CPU runtime and PoCL
     // (2D 16384^2, 3D 2048^3, arrays of 2048), one pixel of pitch and base alignment (the
     // host has no sampler hardware with alignment rules).
-    if common::images_enabled() {
-        info.images = Some(ImageLimits {
-            max_read_image_args: 128,
-            max_write_image_args: 128,
-            max_read_write_image_args: 64,
-            image2d_max_width: 16384,
-            image2d_max_height: 16384,
-            image3d_max_width: 2048,
-            image3d_max_height: 2048,
-            image3d_max_depth: 2048,
-            image_max_buffer_size: 1 << 27,
-            image_max_array_size: 2048,
-            max_samplers: 16,
-            image_pitch_alignment: 1,
-            image_base_address_alignment: 1,
-        });
-    }
+    info.images = Some(ImageLimits {
+        max_read_image_args: 128,
+        max_write_image_args: 128,
+        max_read_write_image_args: 64,
+        image2d_max_width: 16384,
+        image2d_max_height: 16384,
+        image3d_max_width: 2048,
+        image3d_max_height: 2048,
+        image3d_max_depth: 2048,
+        image_max_buffer_size: 1 << 27,
+        image_max_array_size: 2048,
+        max_samplers: 16,
+        image_pitch_alignment: 1,
+        image_base_address_alignment: 1,
+    });
     features::derive_feature_lists(&mut info);
     info
 }
@@ -267,7 +265,10 @@ mod tests {
         assert_eq!(info.preferred_vector_widths.half, 0);
         assert_eq!(info.double_fp_config, Some(features::fp64_config()));
         assert!(info.half_fp_config.is_none());
-        assert_eq!(info.images.is_some(), common::images_enabled(), "images only under SOFTCL_IMAGES=1");
+        assert_eq!(
+            info.images.map(|l| (l.image2d_max_width, l.image3d_max_depth, l.max_samplers)),
+            Some((16384, 2048, 16))
+        );
         assert_eq!(info.version, format!("OpenCL 3.0 SoftCL {}", env!("CARGO_PKG_VERSION")));
         assert_eq!(info.ils.len(), 5);
         assert!(info.global_mem_cache_size >= 1 << 10);

@@ -261,28 +261,26 @@ pub fn gen_device_info(c: &GenConfig) -> DeviceInfo {
     // with atomics but not system SVM, and code tuned against the model must not come to
     // rely on what the real device lacks.
     info.svm.fine_grain_system = false;
-    // Images (under the SOFTCL_IMAGES switch), as /work/shared/reference/gen-model.md lists
+    // Images, as /work/shared/reference/gen-model.md lists
     // NEO's Gen9 values: 2D 16384^2, 3D 16384x16384x2048, 16 samplers, 128 read and 128
     // write image args. Not listed there: read_write args 64, arrays of 2048, 1D buffer
     // images of 2^28 pixels, pitch and base address alignment 4 pixels (NEO's clinfo values
     // as remembered, not checked against a device).
-    if common::images_enabled() {
-        info.images = Some(ImageLimits {
-            max_read_image_args: 128,
-            max_write_image_args: 128,
-            max_read_write_image_args: 64,
-            image2d_max_width: 16384,
-            image2d_max_height: 16384,
-            image3d_max_width: 16384,
-            image3d_max_height: 16384,
-            image3d_max_depth: 2048,
-            image_max_buffer_size: 1 << 28,
-            image_max_array_size: 2048,
-            max_samplers: 16,
-            image_pitch_alignment: 4,
-            image_base_address_alignment: 4,
-        });
-    }
+    info.images = Some(ImageLimits {
+        max_read_image_args: 128,
+        max_write_image_args: 128,
+        max_read_write_image_args: 64,
+        image2d_max_width: 16384,
+        image2d_max_height: 16384,
+        image3d_max_width: 16384,
+        image3d_max_height: 16384,
+        image3d_max_depth: 2048,
+        image_max_buffer_size: 1 << 28,
+        image_max_array_size: 2048,
+        max_samplers: 16,
+        image_pitch_alignment: 4,
+        image_base_address_alignment: 4,
+    });
     features::derive_feature_lists(&mut info);
     info
 }
@@ -322,7 +320,10 @@ mod tests {
         assert!(i.max_mem_alloc_size <= i.global_mem_size);
         // Withheld until implemented.
         assert!(i.half_fp_config.is_none());
-        assert_eq!(i.images.is_some(), common::images_enabled(), "images only under SOFTCL_IMAGES=1");
+        assert_eq!(
+            i.images.map(|l| (l.image2d_max_width, l.image3d_max_depth, l.max_samplers)),
+            Some((16384, 2048, 16))
+        );
         assert_eq!(i.double_fp_config, Some(features::fp64_config()));
         assert!(i.sub_group_sizes.is_empty());
         assert_eq!(dev.config().simd_widths, [8, 16, 32]);

@@ -1,9 +1,9 @@
 //! Image entry points: creation (clCreateImage and its variants), queries, supported formats
 //! and the image commands (read, write, copy, fill, map). The checks and the work are the
 //! runtime's (`softcl_runtime::memory::image`, `image_mem`); this layer reads the
-//! application's pointers and handles. No device reports images unless `SOFTCL_IMAGES=1`
-//! (temporary: kernels cannot use them yet), so without it creation fails with
-//! CL_INVALID_OPERATION and no format is listed.
+//! application's pointers and handles. In a context without a device that supports images
+//! (none today: both devices do) creation fails with CL_INVALID_OPERATION and no format is
+//! listed.
 
 use crate::api::enqueue::{triple, Enqueue, HostAccess};
 use crate::api::memory::check_mem_flags;
@@ -223,7 +223,7 @@ pub extern "C" fn clGetSupportedImageFormats(
         if num_entries == 0 && !image_formats.is_null() {
             return Err(CL_INVALID_VALUE);
         }
-        // Without a device that supports images (no SOFTCL_IMAGES=1) the list is empty.
+        // Without a device that supports images the list is empty.
         let formats =
             if image_mem::context_limits(ctx).is_ok() { image::supported_formats(dim, flags) } else { vec![] };
         let list: Vec<cl_image_format> = formats
