@@ -723,7 +723,7 @@ fn migrate_and_image_formats() {
     let mut n: cl_uint = 99;
     let img2d = CL_MEM_OBJECT_IMAGE2D;
     assert_eq!(clGetSupportedImageFormats(env.ctx, CL_MEM_READ_ONLY as u64, img2d, 0, null_mut(), &mut n), SUCCESS);
-    assert_eq!(n, 0);
+    assert!(n >= 4, "both devices support images: {n} formats");
     let mut fmts = [cl_image_format { image_channel_order: 0, image_channel_data_type: 0 }; 4];
     let fp = fmts.as_mut_ptr();
     let rw = CL_MEM_READ_WRITE as u64;
