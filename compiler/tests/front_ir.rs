@@ -301,8 +301,12 @@ fn image_instructions_are_checked() {
         f.append_inst(b, image(ImageOp::Read, s, None, Some(ci), None), Some(v4f));
     });
     assert_error(&m, "image operand is not an image");
-    // A result of neither texel type (a 2-vector of i32; a scalar f32 is a depth read's); a
-    // write without its texel; a sample without its sampler.
+    // A depth image's read returns one f32; a 2-vector result is wrong; a write without its
+    // texel; a sample without its sampler.
+    let m = image_module(|f, [i, _, ci, _, _], b, [_, _, f32t]| {
+        f.append_inst(b, image(ImageOp::Read, i, None, Some(ci), None), Some(f32t));
+    });
+    assert!(validate(&m).is_ok(), "{:?}", errors_of(&m));
     let m = image_module(|f, [i, _, ci, _, _], b, [_, v2i, _]| {
         f.append_inst(b, image(ImageOp::Read, i, None, Some(ci), None), Some(v2i));
     });
