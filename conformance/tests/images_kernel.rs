@@ -1,20 +1,10 @@
 //! Kernels using images the way the Khronos CTS's kernel-side image suites do
 //! (samplerless_reads, kernel_image_methods, image_streams): depth images, the OpenCL C 2.1
-//! channel data type CLK_UNORM_INT_101010_2, 1D buffer images given a row pitch. Image
-//! support is behind SOFTCL_IMAGES=1: every test sets it before the driver is first loaded
-//! (this file is its own test binary).
+//! channel data type CLK_UNORM_INT_101010_2, 1D buffer images given a row pitch.
 
 use softcl_conformance::*;
 use std::ffi::c_void;
 use std::ptr;
-use std::sync::Once;
-
-static IMAGES_ON: Once = Once::new();
-
-/// Sets SOFTCL_IMAGES=1 before any OpenCL call of this process.
-fn images_on() {
-    IMAGES_ON.call_once(|| std::env::set_var("SOFTCL_IMAGES", "1"));
-}
 
 fn fmt(order: u32, ty: u32) -> cl_image_format {
     cl_image_format { image_channel_order: order, image_channel_data_type: ty }
@@ -76,7 +66,6 @@ __kernel void depth(read_only image2d_depth_t d16, read_only image2d_array_depth
 /// supported").
 #[test]
 fn kernels_read_and_write_depth_images() {
-    images_on();
     for_each_device(|d| {
         let env = d.env();
         let ctx = env.context.raw();
@@ -160,7 +149,6 @@ __kernel void methods(read_only image2d_t img, read_only image1d_buffer_t buf, _
 /// of width x element size, which clCreateImage refused (CL_INVALID_IMAGE_DESCRIPTOR).
 #[test]
 fn image_methods_of_a_101010_2_image_and_a_pitched_1d_buffer_image() {
-    images_on();
     for_each_device(|d| {
         let env = d.env();
         let ctx = env.context.raw();
@@ -199,7 +187,6 @@ __kernel void read_packed(read_only image2d_t img, __global float4 *p) {
 /// kernels read R from the low bits before.
 #[test]
 fn a_101010_2_pixel_has_red_in_its_high_bits() {
-    images_on();
     for_each_device(|d| {
         let env = d.env();
         let ctx = env.context.raw();
