@@ -146,15 +146,7 @@ impl Topology {
     /// Whether the host describes `domain` for every CPU of `cpus`.
     pub fn has(&self, domain: AffinityDomain, cpus: &[usize]) -> bool {
         match domain {
-            AffinityDomain::NextPartitionable => [
-                AffinityDomain::Numa,
-                AffinityDomain::Cache(4),
-                AffinityDomain::Cache(3),
-                AffinityDomain::Cache(2),
-                AffinityDomain::Cache(1),
-            ]
-            .iter()
-            .any(|&d| self.has(d, cpus)),
+            AffinityDomain::NextPartitionable => NEXT_PARTITIONABLE_ORDER.iter().any(|&d| self.has(d, cpus)),
             d => {
                 let groups = self.groups(d);
                 !cpus.is_empty() && cpus.iter().all(|c| groups.iter().any(|g| g.contains(c)))
@@ -166,15 +158,7 @@ impl Topology {
     /// device lists in CL_DEVICE_PARTITION_AFFINITY_DOMAIN).
     pub fn splits(&self, domain: AffinityDomain, cpus: &[usize]) -> bool {
         match domain {
-            AffinityDomain::NextPartitionable => [
-                AffinityDomain::Numa,
-                AffinityDomain::Cache(4),
-                AffinityDomain::Cache(3),
-                AffinityDomain::Cache(2),
-                AffinityDomain::Cache(1),
-            ]
-            .iter()
-            .any(|&d| self.splits(d, cpus)),
+            AffinityDomain::NextPartitionable => NEXT_PARTITIONABLE_ORDER.iter().any(|&d| self.splits(d, cpus)),
             d => self.has(d, cpus) && self.split(d, cpus).len() > 1,
         }
     }
@@ -191,6 +175,15 @@ impl Topology {
         out
     }
 }
+
+/// The domains CL_DEVICE_AFFINITY_DOMAIN_NEXT_PARTITIONABLE tries, from the largest.
+const NEXT_PARTITIONABLE_ORDER: [AffinityDomain; 5] = [
+    AffinityDomain::Numa,
+    AffinityDomain::Cache(4),
+    AffinityDomain::Cache(3),
+    AffinityDomain::Cache(2),
+    AffinityDomain::Cache(1),
+];
 
 /// Partitions the compute units `cpus` of a device (at most `max_sub_devices` sub-devices).
 pub fn partition(
@@ -245,13 +238,7 @@ pub fn partition(
             if !topology.has(AffinityDomain::NextPartitionable, cpus) {
                 return Err(PartitionError::InvalidValue);
             }
-            for d in [
-                AffinityDomain::Numa,
-                AffinityDomain::Cache(4),
-                AffinityDomain::Cache(3),
-                AffinityDomain::Cache(2),
-                AffinityDomain::Cache(1),
-            ] {
+            for d in NEXT_PARTITIONABLE_ORDER {
                 if topology.has(d, cpus) {
                     let parts = topology.split(d, cpus);
                     if parts.len() > 1 && parts.len() <= max_sub_devices {
