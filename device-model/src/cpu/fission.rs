@@ -16,7 +16,10 @@
 //! - NEXT_PARTITIONABLE takes the first of NUMA, L4, L3, L2, L1 that splits the device into
 //!   more than one sub-device; CL_DEVICE_PARTITION_TYPE of its sub-devices names that domain.
 //! - EQUALLY with more compute units per sub-device than the device has is
-//!   CL_DEVICE_PARTITION_FAILED (no sub-device can be made); 0 is CL_INVALID_VALUE.
+//!   CL_INVALID_DEVICE_PARTITION_COUNT ("the total number of compute units requested
+//!   exceeds"); with exactly as many, or BY_COUNTS of one entry holding every unit, the one
+//!   sub-device would be the device itself: CL_DEVICE_PARTITION_FAILED (the CTS's api
+//!   negative_create_sub_devices asks both); 0 is CL_INVALID_VALUE.
 
 use std::collections::BTreeSet;
 
