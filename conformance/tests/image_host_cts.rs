@@ -9,6 +9,25 @@ use std::ptr;
 
 const CL_SRGBX: u32 = 0x10C0;
 
+/// clEnqueueFillImage of `region` at `origin` with a four-component `color` (float4, int4 or
+/// uint4: 16 bytes).
+fn fill<T: Copy>(q: cl_command_queue, img: &Mem, color: &[T; 4], origin: [usize; 3], region: [usize; 3]) {
+    assert_eq!(std::mem::size_of_val(color), 16);
+    // SAFETY: a 16-byte color and arrays of three that live for the call; no events.
+    unsafe {
+        cl!(clEnqueueFillImage(
+            q,
+            img.raw(),
+            color.as_ptr() as *const c_void,
+            origin.as_ptr(),
+            region.as_ptr(),
+            0,
+            ptr::null(),
+            ptr::null_mut()
+        ))
+    };
+}
+
 /// Fills a 3x1 read-only 2D image (the sRGB formats are read-only ones) of `format` with
 /// `color` at x = 1 and reads the pixel back.
 fn fill_one_pixel(env: &TestEnv, order: u32, ty: u32, color: [f32; 4]) -> Vec<u8> {
@@ -27,18 +46,9 @@ fn fill_one_pixel(env: &TestEnv, order: u32, ty: u32, color: [f32; 4]) -> Vec<u8
     let img = unsafe { Mem::from_raw(m) };
     let (origin, region) = ([1usize, 0, 0], [1usize, 1, 1]);
     let mut out = vec![0xAAu8; 4];
-    // SAFETY: a float4 color, arrays of three, out holds the one 4-byte pixel; blocking read.
+    fill(env.q(), &img, &color, origin, region);
+    // SAFETY: arrays of three, out holds the one 4-byte pixel; blocking read.
     unsafe {
-        cl!(clEnqueueFillImage(
-            env.q(),
-            img.raw(),
-            color.as_ptr() as *const c_void,
-            origin.as_ptr(),
-            region.as_ptr(),
-            0,
-            ptr::null(),
-            ptr::null_mut()
-        ));
         cl!(clEnqueueReadImage(
             env.q(),
             img.raw(),
@@ -122,18 +132,9 @@ fn a_1d_buffer_image_takes_a_row_pitch() {
         let color = [1u32, 2, 3, 4];
         let (origin, region) = ([0usize; 3], [width, 1, 1]);
         let mut out = vec![0xAAu8; pitch];
-        // SAFETY: a uint4 color, arrays of three; out holds the buffer; blocking read.
+        fill(env.q(), &img, &color, origin, region);
+        // SAFETY: out holds the buffer; blocking read.
         unsafe {
-            cl!(clEnqueueFillImage(
-                env.q(),
-                img.raw(),
-                color.as_ptr() as *const c_void,
-                origin.as_ptr(),
-                region.as_ptr(),
-                0,
-                ptr::null(),
-                ptr::null_mut()
-            ));
             cl!(clEnqueueReadBuffer(
                 env.q(),
                 buffer.raw(),
