@@ -64,7 +64,10 @@ fn large_buffers_are_aligned_lazily_committed_thp_eligible_zeroed_and_unmapped()
     let s = Storage::alloc(LEN).unwrap();
     let addr = s.as_ptr() as usize;
     assert!(s.is_owned());
-    assert_eq!(addr % HUGE_PAGE, 0, "a {} MiB buffer starts at a 2 MiB boundary: {addr:#x}", LEN >> 20);
+    // Within the first 4 KiB of a 2 MiB page: at its start or a stagger offset after it
+    // (raw::STAGGER), and aligned to CL_DEVICE_MEM_BASE_ADDR_ALIGN.
+    assert!(addr % HUGE_PAGE < 4096, "a {} MiB buffer starts near a 2 MiB boundary: {addr:#x}", LEN >> 20);
+    assert_eq!(addr % raw::BUFFER_ALIGN, 0);
 
     // Its own mapping, nothing of it committed before the first touch.
     let vma = vma_covering(addr, LEN).expect("the buffer's range is mapped");
@@ -107,4 +110,15 @@ fn large_buffers_are_aligned_lazily_committed_thp_eligible_zeroed_and_unmapped()
         addr + LEN,
         left.iter().map(|v| format!("{:#x}-{:#x}", v.start, v.end)).collect::<Vec<_>>()
     );
+
+    // So do the next buffers, which start at a stagger offset into their mapping: the whole
+    // mapping goes, from its 2 MiB boundary.
+    for _ in 0..3 {
+        let s = Storage::alloc(LEN).unwrap();
+        let (addr, base) = (s.as_ptr() as usize, s.as_ptr() as usize / HUGE_PAGE * HUGE_PAGE);
+        raw::fill(&s, LEN - 1, &[1], 1).unwrap();
+        drop(s);
+        let left = smaps().into_iter().filter(|v| v.start < addr + LEN && base < v.end).count();
+        assert_eq!(left, 0, "{base:#x} (buffer at {addr:#x}) is still mapped after the drop");
+    }
 }

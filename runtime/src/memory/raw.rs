@@ -20,6 +20,16 @@ pub const BUFFER_ALIGN: usize = 128;
 /// malloc alignment on 64-bit hosts).
 const CALLOC_ALIGN: usize = 16;
 
+/// Start offsets of successive huge-page buffers within their first 2 MiB page: allocation `n`
+/// starts `STAGGER[n % 3]` bytes in. Two buffers a kernel streams through side by side (one
+/// read at index `i`, the other written at `i`) then never share their addresses' low 12 bits
+/// (the L1 set and the 4 KiB alias a store buffer compares): every difference between two
+/// of these offsets, either way round and modulo 4 KiB, is 1152 bytes or more, and each is a
+/// multiple of [`BUFFER_ALIGN`]. Measured with the 4096^2 5-point stencil (docs/PERFORMANCE.md,
+/// issue 6): 3.3-3.8 ms against 3.6-4.3 ms with every buffer at its page's start; a distance
+/// of 64 or 4160 bytes (the store 16 floats ahead of a load in the low 12 bits) doubled it.
+const STAGGER: [usize; 3] = [0, 1152, 2304];
+
 /// Size and alignment of a transparent huge page (x86-64, AArch64 with 4 KiB base pages).
 /// Buffers of at least this size are mapped on their own, aligned to it and advised as huge-page
 /// memory (see [`Storage::alloc`]).
@@ -40,10 +50,10 @@ pub struct Storage {
 enum Owner {
     /// A block of the global allocator: its base address and layout.
     Heap(NonNull<u8>, Layout),
-    /// An anonymous mapping of its own: `ptr` and the mapped length held here (the buffer's
-    /// length rounded up) are multiples of [`HUGE_PAGE`].
+    /// An anonymous mapping of its own: its start and length, both multiples of
+    /// [`HUGE_PAGE`]; the buffer starts at or a little after the start (see [`STAGGER`]).
     #[cfg(target_os = "linux")]
-    Mapped(usize),
+    Mapped { start: usize, len: usize },
     /// The application's memory (CL_MEM_USE_HOST_PTR).
     Application,
 }
@@ -72,7 +82,10 @@ impl Storage {
     pub fn alloc(len: usize) -> Result<Self, cl_int> {
         #[cfg(target_os = "linux")]
         if len >= HUGE_PAGE {
-            return Self::map_huge(len);
+            use std::sync::atomic::{AtomicUsize, Ordering};
+            static HUGE_BUFFERS: AtomicUsize = AtomicUsize::new(0);
+            let n = HUGE_BUFFERS.fetch_add(1, Ordering::Relaxed);
+            return Self::map_huge(len, STAGGER[n % STAGGER.len()]);
         }
         let size = len.max(1).checked_add(BUFFER_ALIGN).ok_or(CL_INVALID_BUFFER_SIZE)?;
         let layout = Layout::from_size_align(size, CALLOC_ALIGN).map_err(|_| CL_INVALID_BUFFER_SIZE)?;
@@ -97,9 +110,14 @@ impl Storage {
         if !align.is_power_of_two() || align > Self::MAX_ALIGN {
             return Err(CL_INVALID_VALUE);
         }
-        // Storage::alloc already aligns to BUFFER_ALIGN, and its huge mappings to HUGE_PAGE.
-        if align <= BUFFER_ALIGN || (cfg!(target_os = "linux") && len >= HUGE_PAGE) {
+        // Storage::alloc already aligns to BUFFER_ALIGN; a huge mapping without its stagger
+        // is aligned to HUGE_PAGE.
+        if align <= BUFFER_ALIGN {
             return Self::alloc(len);
+        }
+        #[cfg(target_os = "linux")]
+        if len >= HUGE_PAGE {
+            return Self::map_huge(len, 0);
         }
         let size = len.max(1).checked_add(align).ok_or(CL_INVALID_BUFFER_SIZE)?;
         let layout = Layout::from_size_align(size, CALLOC_ALIGN).map_err(|_| CL_INVALID_BUFFER_SIZE)?;
@@ -114,8 +132,9 @@ impl Storage {
         Ok(Self { ptr, len, owner: Owner::Heap(base, layout) })
     }
 
-    /// A private anonymous mapping of `len` bytes rounded up to [`HUGE_PAGE`], starting at a
-    /// [`HUGE_PAGE`] boundary, advised `MADV_HUGEPAGE` before anything touches it.
+    /// A private anonymous mapping of `offset + len` bytes rounded up to [`HUGE_PAGE`], starting
+    /// at a [`HUGE_PAGE`] boundary, advised `MADV_HUGEPAGE` before anything touches it; the
+    /// buffer starts `offset` bytes into it (a multiple of [`BUFFER_ALIGN`], see [`STAGGER`]).
     ///
     /// Where transparent huge pages are enabled on request only (`madvise`, the default of
     /// many distributions), 4 KiB pages cost streaming kernels a third or more of the memory
@@ -126,10 +145,12 @@ impl Storage {
     /// the rounded length are unmapped again. The advice is only a hint: where THP is
     /// unavailable or disabled it fails or is ignored and the buffer keeps 4 KiB pages.
     #[cfg(target_os = "linux")]
-    fn map_huge(len: usize) -> Result<Self, cl_int> {
+    fn map_huge(len: usize, offset: usize) -> Result<Self, cl_int> {
+        debug_assert!(offset.is_multiple_of(BUFFER_ALIGN) && offset < HUGE_PAGE);
         // The same limit as the global allocator's (a Layout's size is at most isize::MAX).
         let over = len
-            .checked_next_multiple_of(HUGE_PAGE)
+            .checked_add(offset)
+            .and_then(|l| l.checked_next_multiple_of(HUGE_PAGE))
             .and_then(|m| m.checked_add(HUGE_PAGE))
             .filter(|&o| o <= isize::MAX as usize)
             .ok_or(CL_INVALID_BUFFER_SIZE)?;
@@ -171,8 +192,8 @@ impl Storage {
         // MADV_HUGEPAGE changes neither its contents nor its validity. A failure (EINVAL:
         // kernel without THP) leaves 4 KiB pages, which is correct, so it is ignored.
         unsafe { libc::madvise(start as *mut c_void, mapped, libc::MADV_HUGEPAGE) };
-        let ptr = NonNull::new(start as *mut u8).ok_or(CL_MEM_OBJECT_ALLOCATION_FAILURE)?;
-        Ok(Self { ptr, len, owner: Owner::Mapped(mapped) })
+        let ptr = NonNull::new((start + offset) as *mut u8).ok_or(CL_MEM_OBJECT_ALLOCATION_FAILURE)?;
+        Ok(Self { ptr, len, owner: Owner::Mapped { start, len: mapped } })
     }
 
     /// The application's memory as a buffer's storage (CL_MEM_USE_HOST_PTR): never copied.
@@ -229,12 +250,12 @@ impl Drop for Storage {
             // SAFETY: `base` was returned by `alloc_zeroed(layout)` in `Storage::alloc` and is
             // deallocated exactly once, here.
             Owner::Heap(base, layout) => unsafe { std::alloc::dealloc(base.as_ptr(), layout) },
-            // SAFETY: `ptr .. ptr + mapped` is the mapping `Storage::map_huge` kept, owned by
+            // SAFETY: `start .. start + len` is the mapping `Storage::map_huge` kept, owned by
             // this storage alone and unmapped exactly once, here. A failure cannot be handled
             // in a destructor and leaves the bytes mapped (a leak, not unsound).
             #[cfg(target_os = "linux")]
-            Owner::Mapped(mapped) => unsafe {
-                libc::munmap(self.ptr.as_ptr() as *mut c_void, mapped);
+            Owner::Mapped { start, len } => unsafe {
+                libc::munmap(start as *mut c_void, len);
             },
             Owner::Application => {}
         }
@@ -409,6 +430,30 @@ mod tests {
             assert!(s.to_vec(0, len).unwrap().iter().all(|&b| b == 0));
             assert!(s.is_owned());
         }
+    }
+
+    /// No two of the stagger offsets share the low 12 bits of an address or come within
+    /// 1152 bytes of each other modulo 4 KiB, either way round; a huge buffer starts at one of
+    /// them and its whole length is usable.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn huge_buffers_are_staggered() {
+        for &a in &STAGGER {
+            assert_eq!(a % BUFFER_ALIGN, 0);
+            for &b in STAGGER.iter().filter(|&&b| b != a) {
+                let d = (a + 4096 - b % 4096) % 4096;
+                assert!((1152..=4096 - 1152).contains(&d), "{a} {b}");
+            }
+        }
+        for offset in STAGGER {
+            let b = Storage::map_huge(HUGE_PAGE + 5, offset).unwrap();
+            assert_eq!(b.as_ptr() as usize % HUGE_PAGE, offset);
+            fill(&b, 0, &[7], b.len()).unwrap();
+            assert_eq!(b.to_vec(b.len() - 1, 1).unwrap(), vec![7]);
+        }
+        let offsets: Vec<usize> =
+            (0..3).map(|_| Storage::alloc(HUGE_PAGE).unwrap().as_ptr() as usize % HUGE_PAGE).collect();
+        assert!(offsets.iter().all(|o| STAGGER.contains(o)), "{offsets:?}");
     }
 
     #[test]
