@@ -98,6 +98,95 @@ fn program_from_spirv_il() {
     });
 }
 
+/// clSetProgramSpecializationConstant through the loader: a 32-bit signed integer (a
+/// negative value, sign-extended), a 64-bit one and a boolean written into the module before
+/// the build, on every device; the defaults where nothing is set; the size checked.
+#[test]
+fn specialization_constants_reach_the_kernel() {
+    const TEXT: &str = r#"
+               OpCapability Addresses
+               OpCapability Kernel
+               OpCapability Int64
+               OpMemoryModel Physical64 OpenCL
+               OpEntryPoint Kernel %k "spec" %gid
+               OpDecorate %gid BuiltIn GlobalInvocationId
+               OpDecorate %gid Constant
+               OpDecorate %c SpecId 3
+               OpDecorate %big SpecId 4
+               OpDecorate %flag SpecId 5
+      %ulong = OpTypeInt 64 0
+       %uint = OpTypeInt 32 0
+       %bool = OpTypeBool
+          %c = OpSpecConstant %uint 5
+        %big = OpSpecConstant %ulong 1000
+       %flag = OpSpecConstantTrue %bool
+   %uint_100 = OpConstant %uint 100
+     %uint_0 = OpConstant %uint 0
+    %v3ulong = OpTypeVector %ulong 3
+  %ptr_in_v3 = OpTypePointer Input %v3ulong
+       %void = OpTypeVoid
+   %ptr_cw_l = OpTypePointer CrossWorkgroup %ulong
+        %fty = OpTypeFunction %void %ptr_cw_l
+        %gid = OpVariable %ptr_in_v3 Input
+          %k = OpFunction %void None %fty
+        %out = OpFunctionParameter %ptr_cw_l
+      %entry = OpLabel
+         %g3 = OpLoad %v3ulong %gid Aligned 32
+          %g = OpCompositeExtract %ulong %g3 0
+        %add = OpSelect %uint %flag %uint_100 %uint_0
+         %s1 = OpIAdd %uint %c %add
+        %s64 = OpSConvert %ulong %s1
+         %s2 = OpIAdd %ulong %s64 %big
+         %s3 = OpIAdd %ulong %s2 %g
+          %p = OpInBoundsPtrAccessChain %ptr_cw_l %out %g
+               OpStore %p %s3 Aligned 8
+               OpReturn
+               OpFunctionEnd
+"#;
+    let il = assemble_spirv(TEXT);
+    let n = 40usize;
+    for_each_device(|d| {
+        let env = d.env();
+        let run = |set: &dyn Fn(cl_program)| -> Vec<i64> {
+            let program = program_from_il(&env.context, &il).unwrap_or_else(|e| panic!("{e}"));
+            set(program.raw());
+            let program = build_program(program, &[d.id], "").unwrap_or_else(|e| panic!("{e}"));
+            let k = create_kernel(&program, "spec").unwrap();
+            let bout = env.buffer(CL_MEM_WRITE_ONLY, n * 8);
+            k.set_mem(0, &bout);
+            env.run(&k, &[n], None);
+            env.read(&bout, n)
+        };
+        let defaults = run(&|_| {});
+        assert_eq!(defaults, (0..n as i64).map(|g| 5 + 100 + 1000 + g).collect::<Vec<_>>());
+        let set = run(&|p| {
+            // SAFETY: each value outlives the call that reads it.
+            unsafe {
+                check(
+                    "clSetProgramSpecializationConstant",
+                    clSetProgramSpecializationConstant(p, 3, 4, (&-7i32 as *const i32).cast()),
+                );
+                check(
+                    "clSetProgramSpecializationConstant",
+                    clSetProgramSpecializationConstant(p, 4, 8, (&(1i64 << 40) as *const i64).cast()),
+                );
+                check(
+                    "clSetProgramSpecializationConstant",
+                    clSetProgramSpecializationConstant(p, 5, 1, (&0u8 as *const u8).cast()),
+                );
+                // The wrong size for SpecId 3 (a 32-bit integer).
+                expect_error(
+                    "clSetProgramSpecializationConstant",
+                    clSetProgramSpecializationConstant(p, 3, 8, (&0i64 as *const i64).cast()),
+                    CL_INVALID_VALUE,
+                );
+            }
+        });
+        // -7 is sign-extended (OpSConvert of a 32-bit value) before 2^40 is added.
+        assert_eq!(set, (0..n as i64).map(|g| -7 + (1i64 << 40) + g).collect::<Vec<_>>());
+    });
+}
+
 #[test]
 fn garbage_il_is_invalid_value() {
     let garbage: Vec<u8> = (0..256u32).map(|i| (i * 37 + 11) as u8).collect();

@@ -4,11 +4,13 @@
 //! - [`opencl_c`]: running the toolchain.
 //! - `spirv`, `spirv_body`, `kernel_args`: SPIR-V -> IR module and kernel metadata.
 //! - [`link`]: imported and exported symbols; linking modules with `spirv-link`.
+//! - [`specialize`]: specialization constants found and written in a SPIR-V module.
 
 mod kernel_args;
 pub mod link;
 pub mod opencl_c;
 pub mod options;
+pub mod specialize;
 mod spirv;
 mod spirv_body;
 
