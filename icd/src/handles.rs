@@ -76,7 +76,9 @@ pub fn list<T: ClObject, P>(
     if ptr.is_null() != (count == 0) {
         return Err(invalid_list);
     }
-    let raw = crate::ptr::slice(ptr, count as usize)?;
+    // SAFETY: the application's array of that many elements, valid for this call by the API
+    // contract (NULL and misalignment are errors).
+    let raw = unsafe { crate::ptr::slice(ptr, count as usize) }?;
     raw.iter().map(|&h| arc::<T, P>(h).map_err(|e| invalid_element.unwrap_or(e))).collect()
 }
 

@@ -6,24 +6,32 @@ use softcl_runtime::cl::*;
 use std::ffi::{c_char, CStr};
 
 /// `len` elements at `ptr` (NULL allowed only when `len` is 0).
-pub fn slice<'a, T>(ptr: *const T, len: usize) -> Result<&'a [T], cl_int> {
+///
+/// # Safety
+/// A non-NULL `ptr` must point at `len` initialised elements that stay valid and unchanged
+/// for the lifetime `'a` the caller picks (for the application's arguments: the call).
+pub unsafe fn slice<'a, T>(ptr: *const T, len: usize) -> Result<&'a [T], cl_int> {
     if len == 0 {
         return Ok(&[]);
     }
     if ptr.is_null() || !(ptr as usize).is_multiple_of(std::mem::align_of::<T>()) {
         return Err(CL_INVALID_VALUE);
     }
-    // SAFETY: non-null and aligned (checked); the API contract says the application's array
-    // holds `len` elements and stays valid for the duration of the call.
+    // SAFETY: non-null and aligned (checked); the caller promises `len` valid elements for
+    // `'a` (see above).
     Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
 }
 
 /// A NUL-terminated string (CL_INVALID_VALUE for NULL or non-UTF-8 text).
-pub fn c_str<'a>(ptr: *const c_char) -> Result<&'a str, cl_int> {
+///
+/// # Safety
+/// A non-NULL `ptr` must point at a NUL-terminated string that stays valid and unchanged for
+/// the lifetime `'a` the caller picks (for the application's arguments: the call).
+pub unsafe fn c_str<'a>(ptr: *const c_char) -> Result<&'a str, cl_int> {
     if ptr.is_null() {
         return Err(CL_INVALID_VALUE);
     }
-    // SAFETY: non-null; the API contract says it is a NUL-terminated string valid for the call.
+    // SAFETY: non-null (checked); the caller promises a NUL-terminated string valid for `'a`.
     unsafe { CStr::from_ptr(ptr) }.to_str().map_err(|_| CL_INVALID_VALUE)
 }
 

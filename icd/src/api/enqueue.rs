@@ -105,7 +105,9 @@ fn check_range(mem: &Mem, offset: usize, size: usize) -> Result<(), cl_int> {
 
 /// A size_t[3] argument (origin or region); NULL is CL_INVALID_VALUE.
 pub(crate) fn triple(p: *const usize) -> Result<[usize; 3], cl_int> {
-    let s = ptr::slice(p, 3)?;
+    // SAFETY: the application's array of that many elements, valid for this call by the API
+    // contract (NULL and misalignment are errors).
+    let s = unsafe { ptr::slice(p, 3) }?;
     Ok([s[0], s[1], s[2]])
 }
 
@@ -256,7 +258,9 @@ pub extern "C" fn clEnqueueFillBuffer(
             return Err(CL_INVALID_VALUE);
         }
         // The pattern may be reused by the application as soon as the call returns.
-        let pattern = ptr::slice(pattern as *const u8, pattern_size)?.to_vec();
+        // SAFETY: the application's array of that many elements, valid for this call by the API
+        // contract (NULL and misalignment are errors).
+        let pattern = unsafe { ptr::slice(pattern as *const u8, pattern_size) }?.to_vec();
         cmd.submit(CL_COMMAND_FILL_BUFFER, CL_FALSE, event, move || mem.fill(offset, &pattern, size))
     })
 }
@@ -585,15 +589,21 @@ pub extern "C" fn clEnqueueNativeKernel(
         // The copy of args, 8-byte aligned (the slots hold pointers).
         let mut block = vec![0u64; cb_args.div_ceil(8)];
         if cb_args > 0 {
-            let src = ptr::slice(args as *const u8, cb_args)?;
+            // SAFETY: the application's array of that many elements, valid for this call by the API
+            // contract (NULL and misalignment are errors).
+            let src = unsafe { ptr::slice(args as *const u8, cb_args) }?;
             // SAFETY: block holds at least cb_args bytes, and u64 has no invalid patterns.
             let dst = unsafe { std::slice::from_raw_parts_mut(block.as_mut_ptr().cast::<u8>(), cb_args) };
             dst.copy_from_slice(src);
         }
         let mut mems = Vec::new();
         if num_mem_objects > 0 {
-            let handles_in = ptr::slice(mem_list, num_mem_objects as usize)?;
-            let locs = ptr::slice(args_mem_loc as *const *const c_void, num_mem_objects as usize)?;
+            // SAFETY: the application's array of that many elements, valid for this call by the API
+            // contract (NULL and misalignment are errors).
+            let handles_in = unsafe { ptr::slice(mem_list, num_mem_objects as usize) }?;
+            // SAFETY: the application's array of that many elements, valid for this call by the API
+            // contract (NULL and misalignment are errors).
+            let locs = unsafe { ptr::slice(args_mem_loc as *const *const c_void, num_mem_objects as usize) }?;
             for (&m, &loc) in handles_in.iter().zip(locs) {
                 // "CL_INVALID_MEM_OBJECT if one or more memory objects specified in mem_list
                 // are not valid or are not buffer objects."

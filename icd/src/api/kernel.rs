@@ -28,7 +28,9 @@ pub extern "C" fn clCreateKernel(
     entry::object("clCreateKernel", errcode_ret, || {
         let prog: Arc<Program> = handles::arc(program)?;
         // "CL_INVALID_VALUE if kernel_name is NULL."
-        let name = ptr::c_str(kernel_name)?;
+        // SAFETY: the application's NUL-terminated string, valid for this call by the API contract
+        // (NULL is an error).
+        let name = unsafe { ptr::c_str(kernel_name) }?;
         Ok(handles::new_handle(Kernel::new(prog, name)?))
     })
 }
@@ -327,7 +329,9 @@ pub extern "C" fn clSetKernelExecInfo(
                 if param_value_size == 0 || !param_value_size.is_multiple_of(n) {
                     return Err(CL_INVALID_VALUE);
                 }
-                let ptrs = ptr::slice(param_value as *const usize, param_value_size / n)?.to_vec();
+                // SAFETY: the application's array of that many elements, valid for this call by the
+                // API contract (NULL and misalignment are errors).
+                let ptrs = unsafe { ptr::slice(param_value as *const usize, param_value_size / n) }?.to_vec();
                 k.set_exec_svm_ptrs(ptrs);
                 Ok(())
             }
@@ -335,7 +339,9 @@ pub extern "C" fn clSetKernelExecInfo(
                 if param_value_size != std::mem::size_of::<cl_bool>() {
                     return Err(CL_INVALID_VALUE);
                 }
-                let on = ptr::slice(param_value as *const cl_bool, 1)?[0] != CL_FALSE;
+                // SAFETY: the application's array of that many elements, valid for this call by the
+                // API contract (NULL and misalignment are errors).
+                let on = unsafe { ptr::slice(param_value as *const cl_bool, 1) }?[0] != CL_FALSE;
                 // "CL_INVALID_OPERATION if param_name is CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM
                 // and param_value is CL_TRUE but no devices in context associated with kernel
                 // support fine-grain system SVM allocations."
@@ -385,7 +391,9 @@ fn enqueue_ndrange(
         if p.is_null() {
             Ok(None)
         } else {
-            ptr::slice(p, dims).map(Some)
+            // SAFETY: the application's array of that many elements, valid for this call by the API
+            // contract (NULL and misalignment are errors).
+            unsafe { ptr::slice(p, dims) }.map(Some)
         }
     };
     let (offset, global, local) = (read(global_work_offset)?, read(global_work_size)?, read(local_work_size)?);

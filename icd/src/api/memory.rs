@@ -150,7 +150,9 @@ pub extern "C" fn clCreateSubBuffer(
         }
         // "CL_INVALID_VALUE if value(s) specified in buffer_create_info (for a given
         // buffer_create_type) is not valid or if buffer_create_info is NULL."
-        let region = ptr::slice(buffer_create_info as *const cl_buffer_region, 1)?[0];
+        // SAFETY: the application's array of that many elements, valid for this call by the API
+        // contract (NULL and misalignment are errors).
+        let region = unsafe { ptr::slice(buffer_create_info as *const cl_buffer_region, 1) }?[0];
         Ok(handles::new_handle(Mem::new_sub_buffer(&parent, flags, region.origin, region.size)?))
     })
 }

@@ -119,7 +119,9 @@ fn lookup_function(platform: Option<cl_platform_id>, func_name: *const c_char, s
         if platform.is_some_and(|p| platform_arg(p).is_err()) {
             return std::ptr::null_mut();
         }
-        let Ok(name) = ptr::c_str(func_name) else { return std::ptr::null_mut() };
+        // SAFETY: the application's NUL-terminated string, valid for this call by the API contract
+        // (NULL is an error).
+        let Ok(name) = (unsafe { ptr::c_str(func_name) }) else { return std::ptr::null_mut() };
         let found = extension_function(name);
         if found.is_null() && scope == Lookup::AnySlot {
             return crate::dispatch::lookup(name).unwrap_or(std::ptr::null_mut());

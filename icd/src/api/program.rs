@@ -51,7 +51,9 @@ fn options_arg(options: *const c_char) -> Result<String, cl_int> {
     if options.is_null() {
         return Ok(String::new());
     }
-    ptr::c_str(options).map(str::to_string)
+    // SAFETY: the application's NUL-terminated string, valid for this call by the API contract
+    // (NULL is an error).
+    unsafe { ptr::c_str(options) }.map(str::to_string)
 }
 
 /// "CL_INVALID_DEVICE if any device in device_list is not in the list of devices associated
@@ -76,8 +78,12 @@ pub extern "C" fn clCreateProgramWithSource(
         if count == 0 || strings.is_null() {
             return Err(CL_INVALID_VALUE);
         }
-        let strings = ptr::slice(strings as *const *const c_char, count as usize)?;
-        let lengths = if lengths.is_null() { None } else { Some(ptr::slice(lengths, count as usize)?) };
+        // SAFETY: the application's array of that many elements, valid for this call by the API
+        // contract (NULL and misalignment are errors).
+        let strings = unsafe { ptr::slice(strings as *const *const c_char, count as usize) }?;
+        // SAFETY: the application's array of that many elements, valid for this call by the API
+        // contract (NULL and misalignment are errors).
+        let lengths = if lengths.is_null() { None } else { Some(unsafe { ptr::slice(lengths, count as usize) }?) };
         let mut source = Vec::new();
         for (i, &s) in strings.iter().enumerate() {
             if s.is_null() {
@@ -88,7 +94,9 @@ pub extern "C" fn clCreateProgramWithSource(
             // null-terminated. Any length value passed in that is greater than zero excludes
             // the null terminator in its count."
             match lengths.map(|l| l[i]).filter(|&n| n > 0) {
-                Some(n) => source.extend_from_slice(ptr::slice(s as *const u8, n)?),
+                // SAFETY: the application's array of that many elements, valid for this call by the
+                // API contract (NULL and misalignment are errors).
+                Some(n) => source.extend_from_slice(unsafe { ptr::slice(s as *const u8, n) }?),
                 // SAFETY: a non-NULL string without a length is NUL-terminated per the API.
                 None => source.extend_from_slice(unsafe { std::ffi::CStr::from_ptr(s) }.to_bytes()),
             }
@@ -110,7 +118,9 @@ pub extern "C" fn clCreateProgramWithIL(
         if il.is_null() || length == 0 {
             return Err(CL_INVALID_VALUE);
         }
-        let bytes = ptr::slice(il as *const u8, length)?.to_vec();
+        // SAFETY: the application's array of that many elements, valid for this call by the API
+        // contract (NULL and misalignment are errors).
+        let bytes = unsafe { ptr::slice(il as *const u8, length) }?.to_vec();
         Ok(handles::new_handle(Program::with_il(ctx, bytes)?))
     })
 }
@@ -140,8 +150,12 @@ pub extern "C" fn clCreateProgramWithBinary(
         if lengths.is_null() || binaries.is_null() {
             return Err(CL_INVALID_VALUE);
         }
-        let lengths = ptr::slice(lengths, n)?;
-        let pointers = ptr::slice(binaries as *const *const c_uchar, n)?;
+        // SAFETY: the application's array of that many elements, valid for this call by the API
+        // contract (NULL and misalignment are errors).
+        let lengths = unsafe { ptr::slice(lengths, n) }?;
+        // SAFETY: the application's array of that many elements, valid for this call by the API
+        // contract (NULL and misalignment are errors).
+        let pointers = unsafe { ptr::slice(binaries as *const *const c_uchar, n) }?;
         let mut status = vec![CL_SUCCESS as cl_int; n];
         for i in 0..n {
             if lengths[i] == 0 || pointers[i].is_null() {
@@ -153,7 +167,9 @@ pub extern "C" fn clCreateProgramWithBinary(
             return Err(CL_INVALID_VALUE);
         }
         let blobs: Vec<&[u8]> =
-            pointers.iter().zip(lengths).map(|(&p, &len)| ptr::slice(p, len)).collect::<Result<_, _>>()?;
+            // SAFETY: the application's array of that many elements, valid for this call by the API
+            // contract (NULL and misalignment are errors).
+            pointers.iter().zip(lengths).map(|(&p, &len)| unsafe { ptr::slice(p, len) }).collect::<Result<_, _>>()?;
         let (program, status) = Program::with_binaries(ctx, devices, &blobs);
         ptr::write_array(binary_status, n, &status);
         Ok(handles::new_handle(program?))
@@ -178,7 +194,9 @@ pub extern "C" fn clCreateProgramWithBuiltInKernels(
         // "CL_INVALID_VALUE if kernel_names is NULL or kernel_names contains a kernel name
         // that is not supported by any of the devices in device_list." No SoftCL device has
         // built-in kernels (CL_DEVICE_BUILT_IN_KERNELS is empty).
-        ptr::c_str(kernel_names)?;
+        // SAFETY: the application's NUL-terminated string, valid for this call by the API contract
+        // (NULL is an error).
+        unsafe { ptr::c_str(kernel_names) }?;
         Err(CL_INVALID_VALUE)
     })
 }
@@ -240,10 +258,14 @@ pub extern "C" fn clCompileProgram(
         }
         let header_programs: Vec<Arc<Program>> =
             handles::list(input_headers, num_input_headers, CL_INVALID_VALUE, None)?;
-        let names = ptr::slice(header_include_names as *const *const c_char, num_input_headers as usize)?;
+        // SAFETY: the application's array of that many elements, valid for this call by the API
+        // contract (NULL and misalignment are errors).
+        let names = unsafe { ptr::slice(header_include_names as *const *const c_char, num_input_headers as usize) }?;
         let mut headers = Vec::with_capacity(names.len());
         for (p, &name) in header_programs.iter().zip(names) {
-            let name = ptr::c_str(name)?.to_string();
+            // SAFETY: the application's NUL-terminated string, valid for this call by the API
+            // contract (NULL is an error).
+            let name = unsafe { ptr::c_str(name) }?.to_string();
             // Headers are programs created from source; their source is the header text.
             let Origin::Source(text) = &p.origin else { return Err(CL_INVALID_VALUE) };
             headers.push((name, text.clone()));
@@ -363,7 +385,9 @@ fn write_binaries(
         if param_value_size < needed {
             return Err(CL_INVALID_VALUE);
         }
-        let targets = ptr::slice(param_value as *const *mut c_uchar, binaries.len())?;
+        // SAFETY: the application's array of that many elements, valid for this call by the API
+        // contract (NULL and misalignment are errors).
+        let targets = unsafe { ptr::slice(param_value as *const *mut c_uchar, binaries.len()) }?;
         for (&dst, bin) in targets.iter().zip(&binaries) {
             // "If an entry value in the array is NULL, the implementation skips copying the
             // program binary for the specific device identified by the array index."
@@ -433,7 +457,9 @@ pub extern "C" fn clSetProgramSpecializationConstant(
         if spec_value.is_null() {
             return Err(CL_INVALID_VALUE);
         }
-        let value = ptr::slice(spec_value as *const u8, spec_size)?;
+        // SAFETY: the application's array of that many elements, valid for this call by the API
+        // contract (NULL and misalignment are errors).
+        let value = unsafe { ptr::slice(spec_value as *const u8, spec_size) }?;
         prog.set_spec_constant(spec_id, value)
     })
 }

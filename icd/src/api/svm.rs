@@ -107,7 +107,9 @@ pub extern "C" fn clEnqueueSVMFree(
         }
         // The application may reuse its array once the call returns: the command (and the
         // callback, which receives the list) works on a copy.
-        let list: Vec<AppPtr> = ptr::slice(svm_pointers as *const *mut c_void, num_svm_pointers as usize)?
+        // SAFETY: the application's array of that many elements, valid for this call by the API
+        // contract (NULL and misalignment are errors).
+        let list: Vec<AppPtr> = unsafe { ptr::slice(svm_pointers as *const *mut c_void, num_svm_pointers as usize) }?
             .iter()
             .map(|&p| AppPtr(p))
             .collect();
@@ -180,7 +182,9 @@ pub extern "C" fn clEnqueueSVMMemFill(
         let cmd = SvmCommand::new(command_queue, num_events_in_wait_list, event_wait_list)?;
         svm::check_fill(svm_ptr as usize, pattern.is_null(), pattern_size, size)?;
         // The pattern may be reused by the application as soon as the call returns.
-        let pattern = ptr::slice(pattern as *const u8, pattern_size)?.to_vec();
+        // SAFETY: the application's array of that many elements, valid for this call by the API
+        // contract (NULL and misalignment are errors).
+        let pattern = unsafe { ptr::slice(pattern as *const u8, pattern_size) }?.to_vec();
         // SAFETY: OpenCL requires svm_ptr to be valid for `size` bytes until the command
         // completes.
         let dst = unsafe { HostPtr::new(svm_ptr, size)? };
@@ -246,10 +250,14 @@ pub extern "C" fn clEnqueueSVMMigrateMem(
             return Err(CL_INVALID_VALUE);
         }
         let n = num_svm_pointers as usize;
-        let pointers = ptr::slice(svm_pointers as *const *const c_void, n)?;
+        // SAFETY: the application's array of that many elements, valid for this call by the API
+        // contract (NULL and misalignment are errors).
+        let pointers = unsafe { ptr::slice(svm_pointers as *const *const c_void, n) }?;
         // "If sizes is NULL, then all allocations containing the pointers need to be
         // migrated" (as if every size were 0).
-        let sizes = if sizes.is_null() { vec![0; n] } else { ptr::slice(sizes, n)?.to_vec() };
+        // SAFETY: the application's array of that many elements, valid for this call by the API
+        // contract (NULL and misalignment are errors).
+        let sizes = if sizes.is_null() { vec![0; n] } else { unsafe { ptr::slice(sizes, n) }?.to_vec() };
         let ranges: Vec<(usize, usize)> = pointers.iter().zip(sizes).map(|(&p, s)| (p as usize, s)).collect();
         svm::check_migrate(&cmd.queue.context, &ranges, flags)?;
         // One memory for host and devices: nothing moves.
