@@ -77,18 +77,21 @@ fn write_image(
     };
 }
 
-fn read_image(
+/// A blocking clEnqueueReadImage of the region into `out`: its error code.
+///
+/// # Safety
+/// `out` holds the region with these pitches, or the call is one that must fail.
+unsafe fn try_read_image(
     q: cl_command_queue,
     m: &Mem,
     origin: [usize; 3],
     region: [usize; 3],
     pitch: (usize, usize),
-    n: usize,
-) -> Vec<u8> {
-    let mut out = vec![0xAAu8; n];
-    // SAFETY: out holds n bytes, the region with these pitches; blocking.
+    out: &mut [u8],
+) -> cl_int {
+    // SAFETY: the caller's promise; origin and region are arrays of three; blocking.
     unsafe {
-        cl!(clEnqueueReadImage(
+        clEnqueueReadImage(
             q,
             m.raw(),
             CL_TRUE,
@@ -99,10 +102,98 @@ fn read_image(
             out.as_mut_ptr() as *mut c_void,
             0,
             ptr::null(),
-            ptr::null_mut()
-        ))
-    };
+            ptr::null_mut(),
+        )
+    }
+}
+
+fn read_image(
+    q: cl_command_queue,
+    m: &Mem,
+    origin: [usize; 3],
+    region: [usize; 3],
+    pitch: (usize, usize),
+    n: usize,
+) -> Vec<u8> {
+    let mut out = vec![0xAAu8; n];
+    // SAFETY: out holds n bytes, the region with these pitches (callers size it).
+    check("clEnqueueReadImage", unsafe { try_read_image(q, m, origin, region, pitch, &mut out) });
     out
+}
+
+/// clEnqueueFillImage of region `r` at `o` with the color at `color`: its error code.
+///
+/// # Safety
+/// `color` points at four 32-bit components, or the call is one that must fail.
+unsafe fn try_fill_image(q: cl_command_queue, m: &Mem, color: *const c_void, o: [usize; 3], r: [usize; 3]) -> cl_int {
+    // SAFETY: the caller's promise for color; arrays of three.
+    unsafe { clEnqueueFillImage(q, m.raw(), color, o.as_ptr(), r.as_ptr(), 0, ptr::null(), ptr::null_mut()) }
+}
+
+/// A blocking clEnqueueMapImage of region `r` at `o`: the mapped pointer and the error code.
+fn map_image(
+    q: cl_command_queue,
+    m: &Mem,
+    flags: cl_map_flags,
+    o: [usize; 3],
+    r: [usize; 3],
+    row_pitch: &mut usize,
+    slice_pitch: Option<&mut usize>,
+) -> (*mut c_void, cl_int) {
+    let mut err = CL_INT_UNSET;
+    let sp = slice_pitch.map_or(ptr::null_mut(), |p| p as *mut usize);
+    // SAFETY: a valid image (or the error is what is tested), arrays of three, out-pointers.
+    let p = unsafe {
+        clEnqueueMapImage(
+            q,
+            m.raw(),
+            CL_TRUE,
+            flags,
+            o.as_ptr(),
+            r.as_ptr(),
+            row_pitch,
+            sp,
+            0,
+            ptr::null(),
+            ptr::null_mut(),
+            &mut err,
+        )
+    };
+    (p, err)
+}
+
+/// clEnqueueCopyImage of region `r` from `a` at `so` to `b` at `dof`: its error code.
+fn try_copy_image(q: cl_command_queue, a: &Mem, b: &Mem, so: [usize; 3], dof: [usize; 3], r: [usize; 3]) -> cl_int {
+    // SAFETY: valid objects (or the error is what is tested); arrays of three.
+    unsafe {
+        clEnqueueCopyImage(q, a.raw(), b.raw(), so.as_ptr(), dof.as_ptr(), r.as_ptr(), 0, ptr::null(), ptr::null_mut())
+    }
+}
+
+/// clEnqueueCopyImageToBuffer of region `r` of `a` at `o` into `buf` at `offset`: its error
+/// code.
+fn try_copy_image_to_buffer(
+    q: cl_command_queue,
+    a: &Mem,
+    buf: &Mem,
+    o: [usize; 3],
+    r: [usize; 3],
+    offset: usize,
+) -> cl_int {
+    // SAFETY: valid objects (or the error is what is tested); arrays of three.
+    unsafe {
+        clEnqueueCopyImageToBuffer(
+            q,
+            a.raw(),
+            buf.raw(),
+            o.as_ptr(),
+            r.as_ptr(),
+            offset,
+            0,
+            ptr::null(),
+            ptr::null_mut(),
+        )
+    }
 }
 
 fn pattern(n: usize, seed: u8) -> Vec<u8> {
@@ -396,40 +487,12 @@ fn write_read_round_trips_with_pitches() {
         let img = create(ctx, 0, &f, &desc(CL_MEM_OBJECT_IMAGE2D, [4, 4, 0], 0, (0, 0)), ptr::null_mut()).unwrap();
         let mut buf = vec![0u8; 1024];
         let (o, r) = ([2usize, 0, 0], [3usize, 1, 1]);
-        // SAFETY: a blocking read into a large enough buffer; the error is what is tested.
-        let e = unsafe {
-            clEnqueueReadImage(
-                env.q(),
-                img.raw(),
-                CL_TRUE,
-                o.as_ptr(),
-                r.as_ptr(),
-                0,
-                0,
-                buf.as_mut_ptr() as _,
-                0,
-                ptr::null(),
-                ptr::null_mut(),
-            )
-        };
+        // SAFETY: buf holds 1024 bytes, more than any of these regions; the error is what is tested.
+        let e = unsafe { try_read_image(env.q(), &img, o, r, (0, 0), &mut buf) };
         assert_eq!(e, CL_INVALID_VALUE);
         let (o, r) = ([0usize, 0, 0], [2usize, 2, 1]);
-        // SAFETY: as above.
-        let e = unsafe {
-            clEnqueueReadImage(
-                env.q(),
-                img.raw(),
-                CL_TRUE,
-                o.as_ptr(),
-                r.as_ptr(),
-                0,
-                64,
-                buf.as_mut_ptr() as _,
-                0,
-                ptr::null(),
-                ptr::null_mut(),
-            )
-        };
+        // SAFETY: buf holds 1024 bytes, more than any of these regions; the error is what is tested.
+        let e = unsafe { try_read_image(env.q(), &img, o, r, (0, 64), &mut buf) };
         assert_eq!(e, CL_INVALID_VALUE);
         // Host access flags.
         let wo = create(
@@ -440,22 +503,8 @@ fn write_read_round_trips_with_pitches() {
             ptr::null_mut(),
         )
         .unwrap();
-        // SAFETY: as above.
-        let e = unsafe {
-            clEnqueueReadImage(
-                env.q(),
-                wo.raw(),
-                CL_TRUE,
-                o.as_ptr(),
-                r.as_ptr(),
-                0,
-                0,
-                buf.as_mut_ptr() as _,
-                0,
-                ptr::null(),
-                ptr::null_mut(),
-            )
-        };
+        // SAFETY: buf holds 1024 bytes, more than any of these regions; the error is what is tested.
+        let e = unsafe { try_read_image(env.q(), &wo, o, r, (0, 0), &mut buf) };
         assert_eq!(e, CL_INVALID_OPERATION);
     });
 }
@@ -471,20 +520,7 @@ fn copies_between_images_and_buffers() {
         let data = pattern(8 * 8 * 4, 5);
         write_image(env.q(), &a, [0; 3], [8, 8, 1], (0, 0), &data);
         let (so, dof, r) = ([1usize, 2, 0], [3usize, 1, 1], [4usize, 3, 1]);
-        // SAFETY: valid images and arrays of three.
-        unsafe {
-            cl!(clEnqueueCopyImage(
-                env.q(),
-                a.raw(),
-                b.raw(),
-                so.as_ptr(),
-                dof.as_ptr(),
-                r.as_ptr(),
-                0,
-                ptr::null(),
-                ptr::null_mut(),
-            ))
-        };
+        check("clEnqueueCopyImage", try_copy_image(env.q(), &a, &b, so, dof, r));
         let got = read_image(env.q(), &b, dof, r, (0, 0), 4 * 3 * 4);
         for y in 0..3 {
             let src = ((2 + y) * 8 + 1) * 4;
@@ -492,20 +528,7 @@ fn copies_between_images_and_buffers() {
         }
         // Image to buffer (packed from an offset) and back into another place.
         let buf = env.buffer(CL_MEM_READ_WRITE, 256);
-        // SAFETY: valid objects.
-        unsafe {
-            cl!(clEnqueueCopyImageToBuffer(
-                env.q(),
-                a.raw(),
-                buf.raw(),
-                so.as_ptr(),
-                r.as_ptr(),
-                16,
-                0,
-                ptr::null(),
-                ptr::null_mut(),
-            ))
-        };
+        check("clEnqueueCopyImageToBuffer", try_copy_image_to_buffer(env.q(), &a, &buf, so, r, 16));
         let bytes: Vec<u8> = env.read(&buf, 256);
         for y in 0..3 {
             let src = ((2 + y) * 8 + 1) * 4;
@@ -533,51 +556,12 @@ fn copies_between_images_and_buffers() {
         let other =
             create(ctx, 0, &fmt(CL_R, CL_FLOAT), &desc(CL_MEM_OBJECT_IMAGE2D, [8, 8, 0], 0, (0, 0)), ptr::null_mut())
                 .unwrap();
-        // SAFETY: the errors are what is tested.
-        let e = unsafe {
-            clEnqueueCopyImage(
-                env.q(),
-                a.raw(),
-                other.raw(),
-                o.as_ptr(),
-                o.as_ptr(),
-                r.as_ptr(),
-                0,
-                ptr::null(),
-                ptr::null_mut(),
-            )
-        };
+        let e = try_copy_image(env.q(), &a, &other, o, o, r);
         assert_eq!(e, CL_IMAGE_FORMAT_MISMATCH);
         let o2 = [2usize, 1, 0];
-        // SAFETY: as above.
-        let e = unsafe {
-            clEnqueueCopyImage(
-                env.q(),
-                a.raw(),
-                a.raw(),
-                o.as_ptr(),
-                o2.as_ptr(),
-                r.as_ptr(),
-                0,
-                ptr::null(),
-                ptr::null_mut(),
-            )
-        };
+        let e = try_copy_image(env.q(), &a, &a, o, o2, r);
         assert_eq!(e, CL_MEM_COPY_OVERLAP);
-        // SAFETY: as above.
-        let e = unsafe {
-            clEnqueueCopyImageToBuffer(
-                env.q(),
-                a.raw(),
-                buf.raw(),
-                o.as_ptr(),
-                r.as_ptr(),
-                250,
-                0,
-                ptr::null(),
-                ptr::null_mut(),
-            )
-        };
+        let e = try_copy_image_to_buffer(env.q(), &a, &buf, o, r, 250);
         assert_eq!(e, CL_INVALID_VALUE);
     });
 }
@@ -592,19 +576,8 @@ fn fills_convert_the_color_to_the_format() {
                 .unwrap();
         let color = [1.0f32, 0.5, 0.0, 0.25];
         let (o, r) = ([1usize, 1, 0], [2usize, 2, 1]);
-        // SAFETY: a float4 color and arrays of three.
-        unsafe {
-            cl!(clEnqueueFillImage(
-                env.q(),
-                img.raw(),
-                color.as_ptr() as _,
-                o.as_ptr(),
-                r.as_ptr(),
-                0,
-                ptr::null(),
-                ptr::null_mut(),
-            ))
-        };
+        // SAFETY: a four-component 32-bit color.
+        check("clEnqueueFillImage", unsafe { try_fill_image(env.q(), &img, color.as_ptr().cast(), o, r) });
         let all = read_image(env.q(), &img, [0; 3], [4, 4, 1], (0, 0), 64);
         for y in 0..4 {
             for x in 0..4 {
@@ -624,19 +597,8 @@ fn fills_convert_the_color_to_the_format() {
         .unwrap();
         let color = [-5i32, 70000, 9, 9];
         let (o, r) = ([0usize, 0, 0], [4usize, 1, 1]);
-        // SAFETY: an int4 color.
-        unsafe {
-            cl!(clEnqueueFillImage(
-                env.q(),
-                int.raw(),
-                color.as_ptr() as _,
-                o.as_ptr(),
-                r.as_ptr(),
-                0,
-                ptr::null(),
-                ptr::null_mut(),
-            ))
-        };
+        // SAFETY: a four-component 32-bit color.
+        check("clEnqueueFillImage", unsafe { try_fill_image(env.q(), &int, color.as_ptr().cast(), o, r) });
         let got = read_image(env.q(), &int, o, r, (0, 0), 16);
         let mut expect = Vec::new();
         for _ in 0..4 {
@@ -645,9 +607,7 @@ fn fills_convert_the_color_to_the_format() {
         }
         assert_eq!(got, expect);
         // SAFETY: NULL color is what is tested.
-        let e = unsafe {
-            clEnqueueFillImage(env.q(), int.raw(), ptr::null(), o.as_ptr(), r.as_ptr(), 0, ptr::null(), ptr::null_mut())
-        };
+        let e = unsafe { try_fill_image(env.q(), &int, ptr::null(), o, r) };
         assert_eq!(e, CL_INVALID_VALUE);
     });
 }
@@ -662,24 +622,7 @@ fn map_and_unmap_an_image_region() {
                 .unwrap();
         let (o, r) = ([2usize, 1, 1], [3usize, 2, 2]);
         let (mut rp, mut sp) = (0usize, 0usize);
-        let mut err = 0;
-        // SAFETY: a valid image and out-pointers.
-        let p = unsafe {
-            clEnqueueMapImage(
-                env.q(),
-                img.raw(),
-                CL_TRUE,
-                CL_MAP_WRITE as cl_map_flags,
-                o.as_ptr(),
-                r.as_ptr(),
-                &mut rp,
-                &mut sp,
-                0,
-                ptr::null(),
-                ptr::null_mut(),
-                &mut err,
-            )
-        };
+        let (p, err) = map_image(env.q(), &img, CL_MAP_WRITE, o, r, &mut rp, Some(&mut sp));
         assert_eq!(err, CL_SUCCESS);
         assert_eq!((rp, sp), (32, 128));
         assert_eq!(mem_info::<cl_uint>(&img, CL_MEM_MAP_COUNT), 1);
@@ -698,23 +641,7 @@ fn map_and_unmap_an_image_region() {
         let expect: Vec<u8> = (0..4).flat_map(|i| [0x40 + i as u8; 12]).collect();
         assert_eq!(got, expect);
         // A 3D image needs image_slice_pitch.
-        // SAFETY: NULL slice pitch is what is tested.
-        let p = unsafe {
-            clEnqueueMapImage(
-                env.q(),
-                img.raw(),
-                CL_TRUE,
-                CL_MAP_READ as cl_map_flags,
-                o.as_ptr(),
-                r.as_ptr(),
-                &mut rp,
-                ptr::null_mut(),
-                0,
-                ptr::null(),
-                ptr::null_mut(),
-                &mut err,
-            )
-        };
+        let (p, err) = map_image(env.q(), &img, CL_MAP_READ, o, r, &mut rp, None);
         assert!(p.is_null());
         assert_eq!(err, CL_INVALID_VALUE);
     });
@@ -986,24 +913,10 @@ fn kernels_read_and_write_depth_images() {
             let layer1 = df[16 + i];
             assert_eq!(&got[4 * i..4 * i + 4], &[unorm, unorm, layer1, layer1], "{}: pixel {i}", d.name);
         }
-        let mut written = vec![0f32; 16];
-        let (origin, region) = ([0usize; 3], [4usize, 4, 1]);
-        // SAFETY: `written` holds the 4x4 float region; blocking.
-        unsafe {
-            cl!(clEnqueueReadImage(
-                q,
-                out_img.raw(),
-                CL_TRUE,
-                origin.as_ptr(),
-                region.as_ptr(),
-                0,
-                0,
-                written.as_mut_ptr() as *mut c_void,
-                0,
-                ptr::null(),
-                ptr::null_mut()
-            ))
-        };
+        let written: Vec<f32> = read_image(q, &out_img, [0; 3], [4, 4, 1], (0, 0), 64)
+            .chunks_exact(4)
+            .map(|c| f32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
         let want: Vec<f32> = df[16..].iter().map(|v| v * 0.5).collect();
         assert_eq!(written, want, "{}: write_imagef of a depth image", d.name);
         // SAFETY: owned reference.
