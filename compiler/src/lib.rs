@@ -257,10 +257,12 @@ impl NativeKernel {
     /// Runs work-items `first..end` of the work-group `ctx` from `resume_at`; see [`abi`]
     /// (which says when the caller must fence the kernel's non-temporal stores).
     ///
-    /// The caller promises that `args` is an argument block laid out as `self.info.args`
-    /// says, whose pointers are valid for every access the kernel makes, and that `ctx`
-    /// points at local memory and work-item state of the sizes `self.info` gives.
-    pub fn run(&self, args: &[u8], ctx: &WorkGroupContext, first: u32, end: u32, resume_at: u32) -> u32 {
+    /// # Safety
+    /// This jumps into the kernel's native code. `args` must be an argument block laid out
+    /// as `self.info.args` says, whose pointers are valid for every access the kernel makes,
+    /// and `ctx` must point at local memory and work-item state of the sizes `self.info`
+    /// gives.
+    pub unsafe fn run(&self, args: &[u8], ctx: &WorkGroupContext, first: u32, end: u32, resume_at: u32) -> u32 {
         assert!(args.len() >= self.info.arg_block_size, "argument block too small");
         // The entry declares its argument block `align 8` (abi::ARGS_ALIGN); a block that is
         // not aligned runs from an aligned copy.
@@ -281,8 +283,7 @@ impl NativeKernel {
         // SAFETY: `entry` was produced by the code generator for exactly this signature and
         // the code it points at is kept alive by the `NativeProgram` owning this kernel. The
         // argument block (`block`: `args` or its aligned copy, alive until the call returns)
-        // and context satisfy the layout contract stated above, which the device checks
-        // before calling.
+        // and context satisfy the layout contract stated above (the caller's promise).
         unsafe { (self.entry)(block, ctx, first, end, resume_at) }
     }
 

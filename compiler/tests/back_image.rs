@@ -116,7 +116,8 @@ fn run(k: &NativeKernel, args: &ArgBlock, global: [u64; 3], local: [u64; 3]) -> 
                     gen_counters: if words > 0 { counters.as_mut_ptr() } else { std::ptr::null_mut() },
                     ..WorkGroupContext::default()
                 };
-                assert_eq!(k.run(args.bytes(), &ctx, 0, n, 0), softcl_compiler::FINISHED);
+                // SAFETY: the block was laid out for this kernel; the images it points at live to the end of the test.
+                assert_eq!(unsafe { k.run(args.bytes(), &ctx, 0, n, 0) }, softcl_compiler::FINISHED);
             }
         }
     }

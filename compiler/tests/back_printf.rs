@@ -41,7 +41,8 @@ fn run_opts(src: &str, opts: &str, n: usize, capacity: Option<usize>) -> (String
         printf: if capacity.is_some() { &header } else { std::ptr::null() },
         ..WorkGroupContext::default()
     };
-    assert_eq!(k.run(&args, &ctx, 0, n as u32, 0), FINISHED);
+    // SAFETY: the block holds the output buffer's address; it and the printf buffer outlive the call.
+    assert_eq!(unsafe { k.run(&args, &ctx, 0, n as u32, 0) }, FINISHED);
     let used = header.used.load(Ordering::SeqCst);
     let records = &storage[..(used as usize).min(storage.len())];
     (String::from_utf8(format_buffer(records)).expect("utf-8"), ret, used)

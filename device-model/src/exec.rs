@@ -46,7 +46,9 @@ use std::time::Instant;
 pub(crate) trait GroupKernel: Send + Sync {
     fn info(&self) -> &KernelInfo;
     /// Runs work-items `first..end` of the work-group `ctx` from `resume_at` (see
-    /// `softcl_compiler::abi`); returns the barrier id reached or [`FINISHED`].
+    /// `softcl_compiler::abi`); returns the barrier id reached or [`FINISHED`]. Called by the
+    /// executor only, with an argument block and context it prepared for this kernel (what
+    /// `NativeKernel::run` requires).
     fn run(&self, args: &[u8], ctx: &WorkGroupContext, first: u32, end: u32, resume_at: u32) -> u32;
 }
 
@@ -55,7 +57,10 @@ impl GroupKernel for NativeKernel {
         &self.info
     }
     fn run(&self, args: &[u8], ctx: &WorkGroupContext, first: u32, end: u32, resume_at: u32) -> u32 {
-        NativeKernel::run(self, args, ctx, first, end, resume_at)
+        // SAFETY: the executor calls this only with its job's copy of a launch's argument
+        // block (valid by `Launch::new`'s contract) with the `__local` slots pointing into
+        // the work-group's local memory, and `ctx` built for this kernel's info.
+        unsafe { NativeKernel::run(self, args, ctx, first, end, resume_at) }
     }
 }
 

@@ -4,17 +4,39 @@ use softcl_compiler::NativeKernel;
 
 /// One clEnqueueNDRangeKernel, ready to run.
 pub struct Launch<'a> {
-    pub kernel: &'a NativeKernel,
+    pub(crate) kernel: &'a NativeKernel,
     /// The argument block (`kernel.info.arg_block_size` bytes) with buffer addresses and
     /// values filled in; `__local` argument slots are filled by the device per work-group.
-    pub args: &'a [u8],
+    pub(crate) args: &'a [u8],
     /// For each `ArgKind::Local` argument: (argument index, size in bytes).
-    pub local_arg_sizes: &'a [(usize, usize)],
-    pub work_dim: u32,
-    pub global_offset: [usize; 3],
-    pub global_size: [usize; 3],
+    pub(crate) local_arg_sizes: &'a [(usize, usize)],
+    pub(crate) work_dim: u32,
+    pub(crate) global_offset: [usize; 3],
+    pub(crate) global_size: [usize; 3],
     /// The enqueued work-group size (never zero; unused dimensions are 1).
-    pub local_size: [usize; 3],
+    pub(crate) local_size: [usize; 3],
+}
+
+impl<'a> Launch<'a> {
+    /// A launch of `kernel` with the argument block `args` over the NDRange of `work_dim`
+    /// dimensions at `global_offset`, of `global_size` work-items in groups of `local_size`.
+    ///
+    /// # Safety
+    /// The device runs the kernel's native code on `args` (see `NativeKernel::run`): `args`
+    /// must be laid out as `kernel.info.args` says, and every buffer address, image and
+    /// sampler in it must stay valid, for every access the kernel makes, until the launch
+    /// returns.
+    pub unsafe fn new(
+        kernel: &'a NativeKernel,
+        args: &'a [u8],
+        local_arg_sizes: &'a [(usize, usize)],
+        work_dim: u32,
+        global_offset: [usize; 3],
+        global_size: [usize; 3],
+        local_size: [usize; 3],
+    ) -> Self {
+        Launch { kernel, args, local_arg_sizes, work_dim, global_offset, global_size, local_size }
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]

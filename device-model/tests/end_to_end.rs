@@ -58,15 +58,9 @@ fn launch(
     let kernel = program.kernel(kernel).expect("kernel exists");
     let (block, locals) = arg_block(&kernel.info, args);
     let local = local.unwrap_or_else(|| dev.pick_local_size(&kernel.info, work_dim, global, false));
-    dev.launch(&Launch {
-        kernel,
-        args: &block,
-        local_arg_sizes: &locals,
-        work_dim,
-        global_offset: offset,
-        global_size: global,
-        local_size: local,
-    })
+    // SAFETY: the block holds this kernel's arguments, its pointers into memory this test
+    // keeps alive until the launch returns.
+    dev.launch(&unsafe { Launch::new(kernel, &block, &locals, work_dim, offset, global, local) })
 }
 
 const VADD: &str = r#"
@@ -273,15 +267,9 @@ fn gen_observer_sees_the_launch() {
     ];
     let (block, locals) = arg_block(&kernel.info, &args);
     let counts = Arc::new(Counts::default());
-    let launch = Launch {
-        kernel,
-        args: &block,
-        local_arg_sizes: &locals,
-        work_dim: 1,
-        global_offset: [0; 3],
-        global_size: [300, 1, 1],
-        local_size: [64, 1, 1],
-    };
+    // SAFETY: the block holds this kernel's arguments, its pointers into memory this test
+    // keeps alive until the launch returns.
+    let launch = unsafe { Launch::new(kernel, &block, &locals, 1, [0; 3], [300, 1, 1], [64, 1, 1]) };
     dev.launch_observed(&launch, Some(counts.clone())).unwrap();
     assert!(c.iter().all(|&x| x == 3.0));
     let get = |a: &std::sync::atomic::AtomicU32| a.load(std::sync::atomic::Ordering::SeqCst);

@@ -99,15 +99,9 @@ fn launch_with(
     } else {
         1
     };
-    let launch = Launch {
-        kernel: k,
-        args: &block,
-        local_arg_sizes: locals,
-        work_dim,
-        global_offset: [0; 3],
-        global_size: global,
-        local_size: local,
-    };
+    // SAFETY: the block holds this kernel's arguments, its pointers into memory this test
+    // keeps alive until the launch returns.
+    let launch = unsafe { Launch::new(k, &block, locals, work_dim, [0; 3], global, local) };
     dev.launch_observed(&launch, observer).expect("launch")
 }
 

@@ -165,15 +165,9 @@ fn launch(dev: &GenDevice, name: &str, inp: &mut [f32], out: &mut [f32], global:
     if name == "column" {
         args[kernel.info.args[2].offset..][..4].copy_from_slice(&64i32.to_ne_bytes());
     }
-    let launch = Launch {
-        kernel,
-        args: &args,
-        local_arg_sizes: &[],
-        work_dim: if global[1] > 1 { 2 } else { 1 },
-        global_offset: [0; 3],
-        global_size: global,
-        local_size: local,
-    };
+    // SAFETY: the block holds this kernel's arguments, its pointers into memory this test
+    // keeps alive until the launch returns.
+    let launch = unsafe { Launch::new(kernel, &args, &[], if global[1] > 1 { 2 } else { 1 }, [0; 3], global, local) };
     dev.launch(&launch).unwrap_or_else(|e| panic!("{name}: {e:?}"));
 }
 

@@ -924,15 +924,9 @@ fn model_observes_a_gen_launch() {
     let mut args = vec![0u8; kernel.info.arg_block_size];
     args[kernel.info.args[0].offset..][..8].copy_from_slice(&(data.as_mut_ptr() as u64).to_ne_bytes());
     let locals = [(1usize, 64 * 4usize)];
-    let launch = Launch {
-        kernel,
-        args: &args,
-        local_arg_sizes: &locals,
-        work_dim: 1,
-        global_offset: [0; 3],
-        global_size: [1024, 1, 1],
-        local_size: [64, 1, 1],
-    };
+    // SAFETY: the block holds this kernel's arguments, its pointers into memory this test
+    // keeps alive until the launch returns.
+    let launch = unsafe { Launch::new(kernel, &args, &locals, 1, [0; 3], [1024, 1, 1], [64, 1, 1]) };
     let simd = softcl_device_model::gen::choose_simd(dev.config(), &kernel.info, 64).unwrap().0;
     let shape = GenShape::for_launch(&launch, simd);
     assert_eq!(

@@ -642,15 +642,12 @@ fn report_enabled() -> bool {
 
 fn run_launch(device: &Device, kernel: &NativeKernel, args: &LaunchArgs, nd: NdRange) -> Result<Option<u64>, cl_int> {
     let name = kernel.info.name.as_str();
-    let launch = Launch {
-        kernel,
-        args: &args.block,
-        local_arg_sizes: &args.local_sizes,
-        work_dim: nd.work_dim,
-        global_offset: nd.offset,
-        global_size: nd.global,
-        local_size: nd.local,
-    };
+    // SAFETY: `args.block` was laid out for this kernel's arguments when it was enqueued
+    // (every argument set and checked against `kernel.info.args`); the buffers, images and SVM
+    // allocations its addresses point into are held by `args` until the launch returns. What
+    // the kernel does within them is bounded by the OpenCL C program, as on any device.
+    let launch =
+        unsafe { Launch::new(kernel, &args.block, &args.local_sizes, nd.work_dim, nd.offset, nd.global, nd.local) };
     match device.model.launch(&launch) {
         Ok(report) => {
             if let Some(text) = report.report.as_deref().filter(|t| !t.is_empty()) {

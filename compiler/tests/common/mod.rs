@@ -121,13 +121,17 @@ pub fn run_ndrange(
                 let mut regions = 0;
                 loop {
                     let r = match pattern {
-                        Pattern::Whole => k.run(args.bytes(), &ctx, 0, n, resume),
+                        // SAFETY: the block was laid out for this kernel's arguments, its buffers
+                        // and the group's local memory and state (sized by its info) outlive
+                        // the call.
+                        Pattern::Whole => unsafe { k.run(args.bytes(), &ctx, 0, n, resume) },
                         Pattern::Chunks(w) => {
                             let mut r = FINISHED;
                             let mut first = 0;
                             while first < n {
                                 let end = (first + w).min(n);
-                                let rr = k.run(args.bytes(), &ctx, first, end, resume);
+                                // SAFETY: as above.
+                                let rr = unsafe { k.run(args.bytes(), &ctx, first, end, resume) };
                                 if first > 0 {
                                     assert_eq!(rr, r, "work-items of one group reached different barriers");
                                 }

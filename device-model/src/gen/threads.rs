@@ -97,6 +97,10 @@ impl GroupKernel for GenThreads {
     fn run(&self, args: &[u8], ctx: &WorkGroupContext, first: u32, end: u32, resume_at: u32) -> u32 {
         let rows = self.one_row || ctx.local_size[0].is_multiple_of(u64::from(self.simd));
         let k = if rows { self.row.as_ref() } else { self.linear.as_ref() };
-        k.unwrap_or(&self.scalar).run(args, ctx, first, end, resume_at)
+        // SAFETY: as for `NativeKernel`'s `GroupKernel::run` (exec.rs): the executor's block
+        // and context, sized by `self.info`, whose work-item state is the largest of the
+        // scalar build's and the variants' (see `new`); the variants are built from the same
+        // source, so they take the same argument block.
+        unsafe { k.unwrap_or(&self.scalar).run(args, ctx, first, end, resume_at) }
     }
 }
