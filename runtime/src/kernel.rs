@@ -636,10 +636,6 @@ impl Kernel {
 /// 128 KiB of stack, a small part of the usual thread stacks (glibc's 8 MiB, Rust's 2 MiB).
 pub const ANY_THREAD_PRIVATE_BYTES: u64 = 8 << 10;
 
-fn report_enabled() -> bool {
-    std::env::var_os("SOFTCL_GEN_REPORT").is_some_and(|v| !v.is_empty() && v != "0")
-}
-
 fn run_launch(device: &Device, kernel: &NativeKernel, args: &LaunchArgs, nd: NdRange) -> Result<Option<u64>, cl_int> {
     let name = kernel.info.name.as_str();
     // SAFETY: `args.block` was laid out for this kernel's arguments when it was enqueued
@@ -648,15 +644,10 @@ fn run_launch(device: &Device, kernel: &NativeKernel, args: &LaunchArgs, nd: NdR
     // the kernel does within them is bounded by the OpenCL C program, as on any device.
     let launch =
         unsafe { Launch::new(kernel, &args.block, &args.local_sizes, nd.work_dim, nd.offset, nd.global, nd.local) };
+    // The device prints or writes its own report where its settings say (the Gen model:
+    // SOFTCL_GEN_REPORT); the runtime only takes the device time.
     match device.model.launch(&launch) {
-        Ok(report) => {
-            if let Some(text) = report.report.as_deref().filter(|t| !t.is_empty()) {
-                if report_enabled() {
-                    eprintln!("SoftCL report: {text}");
-                }
-            }
-            Ok(report.device_time_ns)
-        }
+        Ok(report) => Ok(report.device_time_ns),
         Err(LaunchError::OutOfResources(why)) => {
             eprintln!("SoftCL: kernel {name} could not run: {why}");
             Err(CL_OUT_OF_RESOURCES)

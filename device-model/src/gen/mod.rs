@@ -125,10 +125,6 @@ impl GenDevice {
         let (range, ()) =
             common::run_launch_with(&self.executor, launch, Arc::new(kernel), choose, Some(watcher), limits)?;
         let modelled = model.finish();
-        let sink = self.report_sink.clone().unwrap_or_else(model::ReportSink::from_env);
-        if let Err(e) = sink.emit(&modelled.report) {
-            eprintln!("SoftCL: the Gen report of kernel {} could not be written: {e}", info.name);
-        }
         let simd64 = u64::from(simd);
         let threads_per_wg = (range.enqueued_group_size() as u64).div_ceil(simd64);
         let hw_threads = range.sum_over_groups(|n| n.div_ceil(simd64));
@@ -139,6 +135,13 @@ impl GenDevice {
             range.enqueued_group_size(),
             range.group_count,
         );
+        let sink = self.report_sink.clone().unwrap_or_else(model::ReportSink::from_env);
+        if sink == model::ReportSink::Text {
+            eprintln!("SoftCL report: {report}");
+        }
+        if let Err(e) = sink.emit(&modelled.report) {
+            eprintln!("SoftCL: the Gen report of kernel {} could not be written: {e}", info.name);
+        }
         Ok(LaunchReport { device_time_ns: modelled.device_time_ns(), report: Some(report) })
     }
 }
