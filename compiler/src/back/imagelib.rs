@@ -305,7 +305,7 @@ pub unsafe extern "C" fn softcl_image_texel_address(img: *const ImageArg, sample
     // SAFETY: the kernel ABI: `img` is the kernel argument's ImageArg.
     let Some(arg) = (unsafe { img.as_ref() }) else { return 0 };
     let Some((format, _, _)) = layout(arg) else { return 0 };
-    texel_address(arg, format, sampler, [x, y, z])
+    TexelGrid::new(arg, format, sampler).address([x, y, z])
 }
 
 /// [`softcl_image_texel_address`] of every lane of a packet of `w` (coordinates `coords`,
@@ -323,11 +323,11 @@ pub unsafe extern "C" fn softcl_image_texel_addresses(
     out: *mut u64,
 ) {
     // SAFETY: the kernel ABI: `img` is the kernel argument's ImageArg.
-    let found = unsafe { img.as_ref() }.and_then(|arg| Some((arg, layout(arg)?.0)));
+    let grid = unsafe { img.as_ref() }.and_then(|arg| Some(TexelGrid::new(arg, layout(arg)?.0, sampler)));
     for k in 0..w {
-        let a = match found {
+        let a = match &grid {
             // SAFETY: the caller's contract.
-            Some((arg, format)) => texel_address(arg, format, sampler, unsafe { lane_coords(coords, ncomp, w, k) }),
+            Some(g) => g.address(unsafe { lane_coords(coords, ncomp, w, k) }),
             None => 0,
         };
         // SAFETY: k < w: inside the caller's `w` values.
@@ -346,20 +346,38 @@ fn floor_i64(x: f32) -> i64 {
     }
 }
 
-/// The address of the pixel an access at `at` reads or writes, as
-/// [`softcl_image_texel_address`] says.
-fn texel_address(arg: &ImageArg, format: Format, sampler: u32, at: [f32; 3]) -> u64 {
-    let normalized = sampler != u32::MAX && sampler & crate::image::sample::CLK_NORMALIZED_COORDS_TRUE != 0;
-    let mut off = 0u64;
-    let strides = [format.pixel_size() as u64, arg.row_pitch, arg.slice_pitch];
-    for d in 0..3 {
-        let size = arg.size[d].max(1);
-        let c = if normalized { at[d] * size as f32 } else { at[d] };
-        // `as` saturates (NaN to 0); the clamp keeps the pixel inside the image.
-        let i = floor_i64(c).clamp(0, i64::from(size) - 1) as u64;
-        off += i * strides[d];
+/// What the pixel addresses of accesses to one image with one sampler need, worked out once
+/// (per packet).
+struct TexelGrid {
+    base: u64,
+    strides: [u64; 3],
+    /// Pixels in each dimension, at least 1.
+    sizes: [i64; 3],
+    normalized: bool,
+}
+
+impl TexelGrid {
+    fn new(arg: &ImageArg, format: Format, sampler: u32) -> Self {
+        TexelGrid {
+            base: arg.data as u64,
+            strides: [format.pixel_size() as u64, arg.row_pitch, arg.slice_pitch],
+            sizes: arg.size.map(|s| i64::from(s.max(1))),
+            normalized: sampler != u32::MAX && sampler & crate::image::sample::CLK_NORMALIZED_COORDS_TRUE != 0,
+        }
     }
-    arg.data as u64 + off
+
+    /// The address of the pixel an access at `at` reads or writes, as
+    /// [`softcl_image_texel_address`] says.
+    fn address(&self, at: [f32; 3]) -> u64 {
+        let mut off = 0u64;
+        for ((x, size), stride) in at.into_iter().zip(self.sizes).zip(self.strides) {
+            let c = if self.normalized { x * size as f32 } else { x };
+            // Saturating (NaN to 0); the clamp keeps the pixel inside the image.
+            let i = floor_i64(c).clamp(0, size - 1) as u64;
+            off += i * stride;
+        }
+        self.base + off
+    }
 }
 
 // ------------------------------------------------------------------------------ lowering
