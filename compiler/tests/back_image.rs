@@ -604,3 +604,34 @@ fn gen_variants_of_one_source_are_compiled_once() {
     let c = build(&src.replace("x, 0", "x, 1"), &t);
     assert!(!Arc::ptr_eq(&variant(&a), &variant(&c)), "another source, another variant");
 }
+
+/// Vector code reads and writes an image with one host call per packet (the `_lanes`
+/// functions: the image's layout worked out once, not once per lane), and the Gen build asks
+/// for a packet's texel addresses, which its line counts need, in one call too. The scalar
+/// build keeps the one-lane functions. (Results are the other tests' concern: every build
+/// gives the same.)
+#[test]
+fn packets_call_the_image_functions_once() {
+    let src = r#"
+kernel void k(read_only image2d_t a, sampler_t s, write_only image2d_t b, global int4 *o) {
+    int x = get_global_id(0), y = get_global_id(1);
+    float4 v = read_imagef(a, s, (float2)(x * 0.5f, y));
+    o[y * 8 + x] = read_imagei(a, (int2)(y, x));
+    write_imagef(b, (int2)(x, y), v);
+}
+"#;
+    for (name, t) in targets() {
+        let p = build(src, &t);
+        kernel(&p, "k", name);
+        let syms = &p.image.as_ref().expect("a native image").host_symbols;
+        let has = |f: &str| syms.iter().any(|s| s == f);
+        let packet = name != "scalar";
+        for f in ["softcl_image_sample", "softcl_image_read", "softcl_image_write"] {
+            assert_eq!(has(f), !packet, "{name}: {f} in {syms:?}");
+            assert_eq!(has(&format!("{f}_lanes")), packet, "{name}: {f}_lanes in {syms:?}");
+        }
+        let gen = name.starts_with("gen");
+        assert!(!has("softcl_image_texel_address"), "{name}: {syms:?}");
+        assert_eq!(has("softcl_image_texel_addresses"), gen, "{name}: {syms:?}");
+    }
+}

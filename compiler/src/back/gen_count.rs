@@ -698,6 +698,11 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         // Uniform operands in their scalar form, varying ones wide (lane k taken below).
         let mut form = |v: Value| if self.is_uniform(v) { self.get(v) } else { self.get_wide(v) };
         let (img, smp, crd) = (form(image)?, sampler.map(&mut form).transpose()?, form(coord)?);
+        if let Some(addrs) = self.packet_texel_addresses(image, sampler, coord)? {
+            // A pixel (1-16 bytes, aligned to its size) lies in one line: its first byte decides.
+            let lines = self.general_lines(addrs, mi.mask, 1, conflict)?;
+            return self.gen_add_later(self.site_word(s, LINES)?, lines);
+        }
         let mut addrs = i64t.vec_type(w).get_undef();
         for k in 0..w {
             let kc = self.i32().const_int(k as u64, false);

@@ -10,7 +10,7 @@ use inkwell::types::FunctionType;
 use inkwell::values::FunctionValue;
 
 /// `mathlib`'s and `imagelib`'s functions by the names generated code calls them by.
-fn mathlib() -> [(&'static str, usize); 10] {
+fn mathlib() -> [(&'static str, usize); 14] {
     [
         ("softcl_cbrt", mathlib::softcl_cbrt as *const () as usize),
         ("softcl_rootn", mathlib::softcl_rootn as *const () as usize),
@@ -22,6 +22,10 @@ fn mathlib() -> [(&'static str, usize); 10] {
         ("softcl_image_write", imagelib::softcl_image_write as *const () as usize),
         ("softcl_image_query", imagelib::softcl_image_query as *const () as usize),
         ("softcl_image_texel_address", imagelib::softcl_image_texel_address as *const () as usize),
+        ("softcl_image_sample_lanes", imagelib::softcl_image_sample_lanes as *const () as usize),
+        ("softcl_image_read_lanes", imagelib::softcl_image_read_lanes as *const () as usize),
+        ("softcl_image_write_lanes", imagelib::softcl_image_write_lanes as *const () as usize),
+        ("softcl_image_texel_addresses", imagelib::softcl_image_texel_addresses as *const () as usize),
     ]
 }
 

@@ -94,6 +94,10 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     /// with its own operands (and, for calls, its own local id). A varying result is
     /// gathered lane by lane; a uniform one is the last active lane's.
     pub fn lower_lanes(&mut self, i: Inst) -> R<()> {
+        // Image reads and writes of one image: one host call for the packet's lanes.
+        if self.lower_image_lanes(i)? {
+            return Ok(());
+        }
         let f = self.f;
         let w = self.lane_width()?;
         let mut ops = f.insts[i].operands();
