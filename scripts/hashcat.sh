@@ -60,8 +60,10 @@ run() {
     fi
 }
 
-common=(--force -D 1,2 -d "$dev")
-run "hashcat -I lists device $dev" "$work/info.log" "Backend Device ID #$dev" -I
+# Its own session name: hashcat refuses to start while another instance of the same session
+# runs, so the cpu and gpu runs could not overlap.
+common=(--force -D 1,2 -d "$dev" --session "softcl-$kind-$$")
+run "hashcat -I lists device $dev" "$work/info.log" "Backend Device ID #$dev" -I --session "softcl-$kind-$$"
 for mode in ${HASHCAT_MODES:-0 100 1400 1000}; do
     run "benchmark -m $mode -O (self-test + speed) on device $dev" "$work/bench-$mode.log" "^Speed.#$dev" \
         -b -m "$mode" "${common[@]}"

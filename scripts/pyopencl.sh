@@ -68,5 +68,12 @@ summary=$(grep -E '[0-9]+ (passed|failed).* in [0-9.]+s' "$LOG" | tail -1)
 passed=$(grep -oE '[0-9]+ passed' <<<"$summary" | grep -oE '[0-9]+' || echo 0)
 failed=$(grep -oE '[0-9]+ failed' <<<"$summary" | grep -oE '[0-9]+' || echo 0)
 skipped=$(grep -oE '[0-9]+ skipped' <<<"$summary" | grep -oE '[0-9]+' || echo 0)
+if [ -z "$summary" ]; then
+    # With -q added (-qq) pytest prints no summary line: count its progress characters.
+    progress=$(grep -E '^[.FEsxX]+ +\[ *[0-9]+%\]$' "$LOG" | sed -E 's/ +\[.*//' | tr -d '\n')
+    passed=$(tr -cd '.' <<<"$progress" | wc -c)
+    failed=$(tr -cd 'FE' <<<"$progress" | wc -c)
+    skipped=$(tr -cd 's' <<<"$progress" | wc -c)
+fi
 echo "[softcl] pyopencl $VER on $DEVICE: passed=${passed:-0} failed=${failed:-0} skipped=${skipped:-0} (log: $LOG)"
 exit "$status"

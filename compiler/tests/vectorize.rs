@@ -314,3 +314,72 @@ fn struct_members_of_one_element_form_span_groups() {
     );
     assert_eq!(g, vec![(false, 2, 2), (true, 2, 2)], "split");
 }
+
+/// A kernel that computes with explicit vectors as wide as the host's registers (hashcat's
+/// `u32x16` on AVX-512) and keeps many of them live stays scalar under the heuristic: packets
+/// of its work-items would gain no vector width, only values of W registers each that spill
+/// (hashcat's SHA2-256 at W = 8 did not finish compiling in 20 minutes). Register-wide
+/// vectors with few live values (a chain) and narrower vectors are still packed, and every
+/// build computes the same results.
+#[test]
+fn register_wide_vectors_with_many_live_values_stay_scalar() {
+    use common::*;
+    // `words` values carried around a loop, each mixed with its neighbours.
+    let src = |ty: &str, words: usize| {
+        let load: String = (0..words).map(|w| format!("{ty} w{w} = in[{words} * i + {w}];\n")).collect();
+        let round: String = (0..words)
+            .map(|w| format!("w{w} = rotate(w{w} + w{}, ({ty})7) ^ w{};\n", (w + words - 1) % words, (w + 1) % words))
+            .collect();
+        let xor: Vec<String> = (0..words).map(|w| format!("w{w}")).collect();
+        format!(
+            "__kernel void mix(__global const {ty}* in, __global {ty}* out) {{\n\
+             size_t i = get_global_id(0);\n{load}\
+             for (int r = 0; r < 4; r++) {{\n{round}}}\n\
+             out[i] = {};\n}}",
+            xor.join(" ^ ")
+        )
+    };
+    let auto = |bytes: u32| Target {
+        vectorizer: softcl_compiler::Vectorizer::Auto { register_bytes: bytes },
+        ..Target::default()
+    };
+    // (element lanes, live words, register bytes, scalar?)
+    for (lanes, words, bytes, scalar) in [(16, 16, 64, true), (8, 16, 32, true), (16, 2, 64, false), (4, 16, 64, false)]
+    {
+        let name = format!("uint{lanes}");
+        let t = auto(bytes);
+        let prog = compile_source(&src(&name, words), "", &t).unwrap_or_else(|e| panic!("{}", e.log));
+        let native = prog.codegen(&t).unwrap_or_else(|e| panic!("{}", e.log));
+        let k = native.kernel("mix").unwrap();
+        let what = format!("{words} live {name} on {bytes}-byte registers");
+        assert_eq!(k.info.simd_width == 0, scalar, "{what}: simd_width {}", k.info.simd_width);
+
+        let n = 64usize;
+        let lanes = lanes as usize;
+        // Vector loads may assume the vector's alignment.
+        let input: Vec<u32> = (0..n * words * lanes).map(|i| (i as u32).wrapping_mul(2654435761)).collect();
+        let mut in_buf = AlignedBuf::new(input.len() * 4);
+        for (d, v) in in_buf.bytes_mut().chunks_exact_mut(4).zip(&input) {
+            d.copy_from_slice(&v.to_ne_bytes());
+        }
+        let mut out_buf = AlignedBuf::new(n * lanes * 4);
+        let mut args = ArgBlock::new(&k.info);
+        args.set_ptr(&k.info, 0, in_buf.as_mut_ptr());
+        args.set_ptr(&k.info, 1, out_buf.as_mut_ptr());
+        run_1d(k, &mut args, n as u64, 16);
+        let out: Vec<u32> =
+            out_buf.bytes().chunks_exact(4).map(|c| u32::from_ne_bytes(c.try_into().unwrap())).collect();
+        for i in 0..n {
+            for l in 0..lanes {
+                let mut w: Vec<u32> = (0..words).map(|j| input[(words * i + j) * lanes + l]).collect();
+                for _ in 0..4 {
+                    for j in 0..words {
+                        let (prev, next) = (w[(j + words - 1) % words], w[(j + 1) % words]);
+                        w[j] = w[j].wrapping_add(prev).rotate_left(7) ^ next;
+                    }
+                }
+                assert_eq!(out[i * lanes + l], w.iter().fold(0, |a, b| a ^ b), "{what}: item {i} lane {l}");
+            }
+        }
+    }
+}

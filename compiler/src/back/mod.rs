@@ -267,13 +267,14 @@ fn emit(
             .map_err(|msg| fail(format!("kernel `{}`: {msg}", kernel.info.name)))?;
         let gen_build = target.gen.filter(|g| g.simd > 1);
         let wa = vectorize::analysis::analyze_lanes(m, func, gen_build.is_some_and(|g| g.linear_lanes));
+        let pressure = vectorize::pressure::kernel_pressure(m, func, &wa);
         let scalar_reason = if width.lanes <= 1 {
             (target.vectorizer != crate::Vectorizer::Off).then(|| width.why.clone())
         } else {
-            vectorize::blocker(m, func, &wa, !analysis.barrier_ids.is_empty()).or_else(|| {
-                matches!(target.vectorizer, crate::Vectorizer::Auto { .. })
-                    .then(|| vectorize::unprofitable(func, &wa))
-                    .flatten()
+            vectorize::blocker(m, func, &wa, !analysis.barrier_ids.is_empty()).or_else(|| match target.vectorizer {
+                crate::Vectorizer::Auto { register_bytes } => vectorize::unprofitable(func, &wa)
+                    .or_else(|| vectorize::width::register_bound(m, func, &pressure, register_bytes)),
+                _ => None,
             })
         };
         let mut width = width;
@@ -418,7 +419,7 @@ fn emit(
         info.work_item_state_size = plan.size;
         info.private_mem_size = private_bytes(&e, kernel.func, &plan);
         info.simd_width = if lanes > 1 { lanes } else { 0 };
-        info.register_pressure = Some(vectorize::pressure::kernel_pressure(m, func, &wa));
+        info.register_pressure = Some(pressure);
         info.gen = gen_plan.map(|p| p.info(lanes, m));
         info.uses_printf =
             e.reachable_functions(kernel.func).into_iter().any(|f| printf::calls_printf(&m.functions[f]));

@@ -1,7 +1,8 @@
 //! The vector width W of a kernel: `intel_reqd_sub_group_size`, then the knob
 //! (`CL_CONFIG_CPU_VECTORIZER_MODE`), then `vec_type_hint`, then the widest data type the
 //! kernel computes with against the host's vector registers (16 lanes of 32 bits on AVX-512,
-//! 8 on AVX2, 4 on SSE).
+//! 8 on AVX2, 4 on SSE). [`register_bound`] is the heuristic's check for kernels written for
+//! SIMD already.
 
 use crate::ir::{self, InstData, TypeData};
 use crate::kernel_info::KernelInfo;
@@ -60,6 +61,28 @@ pub fn widest_data_bits(m: &ir::Module, func: &ir::Function) -> u32 {
     }
 }
 
+/// Bits of the widest explicit vector an arithmetic instruction (binary or unary operator)
+/// of the kernel computes, e.g. 512 for `uint16` additions; 0 when it has none.
+pub fn widest_vector_arith_bits(m: &ir::Module, func: &ir::Function) -> u32 {
+    let vector_bits = |t: ir::Type| -> u32 {
+        match m.types.get(t) {
+            TypeData::Vector { elem, len } => match m.types.get(*elem) {
+                TypeData::Int { bits } | TypeData::Float { bits } => *bits as u32 * *len,
+                _ => 0,
+            },
+            _ => 0,
+        }
+    };
+    func.layout
+        .blocks
+        .iter()
+        .flat_map(|&b| func.layout.insts[b].iter())
+        .filter(|&&i| matches!(func.insts[i], InstData::Binary { .. } | InstData::Unary { .. }))
+        .filter_map(|&i| func.inst_result[i].map(|v| vector_bits(func.value_type(v))))
+        .max()
+        .unwrap_or(0)
+}
+
 /// Bits of a `vec_type_hint` type name ("float4" -> 128, "double" -> 64); `None` if unknown.
 pub fn hint_bits(hint: &str) -> Option<u32> {
     let base = hint.trim_end_matches(|c: char| c.is_ascii_digit());
@@ -109,6 +132,38 @@ pub fn choose(m: &ir::Module, func: &ir::Function, info: &KernelInfo, v: &Vector
     let bits = widest_data_bits(m, func);
     let lanes = (reg_bits / bits).clamp(4, 16);
     Ok(Width { lanes, why: format!("widest data type {bits} bits on {reg_bits}-bit registers"), auto: true })
+}
+
+/// The heuristic width's check for a kernel written for SIMD already: it computes with
+/// explicit vectors as wide as a register (hashcat's `u32x16` with VECT_SIZE=16, taken from
+/// CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT) and its varying values live at once (`pressure`)
+/// would not fit the register file even in packets of 4 work-items. Packets then gain no
+/// vector width, only values of W registers each that spill: on the loaded 2-core AVX-512
+/// machine hashcat's MD5 ran at 1.8 MH/s at W = 8 and 85 MH/s scalar, and SHA2-256's
+/// unrolled rounds did not finish compiling in 20 minutes at W = 8 (3 s scalar). Kernels whose few wide values stay in registers (a `float16`
+/// FMA chain) keep their packets: those give the core independent chains.
+pub fn register_bound(
+    m: &ir::Module,
+    func: &ir::Function,
+    pressure: &crate::gen_abi::RegisterPressure,
+    register_bytes: u32,
+) -> Option<String> {
+    let reg_bytes = register_bytes.max(16);
+    let vector_bits = widest_vector_arith_bits(m, func);
+    if vector_bits < reg_bytes * 8 {
+        return None;
+    }
+    // 32 vector registers with AVX-512, 16 before.
+    let file = reg_bytes * if reg_bytes >= 64 { 32 } else { 16 };
+    let at_four = pressure.varying_bytes.saturating_mul(4);
+    (at_four > file).then(|| {
+        format!(
+            "explicit vectors of {vector_bits} bits fill the {}-bit registers and {} bytes of varying values \
+             are live at once ({at_four} bytes in packets of 4, for a {file}-byte register file)",
+            reg_bytes * 8,
+            pressure.varying_bytes
+        )
+    })
 }
 
 /// Loop-carried values (one FMA chain each) below which the heuristic width is doubled.
