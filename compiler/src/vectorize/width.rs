@@ -140,8 +140,9 @@ pub fn choose(m: &ir::Module, func: &ir::Function, info: &KernelInfo, v: &Vector
 /// would not fit the register file even in packets of 4 work-items. Packets then gain no
 /// vector width, only values of W registers each that spill: on the loaded 2-core AVX-512
 /// machine hashcat's MD5 ran at 1.8 MH/s at W = 8 and 85 MH/s scalar, and SHA2-256's
-/// unrolled rounds did not finish compiling in 20 minutes at W = 8 (3 s scalar). Kernels whose few wide values stay in registers (a `float16`
-/// FMA chain) keep their packets: those give the core independent chains.
+/// unrolled rounds did not finish compiling in 20 minutes at W = 8 (3 s scalar). Kernels
+/// whose few wide values stay in registers (a `float16` FMA chain) keep their packets:
+/// those give the core independent chains.
 pub fn register_bound(
     m: &ir::Module,
     func: &ir::Function,
