@@ -28,9 +28,9 @@ fn fill<T: Copy>(q: cl_command_queue, img: &Mem, color: &[T; 4], origin: [usize;
     };
 }
 
-/// Fills a 3x1 read-only 2D image (the sRGB formats are read-only ones) of `format` with
-/// `color` at x = 1 and reads the pixel back.
-fn fill_one_pixel(env: &TestEnv, order: u32, ty: u32, color: [f32; 4]) -> Vec<u8> {
+/// clCreateImage of a 3x1 read-only 2D image of `order` / `ty` (no host pointer): the handle
+/// (NULL on an error) and the error code.
+fn create_3x1(env: &TestEnv, order: u32, ty: u32) -> (cl_mem, cl_int) {
     let format = cl_image_format { image_channel_order: order, image_channel_data_type: ty };
     let desc = cl_image_desc {
         image_type: CL_MEM_OBJECT_IMAGE2D as cl_mem_object_type,
@@ -39,8 +39,13 @@ fn fill_one_pixel(env: &TestEnv, order: u32, ty: u32, color: [f32; 4]) -> Vec<u8
         ..Default::default()
     };
     // SAFETY: valid context; format and descriptor live for the call; no host pointer.
-    let (m, err) =
-        unsafe { cl_create_err!(clCreateImage(env.context.raw(), CL_MEM_READ_ONLY, &format, &desc, ptr::null_mut())) };
+    unsafe { cl_create_err!(clCreateImage(env.context.raw(), CL_MEM_READ_ONLY, &format, &desc, ptr::null_mut())) }
+}
+
+/// Fills a 3x1 read-only 2D image (the sRGB formats are read-only ones) of `format` with
+/// `color` at x = 1 and reads the pixel back.
+fn fill_one_pixel(env: &TestEnv, order: u32, ty: u32, color: [f32; 4]) -> Vec<u8> {
+    let (m, err) = create_3x1(env, order, ty);
     assert_eq!(err, CL_SUCCESS, "clCreateImage({order:#x}, {ty:#x}): {}", error_name(err));
     // SAFETY: a new image whose reference we own.
     let img = unsafe { Mem::from_raw(m) };
@@ -85,17 +90,7 @@ fn unorm_int_101010_2_is_filled_with_red_in_the_high_bits() {
 fn padded_orders_are_not_supported() {
     for_each_device(|d| {
         let env = d.env();
-        let format = cl_image_format { image_channel_order: CL_SRGBX, image_channel_data_type: CL_UNORM_INT8 };
-        let desc = cl_image_desc {
-            image_type: CL_MEM_OBJECT_IMAGE2D as cl_mem_object_type,
-            image_width: 3,
-            image_height: 1,
-            ..Default::default()
-        };
-        // SAFETY: valid context; format and descriptor live for the call; no host pointer.
-        let (m, err) = unsafe {
-            cl_create_err!(clCreateImage(env.context.raw(), CL_MEM_READ_ONLY, &format, &desc, ptr::null_mut()))
-        };
+        let (m, err) = create_3x1(&env, CL_SRGBX, CL_UNORM_INT8);
         assert!(m.is_null());
         expect_error("clCreateImage(CL_sRGBx)", err, CL_IMAGE_FORMAT_NOT_SUPPORTED);
     });
