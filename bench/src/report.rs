@@ -17,6 +17,7 @@ pub enum Cell {
 }
 
 /// One table row: a kernel (or a launch probe) and each device's result.
+#[derive(Clone, Debug)]
 pub struct Row {
     pub kernel: String,
     pub size: String,
@@ -47,6 +48,8 @@ pub struct Report {
     pub devices: Vec<(String, String)>,
     pub size: String,
     pub reps: usize,
+    /// How many rounds the rows are the median of (1: a single round).
+    pub rounds: usize,
     pub host_cpu: String,
     pub threads: usize,
     pub load_start: String,
@@ -133,9 +136,18 @@ impl Report {
             out,
             "- Size {}, kernel time = best of {} after a warm-up (profiling END-START). A memory-bound \
              kernel's share is of the copy bandwidth measured just before and after its runs (the \
-             better of the two, shown in its row), not of the run's roof above.\n",
+             better of the two, shown in its row), not of the run's roof above.",
             self.size, self.reps
         );
+        if self.rounds > 1 {
+            let _ = writeln!(
+                out,
+                "- Median of {} rounds: each kernel ran once per round, round after round; each \
+                 time and each copy bandwidth next to a kernel is the median of its {} rounds' values.",
+                self.rounds, self.rounds
+            );
+        }
+        out.push('\n');
         let mut header = vec!["kernel".to_string(), "size".into(), format!("{} ms", self.labels[s]), "metric".into()];
         header.push("% of roof".into());
         let others: Vec<usize> = (0..self.labels.len()).filter(|&d| d != s).collect();
@@ -273,6 +285,7 @@ impl Report {
         let mut out = String::from("{\n");
         let _ = writeln!(out, "  \"size\": {},", json_str(&self.size));
         let _ = writeln!(out, "  \"reps\": {},", self.reps);
+        let _ = writeln!(out, "  \"rounds\": {},", self.rounds);
         let _ = writeln!(
             out,
             "  \"host\": {{\"cpu\": {}, \"threads\": {}, \"copy_gbs\": {}, \"fma_gflops\": {}, \"fma_bits\": {}, \
@@ -348,6 +361,58 @@ impl Report {
     }
 }
 
+/// Each kernel's median round: for every row (matched by position; every round runs the
+/// same kernels in the same order), each device's median time over the rounds and the
+/// median copy bandwidth measured next to it. A device that failed in any round fails.
+pub fn median_rows(rounds: &[Vec<Row>]) -> Vec<Row> {
+    let Some(first) = rounds.first() else { return Vec::new() };
+    if rounds.len() == 1 {
+        return first.clone();
+    }
+    first
+        .iter()
+        .enumerate()
+        .map(|(i, row)| {
+            let same: Vec<&Row> = rounds.iter().map(|r| &r[i]).collect();
+            let cells = (0..row.cells.len()).map(|d| median_cell(same.iter().map(|r| &r.cells[d]))).collect();
+            let copies: Vec<f64> = same.iter().filter_map(|r| r.copy_gbs).collect();
+            Row { cells, copy_gbs: median(copies), ..row.clone() }
+        })
+        .collect()
+}
+
+fn median_cell<'a>(cells: impl Iterator<Item = &'a Cell>) -> Cell {
+    let cells: Vec<&Cell> = cells.collect();
+    if let Some(failed) = cells.iter().find(|c| matches!(c, Cell::Failed(_))) {
+        return (*failed).clone();
+    }
+    let pick = |f: &dyn Fn(&Cell) -> Option<f64>| median(cells.iter().filter_map(|c| f(c)).collect());
+    match cells.first() {
+        Some(Cell::Kernel { note, .. }) => Cell::Kernel {
+            ms: pick(&|c| if let Cell::Kernel { ms, .. } = c { Some(*ms) } else { None }).unwrap_or(f64::NAN),
+            wall_ms: pick(&|c| if let Cell::Kernel { wall_ms, .. } = c { Some(*wall_ms) } else { None })
+                .unwrap_or(f64::NAN),
+            median_ms: pick(&|c| if let Cell::Kernel { median_ms, .. } = c { Some(*median_ms) } else { None })
+                .unwrap_or(f64::NAN),
+            note: note.clone(),
+        },
+        Some(Cell::Launch { .. }) => Cell::Launch {
+            us: pick(&|c| if let Cell::Launch { us } = c { Some(*us) } else { None }).unwrap_or(f64::NAN),
+        },
+        _ => Cell::Failed("no result".into()),
+    }
+}
+
+/// The median (the mean of the middle two for an even count); `None` when empty.
+fn median(mut xs: Vec<f64>) -> Option<f64> {
+    if xs.is_empty() {
+        return None;
+    }
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    Some(if n % 2 == 1 { xs[n / 2] } else { (xs[n / 2 - 1] + xs[n / 2]) / 2.0 })
+}
+
 fn time_cell(row: &Row, d: usize) -> String {
     match row.cells.get(d) {
         Some(Cell::Kernel { ms, .. }) => format!("{ms:.3}"),
@@ -396,6 +461,7 @@ mod tests {
             devices: vec![("Portable Computing Language".into(), "cpu".into()), ("SoftCL".into(), "cpu".into())],
             size: "full".into(),
             reps: 5,
+            rounds: 1,
             host_cpu: "test".into(),
             threads: 2,
             load_start: "0".into(),
@@ -474,5 +540,49 @@ mod tests {
         assert!(targets.contains("| vecadd >= 80% of copy bandwidth | 80% | yes |"), "{targets}");
         let json = r.json();
         assert!(json.contains("\"roof_pct\": 80") && json.contains("\"copy_gbs_next_to_it\": 12.5"), "{json}");
+    }
+
+    #[test]
+    fn rounds_combine_into_each_kernel_median_time_and_median_copy_bandwidth() {
+        let row = |pocl: f64, softcl: f64, copy: f64| Row {
+            kernel: "vecadd".into(),
+            size: "1".into(),
+            work: Some((Bound::Memory, 1e9, 0.0)),
+            cells: vec![kernel(pocl), kernel(softcl)],
+            copy_gbs: Some(copy),
+        };
+        let launch = |us: f64| Row {
+            kernel: "empty launch, batch".into(),
+            size: "x1".into(),
+            work: None,
+            cells: vec![Cell::Launch { us: 2.0 * us }, Cell::Launch { us }],
+            copy_gbs: None,
+        };
+        // Round 2 has a copy-bandwidth spike, round 3 a burst that sped up PoCL: the median
+        // round is neither.
+        let rounds = vec![
+            vec![row(200.0, 100.0, 12.5), launch(1.0)],
+            vec![row(210.0, 105.0, 20.0), launch(3.0)],
+            vec![row(90.0, 98.0, 12.0), launch(2.0)],
+        ];
+        let rows = median_rows(&rounds);
+        assert_eq!(rows.len(), 2);
+        assert!(matches!(rows[0].cells[0], Cell::Kernel { ms, .. } if ms == 200.0));
+        assert!(matches!(rows[0].cells[1], Cell::Kernel { ms, .. } if ms == 100.0));
+        assert_eq!(rows[0].copy_gbs, Some(12.5));
+        assert!(matches!(rows[1].cells[1], Cell::Launch { us } if us == 2.0));
+        let mut r = report(rows);
+        r.rounds = 3;
+        assert!(r.markdown().contains("Median of 3 rounds"), "{}", r.markdown());
+        assert!(r.targets().contains("| vecadd >= 80% of copy bandwidth | 80% | yes |"), "{}", r.targets());
+        assert!(r.json().contains("\"rounds\": 3"), "{}", r.json());
+
+        // A failure in any round fails the kernel; an even count takes the middle two's mean.
+        let mut failed = rounds.clone();
+        failed[1][0].cells[1] = Cell::Failed("wrong result".into());
+        assert!(matches!(&median_rows(&failed)[0].cells[1], Cell::Failed(e) if e == "wrong result"));
+        let rows = median_rows(&rounds[..2]);
+        assert!(matches!(rows[0].cells[1], Cell::Kernel { ms, .. } if ms == 102.5));
+        assert_eq!(median_rows(&rounds[..1])[0].copy_gbs, Some(12.5));
     }
 }

@@ -59,8 +59,31 @@ fn small_run_on_softcl_cpu_verifies_every_kernel() {
 
 #[test]
 fn bad_arguments_are_refused() {
-    for args in [&["--size", "huge"][..], &["--kernels", "nosuchkernel"], &["--reps", "0"], &["--device", "fpga"]] {
+    for args in [
+        &["--size", "huge"][..],
+        &["--kernels", "nosuchkernel"],
+        &["--reps", "0"],
+        &["--rounds", "0"],
+        &["--device", "fpga"],
+    ] {
         let out = Command::new(BIN).args(args).output().expect("run softcl-bench");
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     }
+}
+
+#[test]
+fn rounds_print_each_round_and_the_median() {
+    let out = Command::new(BIN)
+        .args(["--platform", "SoftCL", "--size", "small", "--reps", "1", "--rounds", "3", "--kernels", "vecadd,launch"])
+        .output()
+        .expect("run softcl-bench");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    for round in 1..=3 {
+        assert!(stdout.contains(&format!("### Round {round} of 3")), "{stdout}");
+    }
+    let median = stdout.split("### Median of 3 rounds").nth(1).unwrap_or_else(|| panic!("{stdout}"));
+    assert!(median.contains("- Median of 3 rounds:"), "{median}");
+    assert!(median.lines().any(|l| l.starts_with("| vecadd |") && !l.contains("FAILED")), "{median}");
+    assert!(median.contains("| issue 6 target | measured | met |"), "{median}");
 }
