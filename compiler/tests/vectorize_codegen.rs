@@ -135,17 +135,28 @@ fn interleave_of(src: &str, name: &str) -> Option<String> {
     let k = prog.module.kernel(name).expect("kernel");
     let f = &prog.module.functions[k.func];
     let wa = softcl_compiler::vectorize::analysis::analyze(&prog.module, f);
-    softcl_compiler::vectorize::width::interleave(&prog.module, f, &wa)
+    softcl_compiler::vectorize::width::interleave(&prog.module, f, &wa).map(|i| format!("{}: {}", i.packets, i.why))
 }
 
 #[test]
-fn two_packets_interleave_only_for_short_scalar_chains() {
+fn packets_interleave_only_for_short_scalar_chains() {
     let src = r#"
         __kernel void chain2(__global float* out, int iters, float a, float b) {
             int gid = get_global_id(0);
             float x = (float)gid, y = 1.0f - x;
             for (int i = 0; i < iters; ++i) { x = mad(x, a, b); y = mad(y, a, b); }
             out[gid] = x + y;
+        }
+        __kernel void crossed(__global float* out, int iters, float a) {
+            float x = a, y = (float)get_local_id(0);
+            for (int i = 0; i < iters; ++i) { x = mad(y, x, y); y = mad(x, y, x); }
+            out[get_global_id(0)] = y;
+        }
+        __kernel void chain1(__global float* out, int iters, float a, float b) {
+            int gid = get_global_id(0);
+            float x = (float)gid;
+            for (int i = 0; i < iters; ++i) x = mad(x, a, b);
+            out[gid] = x;
         }
         __kernel void chain3(__global float* out, int iters, float a, float b) {
             int gid = get_global_id(0);
@@ -170,7 +181,13 @@ fn two_packets_interleave_only_for_short_scalar_chains() {
             out[gid] = a * out[gid];
         }"#;
     let why = interleave_of(src, "chain2").expect("two chains interleave");
-    assert!(why.contains("2 varying"), "{why}");
+    assert!(why.starts_with("2: 2 packets") && why.contains("2 varying value(s) in 2 independent"), "{why}");
+    // clpeak's scalar row: two carried values that feed each other are one chain, which
+    // takes four packets to give the core four independent chains.
+    let why = interleave_of(src, "crossed").expect("one chain interleaves");
+    assert!(why.starts_with("4: 4 packets") && why.contains("2 varying value(s) in 1 independent"), "{why}");
+    let why = interleave_of(src, "chain1").expect("one chain interleaves");
+    assert!(why.starts_with("4: 4 packets") && why.contains("1 varying value(s) in 1 independent"), "{why}");
     for k in ["chain3", "chain16", "divergent", "straight"] {
         assert_eq!(interleave_of(src, k), None, "kernel {k}");
     }

@@ -226,12 +226,12 @@ fn float3_int3_and_float8_values_carried_around_loops() {
     }
 }
 
-/// Kernels whose loops carry one or two scalars run two packets interleaved (width 2W:
+/// Kernels whose loops carry one or two scalars run two or four packets interleaved (width 2W or 4W:
 /// `compiler/src/vectorize/width.rs`, `interleave`): results with full, masked and
 /// non-uniform work-groups in one and two dimensions, and the build log's width.
 #[test]
-fn short_chains_run_two_packets_interleaved() {
-    let name = "short_chains_run_two_packets_interleaved";
+fn short_chains_run_interleaved_packets() {
+    let name = "short_chains_run_interleaved_packets";
     if run_in_vectorizer_modes(CHILD, name, |_, _| {}) {
         return;
     }
@@ -258,9 +258,13 @@ fn short_chains_run_two_packets_interleaved() {
     let log = program_build_info_string(p.raw(), env.dev(), CL_PROGRAM_BUILD_LOG);
     #[cfg(target_arch = "x86_64")]
     if mode() == "auto" && std::arch::is_x86_feature_detected!("avx512f") {
-        for k in ["chain", "rowdot"] {
+        // `chain` carries two independent chains: two packets; `rowdot` one: four.
+        for (k, w) in [("chain", 32), ("rowdot", 64)] {
             let line = log.lines().find(|l| l.contains(&format!("kernel `{k}`:"))).unwrap_or("");
-            assert!(line.contains("width 32") && line.contains("interleaved"), "kernel {k}: {line:?}\n{log}");
+            assert!(
+                line.contains(&format!("width {w} ")) && line.contains("interleaved"),
+                "kernel {k}: {line:?}\n{log}"
+            );
         }
     }
     let chain = create_kernel(&p, "chain").unwrap_or_else(|e| panic!("{e}"));

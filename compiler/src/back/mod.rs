@@ -279,9 +279,9 @@ fn emit(
         };
         let mut width = width;
         if scalar_reason.is_none() && width.auto {
-            if let Some(why) = vectorize::width::interleave(m, func, &wa) {
-                width.lanes *= 2;
-                width.why = format!("{}; {why}", width.why);
+            if let Some(i) = vectorize::width::interleave(m, func, &wa) {
+                width.lanes *= i.packets;
+                width.why = format!("{}; {}", width.why, i.why);
             }
         }
         let lanes = if scalar_reason.is_none() { width.lanes.max(1) } else { 1 };

@@ -171,21 +171,40 @@ pub fn register_bound(
 pub const INTERLEAVE_MAX_CHAINS: usize = 2;
 /// Varying instructions a loop body may have for the doubled width (register pressure).
 pub const INTERLEAVE_MAX_BODY: usize = 64;
+/// Varying instructions a loop body may have for four packets: each of its values then takes
+/// four registers.
+pub const INTERLEAVE4_MAX_BODY: usize = 32;
+/// Independent chains of vector operations a core needs in flight to issue one every cycle:
+/// an FMA's latency (4 cycles) times the register-wide FMAs issued per cycle (one at 512
+/// bits on the development machine). Measured there: clpeak's scalar row, one chain per
+/// work-item, ran at 47% of the FMA peak with two packets interleaved (two chains) and the
+/// benchmark's `mad_float`, two chains per work-item, at 98% (four).
+pub const CHAINS_IN_FLIGHT: usize = 4;
 
-/// Whether kernel `f`, at the heuristic width, should run two packets interleaved (width
-/// 2W, each value in two registers), and why: its innermost loops carry at most
-/// [`INTERLEAVE_MAX_CHAINS`] varying scalar values from one iteration to the next, so at
-/// width W each iteration is one or two dependent chains of vector operations, bound by
-/// their latency (an FMA's 4 cycles) rather than by the 1-2 FMAs the core issues per cycle;
-/// two packets give the core twice as many independent chains (clpeak's scalar `mad` row ran
-/// at half the FMA peak at width 16). Kernels with divergent branches, barriers, explicit
-/// vectors carried around the loop (already several registers per value), or a loop body of
-/// more than [`INTERLEAVE_MAX_BODY`] varying instructions keep W.
+/// How many packets run interleaved, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Interleave {
+    /// Packets per step of the packet loop (2 or 4): the width is multiplied by it.
+    pub packets: u32,
+    pub why: String,
+}
+
+/// Whether kernel `f`, at the heuristic width, should run several packets interleaved
+/// (width 2W or 4W, each value in two or four registers), and why: its innermost loops carry
+/// at most [`INTERLEAVE_MAX_CHAINS`] varying scalar values from one iteration to the next, so
+/// at width W each iteration is one or two dependent chains of vector operations, bound by
+/// their latency (an FMA's 4 cycles) rather than by the FMAs the core issues per cycle.
+/// Interleaved packets give the core independent chains: as many packets as make
+/// [`CHAINS_IN_FLIGHT`] chains, counting carried values that feed each other (clpeak's
+/// `x = mad(y, x, y); y = mad(x, y, x)`) as one chain, and four packets only for loop bodies
+/// of at most [`INTERLEAVE4_MAX_BODY`] varying instructions. Kernels with divergent branches, barriers, explicit vectors carried
+/// around the loop (already several registers per value), or a loop body of more than
+/// [`INTERLEAVE_MAX_BODY`] varying instructions keep W.
 pub fn interleave(
     m: &ir::Module,
     f: &ir::Function,
     wa: &crate::vectorize::analysis::WorkItemAnalysis,
-) -> Option<String> {
+) -> Option<Interleave> {
     if !wa.divergent_branches.is_empty() {
         return None;
     }
@@ -201,10 +220,8 @@ pub fn interleave(
     let dom = crate::analysis::DomTree::new(&cfg);
     let loops = crate::analysis::LoopInfo::new(&cfg, &dom);
     let varying = |v: ir::Value| !wa.shape(f, v).is_uniform();
-    let mut chains = 0usize;
-    let mut innermost = 0usize;
+    let (mut carried_most, mut chains_fewest, mut body_most) = (0usize, usize::MAX, 0usize);
     for l in loops.loops().iter().filter(|l| l.children.is_empty()) {
-        innermost += 1;
         let carried: Vec<ir::Value> = f.blocks[l.header].params.iter().copied().filter(|&p| varying(p)).collect();
         // Explicit vectors (or anything but scalars) around the loop: not a short chain.
         if carried
@@ -222,9 +239,69 @@ pub fn interleave(
         if carried.is_empty() || carried.len() > INTERLEAVE_MAX_CHAINS || body > INTERLEAVE_MAX_BODY {
             return None;
         }
-        chains = chains.max(carried.len());
+        carried_most = carried_most.max(carried.len());
+        body_most = body_most.max(body);
+        chains_fewest = chains_fewest.min(independent_chains(f, l, &carried));
     }
-    (innermost > 0).then(|| format!("2 packets interleaved: innermost loops carry {chains} varying value(s)"))
+    if carried_most == 0 {
+        return None;
+    }
+    let wanted = CHAINS_IN_FLIGHT.div_ceil(chains_fewest).next_power_of_two() as u32;
+    let packets = wanted.clamp(2, if body_most <= INTERLEAVE4_MAX_BODY { 4 } else { 2 });
+    Some(Interleave {
+        packets,
+        why: format!(
+            "{packets} packets interleaved: innermost loops carry {carried_most} varying value(s) in \
+             {chains_fewest} independent chain(s)"
+        ),
+    })
+}
+
+/// How many independent dependence chains the `carried` parameters of loop `l`'s header form:
+/// two carried values are one chain when the value one of them takes around the back edge
+/// depends, within an iteration, on the other.
+fn independent_chains(f: &ir::Function, l: &crate::analysis::Loop, carried: &[ir::Value]) -> usize {
+    let mut chain: Vec<usize> = (0..carried.len()).collect();
+    fn root(chain: &mut [usize], mut i: usize) -> usize {
+        while chain[i] != i {
+            i = chain[i];
+        }
+        i
+    }
+    // The arguments a branch inside the loop passes to parameter `k` of block `b`.
+    let incoming = |b: ir::Block, k: usize, from_loop_only: bool| -> Vec<ir::Value> {
+        f.branches_to(b)
+            .into_iter()
+            .filter(|&t| !from_loop_only || f.layout.inst_block[t].is_some_and(|tb| l.blocks.contains(&tb)))
+            .flat_map(|t| {
+                f.insts[t].successors().into_iter().filter(|c| c.block == b).map(|c| c.args[k]).collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    for (i, &p) in carried.iter().enumerate() {
+        let ir::ValueDef::Param(_, k) = f.values[p].def else { continue };
+        let mut stack = incoming(l.header, k as usize, true);
+        let mut seen = std::collections::HashSet::new();
+        while let Some(v) = stack.pop() {
+            if !seen.insert(v) {
+                continue;
+            }
+            match f.values[v].def {
+                ir::ValueDef::Param(b, _) if b == l.header => {
+                    if let Some(j) = carried.iter().position(|&q| q == v) {
+                        let (a, b) = (root(&mut chain, i), root(&mut chain, j));
+                        chain[a] = b;
+                    }
+                }
+                ir::ValueDef::Param(b, k) if l.blocks.contains(&b) => stack.extend(incoming(b, k as usize, false)),
+                ir::ValueDef::Result(inst) if f.layout.inst_block[inst].is_some_and(|b| l.blocks.contains(&b)) => {
+                    f.insts[inst].for_each_operand(|o| stack.push(o))
+                }
+                _ => {}
+            }
+        }
+    }
+    (0..carried.len()).filter(|&i| root(&mut chain, i) == i).count()
 }
 
 #[cfg(test)]
