@@ -109,7 +109,7 @@ pub const KERNELS: &[(&str, &str)] = &[
     ("mandelbrot", "Mandelbrot iteration counts: a divergent loop"),
     ("particles_float4", "particle update on an array of {float4 pos, vel} structs"),
     ("math", "sin(x) * exp(-x*x/10) + sqrt(x*x + 1): math built-ins"),
-    ("mad_float", "clpeak-style compute: two dependent mad chains per work-item on float"),
+    ("mad_float", "clpeak-style compute: one chain of mads per work-item on float, two values feeding each other"),
     ("mad_float16", "the same on float16: the explicit-vector peak mad_float is held against"),
 ];
 
@@ -913,11 +913,13 @@ __kernel void math(__global const float *restrict x, __global float *restrict y)
     }
 }
 
-/// clpeak-style compute throughput: each work-item runs two dependent chains of
-/// `x = mad(x, a, b)` on `float` (lanes = 1) or `float16` (lanes = 16). With a = -1 the
-/// arithmetic is exact (every value is an integer or a half-integer well inside f32's
-/// precision), so the result is known whatever the implementation does with `mad`, and a
-/// skipped or repeated step changes it.
+/// clpeak-style compute throughput: each work-item runs one dependent chain of `mad`s on
+/// `float` (lanes = 1) or `float16` (lanes = 16) in which two values feed each other, as in
+/// clpeak's `x = mad(y, x, y); y = mad(x, y, x)`: here `x = mad(x, a, y); y = mad(y, a, x)`.
+/// With a = -1 that is `(x, y) -> (y - x, -x)`, which comes back to `(x, y)` every third
+/// step: the arithmetic stays exact (integers well inside f32's precision) whatever the
+/// implementation does with `mad`, so the result is known, and a skipped or repeated step
+/// changes it.
 fn mad_chains(size: Size, lanes: usize) -> Case {
     const STEPS_PER_ITER: usize = 16;
     let (items, iters) = match (size, lanes) {
@@ -926,49 +928,45 @@ fn mad_chains(size: Size, lanes: usize) -> Case {
         (Size::Full, 1) => (1 << 16, 256),
         (Size::Full, _) => (1 << 16, 256),
     };
-    let (a, b) = (-1.0f32, 0.5f32);
+    let a = -1.0f32;
     let (ty, name, kernel, lane_init) = if lanes == 1 {
         ("float", "mad_float", "mad_float", "0.0f".to_string())
     } else {
         let l: Vec<String> = (0..lanes).map(|l| format!("{l}.0f")).collect();
         ("float16", "mad_float16", "mad_float16", format!("(float16)({})", l.join(", ")))
     };
-    let steps: String = (0..STEPS_PER_ITER / 2).map(|_| "        x = mad(x, a, b); y = mad(y, a, b);\n").collect();
+    let steps: String = (0..STEPS_PER_ITER / 2).map(|_| "        x = mad(x, a, y); y = mad(y, a, x);\n").collect();
     let source = format!(
         r#"
-__kernel void {kernel}(__global {ty} *restrict out, int iters, float a, float b) {{
+__kernel void {kernel}(__global {ty} *restrict out, int iters, float a) {{
     int gid = get_global_id(0);
     {ty} x = ({ty})((float)gid) + {lane_init};
     {ty} y = ({ty})((float)(gid & 255)) - {lane_init};
     for (int i = 0; i < iters; ++i) {{
 {steps}    }}
-    x = mad(x, a, b);
-    out[gid] = x + y;
+    out[gid] = x + 2.0f * y;
 }}"#
     );
-    // Each chain made iters * STEPS_PER_ITER / 2 steps (even: back where it started), then x
-    // one more (b - x).
+    // iters * STEPS_PER_ITER / 2 steps of (x, y) -> (y - x, -x), which has period 3.
+    let pair_steps = iters * STEPS_PER_ITER / 2;
     let want = move |k: usize| -> f32 {
-        let (gid, lane) = (k / lanes, (k % lanes) as f32);
-        let x0 = gid as f32 + lane;
-        let y0 = (gid & 255) as f32 - lane;
-        (b - x0) + y0
+        let (gid, lane) = (k / lanes, (k % lanes) as f64);
+        let (mut x, mut y) = (gid as f64 + lane, (gid & 255) as f64 - lane);
+        for _ in 0..pair_steps % 3 {
+            (x, y) = (y - x, -x);
+        }
+        (x + 2.0 * y) as f32
     };
     Case {
         name,
-        size: format!("{}x{}", mega(items), iters * STEPS_PER_ITER / 2),
+        size: format!("{}x{}", mega(items), iters * STEPS_PER_ITER),
         source,
         kernel,
         global: vec![items],
         local: None,
-        args: vec![
-            Arg::Output(items * lanes * 4),
-            Arg::Scalar(Scalar::I32(iters as i32)),
-            Arg::Scalar(Scalar::F32(a)),
-            Arg::Scalar(Scalar::F32(b)),
-        ],
+        args: vec![Arg::Output(items * lanes * 4), Arg::Scalar(Scalar::I32(iters as i32)), Arg::Scalar(Scalar::F32(a))],
         bytes: (items * lanes * 4) as f64,
-        flops: (items * lanes) as f64 * (iters * STEPS_PER_ITER + 1) as f64 * 2.0,
+        flops: (items * lanes) as f64 * (iters * STEPS_PER_ITER) as f64 * 2.0,
         bound: Bound::Compute,
         check: Box::new(move |out| check_f32("out", &f32s(&out[0]), items * lanes, |k| (f64::from(want(k)), 0.0))),
     }
