@@ -383,3 +383,121 @@ fn register_wide_vectors_with_many_live_values_stay_scalar() {
         }
     }
 }
+
+/// A kernel shaped like hashcat's pure kernels (`m00000_a0-pure.cl`: a bounds check that
+/// returns, then a rule engine's loops over a private password buffer whose length varies by
+/// work-item): `loops` divergent loops over a private array, each followed by a divergent
+/// branch, then `mixes` steps of straight-line arithmetic (hashcat's unrolled hash rounds),
+/// all of it under masks once vectorized.
+fn rule_engine_source(loops: usize, mixes: usize) -> String {
+    let mut s = String::from(
+        "__kernel void rules(__global const uint* in, __global uint* out, uint n) {\n\
+         size_t gid = get_global_id(0);\n\
+         if (gid >= n) return;\n\
+         uint buf[16];\n\
+         for (int i = 0; i < 16; i++) buf[i] = in[gid * 16 + i];\n\
+         uint len = in[gid] & 15;\n",
+    );
+    for j in 0..loops {
+        s.push_str(&format!(
+            "for (uint i = 0; i < len; i++) buf[i] = (buf[i] ^ {j}u) + buf[(i + {j}u) & 15];\n\
+             if (buf[{}] & 1) len = (len + {}u) & 15;\n",
+            j % 16,
+            j % 5 + 1
+        ));
+    }
+    s.push_str("uint x = 0;\nfor (int i = 0; i < 16; i++) x ^= buf[i];\n");
+    for j in 0..mixes {
+        s.push_str(&format!("x = rotate(x + buf[{}], {}u) ^ {j}u;\n", j % 16, j % 31 + 1));
+    }
+    s.push_str("out[gid] = x;\n}\n");
+    s
+}
+
+/// What `rule_engine_source(loops, 0)` computes for work-item `gid`.
+fn rule_engine_reference(input: &[u32], gid: usize, loops: usize) -> u32 {
+    let mut buf: Vec<u32> = input[gid * 16..gid * 16 + 16].to_vec();
+    let mut len = input[gid] & 15;
+    for j in 0..loops as u32 {
+        for i in 0..len as usize {
+            buf[i] = (buf[i] ^ j).wrapping_add(buf[(i + j as usize) & 15]);
+        }
+        if buf[(j % 16) as usize] & 1 != 0 {
+            len = (len + j % 5 + 1) & 15;
+        }
+    }
+    buf.iter().fold(0, |a, b| a ^ b)
+}
+
+/// `vectorize::linearization_bound` of kernel `rules` in `src`, as the back end sees it (calls
+/// inlined).
+fn linearization_bound_of(src: &str) -> Option<String> {
+    let mut prog = compile_source(src, "", &Target::default()).unwrap_or_else(|e| panic!("{}", e.log));
+    softcl_compiler::vectorize::inline_kernel_calls(&mut prog.module, 256).unwrap();
+    let f = &prog.module.functions[prog.module.kernel("rules").unwrap().func];
+    softcl_compiler::vectorize::linearization_bound(f, &analyze(&prog.module, f))
+}
+
+/// The heuristic width's compile-time check (`vectorize::linearization_bound`): a kernel with
+/// more than `MAX_LINEARIZED` instructions under masks and more than `MAX_LOOP_MASK_LOOPS`
+/// loops in loop-mask form stays scalar, with the reason, where the same kernel with fewer
+/// loops, or as long with few loops (hashcat's `-O` kernels), is packed; hashcat's pure MD5
+/// kernel (9,000 instructions under masks, 39 such loops) took 411 s of code generation at
+/// W = 8 and 1.1 s scalar. A Gen device's instrumented build refuses it (the device then
+/// runs the scalar build). Both widths compute the same results.
+#[test]
+fn kernels_with_long_linearized_loop_nests_stay_scalar() {
+    use common::*;
+    use softcl_compiler::vectorize::{MAX_LINEARIZED, MAX_LOOP_MASK_LOOPS};
+    // As long, but with 4 loops: packed.
+    let long_few_loops = rule_engine_source(4, 2 * MAX_LINEARIZED);
+    assert_eq!(linearization_bound_of(&long_few_loops), None);
+    let auto = Target { vectorizer: softcl_compiler::Vectorizer::Auto { register_bytes: 64 }, ..Target::default() };
+    for (loops, scalar) in [(300, true), (40, false)] {
+        let src = rule_engine_source(loops, 0);
+        let why = linearization_bound_of(&src);
+        assert_eq!(why.is_some(), scalar, "{loops} loops: {why:?}");
+        if let Some(why) = &why {
+            let limits = format!("more than {MAX_LINEARIZED} and {MAX_LOOP_MASK_LOOPS}");
+            assert!(why.contains(&format!("with {loops} loops in loop-mask form")) && why.contains(&limits), "{why}");
+        }
+
+        let prog = compile_source(&src, "", &auto).unwrap_or_else(|e| panic!("{}", e.log));
+        let native = prog.codegen(&auto).unwrap_or_else(|e| panic!("{}", e.log));
+        let k = native.kernel("rules").unwrap();
+        assert_eq!(k.info.simd_width == 0, scalar, "{loops} loops: simd_width {}", k.info.simd_width);
+        let n = 100usize;
+        let input: Vec<u32> = (0..n * 16).map(|i| (i as u32).wrapping_mul(2654435761) >> 3).collect();
+        let mut in_buf = AlignedBuf::new(input.len() * 4);
+        for (d, v) in in_buf.bytes_mut().chunks_exact_mut(4).zip(&input) {
+            d.copy_from_slice(&v.to_ne_bytes());
+        }
+        let mut out_buf = AlignedBuf::new(128 * 4);
+        let mut args = ArgBlock::new(&k.info);
+        args.set_ptr(&k.info, 0, in_buf.as_mut_ptr());
+        args.set_ptr(&k.info, 1, out_buf.as_mut_ptr());
+        args.set(&k.info, 2, n as u32);
+        run_1d(k, &mut args, 128, 32);
+        let out: Vec<u32> =
+            out_buf.bytes().chunks_exact(4).map(|c| u32::from_ne_bytes(c.try_into().unwrap())).collect();
+        for (gid, &got) in out.iter().enumerate().take(n) {
+            assert_eq!(got, rule_engine_reference(&input, gid, loops), "{loops} loops: item {gid}");
+        }
+        assert!(out[n..].iter().all(|&x| x == 0), "{loops} loops: items past n wrote");
+
+        // The Gen device's instrumented SIMD8 build refuses the long loop nest, with the reason.
+        if scalar {
+            let gen = Target {
+                gen: Some(softcl_compiler::GenBuild { simd: 8, linear_lanes: false }),
+                vectorizer: softcl_compiler::Vectorizer::Forced { width: 8, register_bytes: 32 },
+                ..Target::default()
+            };
+            let Err(err) = prog.codegen(&gen) else { panic!("a Gen SIMD8 build of a long linearized loop nest") };
+            assert!(
+                err.log.contains("cannot run at SIMD8") && err.log.contains("loops in loop-mask form"),
+                "{}",
+                err.log
+            );
+        }
+    }
+}

@@ -271,11 +271,16 @@ fn emit(
         let scalar_reason = if width.lanes <= 1 {
             (target.vectorizer != crate::Vectorizer::Off).then(|| width.why.clone())
         } else {
-            vectorize::blocker(m, func, &wa, !analysis.barrier_ids.is_empty()).or_else(|| match target.vectorizer {
-                crate::Vectorizer::Auto { register_bytes } => vectorize::unprofitable(func, &wa)
-                    .or_else(|| vectorize::width::register_bound(m, func, &pressure, register_bytes)),
-                _ => None,
-            })
+            vectorize::blocker(m, func, &wa, !analysis.barrier_ids.is_empty())
+                .or_else(|| match target.vectorizer {
+                    crate::Vectorizer::Auto { register_bytes } => vectorize::unprofitable(func, &wa)
+                        .or_else(|| vectorize::width::register_bound(m, func, &pressure, register_bytes)),
+                    _ => None,
+                })
+                .or_else(|| {
+                    let checked = matches!(target.vectorizer, crate::Vectorizer::Auto { .. }) || gen_build.is_some();
+                    checked.then(|| vectorize::linearization_bound(func, &wa)).flatten()
+                })
         };
         let mut width = width;
         if scalar_reason.is_none() && width.auto {

@@ -206,6 +206,56 @@ pub fn unprofitable(f: &ir::Function, wa: &WorkItemAnalysis) -> Option<String> {
     })
 }
 
+/// Instructions a kernel may run under masks (after its calls are inlined) for the vector
+/// lowering when it also has more than [`MAX_LOOP_MASK_LOOPS`] loops in loop-mask form: see
+/// [`linearization_bound`].
+pub const MAX_LINEARIZED: usize = 4096;
+/// Loops with a divergent exit (loop-mask form) a kernel of more than [`MAX_LINEARIZED`]
+/// instructions under masks may have: see [`linearization_bound`].
+pub const MAX_LOOP_MASK_LOOPS: usize = 16;
+
+/// The heuristic width's compile-time check: kernel `f` (its calls inlined) runs more than
+/// [`MAX_LINEARIZED`] instructions in divergent code (blocks under a mask: after a divergent
+/// branch, in loops with a divergent exit) and has more than [`MAX_LOOP_MASK_LOOPS`] loops
+/// whose lanes leave in different iterations. The vector lowering turns such code into one
+/// body of masked vector operations, each of those loops with its loop mask, blends of its
+/// live-outs and values live across it, and LLVM's code generation (register allocation above
+/// all) grows much faster than the body: hashcat's pure MD5 kernel (`m00000_a0-pure.cl`, rule
+/// engine and MD5 inlined: 9,000 instructions under masks, 39 such loops nested 4 deep) took
+/// 411 s of code generation for its two kernels at W = 8 against 1.1 s scalar. hashcat's
+/// optimised (`-O`) kernels, as long but with at most 5 such loops, keep their packets (the
+/// Gen device's instrumented builds of them, too). The kernel then runs scalar (its work-item
+/// loop), and the report names the reason. A forced width (`CL_CONFIG_CPU_VECTORIZER_MODE`)
+/// skips it; the Gen device's instrumented builds apply it (the kernel then runs its scalar
+/// build, uncounted).
+pub fn linearization_bound(f: &ir::Function, wa: &WorkItemAnalysis) -> Option<String> {
+    if wa.divergent_branches.is_empty() {
+        return None;
+    }
+    let masked = f
+        .layout
+        .blocks
+        .iter()
+        .filter(|b| wa.divergent_blocks.contains(b))
+        .flat_map(|&b| f.layout.insts[b].iter())
+        .filter(|&&i| !matches!(f.insts[i], InstData::Variable { .. }) && !f.insts[i].is_terminator())
+        .count();
+    if masked <= MAX_LINEARIZED {
+        return None;
+    }
+    let cfg = crate::analysis::Cfg::new(f);
+    let dom = crate::analysis::DomTree::new(&cfg);
+    let pdom = crate::analysis::PostDomTree::new(&cfg);
+    let loops = crate::analysis::LoopInfo::new(&cfg, &dom);
+    let loop_masks = loops.loops().iter().filter(|l| divergent_exit(f, wa, &pdom, l) == Some(true)).count();
+    (loop_masks > MAX_LOOP_MASK_LOOPS).then(|| {
+        format!(
+            "{masked} instructions run under masks with {loop_masks} loops in loop-mask form (more than \
+             {MAX_LINEARIZED} and {MAX_LOOP_MASK_LOOPS}): code generation of such a linearized body takes minutes"
+        )
+    })
+}
+
 /// What the vectorizer did with one kernel (SOFTCL_VECTORIZER_REPORT=1 and the build log).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Report {
@@ -251,13 +301,7 @@ pub fn control_flow(f: &ir::Function, wa: &WorkItemAnalysis) -> Option<String> {
     all.sort_by_key(|l| pos(l.header));
     let mut clauses = Vec::new();
     for (k, l) in all.iter().enumerate() {
-        let inside = |b: ir::Block| l.blocks.contains(&b);
-        let branches: Vec<ir::Block> =
-            wa.divergent_branches.iter().filter_map(|&t| f.layout.inst_block[t]).filter(|&b| inside(b)).collect();
-        if branches.is_empty() {
-            continue;
-        }
-        let divergent_exit = branches.iter().any(|&b| pdom.ipdom(b).is_none_or(|p| !inside(p)));
+        let Some(divergent_exit) = divergent_exit(f, wa, &pdom, l) else { continue };
         let returns = l
             .blocks
             .iter()
@@ -293,6 +337,21 @@ pub fn control_flow(f: &ir::Function, wa: &WorkItemAnalysis) -> Option<String> {
         out.push_str(&clauses.join("; "));
     }
     Some(out)
+}
+
+/// Whether loop `l` of `f` holds divergent branches (`None` if it holds none) and whether
+/// one of them leaves it: lanes may then leave in different iterations, and the loop runs in
+/// loop-mask form.
+fn divergent_exit(
+    f: &ir::Function,
+    wa: &WorkItemAnalysis,
+    pdom: &crate::analysis::PostDomTree,
+    l: &crate::analysis::Loop,
+) -> Option<bool> {
+    let inside = |b: ir::Block| l.blocks.contains(&b);
+    let branches: Vec<ir::Block> =
+        wa.divergent_branches.iter().filter_map(|&t| f.layout.inst_block[t]).filter(|&b| inside(b)).collect();
+    (!branches.is_empty()).then(|| branches.iter().any(|&b| pdom.ipdom(b).is_none_or(|p| !inside(p))))
 }
 
 impl std::fmt::Display for Report {

@@ -1,12 +1,14 @@
 //! Measures clBuildProgram through the ICD loader: cold (compiled) and warm (SoftCL's kernel
 //! cache) builds of the same program.
 //!
-//! Usage: `softcl-build-time [--device cpu|gpu] [--builds N] [--il | --binary] [file.cl]`. Builds the
+//! Usage: `softcl-build-time [--device cpu|gpu] [--builds N] [--il | --binary] [--options OPTS] [file.cl]`.
+//! Builds the
 //! program (the file, or a built-in one with four kernels: a tiled matrix product with local
 //! memory and barriers, a reduction, math built-ins, a copy) N times (default 5), each time
 //! clCreateProgramWithSource (or clCreateProgramWithIL with `--il`: the source compiled by
 //! clang-15 and llvm-spirv-15 first) + clBuildProgram + clReleaseProgram, and prints each build's
-//! wall time in milliseconds. With `--binary`, each build is clCreateProgramWithBinary of the
+//! wall time in milliseconds. `--options` passes OPTS to clBuildProgram (hashcat's `-D KERNEL_STATIC -D
+//! INCLUDE_PATH=... -w`, for example). With `--binary`, each build is clCreateProgramWithBinary of the
 //! first build's CL_PROGRAM_BINARIES (SPIR-V and native code) + clBuildProgram. The kernel cache is on unless `SOFTCL_CACHE` says otherwise;
 //! point `SOFTCL_CACHE_DIR` at an empty directory for a cold first build. Run it twice to see
 //! a warm build in a fresh process (docs/PERFORMANCE.md, "Program builds").
@@ -57,6 +59,7 @@ fn main() -> ExitCode {
     let mut il = false;
     let mut binary = false;
     let mut file: Option<String> = None;
+    let mut options = String::new();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -70,6 +73,10 @@ fn main() -> ExitCode {
                 None => return usage(),
             },
             "--il" => il = true,
+            "--options" => match args.next() {
+                Some(o) => options = o,
+                None => return usage(),
+            },
             "--binary" => binary = true,
             "-h" | "--help" => return usage(),
             f => file = Some(f.to_string()),
@@ -109,7 +116,8 @@ fn main() -> ExitCode {
         None
     };
     let bin = if binary {
-        let p = build_program(program_from_source(&ctx, &source), &[dev.id], "").unwrap_or_else(|e| panic!("{e}"));
+        let p =
+            build_program(program_from_source(&ctx, &source), &[dev.id], &options).unwrap_or_else(|e| panic!("{e}"));
         Some(binary_of(&p))
     } else {
         None
@@ -132,7 +140,7 @@ fn main() -> ExitCode {
             (_, Some(bytes)) => program_from_binary(&ctx, dev.id, bytes),
             _ => program_from_source(&ctx, &source),
         };
-        let program = build_program(program, &[dev.id], "").unwrap_or_else(|e| panic!("{e}"));
+        let program = build_program(program, &[dev.id], &options).unwrap_or_else(|e| panic!("{e}"));
         drop(program);
         println!("build {}: {:.3} ms", i + 1, t.elapsed().as_secs_f64() * 1e3);
     }
@@ -195,6 +203,6 @@ fn spirv_of(source: &str) -> Result<Vec<u8>, String> {
 }
 
 fn usage() -> ExitCode {
-    eprintln!("usage: softcl-build-time [--device cpu|gpu] [--builds N] [--il | --binary] [file.cl]");
+    eprintln!("usage: softcl-build-time [--device cpu|gpu] [--builds N] [--il | --binary] [--options OPTS] [file.cl]");
     ExitCode::FAILURE
 }
