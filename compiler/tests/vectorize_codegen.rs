@@ -2,8 +2,8 @@
 //! from `Program::optimized_llvm_ir`): a `float3` accumulator is not carried around its loop
 //! as one `<48 x float>` (which instruction selection copies lane by lane), and `rsqrt` on
 //! AVX-512 hosts is `vrsqrt14ps` plus a Newton step rather than a square root and a division.
-//! The context and argument loads of a branchy kernel leave the packet loop, and consecutive
-//! loads outside loops prefetch their streams.
+//! The context and argument loads of a branchy kernel leave the packet loop, and loads outside
+//! loops prefetch their streams when a block reads more than two.
 //! Results of these kernels are checked in `conformance/tests/vectorizer_math.rs`.
 
 use softcl_compiler::{compile_source, Target, Vectorizer};
@@ -244,7 +244,7 @@ fn context_and_argument_loads_leave_the_packet_loop_of_branchy_kernels() {
 }
 
 #[test]
-fn consecutive_loads_outside_loops_prefetch_their_streams_and_loop_loads_do_not() {
+fn loads_outside_loops_prefetch_past_two_streams_and_loop_loads_do_not() {
     // The stencil reads three rows of one array: in[i - w], in[i + w] and in[i - 1], in[i],
     // in[i + 1] (one stream: the same base, indices a constant apart), with i = y * w + x.
     // The packet loop walks the rows in order, so rows i and i - w were row i + w one and two
@@ -269,14 +269,28 @@ fn consecutive_loads_outside_loops_prefetch_their_streams_and_loop_loads_do_not(
     // leads, `in[i]` is on a row read before.
     let ir = optimized_ir(STENCIL5, Some(16));
     assert_eq!(prefetches(&ir), 2, "the leading row prefetches:\n{ir}");
-    // A uniform distance that is not the pitch of the index: two streams, each prefetched.
+    // A uniform distance that is not the pitch of the index: two streams of their own, left
+    // to the hardware prefetcher, as are `c = a + b`'s; three streams prefetch each.
     let halves = r#"
         __kernel void halves(int n, __global const float *restrict in, __global float *restrict out) {
             int i = get_global_id(0);
             out[i] = in[i] + in[i + n];
         }"#;
     let ir = optimized_ir(halves, Some(16));
-    assert_eq!(prefetches(&ir), 2 * 2, "both halves prefetch, in the full and the masked packet:\n{ir}");
+    assert_eq!(prefetches(&ir), 0, "streams of their own prefetch:\n{ir}");
+    let vecadd = r#"
+        __kernel void vecadd(__global const float *restrict a, __global const float *restrict b, __global float *restrict c) {
+            int i = get_global_id(0);
+            c[i] = a[i] + b[i];
+        }"#;
+    assert_eq!(prefetches(&optimized_ir(vecadd, Some(16))), 0, "vecadd's streams prefetch");
+    let thirds = r#"
+        __kernel void thirds(int n, __global const float *restrict in, __global float *restrict out) {
+            int i = get_global_id(0);
+            out[i] = in[i] + in[i + n] + in[i + 2 * n];
+        }"#;
+    let ir = optimized_ir(thirds, Some(16));
+    assert_eq!(prefetches(&ir), 3 * 2, "three streams prefetch, in the full and the masked packet:\n{ir}");
     let matmul = r#"
         __kernel void mm(int n, __global const float *restrict a, __global const float *restrict b, __global float *restrict c) {
             int col = get_global_id(0), row = get_global_id(1);

@@ -29,7 +29,8 @@ pub fn prefetch_allowed() -> bool {
 /// loop reaches row `y + 1` after row `y`, so what `in[i + w]` reads is read again as
 /// `in[i]` and `in[i - w]` one and two rows later, from the cache. Only the leading row
 /// (the largest multiple of the distance) prefetches; the other rows' prefetches found
-/// their lines already in L2 and cost two instructions a packet each.
+/// their lines already in L2 and cost two instructions a packet each. A block that reads no
+/// more than [`HARDWARE_STREAMS`] streams prefetches nothing: the hardware keeps up.
 pub fn prefetched_loads(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis) -> std::collections::HashSet<Inst> {
     let mut out = std::collections::HashSet::new();
     if !prefetch_allowed() {
@@ -82,6 +83,9 @@ pub fn prefetched_loads(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis)
     let led: Vec<(Value, Value)> =
         blocks.iter().flat_map(|l| rows_of(l)).filter(|r| r.2 > 0).map(|((b, r, _), ..)| (b, r)).collect();
     for loads in blocks {
+        if block_streams(&loads) <= HARDWARE_STREAMS {
+            continue;
+        }
         let rows = rows_of(&loads);
         let mut streams: Vec<(StreamKey, i64)> = Vec::new();
         for (i, stream) in loads {
@@ -110,6 +114,36 @@ pub fn prefetched_loads(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis)
 
 /// Elements apart within which two loads of one [`stream_key`] share their prefetch.
 const STREAM_SLACK: i64 = 16;
+
+/// Streams one block may read and be left to the hardware prefetcher. Measured on the
+/// development machine (docs/PERFORMANCE.md, "Software prefetches only past two streams"):
+/// `c = a + b` and `z = alpha * x + y` (two streams) ran 8-10% faster without prefetches,
+/// while the stencil's three rows and the reduction's sixteen strided streams need them.
+pub const HARDWARE_STREAMS: usize = 2;
+
+/// The streams a block's consecutive loads read: each row of each 2D array, each stream of
+/// its own (loads a few elements apart are one), and each load of no recognised form.
+fn block_streams(loads: &[(Inst, Option<Stream>)]) -> usize {
+    let mut rows: Vec<((Value, Value, Value), i64)> = Vec::new();
+    let mut elements: Vec<(StreamKey, i64)> = Vec::new();
+    let mut other = 0;
+    for (_, stream) in loads {
+        match *stream {
+            Some(Stream::Row { base, root, distance, multiple }) => {
+                if !rows.contains(&((base, root, distance), multiple)) {
+                    rows.push(((base, root, distance), multiple));
+                }
+            }
+            Some(Stream::Elements(key, offset)) => {
+                if !elements.iter().any(|&(k, o)| k == key && (o - offset).abs() < STREAM_SLACK) {
+                    elements.push((key, offset));
+                }
+            }
+            None => other += 1,
+        }
+    }
+    rows.len() + elements.len() + other
+}
 
 /// What identifies a stream: the base pointer and the root of the index.
 type StreamKey = (Value, Value);
