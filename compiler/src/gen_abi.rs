@@ -7,7 +7,8 @@
 //! [`SiteCounters`], every block a [`BlockCounters`], kept in the hardware thread's counter
 //! array (`WorkGroupContext::gen_counters`: [`SITE_WORDS`] counters per site, counter by
 //! counter ([`site_word_index`]: the sites of a block, numbered in order, update
-//! consecutive words, one vector addition), then [`BLOCK_WORDS`] per block). The device
+//! consecutive words, one vector addition), then [`BLOCK_WORDS`] per block, then one word
+//! per image site: its useful bytes ([`useful_bytes_word`])). The device
 //! sums the arrays per work-group and per launch ([`add_counters`]) and hands them, with
 //! [`GenKernelInfo`], to the model in
 //! `device-model/src/gen/`, which reads them with [`GenKernelInfo::site_counters`] and
@@ -18,7 +19,9 @@
 //! x bytes per lane: the array holds only what the lanes' addresses decide (L3 lines, SLM
 //! cycles, conflict cycles, worst bank ways). Counting those three per site as well cost
 //! three more additions to memory per message, and a kernel with a thousand messages took
-//! seconds more to compile.
+//! seconds more to compile. An image read or write is the exception: a lane moves one pixel
+//! of the image bound at run time (1 to 16 bytes by its format), so its useful bytes (active
+//! lanes x pixel bytes) are counted, in a word of their own after the blocks'.
 //!
 //! The per-message rules (shared/reference/gen-model.md) that generated code applies:
 //! - global and constant: `lines` = distinct 64-byte lines touched by the active lanes;
@@ -54,16 +57,50 @@ pub enum AccessKind {
 }
 
 /// One load, store or atomic of the kernel (after inlining), or an image read or write (a
-/// global load or store of a 16-byte texel per lane; its lines are its pixels').
+/// global load or store of one pixel per lane; its lines are its pixels').
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GenSite {
     /// Index into [`GenKernelInfo::blocks`] of the block the site is in.
     pub block: u32,
     pub space: AddressSpace,
     pub kind: AccessKind,
-    /// Bytes each lane moves (4 for an int, 16 for a float4 access).
+    /// Bytes each lane moves (4 for an int, 16 for a float4 access); 0 for an image read or
+    /// write ([`GenSite::is_image`]), whose lanes move a pixel of the image bound at run time
+    /// (its useful bytes are counted: [`useful_bytes_word`]).
     pub bytes_per_lane: u32,
     pub loc: Option<SourceLoc>,
+}
+
+impl GenSite {
+    /// An image read or write: its useful bytes are counted at run time.
+    pub fn is_image(&self) -> bool {
+        self.bytes_per_lane == 0
+    }
+
+    /// The bytes an active lane of the site moved on average over counters `c`: its
+    /// `bytes_per_lane`, or for an image access the pixel size of the images bound (0 if it
+    /// never ran).
+    pub fn lane_bytes(&self, c: &SiteCounters) -> u32 {
+        if self.is_image() {
+            u32::try_from(c.useful_bytes.checked_div(c.active_lanes).unwrap_or(0)).unwrap_or(u32::MAX)
+        } else {
+            self.bytes_per_lane
+        }
+    }
+}
+
+/// Words of the counter array of a kernel with `sites` and `blocks` blocks.
+pub fn counter_words(sites: &[GenSite], blocks: usize) -> usize {
+    sites.len() * SITE_WORDS + blocks * BLOCK_WORDS + sites.iter().filter(|s| s.is_image()).count()
+}
+
+/// Where the useful bytes of site `k` of `sites` (a kernel with `blocks` blocks) are counted:
+/// for an image site, the word after the blocks' counters numbered by the image sites before
+/// it; `None` for other sites (their useful bytes are active lanes x bytes per lane).
+pub fn useful_bytes_word(sites: &[GenSite], blocks: usize, k: usize) -> Option<usize> {
+    sites.get(k).filter(|s| s.is_image())?;
+    let before = sites[..k].iter().filter(|s| s.is_image()).count();
+    Some(sites.len() * SITE_WORDS + blocks * BLOCK_WORDS + before)
 }
 
 /// One block of the instrumented kernel.
@@ -122,7 +159,7 @@ impl GenKernelInfo {
 impl GenKernelInfo {
     /// Length in u64 words of a hardware thread's counter array.
     pub fn counter_words(&self) -> usize {
-        self.sites.len() * SITE_WORDS + self.blocks.len() * BLOCK_WORDS
+        counter_words(&self.sites, self.blocks.len())
     }
 
     /// The counters of block `b` in counter array `words` (missing words read 0).
@@ -138,11 +175,15 @@ impl GenKernelInfo {
         let w = |field: usize| words.get(site_word_index(self.sites.len(), k, field)).copied().unwrap_or(0);
         let Some(site) = self.sites.get(k) else { return SiteCounters::default() };
         let block = self.block_counters(words, site.block as usize);
+        let useful_bytes = match useful_bytes_word(&self.sites, self.blocks.len(), k) {
+            Some(i) => words.get(i).copied().unwrap_or(0),
+            None => block.active_lanes.saturating_mul(u64::from(site.bytes_per_lane)),
+        };
         SiteCounters {
             messages: block.executions,
             active_lanes: block.active_lanes,
             l3_lines: w(site_word::L3_LINES),
-            useful_bytes: block.active_lanes.saturating_mul(u64::from(site.bytes_per_lane)),
+            useful_bytes,
             slm_cycles: w(site_word::SLM_CYCLES),
             slm_conflict_cycles: w(site_word::SLM_CONFLICT_CYCLES),
             worst_bank_ways: w(site_word::WORST_BANK_WAYS),
@@ -193,7 +234,8 @@ pub struct SiteCounters {
     pub active_lanes: u64,
     /// Global / constant / private: distinct 64-byte lines, summed over the messages.
     pub l3_lines: u64,
-    /// Bytes the active lanes asked for (active lanes x bytes per lane).
+    /// Bytes the active lanes asked for (active lanes x bytes per lane; of an image access,
+    /// the active lanes' pixels).
     pub useful_bytes: u64,
     /// Local: cycles by the bank rules, summed over the messages.
     pub slm_cycles: u64,

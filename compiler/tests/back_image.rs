@@ -542,7 +542,8 @@ kernel void k(read_write image2d_t rw, read_only image2d_t src, sampler_t s) {
     }
 }
 
-/// The Gen build counts each image read as a message with the L3 lines of the lanes' pixels.
+/// The Gen build counts each image read as a message with the L3 lines and the bytes of the
+/// lanes' pixels.
 #[test]
 fn gen_counts_image_reads_as_messages() {
     let src = r#"
@@ -585,6 +586,8 @@ kernel void k(read_only image2d_t img, global float4 *o) {
     assert!(!base.is_multiple_of(64) || (first, second) == (16, 64));
     assert_eq!((loads[0].messages, loads[0].l3_lines), (16, first));
     assert_eq!((loads[1].messages, loads[1].l3_lines), (16, second));
+    // Useful bytes: the 4-byte pixels of the 256 lanes (not the 16-byte texels they receive).
+    assert_eq!((loads[0].useful_bytes, loads[1].useful_bytes), (256 * 4, 256 * 4));
 }
 
 /// A Gen device's programs built again from one source (the CTS's image suites build one per

@@ -2,7 +2,9 @@
 //! width, counting messages in generated code: the counters of the optimisation guide's
 //! worked cases (16 work-items reading int), exactly, and the results still right.
 
+use softcl_compiler::abi::ImageArg;
 use softcl_compiler::gen_abi::{self, AccessKind, BlockCounters, GenKernelInfo, SiteCounters};
+use softcl_compiler::image::Dim;
 use softcl_compiler::{compile_source, AddressSpace, ArgKind, GenBuild, NativeKernel, NativeProgram};
 use softcl_device_model::{Device, GenDevice, Launch, LaunchReport, Observer};
 use std::sync::{Arc, Mutex};
@@ -10,7 +12,7 @@ use std::sync::{Arc, Mutex};
 /// 64-byte aligned ints (one L3 line each), so that line counts do not depend on where the
 /// allocator put the buffer.
 #[repr(C, align(64))]
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
 struct Line([i32; 16]);
 
 struct Buf(Vec<Line>);
@@ -23,11 +25,53 @@ impl Buf {
         }
         Buf(v)
     }
+    fn get(&self, i: usize) -> i32 {
+        self.0[i / 16].0[i % 16]
+    }
+}
+
+/// A kernel argument passed by its address: a buffer, or an image (its `ImageArg`).
+trait ArgAddr {
+    fn addr(&mut self) -> u64;
+}
+
+impl ArgAddr for Buf {
     fn addr(&mut self) -> u64 {
         self.0.as_mut_ptr() as u64
     }
-    fn get(&self, i: usize) -> i32 {
-        self.0[i / 16].0[i % 16]
+}
+
+/// A 2D image of `width` x `height` pixels of `pixel_bytes` over 64-byte aligned rows, so
+/// that line counts do not depend on where the allocator put it.
+struct Image2d {
+    pixels: Buf,
+    arg: ImageArg,
+}
+
+impl Image2d {
+    fn new(order: u32, ty: u32, pixel_bytes: usize, width: u32, height: u32) -> Self {
+        let row_pitch = width as u64 * pixel_bytes as u64;
+        assert!(row_pitch.is_multiple_of(64), "rows of whole lines");
+        let mut pixels = Buf::new(row_pitch as usize * height as usize / 4, |_| 0);
+        let arg = ImageArg {
+            data: pixels.addr() as *mut u8,
+            row_pitch,
+            slice_pitch: row_pitch * u64::from(height),
+            size: [width, height, 1],
+            dim: ImageArg::dim_code(Dim::D2),
+            channel_order: order,
+            channel_type: ty,
+        };
+        Image2d { pixels, arg }
+    }
+    fn bytes(&self) -> &[u8] {
+        bytemuck::cast_slice(&self.pixels.0)
+    }
+}
+
+impl ArgAddr for Image2d {
+    fn addr(&mut self) -> u64 {
+        &self.arg as *const ImageArg as u64
     }
 }
 
@@ -72,12 +116,12 @@ fn build(dev: &GenDevice, source: &str) -> Arc<NativeProgram> {
     program.codegen(dev.target()).unwrap_or_else(|e| panic!("codegen failed:\n{e}"))
 }
 
-/// Launches `kernel` on the Gen device with buffer arguments `bufs` (in order) and `__local`
+/// Launches `kernel` on the Gen device with buffer and image arguments `bufs` (in order) and `__local`
 /// arguments `(index, bytes)`, watched by `observer`; returns the device's launch report.
 fn launch_with(
     dev: &GenDevice,
     k: &NativeKernel,
-    bufs: &mut [&mut Buf],
+    bufs: &mut [&mut dyn ArgAddr],
     locals: &[(usize, usize)],
     global: [usize; 3],
     local: [usize; 3],
@@ -86,7 +130,7 @@ fn launch_with(
     let mut block = vec![0u8; k.info.arg_block_size];
     let mut bi = 0;
     for a in &k.info.args {
-        if let ArgKind::Buffer { .. } = a.kind {
+        if let ArgKind::Buffer { .. } | ArgKind::Image = a.kind {
             let addr = bufs[bi].addr();
             bi += 1;
             block[a.offset..a.offset + 8].copy_from_slice(&addr.to_ne_bytes());
@@ -105,13 +149,13 @@ fn launch_with(
     dev.launch_observed(&launch, observer).expect("launch")
 }
 
-/// Runs `kernel` with buffer arguments `bufs` on the Gen device at SIMD16, vectorized;
+/// Runs `kernel` with buffer and image arguments `bufs` on the Gen device at SIMD16, vectorized;
 /// returns the summed counters, the kernel's Gen description and the report.
 fn run(
     dev: &GenDevice,
     program: &NativeProgram,
     kernel: &str,
-    bufs: &mut [&mut Buf],
+    bufs: &mut [&mut dyn ArgAddr],
     global: [usize; 3],
     local: [usize; 3],
 ) -> (Arc<Sum>, GenKernelInfo, String) {
@@ -131,6 +175,17 @@ fn run(
         .expect("instrumented");
     assert!(report.contains("SIMD16") && report.contains("vectorized"), "{report}");
     (sum, info, report)
+}
+
+/// A Gen device whose reports go to a JSON file of a directory of this test's own (`tag`):
+/// the directory, the file and the device.
+fn json_sink(tag: &str) -> (std::path::PathBuf, std::path::PathBuf, GenDevice) {
+    use softcl_device_model::gen::model::ReportSink;
+    let dir = std::env::temp_dir().join(format!("softcl-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("r.json");
+    let dev = GenDevice::default().with_report_sink(ReportSink::Json(json.clone()));
+    (dir, json, dev)
 }
 
 /// The one site of `kind` in `space`.
@@ -455,11 +510,7 @@ kernel void refused(global const int *a, global int *out, local int *tmp) {
 /// a modelled time of nothing.
 #[test]
 fn an_uncounted_launch_is_not_modelled() {
-    use softcl_device_model::gen::model::ReportSink;
-    let dir = std::env::temp_dir().join(format!("softcl-uncounted-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let json = dir.join("r.json");
-    let dev = GenDevice::default().with_report_sink(ReportSink::Json(json.clone()));
+    let (dir, json, dev) = json_sink("uncounted");
     let program = build(&dev, REFUSED);
     let k = program.kernel("refused").unwrap();
     let mut a = Buf::new(3400, |i| i as i32);
@@ -506,11 +557,7 @@ kernel void spill(global const int *idx, global int *out) {
 /// indexed private array is scratch traffic with its advice.
 #[test]
 fn slm_write_conflicts_atomics_and_private_arrays_through_the_device() {
-    use softcl_device_model::gen::model::ReportSink;
-    let dir = std::env::temp_dir().join(format!("softcl-conflicts-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let json = dir.join("r.json");
-    let dev = GenDevice::default().with_report_sink(ReportSink::Json(json.clone()));
+    let (dir, json, dev) = json_sink("conflicts");
     let program = build(&dev, CONFLICTS);
     for (name, ways) in [("w_x16", 16), ("w_x17", 1)] {
         let mut out = Buf::new(32, |_| -1);
@@ -605,4 +652,116 @@ fn a_required_sub_group_size_in_the_source_fixes_the_width() {
             && text.contains("8 hardware threads"),
         "{text}"
     );
+}
+
+const CL_R: u32 = 0x10B0;
+const CL_RGBA: u32 = 0x10B5;
+const CL_UNORM_INT8: u32 = 0x10D2;
+const CL_FLOAT: u32 = 0x10DE;
+
+const IMAGES: &str = r#"
+kernel void read_x(read_only image2d_t img, global float *out) {
+    int x = get_global_id(0), y = get_global_id(1);
+    out[y * 64 + x] = read_imagef(img, (int2)(x, y)).x;
+}
+kernel void read_two(read_only image2d_t odd, read_only image2d_t even, global float *out) {
+    int x = get_global_id(0), y = get_global_id(1);
+    out[y * 64 + x] = (x & 1) ? read_imagef(odd, (int2)(x, y)).x : read_imagef(even, (int2)(x, y)).x;
+}
+kernel void write_x(write_only image2d_t img) {
+    int x = get_global_id(0), y = get_global_id(1);
+    write_imagef(img, (int2)(x, y), (float4)(x / 255.0f, 0.0f, 0.0f, 1.0f));
+}
+"#;
+
+/// `field`'s number in the JSON report object that starts at `from` in `j`.
+fn json_number(j: &str, from: &str, field: &str) -> f64 {
+    let at = j.find(from).unwrap_or_else(|| panic!("no {from} in {j}"));
+    let rest = &j[at..];
+    let key = format!("\"{field}\":");
+    let v = &rest[rest.find(&key).unwrap_or_else(|| panic!("no {field} after {from}")) + key.len()..];
+    let end = v.find([',', '}']).unwrap_or(v.len());
+    v[..end].parse().unwrap_or_else(|e| panic!("{field}: {:?}: {e}", &v[..end]))
+}
+
+/// An image access's useful bytes are the pixels of the image bound at run time: 16 lanes
+/// reading (or writing) consecutive x of a CL_R / CL_UNORM_INT8 image use 16 bytes of the one
+/// line they touch (25%), of a CL_RGBA / CL_FLOAT image 256 bytes of four lines (100%); never
+/// the 16-byte texel a lane receives whatever the format (400% of the line for one byte).
+#[test]
+fn image_accesses_use_the_bytes_of_the_bound_pixels() {
+    let (dir, json, dev) = json_sink("image-bytes");
+    let program = build(&dev, IMAGES);
+    for (order, ty, pixel, lines_per_message) in [(CL_R, CL_UNORM_INT8, 1u64, 1u64), (CL_RGBA, CL_FLOAT, 16, 4)] {
+        let what = format!("{pixel}-byte pixels");
+        // 64 x 4 pixels, work-groups of one row of 16: 16 messages of 16 lanes per access,
+        // each of 16 pixels on `lines_per_message` lines.
+        let want_counts = (16, 256, 16 * lines_per_message, 256 * pixel);
+        let want = (16 * pixel) as f64 / (64 * lines_per_message) as f64;
+        let counts = |c: SiteCounters| (c.messages, c.active_lanes, c.l3_lines, c.useful_bytes);
+        // The sink keeps the latest report of each kernel; its global traffic (used, moved).
+        let report_of = |name: &str| {
+            let j = std::fs::read_to_string(&json).unwrap();
+            j[j.find(&format!("{{\"kernel\":\"{name}\"")).expect("the kernel's report")..].to_string()
+        };
+        let global =
+            |r: &str| (json_number(r, "\"global\":", "useful_bytes"), json_number(r, "\"global\":", "moved_bytes"));
+
+        let mut img = Image2d::new(order, ty, pixel as usize, 64, 4);
+        let (sum, info, report) = run(&dev, &program, "write_x", &mut [&mut img], [64, 4, 1], [16, 1, 1]);
+        let texel = |x: usize, y: usize| &img.bytes()[(y * 64 + x) * pixel as usize..][..pixel as usize];
+        let first = |x: usize| {
+            if pixel == 1 {
+                f32::from(texel(x, 1)[0])
+            } else {
+                f32::from_ne_bytes(texel(x, 1)[..4].try_into().unwrap()) * 255.0
+            }
+        };
+        assert!((0..64).all(|x| (first(x) - x as f32).abs() < 0.01), "{what}: the writes");
+        let write = sum.site(&info, site_of(&info, AddressSpace::Global, AccessKind::Store));
+        assert_eq!(counts(write), want_counts, "{what}: {report}");
+        // The write is the kernel's one global access: its efficiency is the report's.
+        let mine = report_of("write_x");
+        assert_eq!(global(&mine), ((256 * pixel) as f64, (16 * 64 * lines_per_message) as f64), "{what}: {mine}");
+        assert_eq!(json_number(&mine, "\"sites\":", "efficiency"), want, "{what}: {mine}");
+
+        let mut out = Buf::new(256, |_| -1);
+        let (sum, info, report) = run(&dev, &program, "read_x", &mut [&mut img, &mut out], [64, 4, 1], [16, 1, 1]);
+        let got = |i: usize| f32::from_bits(out.get(i) as u32);
+        assert!((0..256).all(|i| (got(i) * 255.0 - (i % 64) as f32).abs() < 0.01), "{what}: the reads");
+        let read = sum.site(&info, site_of(&info, AddressSpace::Global, AccessKind::Load));
+        assert_eq!(counts(read), want_counts, "{what}: {report}");
+        let mine = report_of("read_x");
+        let load = &mine[mine.find("\"kind\":\"load\"").expect("the read's site")..];
+        assert_eq!(json_number(load, "\"kind\"", "efficiency"), want, "{what}: {mine}");
+        // With the float stores (64 bytes of one line per message): never above 100%.
+        let stores = (1024.0, 1024.0);
+        assert_eq!(
+            global(&mine),
+            ((256 * pixel) as f64 + stores.0, (16 * 64 * lines_per_message) as f64 + stores.1),
+            "{what}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Each lane counts the pixel of its own image: odd x read a CL_R / CL_UNORM_INT8 image (8
+/// lanes x 1 byte of one line per message), even x a CL_RGBA / CL_FLOAT one (8 lanes x 16
+/// bytes of four lines). The front end makes the two reads one of an image chosen per lane
+/// (each lane's pixel size asked for); as two reads under the branch's masks the sums are
+/// the same.
+#[test]
+fn image_reads_count_the_pixels_of_each_lanes_image() {
+    let dev = GenDevice::default();
+    let program = build(&dev, IMAGES);
+    let mut odd = Image2d::new(CL_R, CL_UNORM_INT8, 1, 64, 4);
+    let mut even = Image2d::new(CL_RGBA, CL_FLOAT, 16, 64, 4);
+    let mut out = Buf::new(256, |_| -1);
+    let (sum, info, report) =
+        run(&dev, &program, "read_two", &mut [&mut odd, &mut even, &mut out], [64, 4, 1], [16, 1, 1]);
+    assert!((0..256).all(|i| out.get(i) == 0), "zero pixels read");
+    let reads: Vec<SiteCounters> =
+        (0..info.sites.len()).filter(|&k| info.sites[k].is_image()).map(|k| sum.site(&info, k)).collect();
+    let total = reads.iter().fold((0, 0, 0), |(a, l, u), c| (a + c.active_lanes, l + c.l3_lines, u + c.useful_bytes));
+    assert_eq!(total, (256, 16 + 64, 128 + 128 * 16), "{:?} {report}", reads);
 }

@@ -182,9 +182,10 @@ impl GenPlan {
         info
     }
 
-    /// Words of the counter array (`sites` SiteCounters then `blocks` BlockCounters).
+    /// Words of the counter array (`sites` SiteCounters, `blocks` BlockCounters, then the
+    /// image sites' useful bytes: `gen_abi::counter_words`).
     pub fn words(&self) -> usize {
-        self.sites.len() * SITE_WORDS as usize + self.blocks.len() * BLOCK_WORDS as usize
+        gen_abi::counter_words(&self.sites, self.blocks.len())
     }
 }
 
@@ -269,8 +270,9 @@ pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis, host: &Host
                 _ => lanes(res_ty),
             };
             // An image read or write: one message of the sampler / data port per execution,
-            // counted as a global access of the 16-byte texel each lane receives or sends;
-            // its lines are those of the pixel each lane addresses (`gen_image_access`).
+            // counted as a global access of the pixel each lane reads or writes (its size
+            // the bound image's, known at run time: `bytes_per_lane` 0, the useful bytes
+            // counted); its lines are those of the lanes' pixels (`gen_image_access`).
             if let InstData::Image { op, .. } = d {
                 let kind = match op {
                     ir::ImageOp::Sample | ir::ImageOp::Read => AccessKind::Load,
@@ -279,7 +281,7 @@ pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis, host: &Host
                 };
                 p.site_of.insert(i, p.sites.len() as u32);
                 let block = p.blocks.len() as u32;
-                p.sites.push(GenSite { block, space: AddressSpace::Global, kind, bytes_per_lane: 16, loc: loc(i) });
+                p.sites.push(GenSite { block, space: AddressSpace::Global, kind, bytes_per_lane: 0, loc: loc(i) });
                 continue;
             }
             let (ptr, ty, kind) = match d {
@@ -676,13 +678,11 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         gen_helpers::call(&self.ops(), helper, host, slot, addrs, mask)
     }
 
-    /// Distinct 64-byte lines touched by the lanes of `mask` accessing `bytes` bytes through
-    /// the pointers `pw` (`<W x ptr>`) of shape `shape`, added to counter `word`. A strided
-    /// access with a closed form is counted at the end of the block with the block's other
-    /// ones ([`Self::gen_flush`]).
-    /// The L3 lines of image access site `s`: each lane's pixel address
+    /// The L3 lines and useful bytes of image access site `s`: each lane's pixel address
     /// (`imagelib::softcl_image_texel_address`, for every lane: inactive ones are masked
-    /// off by the count), counted by the general form.
+    /// off by the count), counted by the general form; the useful bytes are the active
+    /// lanes' pixel sizes, which the image bound at run time decides
+    /// (`gen_abi::useful_bytes_word`).
     fn gen_image_access(
         &mut self,
         s: u32,
@@ -695,38 +695,60 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let w = vs.width;
         let mi = self.mask_info()?;
         let i64t = self.i64();
+        let word = {
+            let plan = self.gen.as_ref().ok_or("not counting")?.plan;
+            gen_abi::useful_bytes_word(&plan.sites, plan.blocks.len(), s as usize)
+                .ok_or("an image site without a useful-bytes word")?
+        };
         // Uniform operands in their scalar form, varying ones wide (lane k taken below).
         let mut form = |v: Value| if self.is_uniform(v) { self.get(v) } else { self.get_wide(v) };
         let (img, smp, crd) = (form(image)?, sampler.map(&mut form).transpose()?, form(coord)?);
-        if let Some(addrs) = self.packet_texel_addresses(image, sampler, coord)? {
-            // A pixel (1-16 bytes, aligned to its size) lies in one line: its first byte decides.
-            let lines = self.general_lines(addrs, mi.mask, 1, conflict)?;
-            return self.gen_add_later(self.site_word(s, LINES)?, lines);
-        }
-        let mut addrs = i64t.vec_type(w).get_undef();
-        for k in 0..w {
-            let kc = self.i32().const_int(k as u64, false);
-            let lane = |s: &Self, v: Value, x: Val<'ctx>| -> R<Val<'ctx>> {
-                if s.is_uniform(v) {
-                    Ok(x)
-                } else {
-                    s.lane_of(x, s.f.value_type(v), kc)
+        let (addrs, useful) = if let Some((addrs, pixel)) = self.packet_texel_addresses(image, sampler, coord)? {
+            (addrs, self.b.build_int_mul(mi.active, pixel, "")?)
+        } else {
+            let uniform_pixel = if self.is_uniform(image) { Some(self.image_pixel_bytes(img)?) } else { None };
+            let mut addrs = i64t.vec_type(w).get_undef();
+            let mut useful = i64t.const_zero();
+            for k in 0..w {
+                let kc = self.i32().const_int(k as u64, false);
+                let lane = |s: &Self, v: Value, x: Val<'ctx>| -> R<Val<'ctx>> {
+                    if s.is_uniform(v) {
+                        Ok(x)
+                    } else {
+                        s.lane_of(x, s.f.value_type(v), kc)
+                    }
+                };
+                let li = lane(self, image, img)?;
+                let ls = match (sampler, smp) {
+                    (Some(v), Some(x)) => Some(lane(self, v, x)?),
+                    _ => None,
+                };
+                let lc = lane(self, coord, crd)?;
+                let a = self.image_texel_address(li, ls, lc)?;
+                addrs = self.b.build_insert_element(addrs, a, kc, "")?;
+                if uniform_pixel.is_none() {
+                    // Images that differ between lanes: each active lane's own pixel size.
+                    let on = self.b.build_extract_element(mi.mask, kc, "")?.into_int_value();
+                    let on = self.b.build_int_z_extend(on, i64t, "")?;
+                    let pixel = self.image_pixel_bytes(li)?;
+                    useful = self.b.build_int_add(useful, self.b.build_int_mul(on, pixel, "")?, "")?;
                 }
-            };
-            let li = lane(self, image, img)?;
-            let ls = match (sampler, smp) {
-                (Some(v), Some(x)) => Some(lane(self, v, x)?),
-                _ => None,
-            };
-            let lc = lane(self, coord, crd)?;
-            let a = self.image_texel_address(li, ls, lc)?;
-            addrs = self.b.build_insert_element(addrs, a, kc, "")?;
-        }
+            }
+            match uniform_pixel {
+                Some(pixel) => (addrs, self.b.build_int_mul(mi.active, pixel, "")?),
+                None => (addrs, useful),
+            }
+        };
         // A pixel (1-16 bytes, aligned to its size) lies in one line: its first byte decides.
         let lines = self.general_lines(addrs, mi.mask, 1, conflict)?;
-        self.gen_add_later(self.site_word(s, LINES)?, lines)
+        self.gen_add_later(self.site_word(s, LINES)?, lines)?;
+        self.gen_add_later(word as u32, useful)
     }
 
+    /// Distinct 64-byte lines touched by the lanes of `mask` accessing `bytes` bytes through
+    /// the pointers `pw` (`<W x ptr>`) of shape `shape`, added to counter `word`. A strided
+    /// access with a closed form is counted at the end of the block with the block's other
+    /// ones ([`Self::gen_flush`]).
     fn gen_lines(
         &mut self,
         word: u32,

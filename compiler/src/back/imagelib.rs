@@ -308,8 +308,20 @@ pub unsafe extern "C" fn softcl_image_texel_address(img: *const ImageArg, sample
     TexelGrid::new(arg, format, sampler).address([x, y, z])
 }
 
+/// For the Gen model's useful bytes: the size in bytes of a pixel of the image (1 to 16,
+/// by its format); 0 for an image that does not exist.
+///
+/// # Safety
+/// `img` points at a valid [`ImageArg`] (the kernel ABI).
+pub unsafe extern "C" fn softcl_image_pixel_bytes(img: *const ImageArg) -> u32 {
+    // SAFETY: the kernel ABI: `img` is the kernel argument's ImageArg.
+    let Some(arg) = (unsafe { img.as_ref() }) else { return 0 };
+    layout(arg).map_or(0, |(format, _, _)| format.pixel_size() as u32)
+}
+
 /// [`softcl_image_texel_address`] of every lane of a packet of `w` (coordinates `coords`,
-/// `ncomp` components in structure-of-arrays form) into `out[0..w]`.
+/// `ncomp` components in structure-of-arrays form) into `out[0..w]`; returns
+/// [`softcl_image_pixel_bytes`] of the image.
 ///
 /// # Safety
 /// `img` points at a valid [`ImageArg`]; `coords` is valid for reading `ncomp * w` floats,
@@ -321,9 +333,10 @@ pub unsafe extern "C" fn softcl_image_texel_addresses(
     ncomp: u32,
     w: u32,
     out: *mut u64,
-) {
+) -> u32 {
     // SAFETY: the kernel ABI: `img` is the kernel argument's ImageArg.
-    let grid = unsafe { img.as_ref() }.and_then(|arg| Some(TexelGrid::new(arg, layout(arg)?.0, sampler)));
+    let format = unsafe { img.as_ref() }.and_then(|arg| Some((arg, layout(arg)?.0)));
+    let grid = format.map(|(arg, format)| TexelGrid::new(arg, format, sampler));
     for k in 0..w {
         let a = match &grid {
             // SAFETY: the caller's contract.
@@ -333,6 +346,7 @@ pub unsafe extern "C" fn softcl_image_texel_addresses(
         // SAFETY: k < w: inside the caller's `w` values.
         unsafe { out.add(k as usize).write_unaligned(a) };
     }
+    format.map_or(0, |(_, f)| f.pixel_size() as u32)
 }
 
 /// `x.floor() as i64` (saturating, NaN to 0) without a call of libm's `floorf`: the crate's
@@ -648,14 +662,15 @@ impl<'ctx> FnLower<'_, 'ctx, '_> {
     }
 
     /// For the Gen model: the pixel addresses of a packet's image access (every lane's, into
-    /// `<W x i64>`) by one call of `softcl_image_texel_addresses`, when the image and the
-    /// sampler are the same in every lane; `None` otherwise (nothing emitted).
+    /// `<W x i64>`) and the image's pixel size in bytes (i64) by one call of
+    /// `softcl_image_texel_addresses`, when the image and the sampler are the same in every
+    /// lane; `None` otherwise (nothing emitted).
     pub(super) fn packet_texel_addresses(
         &mut self,
         image: Value,
         sampler: Option<Value>,
         coord: Value,
-    ) -> R<Option<VectorValue<'ctx>>> {
+    ) -> R<Option<(VectorValue<'ctx>, IntValue<'ctx>)>> {
         let w = self.vec.as_ref().ok_or("not in vector mode")?.width;
         if !self.is_uniform(image) || sampler.is_some_and(|s| !self.is_uniform(s)) {
             return Ok(None);
@@ -691,10 +706,23 @@ impl<'ctx> FnLower<'_, 'ctx, '_> {
             i32t.into(),
             out.get_type().into(),
         ];
-        let callee =
-            super::host::declare(&self.e.m, "softcl_image_texel_addresses", cx.void_type().fn_type(&params, false));
-        self.b.build_call(callee, &args, "")?;
-        Ok(Some(self.b.build_load(out_ty, out, "")?.into_vector_value()))
+        let callee = super::host::declare(&self.e.m, "softcl_image_texel_addresses", i32t.fn_type(&params, false));
+        let pixel = self.b.build_call(callee, &args, "")?.try_as_basic_value().basic();
+        let pixel = pixel.ok_or("texel addresses without a result")?.into_int_value();
+        let pixel = self.b.build_int_z_extend(pixel, i64t, "")?;
+        Ok(Some((self.b.build_load(out_ty, out, "")?.into_vector_value(), pixel)))
+    }
+
+    /// For the Gen model: the pixel size in bytes of (one lane's) image `img`
+    /// (`softcl_image_pixel_bytes`), an i64.
+    pub(super) fn image_pixel_bytes(&mut self, img: Val<'ctx>) -> R<IntValue<'ctx>> {
+        let cx = self.cx();
+        let (i32t, i64t) = (cx.i32_type(), cx.i64_type());
+        let params: Vec<BasicMetadataTypeEnum<'ctx>> = vec![img.get_type().into()];
+        let callee = super::host::declare(&self.e.m, "softcl_image_pixel_bytes", i32t.fn_type(&params, false));
+        let r = self.b.build_call(callee, &[img.into()], "")?.try_as_basic_value().basic();
+        let r = r.ok_or("pixel bytes without a result")?.into_int_value();
+        Ok(self.b.build_int_z_extend(r, i64t, "")?)
     }
 
     /// For the Gen model: the address of the pixel that an access with (one lane's) image,
@@ -793,7 +821,9 @@ mod tests {
         for sampler in [REPEAT_LINEAR, CLAMP_NEAREST, u32::MAX] {
             let mut addrs = vec![0u64; 16];
             // SAFETY: a valid image; 3 * 16 coordinates, 16 addresses.
-            unsafe { softcl_image_texel_addresses(&img, sampler, xyz.as_ptr(), 3, w, addrs.as_mut_ptr()) };
+            let pixel = unsafe { softcl_image_texel_addresses(&img, sampler, xyz.as_ptr(), 3, w, addrs.as_mut_ptr()) };
+            // SAFETY: a valid image.
+            assert_eq!((pixel, unsafe { softcl_image_pixel_bytes(&img) }), (8, 8), "RGBA of 16-bit channels");
             let mut out = vec![7u32; 64];
             // SAFETY: as above, 4 * 16 results.
             unsafe { softcl_image_sample_lanes(&img, sampler, xyz.as_ptr(), 3, w, mask, out.as_mut_ptr()) };

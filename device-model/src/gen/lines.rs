@@ -204,11 +204,11 @@ struct Acc {
 }
 
 /// The L3 lines the messages of a global, constant or private site would touch with their
-/// active lanes contiguous and aligned: ceil(active lanes x bytes / 64) per message.
-fn ideal_lines(c: &SiteCounters, bytes_per_lane: u32) -> u64 {
-    let lanes_per_message = ratio(c.active_lanes, c.messages);
-    let bytes = f64::from(bytes_per_lane.max(1));
-    let per_message = ((lanes_per_message * bytes) / LINE_BYTES as f64).ceil().max(1.0);
+/// active lanes contiguous and aligned: ceil(useful bytes / 64) per message (useful bytes:
+/// active lanes x bytes per lane, or an image access's pixels).
+fn ideal_lines(c: &SiteCounters) -> u64 {
+    let bytes_per_message = ratio(c.useful_bytes, c.messages);
+    let per_message = (bytes_per_message / LINE_BYTES as f64).ceil().max(1.0);
     (per_message * c.messages as f64).round() as u64
 }
 
@@ -258,7 +258,7 @@ pub fn line_stats_at(
         } else {
             acc.messages += counters.messages;
             acc.l3_lines += counters.l3_lines;
-            acc.ideal_lines += ideal_lines(counters, site.bytes_per_lane).min(counters.l3_lines);
+            acc.ideal_lines += ideal_lines(counters).min(counters.l3_lines);
             acc.useful_bytes += counters.useful_bytes;
         }
         // Sites of one line with the same advice (in[i - 1] and in[i + 1], both misaligned)
@@ -350,7 +350,7 @@ pub fn site_advice(site: &GenSite, c: &SiteCounters, simd: u32, local_size: [usi
 /// Global / constant: the lines beyond the ideal.
 fn global_advice(site: &GenSite, c: &SiteCounters, simd: u64, local_size: [usize; 3]) -> Option<Advice> {
     let (messages, lines, lanes) = (c.messages, c.l3_lines, c.active_lanes);
-    let ideal = ideal_lines(c, site.bytes_per_lane);
+    let ideal = ideal_lines(c);
     if lines <= ideal {
         return None;
     }
@@ -393,7 +393,7 @@ fn global_advice(site: &GenSite, c: &SiteCounters, simd: u64, local_size: [usize
             "strided access: every lane {verb} its own 64-byte line ({} lines per message, {} if consecutive work-items used consecutive {}-byte elements)",
             fmt_count(per_message),
             fmt_count(ideal_per_message),
-            site.bytes_per_lane
+            site.lane_bytes(c)
         )
     } else if misaligned {
         format!(

@@ -43,6 +43,8 @@ pub struct SiteReport {
     pub space: &'static str,
     /// "load", "store", "atomic".
     pub kind: &'static str,
+    /// Bytes a lane moves (of an image access: the pixel size of the images bound,
+    /// `GenSite::lane_bytes`).
     pub bytes_per_lane: u32,
     pub loc: Option<SourceLoc>,
     /// Summed over the launch (`worst_bank_ways`: the maximum).
@@ -172,13 +174,14 @@ impl GenReport {
         let (mut global, mut scratch) = (Traffic::default(), Traffic::default());
         let (mut slm_messages, mut slm_cycles, mut slm_conflicts, mut worst_ways, mut atomics) = (0, 0, 0, 0, 0);
         for (k, site) in i.gen.sites.iter().enumerate() {
+            let counters = i.gen.site_counters(c, k);
             let mut s = SiteReport {
                 index: k,
                 space: space_name(site.space),
                 kind: kind_name(site.kind),
-                bytes_per_lane: site.bytes_per_lane,
+                bytes_per_lane: site.lane_bytes(&counters),
                 loc: site.loc,
-                counters: i.gen.site_counters(c, k),
+                counters,
                 cycles: 0.0,
                 advice: None,
             };
