@@ -97,9 +97,7 @@ pub fn prefetched_loads(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis)
                 }
                 Some(Stream::Elements(key, _)) if led.contains(&key) => {}
                 Some(Stream::Elements(key, offset)) => {
-                    let near = |&(k, o): &(StreamKey, i64)| k == key && (o - offset).abs() < STREAM_SLACK;
-                    if !streams.iter().any(near) {
-                        streams.push((key, offset));
+                    if first_of_stream(&mut streams, key, offset) {
                         out.insert(i);
                     }
                 }
@@ -114,6 +112,16 @@ pub fn prefetched_loads(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis)
 
 /// Elements apart within which two loads of one [`stream_key`] share their prefetch.
 const STREAM_SLACK: i64 = 16;
+
+/// Whether a load of `key` at `offset` starts a stream not in `seen` (none of its loads within
+/// [`STREAM_SLACK`] elements); if so it is added.
+fn first_of_stream(seen: &mut Vec<(StreamKey, i64)>, key: StreamKey, offset: i64) -> bool {
+    let new = !seen.iter().any(|&(k, o)| k == key && (o - offset).abs() < STREAM_SLACK);
+    if new {
+        seen.push((key, offset));
+    }
+    new
+}
 
 /// Streams one block may read and be left to the hardware prefetcher. Measured on the
 /// development machine (docs/PERFORMANCE.md, "Software prefetches only past two streams"):
@@ -135,9 +143,7 @@ fn block_streams(loads: &[(Inst, Option<Stream>)]) -> usize {
                 }
             }
             Some(Stream::Elements(key, offset)) => {
-                if !elements.iter().any(|&(k, o)| k == key && (o - offset).abs() < STREAM_SLACK) {
-                    elements.push((key, offset));
-                }
+                first_of_stream(&mut elements, key, offset);
             }
             None => other += 1,
         }
