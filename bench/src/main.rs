@@ -178,14 +178,15 @@ fn main() -> ExitCode {
     eprintln!("[bench] measuring the roofs again ...");
     let roofs = roofs_start.best(measure_roofs());
     let load_end = host::load_average();
+    let (host_cpu, threads) = (host::cpu_model(), host::threads());
     let report_of = |rows: Vec<Row>, rounds: usize| Report {
         labels: labels.clone(),
         devices: device_names.clone(),
         size: format!("{:?}", opts.size).to_lowercase(),
         reps: opts.reps,
         rounds,
-        host_cpu: host::cpu_model(),
-        threads: host::threads(),
+        host_cpu: host_cpu.clone(),
+        threads,
         load_start: load_start.clone(),
         load_end: load_end.clone(),
         roofs,

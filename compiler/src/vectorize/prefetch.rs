@@ -125,7 +125,7 @@ fn first_of_stream(seen: &mut Vec<(StreamKey, i64)>, key: StreamKey, offset: i64
 
 /// Streams one block may read and be left to the hardware prefetcher. Measured on the
 /// development machine (docs/PERFORMANCE.md, "Software prefetches only past two streams"):
-/// `c = a + b` and `z = alpha * x + y` (two streams) ran 8-10% faster without prefetches,
+/// `c = a + b` and `z = alpha * x + y` (two streams) ran 5-10% faster without prefetches,
 /// while the stencil's three rows and the reduction's sixteen strided streams need them.
 pub const HARDWARE_STREAMS: usize = 2;
 

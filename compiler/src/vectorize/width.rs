@@ -197,9 +197,10 @@ pub struct Interleave {
 /// Interleaved packets give the core independent chains: as many packets as make
 /// [`CHAINS_IN_FLIGHT`] chains, counting carried values that feed each other (clpeak's
 /// `x = mad(y, x, y); y = mad(x, y, x)`) as one chain, and four packets only for loop bodies
-/// of at most [`INTERLEAVE4_MAX_BODY`] varying instructions. Kernels with divergent branches, barriers, explicit vectors carried
-/// around the loop (already several registers per value), or a loop body of more than
-/// [`INTERLEAVE_MAX_BODY`] varying instructions keep W.
+/// of at most [`INTERLEAVE4_MAX_BODY`] varying instructions. Kernels with divergent
+/// branches, barriers, explicit vectors carried around the loop (already several registers
+/// per value), or a loop body of more than [`INTERLEAVE_MAX_BODY`] varying instructions
+/// keep W.
 pub fn interleave(
     m: &ir::Module,
     f: &ir::Function,
@@ -268,11 +269,12 @@ fn independent_chains(f: &ir::Function, l: &crate::analysis::Loop, carried: &[ir
         }
         i
     }
-    // The arguments a branch inside the loop passes to parameter `k` of block `b`.
-    let incoming = |b: ir::Block, k: usize, from_loop_only: bool| -> Vec<ir::Value> {
+    // The arguments the branches inside the loop pass to parameter `k` of block `b` (only the
+    // header has branches from outside).
+    let incoming = |b: ir::Block, k: usize| -> Vec<ir::Value> {
         f.branches_to(b)
             .into_iter()
-            .filter(|&t| !from_loop_only || f.layout.inst_block[t].is_some_and(|tb| l.blocks.contains(&tb)))
+            .filter(|&t| f.layout.inst_block[t].is_some_and(|tb| l.blocks.contains(&tb)))
             .flat_map(|t| {
                 f.insts[t].successors().into_iter().filter(|c| c.block == b).map(|c| c.args[k]).collect::<Vec<_>>()
             })
@@ -280,7 +282,7 @@ fn independent_chains(f: &ir::Function, l: &crate::analysis::Loop, carried: &[ir
     };
     for (i, &p) in carried.iter().enumerate() {
         let ir::ValueDef::Param(_, k) = f.values[p].def else { continue };
-        let mut stack = incoming(l.header, k as usize, true);
+        let mut stack = incoming(l.header, k as usize);
         let mut seen = std::collections::HashSet::new();
         while let Some(v) = stack.pop() {
             if !seen.insert(v) {
@@ -293,7 +295,7 @@ fn independent_chains(f: &ir::Function, l: &crate::analysis::Loop, carried: &[ir
                         chain[a] = b;
                     }
                 }
-                ir::ValueDef::Param(b, k) if l.blocks.contains(&b) => stack.extend(incoming(b, k as usize, false)),
+                ir::ValueDef::Param(b, k) if l.blocks.contains(&b) => stack.extend(incoming(b, k as usize)),
                 ir::ValueDef::Result(inst) if f.layout.inst_block[inst].is_some_and(|b| l.blocks.contains(&b)) => {
                     f.insts[inst].for_each_operand(|o| stack.push(o))
                 }
