@@ -5,8 +5,10 @@
 #      SHA1, SHA2-256, NTLM; each runs hashcat's self-test first), with -O;
 #   3. the crack of md5('hashcat') from a small word list, pure kernel (no -O);
 #   4. the same crack with -O (optimised kernel).
-# The self-test is never disabled. Every step runs with only SoftCL visible and a fresh HOME
-# (hashcat caches compiled kernels there).
+# The self-test is never disabled. Every step runs with only SoftCL visible and fresh
+# hashcat directories: hashcat finds its home through the passwd entry, not $HOME, so the
+# step's XDG_CACHE_HOME (compiled kernels) and XDG_DATA_HOME (potfile, sessions) point
+# into a new directory, and every step builds its kernels cold.
 #
 # usage: scripts/hashcat.sh [cpu|gpu] [timeout-seconds-per-step]
 #   cpu = SoftCL's CPU device (hashcat device 1), gpu = the modelled Intel Gen GPU (device 2).
@@ -48,7 +50,8 @@ run() {
     local home
     home=$(mktemp -d -p "$work")
     local start=$SECONDS
-    (cd "$work" && HOME=$home timeout "$step_timeout" hashcat "$@" </dev/null >"$log" 2>&1)
+    (cd "$work" && HOME=$home XDG_CACHE_HOME=$home/.cache XDG_DATA_HOME=$home/.local/share \
+        timeout "$step_timeout" hashcat "$@" </dev/null >"$log" 2>&1)
     local rc=$?
     local secs=$((SECONDS - start))
     if grep -q -- "$want" "$log" && ! grep -qE 'self-test failed|build failed|CL_[A-Z_]*(FAILURE|ERROR)|CL_INVALID' "$log"; then
