@@ -1,5 +1,6 @@
 //! Images and samplers through the loader: creation of every kind of image and its errors,
-//! queries, supported formats, read/write/copy/fill/map, samplers, kernel arguments.
+//! queries, supported formats, read/write/copy/fill/map, samplers, kernel arguments, 2D
+//! images created from 2D images.
 
 use softcl_conformance::*;
 use std::ffi::c_void;
@@ -994,5 +995,288 @@ fn a_101010_2_pixel_has_red_in_its_high_bits() {
         env.run(&k, &[1], None);
         env.finish();
         assert_eq!(env.read::<f32>(&out, 4), vec![1.0, 0.0, 1.0 / 1023.0, 2.0 / 3.0], "{}", d.name);
+    });
+}
+
+// 2D images created from 2D images (clCreateImage with a 2D image as `mem_object`): the
+// new image shares the parent's pixels and views them with a compatible channel order (an
+// sRGBA view of an RGBA image, a CL_DEPTH view of a CL_R image). Before, any image as
+// `mem_object` was CL_INVALID_IMAGE_DESCRIPTOR.
+
+/// The descriptor of a `w` x `h` 2D image created from `mem_object`.
+fn desc_from(w: usize, h: usize, row_pitch: usize, mem_object: cl_mem) -> cl_image_desc {
+    let mut d = desc(CL_MEM_OBJECT_IMAGE2D, [w, h, 0], 0, (row_pitch, 0));
+    d.__bindgen_anon_1.mem_object = mem_object;
+    d
+}
+
+/// A blocking clEnqueueMapImage of pixel (0, 0) of `m` for reading, unmapped again: the
+/// address and row pitch it returned.
+fn map_first_pixel(env: &TestEnv, m: &Mem) -> (*mut c_void, usize) {
+    let mut pitch = 0usize;
+    let (p, err) = map_image(env.q(), m, CL_MAP_READ, [0; 3], [1, 1, 1], &mut pitch, None);
+    assert_eq!(err, CL_SUCCESS);
+    // SAFETY: p was returned by clEnqueueMapImage of m.
+    unsafe { cl!(clEnqueueUnmapMemObject(env.q(), m.raw(), p, 0, ptr::null(), ptr::null_mut())) };
+    env.finish();
+    (p, pitch)
+}
+
+/// The sRGB transfer function's inverse (OpenCL C "Conversion Rules for sRGBA and sBGRA
+/// Images").
+fn srgb_to_linear(c: f32) -> f32 {
+    if c <= 0.04045 {
+        c / 12.92
+    } else {
+        ((c + 0.055) / 1.055).powf(2.4)
+    }
+}
+
+const SRGB: &str = r#"
+__kernel void srgb(read_only image2d_t view, read_only image2d_t parent, sampler_t s,
+                   __global float4 *out, __global int *order) {
+    int x = get_global_id(0), y = get_global_id(1);
+    int i = 3 * (y * 4 + x);
+    out[i] = read_imagef(view, (int2)(x, y));
+    out[i + 1] = read_imagef(view, s, (int2)(x, y));
+    out[i + 2] = read_imagef(parent, (int2)(x, y));
+    if (x == 0 && y == 0) {
+        order[0] = get_image_channel_order(view);
+        order[1] = get_image_channel_order(parent);
+    }
+}"#;
+
+/// Runs [`SRGB`] over the 4x4 `view` of `parent`: per pixel, the view's read without and
+/// with a sampler and the parent's read (4 floats each), and the two channel orders.
+fn read_both(env: &TestEnv, k: &Kernel, view: &Mem, parent: &Mem, s: cl_sampler) -> (Vec<f32>, Vec<i32>) {
+    let out = env.buffer(CL_MEM_READ_WRITE, 16 * 3 * 16);
+    let order = env.buffer(CL_MEM_READ_WRITE, 8);
+    set_handle(k, 0, &view.raw());
+    set_handle(k, 1, &parent.raw());
+    set_handle(k, 2, &s);
+    k.set_mem(3, &out);
+    k.set_mem(4, &order);
+    env.run(k, &[4, 4], None);
+    env.finish();
+    (env.read::<f32>(&out, 16 * 3 * 4), env.read::<i32>(&order, 2))
+}
+
+/// Checks [`read_both`]'s floats against the RGBA UNORM_INT8 pixels `px`: the view decodes
+/// sRGB (red, green, blue; alpha is linear), the parent does not.
+fn check_srgb_reads(name: &str, got: &[f32], px: &[u8]) {
+    for p in 0..16 {
+        for c in 0..4 {
+            // As the driver converts UNORM_INT8 (and the Khronos CTS expects): times 1/255.
+            let unorm = px[4 * p + c] as f32 * (1.0 / 255.0);
+            let want = if c < 3 { srgb_to_linear(unorm) } else { unorm };
+            for (j, what) in [(0, "view"), (1, "view with a sampler")] {
+                let v = got[(3 * p + j) * 4 + c];
+                assert!((v - want).abs() <= 1e-6, "{name}: {what}, pixel {p} component {c}: {v} != {want}");
+            }
+            assert_eq!(got[(3 * p + 2) * 4 + c], unorm, "{name}: parent, pixel {p} component {c}");
+        }
+    }
+}
+
+/// An RGBA UNORM_INT8 image and a CL_sRGBA view of it: the view's queries, kernels on both
+/// devices reading the view's pixels sRGB-decoded, host writes through the view landing in
+/// the parent and maps of both giving the same bytes, and the view still working after the
+/// parent's release.
+#[test]
+fn an_srgba_view_of_an_rgba_image() {
+    for_each_device(|d| {
+        let env = d.env();
+        let ctx = env.context.raw();
+        let q = env.q();
+        let parent = create_ok(
+            ctx,
+            CL_MEM_READ_WRITE,
+            &fmt(CL_RGBA, CL_UNORM_INT8),
+            &desc(CL_MEM_OBJECT_IMAGE2D, [4, 4, 0], 0, (0, 0)),
+            ptr::null_mut(),
+        );
+        // Values across the sRGB curve, both sides of its linear segment (0.04045 * 255 = 10.3).
+        let px: Vec<u8> = (0..64u32).map(|i| ((i * 37 + 5) % 256) as u8).collect();
+        write_image(q, &parent, [0, 0, 0], [4, 4, 1], (0, 0), &px);
+        let view_desc = desc_from(4, 4, 0, parent.raw());
+        let srgba = fmt(CL_sRGBA, CL_UNORM_INT8);
+        // The parent's CL_MEM_READ_WRITE is inherited: sRGB images are read-only here.
+        assert_eq!(create(ctx, 0, &srgba, &view_desc, ptr::null_mut()).err(), Some(CL_IMAGE_FORMAT_NOT_SUPPORTED));
+        let view = create_ok(ctx, CL_MEM_READ_ONLY, &srgba, &view_desc, ptr::null_mut());
+        assert_eq!(mem_info::<cl_mem>(&view, CL_MEM_ASSOCIATED_MEMOBJECT), parent.raw());
+        assert_eq!(mem_info::<usize>(&view, CL_MEM_OFFSET), 0);
+        assert_eq!(mem_info::<cl_mem_flags>(&view, CL_MEM_FLAGS), CL_MEM_READ_ONLY);
+        assert_eq!(mem_info::<cl_mem_object_type>(&view, CL_MEM_TYPE), CL_MEM_OBJECT_IMAGE2D as cl_mem_object_type);
+        assert_eq!(image_info::<[u32; 2]>(&view, CL_IMAGE_FORMAT), [CL_sRGBA, CL_UNORM_INT8]);
+        assert_eq!(image_info::<usize>(&view, CL_IMAGE_ELEMENT_SIZE), 4);
+        assert_eq!(image_info::<usize>(&view, CL_IMAGE_ROW_PITCH), 16);
+        assert_eq!((image_info::<usize>(&view, CL_IMAGE_WIDTH), image_info::<usize>(&view, CL_IMAGE_HEIGHT)), (4, 4));
+        assert_eq!(image_info::<cl_mem>(&view, CL_IMAGE_BUFFER), ptr::null_mut(), "not created from a buffer");
+        // The parent's row pitch may be given too.
+        create_ok(ctx, CL_MEM_READ_ONLY, &srgba, &desc_from(4, 4, 16, parent.raw()), ptr::null_mut());
+
+        let k = env.kernel(SRGB, "-cl-std=CL3.0", "srgb");
+        let s = sampler(ctx, CL_ADDRESS_CLAMP_TO_EDGE, CL_FILTER_NEAREST);
+        let (got, order) = read_both(&env, &k, &view, &parent, s);
+        assert_eq!(order, [CL_sRGBA as i32, CL_RGBA as i32], "{}: channel orders", d.name);
+        check_srgb_reads(&d.name, &got, &px);
+
+        // Host writes through the view are the parent's bytes; maps of both are one pixel.
+        let new_px = [200u8, 3, 77, 128];
+        write_image(q, &view, [1, 2, 0], [1, 1, 1], (0, 0), &new_px);
+        let bytes = read_image(q, &parent, [0; 3], [4, 4, 1], (0, 0), 64);
+        assert_eq!(&bytes[(2 * 4 + 1) * 4..][..4], &new_px, "{}: the view's write in the parent", d.name);
+        let (vp, vpitch) = map_first_pixel(&env, &view);
+        let (pp, ppitch) = map_first_pixel(&env, &parent);
+        assert_eq!((vp, vpitch), (pp, ppitch), "{}: maps of the view and the parent", d.name);
+
+        // Released first, the parent lives on in its view.
+        let mut px = px;
+        px[(2 * 4 + 1) * 4..][..4].copy_from_slice(&new_px);
+        let parent_again = create_ok(
+            ctx,
+            CL_MEM_READ_ONLY,
+            &fmt(CL_RGBA, CL_UNORM_INT8),
+            &desc_from(4, 4, 0, view.raw()),
+            ptr::null_mut(),
+        );
+        drop(parent);
+        let (got, _) = read_both(&env, &k, &view, &parent_again, s);
+        check_srgb_reads(&d.name, &got, &px);
+        assert_eq!(read_image(q, &view, [0; 3], [4, 4, 1], (0, 0), 64), px, "{}: the view's pixels", d.name);
+        // SAFETY: owned reference.
+        unsafe { cl!(clReleaseSampler(s)) };
+    });
+}
+
+const DEPTH_VIEW: &str = r#"
+__kernel void depth(read_only image2d_depth_t d, __global float *out) {
+    int x = get_global_id(0), y = get_global_id(1);
+    out[y * 4 + x] = read_imagef(d, (int2)(x, y)) + (get_image_channel_order(d) == CLK_DEPTH ? 0.0f : 100.0f);
+}
+
+__kernel void write_depth(write_only image2d_depth_t d) {
+    int x = get_global_id(0), y = get_global_id(1);
+    write_imagef(d, (int2)(x, y), (float)(y * 4 + x) * -0.5f);
+}"#;
+
+/// A CL_DEPTH view of a CL_R / CL_FLOAT image: kernels read the R pixels as depth, and
+/// write depth pixels that the host reads from the parent.
+#[test]
+fn a_depth_view_of_an_r_float_image() {
+    for_each_device(|d| {
+        let env = d.env();
+        let ctx = env.context.raw();
+        let q = env.q();
+        let values: Vec<f32> = (0..16).map(|i| i as f32 * 0.375 - 1.5).collect();
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
+        let r = create_ok(
+            ctx,
+            CL_MEM_READ_WRITE,
+            &fmt(CL_R, CL_FLOAT),
+            &desc(CL_MEM_OBJECT_IMAGE2D, [4, 4, 0], 0, (0, 0)),
+            ptr::null_mut(),
+        );
+        write_image(q, &r, [0, 0, 0], [4, 4, 1], (0, 0), &bytes);
+        let depth = create_ok(ctx, 0, &fmt(CL_DEPTH, CL_FLOAT), &desc_from(4, 4, 0, r.raw()), ptr::null_mut());
+        assert_eq!(mem_info::<cl_mem_flags>(&depth, CL_MEM_FLAGS), CL_MEM_READ_WRITE, "inherited");
+        assert_eq!(image_info::<[u32; 2]>(&depth, CL_IMAGE_FORMAT), [CL_DEPTH, CL_FLOAT]);
+
+        let k = env.kernel(DEPTH_VIEW, "-cl-std=CL3.0", "depth");
+        let out = env.buffer(CL_MEM_READ_WRITE, 64);
+        set_handle(&k, 0, &depth.raw());
+        k.set_mem(1, &out);
+        env.run(&k, &[4, 4], None);
+        env.finish();
+        assert_eq!(env.read::<f32>(&out, 16), values, "{}: read_imagef of the depth view", d.name);
+
+        let w = env.kernel(DEPTH_VIEW, "-cl-std=CL3.0", "write_depth");
+        set_handle(&w, 0, &depth.raw());
+        env.run(&w, &[4, 4], None);
+        env.finish();
+        let got: Vec<f32> = read_image(q, &r, [0; 3], [4, 4, 1], (0, 0), 64)
+            .chunks_exact(4)
+            .map(|c| f32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        let want: Vec<f32> = (0..16).map(|i| i as f32 * -0.5).collect();
+        assert_eq!(got, want, "{}: write_imagef through the depth view, read from the parent", d.name);
+    });
+}
+
+/// The errors of clCreateImage for an image as `mem_object`.
+#[test]
+fn creation_errors_of_images_from_images() {
+    for_each_device(|d| {
+        let env = d.env();
+        let ctx = env.context.raw();
+        let rgba = fmt(CL_RGBA, CL_UNORM_INT8);
+        let srgba = fmt(CL_sRGBA, CL_UNORM_INT8);
+        let host_ro = (CL_MEM_READ_ONLY | CL_MEM_HOST_READ_ONLY) as cl_mem_flags;
+        let parent =
+            create_ok(ctx, host_ro, &rgba, &desc(CL_MEM_OBJECT_IMAGE2D, [8, 4, 0], 0, (0, 0)), ptr::null_mut());
+        let p = parent.raw();
+        let e = |flags: cl_mem_flags, f: &cl_image_format, d: &cl_image_desc| {
+            create(ctx, flags, f, d, ptr::null_mut()).err()
+        };
+        let bad_desc = Some(CL_INVALID_IMAGE_DESCRIPTOR);
+        assert_eq!(e(0, &srgba, &desc_from(7, 4, 0, p)), bad_desc, "width");
+        assert_eq!(e(0, &srgba, &desc_from(8, 5, 0, p)), bad_desc, "height");
+        assert_eq!(e(0, &srgba, &desc_from(8, 4, 64, p)), bad_desc, "row pitch");
+        let mut sliced = desc_from(8, 4, 0, p);
+        sliced.image_slice_pitch = 128;
+        assert_eq!(e(0, &srgba, &sliced), bad_desc, "slice pitch");
+        let mut array = desc_from(8, 4, 0, p);
+        array.image_type = CL_MEM_OBJECT_IMAGE2D_ARRAY as cl_mem_object_type;
+        array.image_array_size = 1;
+        assert_eq!(e(0, &srgba, &array), bad_desc, "a 2D array from a 2D image");
+        let bad_format = Some(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR);
+        assert_eq!(e(0, &fmt(CL_BGRA, CL_UNORM_INT8), &desc_from(8, 4, 0, p)), bad_format, "incompatible order");
+        assert_eq!(e(0, &fmt(CL_sRGBA, CL_UNORM_INT16), &desc_from(8, 4, 0, p)), bad_format, "another data type");
+        assert_eq!(e(0, &fmt(CL_RGBA, CL_UNORM_INT16), &desc_from(8, 4, 0, p)), bad_format, "another data type");
+        // The flags rules of an image created from another memory object.
+        assert_eq!(e(CL_MEM_READ_WRITE, &rgba, &desc_from(8, 4, 0, p)), Some(CL_INVALID_VALUE), "kernel access");
+        assert_eq!(e(CL_MEM_HOST_WRITE_ONLY, &rgba, &desc_from(8, 4, 0, p)), Some(CL_INVALID_VALUE), "host access");
+        assert_eq!(
+            e(CL_MEM_ALLOC_HOST_PTR, &rgba, &desc_from(8, 4, 0, p)),
+            Some(CL_INVALID_VALUE),
+            "host pointer flag"
+        );
+        let mut host = vec![0u8; 128];
+        let hp = host.as_mut_ptr() as *mut c_void;
+        assert_eq!(create(ctx, 0, &rgba, &desc_from(8, 4, 0, p), hp).err(), Some(CL_INVALID_HOST_PTR));
+        assert_eq!(
+            create(ctx, CL_MEM_USE_HOST_PTR as cl_mem_flags, &rgba, &desc_from(8, 4, 0, p), hp).err(),
+            Some(CL_INVALID_VALUE)
+        );
+        // The flags not given are inherited.
+        let same = create_ok(ctx, 0, &srgba, &desc_from(8, 4, 0, p), ptr::null_mut());
+        assert_eq!(mem_info::<cl_mem_flags>(&same, CL_MEM_FLAGS), host_ro);
+        // A 2D array is not a 2D image to view; an image of another context is not valid.
+        let arr_desc = desc(CL_MEM_OBJECT_IMAGE2D_ARRAY, [8, 4, 0], 2, (0, 0));
+        let arr = create_ok(ctx, CL_MEM_READ_ONLY, &rgba, &arr_desc, ptr::null_mut());
+        assert_eq!(e(0, &srgba, &desc_from(8, 4, 0, arr.raw())), bad_desc, "a 2D array as mem_object");
+        let other = d.env();
+        assert_eq!(
+            create(other.context.raw(), 0, &srgba, &desc_from(8, 4, 0, p), ptr::null_mut()).err(),
+            bad_desc,
+            "another context's image"
+        );
+        // clCreateImageWithProperties takes an image as mem_object as well.
+        let props: [cl_mem_properties; 1] = [0];
+        // SAFETY: valid context, a terminated property list, format and descriptor for the call.
+        let (m, err) = unsafe {
+            cl_create_err!(clCreateImageWithProperties(
+                ctx,
+                props.as_ptr(),
+                0,
+                &srgba,
+                &desc_from(8, 4, 0, p),
+                ptr::null_mut()
+            ))
+        };
+        assert_eq!(err, CL_SUCCESS);
+        // SAFETY: a new image whose reference we own.
+        let m = unsafe { Mem::from_raw(m) };
+        assert_eq!(mem_info::<cl_mem>(&m, CL_MEM_ASSOCIATED_MEMOBJECT), p);
     });
 }

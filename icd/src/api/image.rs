@@ -51,7 +51,7 @@ fn create_image(
     let desc = (!desc.is_null()).then(|| unsafe { desc.read_unaligned() });
     // SAFETY: both members of the union (`buffer`, `mem_object`) are a cl_mem; reading
     // either reads the same plain pointer value.
-    let buffer = match desc.as_ref().map(|d| unsafe { d.__bindgen_anon_1.mem_object }) {
+    let mem_object = match desc.as_ref().map(|d| unsafe { d.__bindgen_anon_1.mem_object }) {
         Some(m) if !m.is_null() => {
             // "CL_INVALID_IMAGE_DESCRIPTOR if ... mem_object is not a valid memory object" (the
             // descriptor's values are not valid).
@@ -60,9 +60,9 @@ fn create_image(
         _ => None,
     };
     let (d, flags) =
-        image_mem::check_create(&ctx, flags, format.as_ref(), desc.as_ref(), !host_ptr.is_null(), buffer.as_ref())?;
-    let init = match buffer {
-        Some(b) => ImageInit::Buffer(b),
+        image_mem::check_create(&ctx, flags, format.as_ref(), desc.as_ref(), !host_ptr.is_null(), mem_object.as_ref())?;
+    let init = match mem_object {
+        Some(m) => ImageInit::Parent(m),
         None if has(flags, CL_MEM_USE_HOST_PTR) => {
             // SAFETY: OpenCL requires host_ptr of CL_MEM_USE_HOST_PTR to hold the image as the
             // descriptor lays it out (d.bytes(): rows and slices with their pitches) and to

@@ -44,6 +44,9 @@ pub enum Source {
     /// A buffer of `size` bytes at `address` (1D buffer images, and 2D images with
     /// cl_khr_image2d_from_buffer).
     Buffer { size: usize, address: usize },
+    /// A 2D image described by this (2D images from 2D images: a view of its pixels with a
+    /// compatible channel order).
+    Image(ImageDesc),
 }
 
 /// A checked image: its format, kind, size in pixels (width, height, depth; the layers of
@@ -203,6 +206,10 @@ pub fn describe(
     if d.num_mip_levels != 0 || d.num_samples != 0 {
         return bad;
     }
+    if let Source::Image(parent) = source {
+        let view = view_of(&parent, format, d, dim)?;
+        return if supported(format, dim) { Ok(view) } else { Err(CL_IMAGE_FORMAT_NOT_SUPPORTED) };
+    }
     let (w, h, depth, layers) = (d.image_width, d.image_height, d.image_depth, d.image_array_size);
     let size = match dim {
         Dim::D1 | Dim::D1Buffer => [w, 1, 1],
@@ -248,7 +255,8 @@ pub fn describe(
     let given_pitches = match source {
         Source::Own { host_ptr: false } => false,
         Source::Own { host_ptr: true } => true,
-        Source::Buffer { .. } => dim == Dim::D2,
+        // (Images from images took their pitches from the parent above.)
+        Source::Buffer { .. } | Source::Image(_) => dim == Dim::D2,
     };
     let given_row_pitch = given_pitches || matches!(source, Source::Buffer { .. }) && dim == Dim::D1Buffer;
     if !given_row_pitch && d.image_row_pitch != 0 || !given_pitches && d.image_slice_pitch != 0 {
@@ -296,6 +304,64 @@ pub fn describe(
         return Err(CL_IMAGE_FORMAT_NOT_SUPPORTED);
     }
     Ok(desc)
+}
+
+/// The descriptor of a 2D image created from the 2D image `parent` (`d` is the
+/// application's descriptor of kind `dim`, `format` its format): the parent's layout with
+/// `format`. "For a 2D image created from another 2D image object, the values specified in
+/// the image descriptor except for mem_object must match the image descriptor information
+/// associated with mem_object": the sizes and pitches clGetImageInfo reports for the parent
+/// (width, height, depth 0, array size 0, its row pitch, slice pitch 0), a row pitch of 0
+/// also taken as the parent's; else CL_INVALID_IMAGE_DESCRIPTOR. The format must keep the
+/// parent's channel data type and use its channel order or a compatible one, else
+/// CL_INVALID_IMAGE_FORMAT_DESCRIPTOR.
+fn view_of(parent: &ImageDesc, format: Format, d: &cl_image_desc, dim: Dim) -> Result<ImageDesc, cl_int> {
+    // "mem_object can be an image object if image_type is CL_MEM_OBJECT_IMAGE2D", and the
+    // image is "another 2D image object".
+    if dim != Dim::D2 || parent.dim != Dim::D2 {
+        return Err(CL_INVALID_IMAGE_DESCRIPTOR);
+    }
+    let (w, h, depth, layers) = parent.info_sizes();
+    let same = d.image_width == w
+        && d.image_height == h
+        && d.image_depth == depth
+        && d.image_array_size == layers
+        && (d.image_row_pitch == 0 || d.image_row_pitch == parent.row_pitch)
+        && d.image_slice_pitch == 0;
+    if !same {
+        return Err(CL_INVALID_IMAGE_DESCRIPTOR);
+    }
+    // "The image channel data type specified in image_format must match the image channel
+    // data type associated with mem_object. The image channel order specified in
+    // image_format must be compatible with the image channel order associated with
+    // mem_object." (Compatible orders keep the pixel size; checked all the same.)
+    if format.ty != parent.format.ty
+        || !compatible_orders(format.order, parent.format.order)
+        || format.pixel_size() != parent.format.pixel_size()
+    {
+        return Err(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR);
+    }
+    Ok(ImageDesc { format, ..*parent })
+}
+
+/// Whether a 2D image of channel order `parent` may be viewed with channel order `view`:
+/// the same order, or one of the specification's compatible pairs (sRGB and linear orders
+/// both ways, CL_DEPTH for a CL_R image).
+pub fn compatible_orders(view: ChannelOrder, parent: ChannelOrder) -> bool {
+    use ChannelOrder::*;
+    view == parent
+        || matches!(
+            (view, parent),
+            (Sbgra, Bgra)
+                | (Bgra, Sbgra)
+                | (Srgba, Rgba)
+                | (Rgba, Srgba)
+                | (Srgb, Rgb)
+                | (Rgb, Srgb)
+                | (Srgbx, Rgbx)
+                | (Rgbx, Srgbx)
+                | (Depth, R)
+        )
 }
 
 #[cfg(test)]
@@ -465,6 +531,89 @@ mod tests {
             check(Some(&f), &desc(CL_MEM_OBJECT_IMAGE3D, 4, 4, 4, 0), Source::Buffer { size: 4096, address: 4096 }),
             Err(CL_INVALID_IMAGE_DESCRIPTOR)
         );
+    }
+
+    #[test]
+    fn images_from_images() {
+        let own2d = |order: u32, ty: u32, pitch: usize| {
+            let mut d = desc(CL_MEM_OBJECT_IMAGE2D, 10, 3, 0, 0);
+            d.image_row_pitch = pitch;
+            let f = cl_image_format { image_channel_order: order, image_channel_data_type: ty };
+            check(Some(&f), &d, own(pitch != 0)).unwrap()
+        };
+        let view = |parent: ImageDesc, order: u32, ty: u32, d: &cl_image_desc| {
+            let f = cl_image_format { image_channel_order: order, image_channel_data_type: ty };
+            check(Some(&f), d, Source::Image(parent))
+        };
+        let d2 = desc(CL_MEM_OBJECT_IMAGE2D, 10, 3, 0, 0);
+        // Accepted: the same order and each compatible pair, with the parent's layout.
+        let pairs =
+            [(CL_RGBA, CL_sRGBA), (CL_sRGBA, CL_RGBA), (CL_BGRA, CL_sBGRA), (CL_sBGRA, CL_BGRA), (CL_RGBA, CL_RGBA)];
+        for (parent, order) in pairs {
+            let p = own2d(parent, CL_UNORM_INT8, 48);
+            let mut pitched = d2;
+            pitched.image_row_pitch = 48;
+            for d in [&d2, &pitched] {
+                let v = view(p, order, CL_UNORM_INT8, d).unwrap();
+                assert_eq!((v.format.order.to_cl(), v.size, v.row_pitch, v.bytes()), (order, p.size, 48, 144));
+            }
+        }
+        let r = own2d(CL_R, CL_FLOAT, 0);
+        let depth = view(r, CL_DEPTH, CL_FLOAT, &d2).unwrap();
+        assert_eq!((depth.format.order, depth.row_pitch), (ChannelOrder::Depth, 40));
+        // Refused formats: another data type, an incompatible order, CL_R of a depth image.
+        let rgba = own2d(CL_RGBA, CL_UNORM_INT8, 0);
+        let bad_format = Err(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR);
+        assert_eq!(view(rgba, CL_RGBA, CL_SNORM_INT8, &d2), bad_format, "data type");
+        assert_eq!(view(rgba, CL_BGRA, CL_UNORM_INT8, &d2), bad_format, "BGRA of RGBA");
+        assert_eq!(view(rgba, CL_sBGRA, CL_UNORM_INT8, &d2), bad_format, "sBGRA of RGBA");
+        assert_eq!(view(r, CL_A, CL_FLOAT, &d2), bad_format, "A of R");
+        assert_eq!(view(depth, CL_R, CL_FLOAT, &d2), bad_format, "R of DEPTH");
+        assert_eq!(view(rgba, CL_sRGBA, CL_FLOAT, &d2), bad_format, "not a valid format");
+        // Refused descriptors: any value that is not the parent's.
+        let bad = Err(CL_INVALID_IMAGE_DESCRIPTOR);
+        type Change = (&'static str, fn(&mut cl_image_desc));
+        let changes: [Change; 7] = [
+            ("width", |d| d.image_width = 9),
+            ("height", |d| d.image_height = 4),
+            ("depth", |d| d.image_depth = 1),
+            ("array size", |d| d.image_array_size = 1),
+            ("row pitch", |d| d.image_row_pitch = 48),
+            ("slice pitch", |d| d.image_slice_pitch = 120),
+            ("type", |d| d.image_type = CL_MEM_OBJECT_IMAGE2D_ARRAY as cl_mem_object_type),
+        ];
+        for (what, change) in changes {
+            let mut d = d2;
+            change(&mut d);
+            if what == "type" {
+                d.image_array_size = 1;
+            }
+            assert_eq!(view(rgba, CL_sRGBA, CL_UNORM_INT8, &d), bad, "{what}");
+        }
+        let mut mips = d2;
+        mips.num_mip_levels = 1;
+        assert_eq!(view(rgba, CL_sRGBA, CL_UNORM_INT8, &mips), bad, "mip levels");
+        // Only 2D images are viewed: not a 2D array, not a 1D buffer image.
+        let arr = check(Some(&rgba8()), &desc(CL_MEM_OBJECT_IMAGE2D_ARRAY, 10, 3, 0, 2), own(false)).unwrap();
+        let mut arr_d = desc(CL_MEM_OBJECT_IMAGE2D_ARRAY, 10, 3, 0, 2);
+        assert_eq!(view(arr, CL_sRGBA, CL_UNORM_INT8, &arr_d), bad, "2D array");
+        arr_d.image_type = CL_MEM_OBJECT_IMAGE2D as cl_mem_object_type;
+        assert_eq!(view(arr, CL_sRGBA, CL_UNORM_INT8, &arr_d), bad, "2D image of a 2D array");
+        let buf1d = check(
+            Some(&rgba8()),
+            &desc(CL_MEM_OBJECT_IMAGE1D_BUFFER, 10, 0, 0, 0),
+            Source::Buffer { size: 40, address: 4096 },
+        )
+        .unwrap();
+        assert_eq!(view(buf1d, CL_sRGBA, CL_UNORM_INT8, &desc(CL_MEM_OBJECT_IMAGE2D, 10, 1, 0, 0)), bad, "1D buffer");
+        // A supported format for the flags: refused when the context does not list it.
+        let f = cl_image_format { image_channel_order: CL_sRGBA, image_channel_data_type: CL_UNORM_INT8 };
+        assert_eq!(
+            describe(Some(&f), Some(&d2), Source::Image(rgba), &LIMITS, |_, _| false),
+            Err(CL_IMAGE_FORMAT_NOT_SUPPORTED)
+        );
+        assert!(compatible_orders(ChannelOrder::Srgbx, ChannelOrder::Rgbx));
+        assert!(!compatible_orders(ChannelOrder::R, ChannelOrder::Depth));
     }
 
     #[test]

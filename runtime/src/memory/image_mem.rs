@@ -1,7 +1,7 @@
 //! Image memory objects: a [`Mem`] whose bytes are laid out as an [`ImageDesc`] says, with
 //! the [`ImageArg`] kernels receive, and the work of the image commands (read, write, copy,
 //! fill, map). Storage is like a buffer's: owned, the application's (CL_MEM_USE_HOST_PTR)
-//! or, for images created from a buffer, that buffer's.
+//! or, for images created from a buffer or from a 2D image, that memory object's.
 
 use super::image::ImageDesc;
 use super::raw::{self, HostPtr, ImageArgBox, Storage};
@@ -42,8 +42,9 @@ pub enum ImageInit {
     Copy(HostPtr),
     /// The application's memory itself (CL_MEM_USE_HOST_PTR).
     Use(Storage),
-    /// The storage of a buffer (1D buffer images; 2D images with cl_khr_image2d_from_buffer).
-    Buffer(Arc<Mem>),
+    /// The storage of another memory object: a buffer (1D buffer images; 2D images with
+    /// cl_khr_image2d_from_buffer) or a 2D image (2D images from 2D images).
+    Parent(Arc<Mem>),
 }
 
 /// The host side of clEnqueueReadImage / clEnqueueWriteImage: the layout of the host memory
@@ -130,11 +131,11 @@ impl Mem {
                 }
                 Backing::Storage(s)
             }
-            ImageInit::Buffer(buffer) => {
-                if size > buffer.size {
+            ImageInit::Parent(parent) => {
+                if size > parent.size {
                     return Err(CL_INVALID_IMAGE_SIZE);
                 }
-                Backing::Parent { parent: buffer, origin: 0 }
+                Backing::Parent { parent, origin: 0 }
             }
         };
         let data = match &backing {
@@ -179,10 +180,11 @@ impl Mem {
         self.image.as_ref().map(|i| i.arg.address())
     }
 
-    /// CL_IMAGE_BUFFER / the buffer an image was created from.
+    /// CL_IMAGE_BUFFER / the buffer an image was created from (None for an image created
+    /// from an image: [`Mem::parent`] is that image).
     pub fn image_buffer(&self) -> Option<&Arc<Mem>> {
         match (&self.image, &self.backing) {
-            (Some(_), Backing::Parent { parent, .. }) => Some(parent),
+            (Some(_), Backing::Parent { parent, .. }) if parent.image.is_none() => Some(parent),
             _ => None,
         }
     }
@@ -386,16 +388,16 @@ pub fn context_limits(context: &Context) -> Result<super::image::ImageLimits, cl
 }
 
 /// The checks of clCreateImage after the flags were checked against the Memory Flags table:
-/// image support, the host pointer rule, the flags of an image created from `buffer` (`desc`'s
-/// `mem_object`, already resolved: None when NULL), and the descriptor
-/// ([`super::image::describe`]). Returns the image's description and flags.
+/// image support, the host pointer rule, the flags of an image created from `mem_object`
+/// (`desc`'s `mem_object`, already resolved: None when NULL; a buffer or a 2D image), and
+/// the descriptor ([`super::image::describe`]). Returns the image's description and flags.
 pub fn check_create(
     context: &Arc<Context>,
     flags: cl_mem_flags,
     format: Option<&cl_image_format>,
     desc: Option<&cl_image_desc>,
     host_ptr: bool,
-    buffer: Option<&Arc<Mem>>,
+    mem_object: Option<&Arc<Mem>>,
 ) -> Result<(ImageDesc, cl_mem_flags), cl_int> {
     // "CL_INVALID_OPERATION if there are no devices in context that support images."
     let limits = context_limits(context)?;
@@ -406,20 +408,24 @@ pub fn check_create(
     if host_ptr != wants_ptr {
         return Err(CL_INVALID_HOST_PTR);
     }
-    let (source, flags) = match buffer {
-        Some(b) => {
-            // mem_object must be a buffer (not a sub-buffer's parent rule: any buffer object)
-            // of this context: "CL_INVALID_IMAGE_DESCRIPTOR if values specified in image_desc
-            // are not valid".
-            if b.image_desc().is_some() || !Arc::ptr_eq(&b.context, context) {
+    let (source, flags) = match mem_object {
+        Some(m) => {
+            // mem_object must be a memory object of this context: "CL_INVALID_IMAGE_DESCRIPTOR
+            // if values specified in image_desc are not valid". Which kinds of image it may
+            // be the source of is the descriptor's check.
+            if !Arc::ptr_eq(&m.context, context) {
                 return Err(CL_INVALID_IMAGE_DESCRIPTOR);
             }
-            // The flags of an image from a buffer follow the sub-buffer rules: no host pointer
-            // flags, no access the buffer forbids, the rest inherited ("CL_INVALID_VALUE if an
-            // image is being created from another memory object (buffer or image) under one of
-            // the following circumstances: ...").
-            let f = super::sub_buffer_flags(b.flags, flags)?;
-            (super::image::Source::Buffer { size: b.size, address: b.address() as usize }, f)
+            // The flags of an image from a buffer or an image follow the sub-buffer rules: no
+            // host pointer flags, no access the memory object forbids, the rest inherited
+            // ("CL_INVALID_VALUE if an image is being created from another memory object
+            // (buffer or image) under one of the following circumstances: ...").
+            let f = super::sub_buffer_flags(m.flags, flags)?;
+            let source = match m.image_desc() {
+                Some(d) => super::image::Source::Image(*d),
+                None => super::image::Source::Buffer { size: m.size, address: m.address() as usize },
+            };
+            (source, f)
         }
         None => (super::image::Source::Own { host_ptr }, flags),
     };

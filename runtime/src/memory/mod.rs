@@ -66,7 +66,8 @@ pub struct Mapping {
 enum Backing {
     /// A buffer's own storage.
     Storage(Storage),
-    /// A sub-buffer: a window of its parent's storage starting at `origin`.
+    /// A sub-buffer: a window of its parent's storage starting at `origin`; an image created
+    /// from a buffer or a 2D image: its parent's storage (origin 0).
     Parent { parent: Arc<Mem>, origin: usize },
 }
 
@@ -215,8 +216,8 @@ impl Mem {
         self.image.is_none() && matches!(self.backing, Backing::Parent { .. })
     }
 
-    /// CL_MEM_ASSOCIATED_MEMOBJECT: the parent of a sub-buffer, the buffer of an image
-    /// created from one.
+    /// CL_MEM_ASSOCIATED_MEMOBJECT: the parent of a sub-buffer, the buffer or 2D image an image
+    /// was created from.
     pub fn parent(&self) -> Option<&Arc<Mem>> {
         match &self.backing {
             Backing::Parent { parent, .. } => Some(parent),

@@ -169,7 +169,7 @@ fn rect_copies() {
 mod images {
     use super::*;
     use crate::memory::image::{describe, ImageLimits, Source};
-    use crate::memory::image_mem::{host_layout, ImageInit};
+    use crate::memory::image_mem::{check_create, host_layout, ImageInit};
 
     const LIMITS: ImageLimits = ImageLimits {
         max_2d: [16384; 2],
@@ -249,5 +249,109 @@ mod images {
         assert_eq!(a.map_count(), 1);
         a.unmap(p).unwrap();
         assert_eq!(a.map_image([3, 0, 0], [2, 1, 1], 0).unwrap_err(), CL_INVALID_VALUE);
+    }
+
+    /// clCreateImage's work for a 2D image of `size` in `ctx`, created from `mem_object` (an
+    /// image or a buffer) or with its own storage (None).
+    fn image2d(
+        ctx: &Arc<Context>,
+        flags: cl_mem_flags,
+        (order, ty): (u32, u32),
+        size: [usize; 2],
+        mem_object: Option<&Arc<Mem>>,
+    ) -> Result<Arc<Mem>, cl_int> {
+        let f = cl_image_format { image_channel_order: order, image_channel_data_type: ty };
+        let d = cl_image_desc {
+            image_type: CL_MEM_OBJECT_IMAGE2D as cl_mem_object_type,
+            image_width: size[0],
+            image_height: size[1],
+            ..Default::default()
+        };
+        let (desc, flags) = check_create(ctx, flags, Some(&f), Some(&d), false, mem_object)?;
+        let init = mem_object.map_or(ImageInit::Zeroed, |m| ImageInit::Parent(m.clone()));
+        Mem::new_image(ctx.clone(), flags, desc, init, None)
+    }
+
+    /// [`image2d`] from `mem_object`.
+    fn create_from(
+        ctx: &Arc<Context>,
+        flags: cl_mem_flags,
+        order: u32,
+        ty: u32,
+        size: [usize; 2],
+        mem_object: &Arc<Mem>,
+    ) -> Result<Arc<Mem>, cl_int> {
+        image2d(ctx, flags, (order, ty), size, Some(mem_object))
+    }
+
+    #[test]
+    fn a_2d_image_from_a_2d_image_shares_its_pixels() {
+        let ctx = context();
+        let parent_flags = (CL_MEM_READ_WRITE | CL_MEM_HOST_WRITE_ONLY) as cl_mem_flags;
+        let parent = image2d(&ctx, parent_flags, (CL_RGBA, CL_UNORM_INT8), [4, 2], None).unwrap();
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let o = order.clone();
+        parent.add_destructor_callback(Box::new(move || o.lock().push("parent")));
+        // sRGB is read-only: a view with the parent's CL_MEM_READ_WRITE is not a supported
+        // format; CL_MEM_READ_ONLY is, with the host access inherited.
+        let ro = CL_MEM_READ_ONLY as cl_mem_flags;
+        assert_eq!(
+            create_from(&ctx, 0, CL_sRGBA, CL_UNORM_INT8, [4, 2], &parent).err(),
+            Some(CL_IMAGE_FORMAT_NOT_SUPPORTED)
+        );
+        let view = create_from(&ctx, ro, CL_sRGBA, CL_UNORM_INT8, [4, 2], &parent).unwrap();
+        assert_eq!(view.flags, ro | CL_MEM_HOST_WRITE_ONLY as cl_mem_flags);
+        assert!(Arc::ptr_eq(view.parent().unwrap(), &parent), "CL_MEM_ASSOCIATED_MEMOBJECT");
+        assert!(view.image_buffer().is_none(), "CL_IMAGE_BUFFER: not a buffer");
+        assert_eq!((view.offset(), view.size, view.address()), (0, 32, parent.address()));
+        assert_eq!(view.image_desc().unwrap().format.order.to_cl(), CL_sRGBA);
+        assert_eq!(view.image_arg().unwrap().data, parent.address(), "kernels see the parent's pixels");
+        assert_eq!(view.image_arg().unwrap().channel_order, CL_sRGBA);
+        assert!(!view.is_sub_buffer());
+        // Writes through the view are the parent's bytes, and the other way round.
+        view.fill_image([1.0f32.to_bits(), 0, 0, 1.0f32.to_bits()], [1, 1, 0], [1, 1, 1]).unwrap();
+        let (s, base) = parent.storage();
+        assert_eq!(s.to_vec(base + 16 + 4, 4).unwrap(), vec![255, 0, 0, 255]);
+        parent.fill_image([0, 0, 1.0f32.to_bits(), 0], [0, 0, 0], [1, 1, 1]).unwrap();
+        let (s, base) = view.storage();
+        assert_eq!(s.to_vec(base, 4).unwrap(), vec![0, 0, 255, 0]);
+        // A view of a view, and a CL_DEPTH view of a CL_R image.
+        let back = create_from(&ctx, 0, CL_RGBA, CL_UNORM_INT8, [4, 2], &view).unwrap();
+        assert_eq!((back.address(), back.flags), (parent.address(), view.flags));
+        let r = image2d(&ctx, 0, (CL_R, CL_FLOAT), [3, 3], None).unwrap();
+        let depth = create_from(&ctx, 0, CL_DEPTH, CL_FLOAT, [3, 3], &r).unwrap();
+        assert_eq!(depth.image_desc().unwrap().row_pitch, 12);
+        // The flags rules of images from memory objects.
+        let e = |flags: u32| create_from(&ctx, flags as cl_mem_flags, CL_sRGBA, CL_UNORM_INT8, [4, 2], &view).err();
+        assert_eq!(e(CL_MEM_READ_WRITE), Some(CL_INVALID_VALUE), "read-write of a read-only image");
+        assert_eq!(e(CL_MEM_HOST_READ_ONLY), Some(CL_INVALID_VALUE), "host read of host write-only");
+        assert_eq!(e(CL_MEM_ALLOC_HOST_PTR), Some(CL_INVALID_VALUE), "host pointer flags");
+        // Another context's image, a descriptor or a format that does not match.
+        assert_eq!(
+            create_from(&context(), ro, CL_sRGBA, CL_UNORM_INT8, [4, 2], &parent).err(),
+            Some(CL_INVALID_IMAGE_DESCRIPTOR)
+        );
+        assert_eq!(
+            create_from(&ctx, ro, CL_sRGBA, CL_UNORM_INT8, [4, 1], &parent).err(),
+            Some(CL_INVALID_IMAGE_DESCRIPTOR)
+        );
+        assert_eq!(
+            create_from(&ctx, ro, CL_BGRA, CL_UNORM_INT8, [4, 2], &parent).err(),
+            Some(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
+        );
+        // A 2D image from a buffer is a 2D image: it has views too, whose buffer is not theirs.
+        let buf = Mem::new_buffer(ctx.clone(), 0, 4096, BufferInit::Zeroed, None).unwrap();
+        let limits = crate::memory::image_mem::context_limits(&ctx).unwrap();
+        let w = limits.pitch_alignment;
+        let from_buf = image2d(&ctx, 0, (CL_RGBA, CL_UNORM_INT8), [w, 2], Some(&buf)).unwrap();
+        assert!(Arc::ptr_eq(from_buf.image_buffer().unwrap(), &buf));
+        let v = create_from(&ctx, ro, CL_sRGBA, CL_UNORM_INT8, [w, 2], &from_buf).unwrap();
+        assert_eq!(v.address(), buf.address());
+        assert!(v.image_buffer().is_none());
+        // The parent lives as long as its views.
+        drop((back, parent));
+        assert!(order.lock().is_empty(), "the view holds its parent");
+        drop(view);
+        assert_eq!(*order.lock(), vec!["parent"]);
     }
 }
