@@ -1,7 +1,9 @@
 //! Host-side image commands as the CTS's cl_fill_images and cl_copy_images check them,
 //! through the loader: clEnqueueFillImage of the packed and padded formats byte for byte
 //! (CL_RGBA / CL_UNORM_INT_101010_2 with R in the high bits; CL_sRGBx is not supported),
-//! and a 1D image from a buffer given a row pitch (their `use_pitches` runs).
+//! a 1D image from a buffer given a row pitch (their `use_pitches` runs), and 2D images of
+//! 3-byte pixels from buffers that were not created with CL_MEM_USE_HOST_PTR (image_streams
+//! `use_pitches` skipped CL_sRGB when every buffer address was held to 16 such pixels).
 
 use softcl_conformance::*;
 use std::ffi::c_void;
@@ -52,10 +54,17 @@ fn fill_one_pixel(env: &TestEnv, order: u32, ty: u32, color: [f32; 4]) -> Vec<u8
     let (origin, region) = ([1usize, 0, 0], [1usize, 1, 1]);
     let mut out = vec![0xAAu8; 4];
     fill(env.q(), &img, &color, origin, region);
-    // SAFETY: arrays of three, out holds the one 4-byte pixel; blocking read.
+    read(env.q(), &img, origin, region, &mut out);
+    out
+}
+
+/// A blocking clEnqueueReadImage of `region` at `origin` into `out`, packed (pitches 0).
+fn read(q: cl_command_queue, img: &Mem, origin: [usize; 3], region: [usize; 3], out: &mut [u8]) {
+    // SAFETY: arrays of three that live for the call; the caller's `out` holds the packed
+    // region (the image's pixel size times the region's pixels); blocking read.
     unsafe {
         cl!(clEnqueueReadImage(
-            env.q(),
+            q,
             img.raw(),
             CL_TRUE,
             origin.as_ptr(),
@@ -68,7 +77,6 @@ fn fill_one_pixel(env: &TestEnv, order: u32, ty: u32, color: [f32; 4]) -> Vec<u8
             ptr::null_mut()
         ));
     }
-    out
 }
 
 #[test]
@@ -151,6 +159,89 @@ fn a_1d_buffer_image_takes_a_row_pitch() {
                 unsafe { cl_create_err!(clCreateImage(ctx, CL_MEM_READ_WRITE, &format, &desc, ptr::null_mut())) };
             assert!(m.is_null());
             assert_eq!(err, CL_INVALID_IMAGE_DESCRIPTOR, "row pitch {bad}");
+        }
+    });
+}
+
+/// cl_khr_image2d_from_buffer asks CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT (in pixels) of the
+/// host pointer of a CL_MEM_USE_HOST_PTR buffer only. A buffer SoftCL allocates, or a
+/// sub-buffer of one, holds a 2D image of any format: here CL_sRGB / CL_UNORM_INT8, whose
+/// 3-byte pixels no power-of-two address is a multiple of 16 of.
+#[test]
+fn a_2d_image_of_3_byte_pixels_from_a_buffer_of_ours() {
+    for_each_device(|d| {
+        let env = d.env();
+        let ctx = env.context.raw();
+        let mut align: cl_uint = 0;
+        // SAFETY: a cl_uint query into a cl_uint.
+        unsafe {
+            cl!(clGetDeviceInfo(
+                d.id,
+                CL_DEVICE_IMAGE_PITCH_ALIGNMENT,
+                4,
+                &mut align as *mut cl_uint as *mut c_void,
+                ptr::null_mut()
+            ))
+        };
+        let (width, height, ps) = (5usize, 2usize, 3usize);
+        let pitch = (align as usize).max(1) * ps * width.div_ceil((align as usize).max(1));
+        let bytes: Vec<u8> = (0..pitch * height).map(|i| (i * 7 % 251) as u8).collect();
+        // SAFETY: valid context; bytes hold the buffer's size for the copy.
+        let (b, err) = unsafe {
+            cl_create_err!(clCreateBuffer(
+                ctx,
+                CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                4096 + pitch * height,
+                [bytes.clone(), vec![0; 4096]].concat().as_ptr() as *mut c_void
+            ))
+        };
+        assert_eq!(err, CL_SUCCESS);
+        // SAFETY: a new buffer whose reference we own.
+        let buffer = unsafe { Mem::from_raw(b) };
+        let format = cl_image_format { image_channel_order: CL_sRGB, image_channel_data_type: CL_UNORM_INT8 };
+        let mut desc = cl_image_desc {
+            image_type: CL_MEM_OBJECT_IMAGE2D as cl_mem_object_type,
+            image_width: width,
+            image_height: height,
+            image_row_pitch: pitch,
+            ..Default::default()
+        };
+        desc.__bindgen_anon_1.mem_object = buffer.raw();
+        // SAFETY: format and descriptor live for the call; no host pointer.
+        let (m, err) = unsafe { cl_create_err!(clCreateImage(ctx, CL_MEM_READ_ONLY, &format, &desc, ptr::null_mut())) };
+        assert_eq!(err, CL_SUCCESS, "clCreateImage(CL_sRGB from a buffer): {}", error_name(err));
+        // SAFETY: a new image whose reference we own.
+        let img = unsafe { Mem::from_raw(m) };
+        let (origin, region) = ([0usize; 3], [width, height, 1]);
+        let mut out = vec![0xAAu8; width * ps * height];
+        read(env.q(), &img, origin, region, &mut out);
+        for y in 0..height {
+            assert_eq!(out[y * width * ps..(y + 1) * width * ps], bytes[y * pitch..y * pitch + width * ps], "row {y}");
+        }
+        drop(img);
+        // Sub-buffers of it at three multiples of the device's base address alignment (1024
+        // bits): at most one of three such addresses is a multiple of 16 pixels of 3 bytes.
+        for origin in [128usize, 256, 384] {
+            let region = cl_buffer_region { origin, size: pitch * height };
+            // SAFETY: a region inside the buffer; cl_buffer_region lives for the call.
+            let (sb, err) = unsafe {
+                cl_create_err!(clCreateSubBuffer(
+                    buffer.raw(),
+                    CL_MEM_READ_ONLY,
+                    CL_BUFFER_CREATE_TYPE_REGION,
+                    &region as *const cl_buffer_region as *const c_void
+                ))
+            };
+            assert_eq!(err, CL_SUCCESS);
+            // SAFETY: a new sub-buffer whose reference we own.
+            let sub = unsafe { Mem::from_raw(sb) };
+            desc.__bindgen_anon_1.mem_object = sub.raw();
+            // SAFETY: as above.
+            let (m, err) =
+                unsafe { cl_create_err!(clCreateImage(ctx, CL_MEM_READ_ONLY, &format, &desc, ptr::null_mut())) };
+            assert_eq!(err, CL_SUCCESS, "clCreateImage(CL_sRGB from a sub-buffer at {origin}): {}", error_name(err));
+            // SAFETY: a new image whose reference we own.
+            drop(unsafe { Mem::from_raw(m) });
         }
     });
 }

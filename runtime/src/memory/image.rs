@@ -41,9 +41,10 @@ pub struct ImageLimits {
 pub enum Source {
     /// None: the image has its own storage.
     Own { host_ptr: bool },
-    /// A buffer of `size` bytes at `address` (1D buffer images, and 2D images with
-    /// cl_khr_image2d_from_buffer).
-    Buffer { size: usize, address: usize },
+    /// A buffer of `size` bytes (1D buffer images, and 2D images with
+    /// cl_khr_image2d_from_buffer); `host_ptr` its address when it was created with
+    /// CL_MEM_USE_HOST_PTR (the application's memory, whose alignment is checked), else None.
+    Buffer { size: usize, host_ptr: Option<usize> },
     /// A 2D image described by this (2D images from 2D images: a view of its pixels with a
     /// compatible channel order).
     Image(ImageDesc),
@@ -266,15 +267,17 @@ pub fn describe(
     if row_pitch < min_row || !row_pitch.is_multiple_of(ps) {
         return bad;
     }
-    if let Source::Buffer { size: buffer_size, address } = source {
+    if let Source::Buffer { size: buffer_size, host_ptr } = source {
         if dim == Dim::D2 {
             // cl_khr_image2d_from_buffer: the pitch a multiple of CL_DEVICE_IMAGE_PITCH_ALIGNMENT
-            // pixels and the buffer's address of CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT
-            // pixels, else CL_INVALID_IMAGE_FORMAT_DESCRIPTOR.
+            // pixels and, for a buffer created with CL_MEM_USE_HOST_PTR, its host_ptr aligned
+            // to CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT pixels, else
+            // CL_INVALID_IMAGE_FORMAT_DESCRIPTOR. (The specification asks the alignment of
+            // the application's pointer only; SoftCL reads pixels at any address, and its own
+            // buffers, or sub-buffers of them, cannot be aligned to a 3-byte pixel.)
             let pitch_px = row_pitch / ps;
-            if !pitch_px.is_multiple_of(limits.pitch_alignment.max(1))
-                || !address.is_multiple_of((limits.base_address_alignment.max(1)) * ps)
-            {
+            let unaligned = host_ptr.is_some_and(|a| !a.is_multiple_of(limits.base_address_alignment.max(1) * ps));
+            if !pitch_px.is_multiple_of(limits.pitch_alignment.max(1)) || unaligned {
                 return Err(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR);
             }
         } else {
@@ -488,47 +491,71 @@ mod tests {
     fn images_from_buffers() {
         let f = rgba8();
         let one_d = desc(CL_MEM_OBJECT_IMAGE1D_BUFFER, 8, 0, 0, 0);
-        let d = check(Some(&f), &one_d, Source::Buffer { size: 32, address: 4096 }).unwrap();
+        let d = check(Some(&f), &one_d, Source::Buffer { size: 32, host_ptr: Some(4096) }).unwrap();
         assert_eq!((d.dim, d.bytes()), (Dim::D1Buffer, 32));
-        assert_eq!(check(Some(&f), &one_d, Source::Buffer { size: 31, address: 4096 }), Err(CL_INVALID_IMAGE_SIZE));
+        assert_eq!(
+            check(Some(&f), &one_d, Source::Buffer { size: 31, host_ptr: Some(4096) }),
+            Err(CL_INVALID_IMAGE_SIZE)
+        );
         // A row pitch (the CTS's `use_pitches`) is checked, then the one row is packed.
         let mut pitched = one_d;
         pitched.image_row_pitch = 40;
-        let d = check(Some(&f), &pitched, Source::Buffer { size: 40, address: 4096 }).unwrap();
+        let d = check(Some(&f), &pitched, Source::Buffer { size: 40, host_ptr: Some(4096) }).unwrap();
         assert_eq!((d.row_pitch, d.bytes()), (32, 32));
         pitched.image_row_pitch = 30;
         assert_eq!(
-            check(Some(&f), &pitched, Source::Buffer { size: 40, address: 4096 }),
+            check(Some(&f), &pitched, Source::Buffer { size: 40, host_ptr: Some(4096) }),
             Err(CL_INVALID_IMAGE_DESCRIPTOR)
         );
         pitched.image_row_pitch = 34;
         assert_eq!(
-            check(Some(&f), &pitched, Source::Buffer { size: 40, address: 4096 }),
+            check(Some(&f), &pitched, Source::Buffer { size: 40, host_ptr: Some(4096) }),
             Err(CL_INVALID_IMAGE_DESCRIPTOR)
         );
         pitched.image_row_pitch = 0;
         pitched.image_slice_pitch = 32;
         assert_eq!(
-            check(Some(&f), &pitched, Source::Buffer { size: 40, address: 4096 }),
+            check(Some(&f), &pitched, Source::Buffer { size: 40, host_ptr: Some(4096) }),
             Err(CL_INVALID_IMAGE_DESCRIPTOR)
         );
         let mut two_d = desc(CL_MEM_OBJECT_IMAGE2D, 10, 3, 0, 0);
         // Pitch 10 pixels is not a multiple of 16: refused; 16 pixels (64 bytes) is.
         assert_eq!(
-            check(Some(&f), &two_d, Source::Buffer { size: 4096, address: 4096 }),
+            check(Some(&f), &two_d, Source::Buffer { size: 4096, host_ptr: Some(4096) }),
             Err(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
         );
         two_d.image_row_pitch = 64;
-        let d = check(Some(&f), &two_d, Source::Buffer { size: 192, address: 4096 }).unwrap();
+        let d = check(Some(&f), &two_d, Source::Buffer { size: 192, host_ptr: Some(4096) }).unwrap();
         assert_eq!((d.row_pitch, d.bytes()), (64, 192));
-        assert_eq!(check(Some(&f), &two_d, Source::Buffer { size: 191, address: 4096 }), Err(CL_INVALID_IMAGE_SIZE));
         assert_eq!(
-            check(Some(&f), &two_d, Source::Buffer { size: 4096, address: 4100 }),
+            check(Some(&f), &two_d, Source::Buffer { size: 191, host_ptr: Some(4096) }),
+            Err(CL_INVALID_IMAGE_SIZE)
+        );
+        assert_eq!(
+            check(Some(&f), &two_d, Source::Buffer { size: 4096, host_ptr: Some(4100) }),
             Err(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR),
             "base address alignment"
         );
+        // Only the application's pointer (CL_MEM_USE_HOST_PTR) must be aligned: a buffer of
+        // SoftCL's own, at any address, holds a 2D image of 3-byte pixels too.
+        assert!(check(Some(&f), &two_d, Source::Buffer { size: 4096, host_ptr: None }).is_ok());
+        let srgb = cl_image_format { image_channel_order: CL_sRGB, image_channel_data_type: CL_UNORM_INT8 };
+        let mut rgb_d = desc(CL_MEM_OBJECT_IMAGE2D, 10, 3, 0, 0);
+        rgb_d.image_row_pitch = 48;
+        let d = check(Some(&srgb), &rgb_d, Source::Buffer { size: 144, host_ptr: None }).unwrap();
+        assert_eq!((d.row_pitch, d.bytes()), (48, 144));
         assert_eq!(
-            check(Some(&f), &desc(CL_MEM_OBJECT_IMAGE3D, 4, 4, 4, 0), Source::Buffer { size: 4096, address: 4096 }),
+            check(Some(&srgb), &rgb_d, Source::Buffer { size: 144, host_ptr: Some(4096) }),
+            Err(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR),
+            "4096 is not a multiple of 16 3-byte pixels"
+        );
+        assert!(check(Some(&srgb), &rgb_d, Source::Buffer { size: 144, host_ptr: Some(4800) }).is_ok());
+        assert_eq!(
+            check(
+                Some(&f),
+                &desc(CL_MEM_OBJECT_IMAGE3D, 4, 4, 4, 0),
+                Source::Buffer { size: 4096, host_ptr: Some(4096) }
+            ),
             Err(CL_INVALID_IMAGE_DESCRIPTOR)
         );
     }
@@ -602,7 +629,7 @@ mod tests {
         let buf1d = check(
             Some(&rgba8()),
             &desc(CL_MEM_OBJECT_IMAGE1D_BUFFER, 10, 0, 0, 0),
-            Source::Buffer { size: 40, address: 4096 },
+            Source::Buffer { size: 40, host_ptr: Some(4096) },
         )
         .unwrap();
         assert_eq!(view(buf1d, CL_sRGBA, CL_UNORM_INT8, &desc(CL_MEM_OBJECT_IMAGE2D, 10, 1, 0, 0)), bad, "1D buffer");

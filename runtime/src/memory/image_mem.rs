@@ -423,7 +423,10 @@ pub fn check_create(
             let f = super::sub_buffer_flags(m.flags, flags)?;
             let source = match m.image_desc() {
                 Some(d) => super::image::Source::Image(*d),
-                None => super::image::Source::Buffer { size: m.size, address: m.address() as usize },
+                None => super::image::Source::Buffer {
+                    size: m.size,
+                    host_ptr: super::has(m.flags, CL_MEM_USE_HOST_PTR).then(|| m.address() as usize),
+                },
             };
             (source, f)
         }
