@@ -610,7 +610,8 @@ fn gen_variants_of_one_source_are_compiled_once() {
 
 /// Vector code reads and writes an image with one host call per packet (the `_lanes`
 /// functions: the image's layout worked out once, not once per lane), and the Gen build asks
-/// for a packet's texel addresses, which its line counts need, in one call too. The scalar
+/// for a packet's texel addresses, which its line counts need, in one call too (for its
+/// sampled read, the lines of the filter's pixels: `softcl_image_sampled_lines`). The scalar
 /// build keeps the one-lane functions. (Results are the other tests' concern: every build
 /// gives the same.)
 #[test]
@@ -636,5 +637,6 @@ kernel void k(read_only image2d_t a, sampler_t s, write_only image2d_t b, global
         let gen = name.starts_with("gen");
         assert!(!has("softcl_image_texel_address"), "{name}: {syms:?}");
         assert_eq!(has("softcl_image_texel_addresses"), gen, "{name}: {syms:?}");
+        assert_eq!(has("softcl_image_sampled_lines"), gen, "{name}: the sampled read's lines, {syms:?}");
     }
 }

@@ -672,6 +672,16 @@ kernel void write_x(write_only image2d_t img) {
     int x = get_global_id(0), y = get_global_id(1);
     write_imagef(img, (int2)(x, y), (float4)(x / 255.0f, 0.0f, 0.0f, 1.0f));
 }
+constant sampler_t NEAREST = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_EDGE | CLK_FILTER_NEAREST;
+constant sampler_t LINEAR = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_EDGE | CLK_FILTER_LINEAR;
+kernel void read_nearest(read_only image2d_t img, global float *out) {
+    int x = get_global_id(0), y = get_global_id(1);
+    out[y * 64 + x] = read_imagef(img, NEAREST, (float2)(x + 0.5f, y + 1.0f)).x;
+}
+kernel void read_linear(read_only image2d_t img, global float *out) {
+    int x = get_global_id(0), y = get_global_id(1);
+    out[y * 64 + x] = read_imagef(img, LINEAR, (float2)(x + 0.5f, y + 1.0f)).x;
+}
 "#;
 
 /// `field`'s number in the JSON report object that starts at `from` in `j`.
@@ -743,6 +753,35 @@ fn image_accesses_use_the_bytes_of_the_bound_pixels() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A linear filter loads the 2x2 pixels around each lane's coordinates, and the Gen model
+/// counts their lines: 16 lanes reading at (x + 0.5, y + 1) of a 64 x 4 image (work-groups
+/// of one row of 16) load x .. x + 1 of rows y and y + 1 (clamped at the last column and
+/// row). CL_RGBA / CL_FLOAT: 17 pixels of 5 lines per row (4 in the last work-group of a
+/// row), on 2 rows (1 in the last row): 7 x 19 = 133 lines, where a nearest filter at the
+/// same coordinates counts 4 per message, 64. CL_R / CL_UNORM_INT8 (a row in one line): 7 x 4
+/// = 28 lines against 16. The useful bytes stay the pixels the lanes receive.
+#[test]
+fn linear_filters_count_the_lines_of_their_pixels() {
+    let dev = GenDevice::default();
+    let program = build(&dev, IMAGES);
+    for (order, ty, pixel, nearest, linear) in
+        [(CL_RGBA, CL_FLOAT, 16u64, 64u64, 133u64), (CL_R, CL_UNORM_INT8, 1, 16, 28)]
+    {
+        let what = format!("{pixel}-byte pixels");
+        let mut img = Image2d::new(order, ty, pixel as usize, 64, 4);
+        run(&dev, &program, "write_x", &mut [&mut img], [64, 4, 1], [16, 1, 1]);
+        for (kernel, lines) in [("read_nearest", nearest), ("read_linear", linear)] {
+            let mut out = Buf::new(256, |_| -1);
+            let (sum, info, report) = run(&dev, &program, kernel, &mut [&mut img, &mut out], [64, 4, 1], [16, 1, 1]);
+            let got = |i: usize| f32::from_bits(out.get(i) as u32);
+            assert!((0..256).all(|i| (got(i) * 255.0 - (i % 64) as f32).abs() < 0.01), "{what}, {kernel}: the reads");
+            let read = sum.site(&info, site_of(&info, AddressSpace::Global, AccessKind::Load));
+            let counts = (read.messages, read.active_lanes, read.l3_lines, read.useful_bytes);
+            assert_eq!(counts, (16, 256, lines, 256 * pixel), "{what}, {kernel}: {report}");
+        }
+    }
 }
 
 /// Each lane counts the pixel of its own image: odd x read a CL_R / CL_UNORM_INT8 image (8

@@ -678,11 +678,13 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         gen_helpers::call(&self.ops(), helper, host, slot, addrs, mask)
     }
 
-    /// The L3 lines and useful bytes of image access site `s`: each lane's pixel address
+    /// The L3 lines and useful bytes of image access site `s`: a sampled read of one image
+    /// and sampler counts the lines of the pixels its filter loads
+    /// (`imagelib::softcl_image_sampled_lines`: a linear filter's 2, 4 or 8 corners per
+    /// lane); other accesses count each lane's pixel address
     /// (`imagelib::softcl_image_texel_address`, for every lane: inactive ones are masked
-    /// off by the count), counted by the general form; the useful bytes are the active
-    /// lanes' pixel sizes, which the image bound at run time decides
-    /// (`gen_abi::useful_bytes_word`).
+    /// off by the count) by the general form. The useful bytes are the active lanes' pixel
+    /// sizes, which the image bound at run time decides (`gen_abi::useful_bytes_word`).
     fn gen_image_access(
         &mut self,
         s: u32,
@@ -703,6 +705,16 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         // Uniform operands in their scalar form, varying ones wide (lane k taken below).
         let mut form = |v: Value| if self.is_uniform(v) { self.get(v) } else { self.get_wide(v) };
         let (img, smp, crd) = (form(image)?, sampler.map(&mut form).transpose()?, form(coord)?);
+        // A sampled read of one image and sampler: the lines of its filter's pixels, counted
+        // by the host (a linear filter loads 2, 4 or 8 pixels per lane).
+        if let Some(sampler) = sampler {
+            if let Some(lines) = self.packet_sampled_lines(image, sampler, coord, mi.mask)? {
+                let pixel = self.image_pixel_bytes(img)?;
+                let useful = self.b.build_int_mul(mi.active, pixel, "")?;
+                self.gen_add_later(self.site_word(s, LINES)?, lines)?;
+                return self.gen_add_later(word as u32, useful);
+            }
+        }
         let (addrs, useful) = if let Some((addrs, pixel)) = self.packet_texel_addresses(image, sampler, coord)? {
             (addrs, self.b.build_int_mul(mi.active, pixel, "")?)
         } else {

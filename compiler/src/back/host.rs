@@ -10,7 +10,7 @@ use inkwell::types::FunctionType;
 use inkwell::values::FunctionValue;
 
 /// `mathlib`'s and `imagelib`'s functions by the names generated code calls them by.
-fn mathlib() -> [(&'static str, usize); 15] {
+fn mathlib() -> [(&'static str, usize); 16] {
     [
         ("softcl_cbrt", mathlib::softcl_cbrt as *const () as usize),
         ("softcl_rootn", mathlib::softcl_rootn as *const () as usize),
@@ -27,6 +27,7 @@ fn mathlib() -> [(&'static str, usize); 15] {
         ("softcl_image_write_lanes", imagelib::softcl_image_write_lanes as *const () as usize),
         ("softcl_image_texel_addresses", imagelib::softcl_image_texel_addresses as *const () as usize),
         ("softcl_image_pixel_bytes", imagelib::softcl_image_pixel_bytes as *const () as usize),
+        ("softcl_image_sampled_lines", imagelib::softcl_image_sampled_lines as *const () as usize),
     ]
 }
 

@@ -7,7 +7,8 @@
 //! instead of once per lane.
 
 use crate::abi::ImageArg;
-use crate::image::{Components, Dim, Format, Image, Sampler};
+use crate::image::sample::floor_i64;
+use crate::image::{Components, Dim, Format, Image, Kind, Sampler};
 
 /// The [`Dim`] of an [`ImageArg::dim_code`].
 fn dim_of(code: u32) -> Option<Dim> {
@@ -349,14 +350,90 @@ pub unsafe extern "C" fn softcl_image_texel_addresses(
     format.map_or(0, |(_, f)| f.pixel_size() as u32)
 }
 
-/// `x.floor() as i64` (saturating, NaN to 0) without a call of libm's `floorf`: the crate's
-/// baseline x86-64 has no rounding instruction, and the Gen model asks this of every lane.
-fn floor_i64(x: f32) -> i64 {
-    let t = x as i64;
-    if (t as f32) > x {
-        t.saturating_sub(1)
+/// For the Gen model: the distinct 64-byte lines of the pixels that the sampled reads of
+/// the active lanes (`mask` bit k for lane k, `w` at most 64) load. A linear filter (of a
+/// float format) loads its 2, 4 or 8 corners, as [`Image::sampled_pixels`] says (none for
+/// the border colour); a nearest one the pixel the coordinates fall in, clamped into the
+/// image ([`softcl_image_texel_addresses`]' pixel). 0 for an image that does not exist.
+///
+/// # Safety
+/// `img` points at a valid [`ImageArg`]; `coords` is valid for reading `ncomp * w` floats.
+pub unsafe extern "C" fn softcl_image_sampled_lines(
+    img: *const ImageArg,
+    sampler: u32,
+    coords: *const f32,
+    ncomp: u32,
+    w: u32,
+    mask: u64,
+) -> u32 {
+    let Some(s) = Sampler::from_bits(sampler) else { return 0 };
+    // SAFETY: the kernel ABI: `img` is the kernel argument's ImageArg.
+    let Some((arg, format)) = unsafe { img.as_ref() }.and_then(|arg| Some((arg, layout(arg)?.0))) else { return 0 };
+    let mut lines = DistinctLines::default();
+    if s.linear && format.kind() == Kind::Float {
+        // SAFETY: the caller's contract: `img` is valid and `coords` holds `ncomp * w` floats
+        // (lanes k < w).
+        let _ = unsafe {
+            with_image(img, |i| {
+                let base = i.data.as_ptr() as u64;
+                for k in lanes(w, mask) {
+                    let (pixels, count) = i.sampled_pixels(s, lane_coords(coords, ncomp, w, k));
+                    for (c, p) in pixels[..count].iter().enumerate() {
+                        if let Some(off) = i.offset(p.map(|c| c as usize)) {
+                            lines.add(c, (base + off as u64) >> 6);
+                        }
+                    }
+                }
+            })
+        };
     } else {
-        t
+        // Nearest: the pixel the coordinates fall in, as for the other accesses (the cheap
+        // form: the model asks it of every lane of every read).
+        let grid = TexelGrid::new(arg, format, sampler);
+        for k in lanes(w, mask) {
+            // SAFETY: the caller's contract, k < w.
+            lines.add(0, grid.address(unsafe { lane_coords(coords, ncomp, w, k) }) >> 6);
+        }
+    }
+    lines.count() as u32
+}
+
+/// A count of distinct lines, added per corner of a filter (0 to 7). Neighbouring lanes mostly
+/// share the line of each corner, so a look at the corner's last line and then at the few
+/// others is cheaper than sorting them all; the first 32 are kept on the stack, any more
+/// (scattered lanes) on the heap.
+struct DistinctLines {
+    last: [u64; 8],
+    near: [u64; 32],
+    n: usize,
+    more: Vec<u64>,
+}
+
+impl Default for DistinctLines {
+    fn default() -> Self {
+        DistinctLines { last: [u64::MAX; 8], near: [0; 32], n: 0, more: Vec::new() }
+    }
+}
+
+impl DistinctLines {
+    fn add(&mut self, corner: usize, line: u64) {
+        let last = &mut self.last[corner % 8];
+        if line == *last {
+            return;
+        }
+        *last = line;
+        if !self.near[..self.n].contains(&line) && !self.more.contains(&line) {
+            if self.n < self.near.len() {
+                self.near[self.n] = line;
+                self.n += 1;
+            } else {
+                self.more.push(line);
+            }
+        }
+    }
+
+    fn count(&self) -> usize {
+        self.n + self.more.len()
     }
 }
 
@@ -565,14 +642,12 @@ impl<'ctx> FnLower<'_, 'ctx, '_> {
             _ => None,
         };
         let cx = self.cx();
-        let (i32t, i64t) = (cx.i32_type(), cx.i64_type());
+        let i32t = cx.i32_type();
         let BasicValueEnum::PointerValue(img) = self.get(image)? else { bail!("image operand is not a pointer") };
         let (cv, ncomp) = coords;
         let cptr = self.scratch(cv.get_type().into())?;
         self.b.build_store(cptr, cv)?;
-        let width = std::num::NonZeroU32::new(w).ok_or("an empty packet")?;
-        let bits = self.b.build_bit_cast(mask, cx.custom_width_int_type(width).map_err(|e| e.to_string())?, "")?;
-        let bits = self.b.build_int_z_extend_or_bit_cast(bits.into_int_value(), i64t, "")?;
+        let bits = self.mask_word(mask)?;
         let (wc, nc) = (i32t.const_int(u64::from(w), false), i32t.const_int(u64::from(ncomp), false));
         let call = |s: &Self, name: &str, args: &[BasicMetadataValueEnum<'ctx>]| -> R<()> {
             let params: Vec<BasicMetadataTypeEnum<'ctx>> = args
@@ -686,17 +761,36 @@ impl<'ctx> FnLower<'_, 'ctx, '_> {
             }
             None => i32t.const_all_ones(),
         };
-        let cptr = self.scratch(cv.get_type().into())?;
-        self.b.build_store(cptr, cv)?;
         let out_ty = i64t.vec_type(w);
         let out = self.scratch(out_ty.into())?;
+        let pixel = self.call_packet_count("softcl_image_texel_addresses", img, sbits, cv, ncomp, out.into())?;
+        Ok(Some((self.b.build_load(out_ty, out, "")?.into_vector_value(), pixel)))
+    }
+
+    /// Calls the Gen count's host function `name` of a packet's access (`u32 name(image,
+    /// sampler bits, coordinates, components, width, last)`, the coordinates `cv` stored in
+    /// a scratch slot), its result as an i64.
+    fn call_packet_count(
+        &mut self,
+        name: &str,
+        img: PointerValue<'ctx>,
+        sbits: IntValue<'ctx>,
+        cv: VectorValue<'ctx>,
+        ncomp: u32,
+        last: BasicValueEnum<'ctx>,
+    ) -> R<IntValue<'ctx>> {
+        let w = self.vec.as_ref().ok_or("not in vector mode")?.width;
+        let cx = self.cx();
+        let (i32t, i64t) = (cx.i32_type(), cx.i64_type());
+        let cptr = self.scratch(cv.get_type().into())?;
+        self.b.build_store(cptr, cv)?;
         let args: Vec<BasicMetadataValueEnum<'ctx>> = vec![
             img.into(),
             sbits.into(),
             cptr.into(),
             i32t.const_int(u64::from(ncomp), false).into(),
             i32t.const_int(u64::from(w), false).into(),
-            out.into(),
+            last.into(),
         ];
         let params: Vec<BasicMetadataTypeEnum<'ctx>> = vec![
             img.get_type().into(),
@@ -704,13 +798,43 @@ impl<'ctx> FnLower<'_, 'ctx, '_> {
             cptr.get_type().into(),
             i32t.into(),
             i32t.into(),
-            out.get_type().into(),
+            last.get_type().into(),
         ];
-        let callee = super::host::declare(&self.e.m, "softcl_image_texel_addresses", i32t.fn_type(&params, false));
-        let pixel = self.b.build_call(callee, &args, "")?.try_as_basic_value().basic();
-        let pixel = pixel.ok_or("texel addresses without a result")?.into_int_value();
-        let pixel = self.b.build_int_z_extend(pixel, i64t, "")?;
-        Ok(Some((self.b.build_load(out_ty, out, "")?.into_vector_value(), pixel)))
+        let callee = super::host::declare(&self.e.m, name, i32t.fn_type(&params, false));
+        let r = self.b.build_call(callee, &args, "")?.try_as_basic_value().basic();
+        let r = r.ok_or_else(|| format!("{name} without a result"))?.into_int_value();
+        Ok(self.b.build_int_z_extend(r, i64t, "")?)
+    }
+
+    /// For the Gen model: the distinct L3 lines a packet's sampled read loads (the pixels
+    /// of its filter, `softcl_image_sampled_lines`) for the lanes of `mask`, an i64, when the
+    /// image and the sampler are the same in every lane (and the packet is at most 64 wide);
+    /// `None` otherwise (nothing emitted).
+    pub(super) fn packet_sampled_lines(
+        &mut self,
+        image: Value,
+        sampler: Value,
+        coord: Value,
+        mask: VectorValue<'ctx>,
+    ) -> R<Option<IntValue<'ctx>>> {
+        let w = self.vec.as_ref().ok_or("not in vector mode")?.width;
+        if w > 64 || !self.is_uniform(image) || !self.is_uniform(sampler) {
+            return Ok(None);
+        }
+        let Some((cv, ncomp)) = self.packet_coords(coord, true)? else { return Ok(None) };
+        let BasicValueEnum::PointerValue(img) = self.get(image)? else { bail!("image operand is not a pointer") };
+        let s = self.get(sampler)?;
+        let sbits = self.sampler_bits(s)?;
+        let bits = self.mask_word(mask)?;
+        Ok(Some(self.call_packet_count("softcl_image_sampled_lines", img, sbits, cv, ncomp, bits.into())?))
+    }
+
+    /// A packet's lane mask (at most 64 lanes) as an i64, bit k for lane k.
+    fn mask_word(&self, mask: VectorValue<'ctx>) -> R<IntValue<'ctx>> {
+        let cx = self.cx();
+        let width = std::num::NonZeroU32::new(mask.get_type().get_size()).ok_or("an empty packet")?;
+        let bits = self.b.build_bit_cast(mask, cx.custom_width_int_type(width).map_err(|e| e.to_string())?, "")?;
+        Ok(self.b.build_int_z_extend_or_bit_cast(bits.into_int_value(), cx.i64_type(), "")?)
     }
 
     /// For the Gen model: the pixel size in bytes of (one lane's) image `img`
@@ -799,6 +923,19 @@ mod tests {
     fn coords() -> Vec<f32> {
         let special = [f32::NAN, -1e30, 1e30, -0.5, -1.0, 4.999, 5.0, 0.5, -0.0, 2.25, 7.5, -3.75, 1.5, 0.0, 3.0, 1e-3];
         (0..3).flat_map(|c| special.iter().map(move |v| if c == 0 { *v } else { v * 0.5 - c as f32 })).collect()
+    }
+
+    /// Lines added per corner are counted once each, past the 32 kept on the stack too.
+    #[test]
+    fn distinct_lines_count_each_line_once() {
+        let mut d = DistinctLines::default();
+        for round in 0..3 {
+            for line in 0..100u64 {
+                d.add((line % 8) as usize, line * 7 + 1);
+                d.add(round, line * 7 + 1);
+            }
+        }
+        assert_eq!(d.count(), 100);
     }
 
     #[test]

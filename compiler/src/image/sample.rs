@@ -150,58 +150,111 @@ impl<D: AsRef<[u8]>> Image<D> {
     /// `read_image*(image, sampler, float coords)`: coordinates in `coord` (x, y, z or
     /// layer as the dimension has them; unused ones ignored).
     pub fn sample(&self, sampler: Sampler, coord: [f32; 3]) -> Components {
+        let c = self.corners(sampler, coord);
+        let texel =
+            |at: [i64; 3]| self.pixel_of(sampler, at).and_then(|p| self.load(p)).unwrap_or_else(|| self.border());
+        if !c.linear {
+            return texel(c.lo);
+        }
+        // Weighted sum over the 2^n corners: weight of `hi` in dimension d is frac[d].
+        let mut acc = [0f32; 4];
+        for corner in 0..(1usize << c.n) {
+            let (at, w) = c.corner(corner);
+            let t = texel(at);
+            for k in 0..4 {
+                acc[k] += w * f32::from_bits(t[k]);
+            }
+        }
+        acc.map(f32::to_bits)
+    }
+
+    /// The pixels a `read_image*(image, sampler, float coords)` loads (what [`Self::sample`]
+    /// reads): one for nearest filtering, the 2, 4 or 8 corners of linear filtering (some
+    /// may repeat at an edge), none where the border colour stands in (CLAMP outside the
+    /// image). Returns the pixels' indices and their number.
+    pub fn sampled_pixels(&self, sampler: Sampler, coord: [f32; 3]) -> ([[i64; 3]; 8], usize) {
+        let c = self.corners(sampler, coord);
+        let mut out = [[0i64; 3]; 8];
+        let mut n = 0;
+        for corner in 0..if c.linear { 1usize << c.n } else { 1 } {
+            if let Some(p) = self.pixel_of(sampler, c.corner(corner).0) {
+                out[n] = p;
+                n += 1;
+            }
+        }
+        (out, n)
+    }
+
+    /// The filter's corners of a sampled read at `coord`.
+    fn corners(&self, sampler: Sampler, coord: [f32; 3]) -> Corners {
         let n = self.dim.spatial();
-        let mut lo = [0i64; 3];
-        let mut hi = [0i64; 3];
-        let mut frac = [0f32; 3];
-        for d in 0..n {
-            let size = self.size[d] as i64;
-            if sampler.linear && self.format.kind() == Kind::Float {
-                let (a, b, f) = linear_index(sampler, coord[d], size);
-                (lo[d], hi[d], frac[d]) = (a, b, f);
+        let linear = sampler.linear && self.format.kind() == Kind::Float;
+        let mut c = Corners { lo: [0; 3], hi: [0; 3], frac: [0.0; 3], n, linear };
+        for (d, (&x, &size)) in coord.iter().zip(&self.size).enumerate().take(n) {
+            if linear {
+                (c.lo[d], c.hi[d], c.frac[d]) = linear_index(sampler, x, size as i64);
             } else {
-                lo[d] = nearest_index(sampler, coord[d], size);
-                hi[d] = lo[d];
+                c.lo[d] = nearest_index(sampler, x, size as i64);
+                c.hi[d] = c.lo[d];
             }
         }
         if self.dim.arrayed() {
             let layers = self.size[n] as i64;
             let layer = (coord[n].round_ties_even() as i64).clamp(0, (layers - 1).max(0));
-            (lo[n], hi[n]) = (layer, layer);
+            (c.lo[n], c.hi[n]) = (layer, layer);
         }
-        let texel = |at: [i64; 3]| -> Components {
-            match sampler.addressing {
-                // Outside under CLAMP: the border colour. Elsewhere the index is in range
-                // (NONE promises it; out of range it reads as CLAMP_TO_EDGE would).
-                Addressing::Clamp => self.load(at).unwrap_or_else(|| self.border()),
-                _ => {
-                    let c = [0, 1, 2].map(|d| at[d].clamp(0, (self.size[d] as i64 - 1).max(0)));
-                    self.load(c).unwrap_or_else(|| self.border())
-                }
-            }
-        };
-        if !(sampler.linear && self.format.kind() == Kind::Float) {
-            return texel(lo);
+        c
+    }
+
+    /// The pixel a filter corner at `at` loads, `None` where the border colour stands in.
+    fn pixel_of(&self, sampler: Sampler, at: [i64; 3]) -> Option<[i64; 3]> {
+        let inside = |p: [i64; 3]| (0..3).all(|d| p[d] >= 0 && (p[d] as u64) < self.size[d] as u64).then_some(p);
+        match sampler.addressing {
+            // Outside under CLAMP: the border colour. Elsewhere the index is in range
+            // (NONE promises it; out of range it reads as CLAMP_TO_EDGE would).
+            Addressing::Clamp => inside(at),
+            _ => inside([0, 1, 2].map(|d| at[d].clamp(0, (self.size[d] as i64 - 1).max(0)))),
         }
-        // Weighted sum over the 2^n corners: weight of `hi` in dimension d is frac[d].
-        let mut acc = [0f32; 4];
-        for corner in 0..(1usize << n) {
-            let mut at = lo;
-            let mut w = 1f32;
-            for d in 0..n {
-                if corner >> d & 1 == 1 {
-                    at[d] = hi[d];
-                    w *= frac[d];
-                } else {
-                    w *= 1.0 - frac[d];
-                }
-            }
-            let t = texel(at);
-            for c in 0..4 {
-                acc[c] += w * f32::from_bits(t[c]);
+    }
+}
+
+/// The corners of a sampled read: indices `lo` and `hi` and the weight `frac` of `hi` in
+/// each of the `n` spatial dimensions (the layer of an array in `lo` and `hi` after them);
+/// `linear` when the read filters linearly (2^n corners), else `lo` is the one pixel.
+struct Corners {
+    lo: [i64; 3],
+    hi: [i64; 3],
+    frac: [f32; 3],
+    n: usize,
+    linear: bool,
+}
+
+impl Corners {
+    /// Corner `k` (bit d set: `hi` in dimension d) and its weight.
+    fn corner(&self, k: usize) -> ([i64; 3], f32) {
+        let mut at = self.lo;
+        let mut w = 1f32;
+        for (d, (a, (&hi, &frac))) in at.iter_mut().zip(self.hi.iter().zip(&self.frac)).enumerate().take(self.n) {
+            if k >> d & 1 == 1 {
+                *a = hi;
+                w *= frac;
+            } else {
+                w *= 1.0 - frac;
             }
         }
-        acc.map(f32::to_bits)
+        (at, w)
+    }
+}
+
+/// `x.floor() as i64` (saturating, NaN to 0) without a call of libm's `floorf`: the crate's
+/// baseline x86-64 has no rounding instruction, and every sampled read asks this of each
+/// coordinate (the Gen model too, of every lane).
+pub(crate) fn floor_i64(x: f32) -> i64 {
+    let t = x as i64;
+    if (t as f32) > x {
+        t.saturating_sub(1)
+    } else {
+        t
     }
 }
 
@@ -212,7 +265,7 @@ fn nearest_index(s: Sampler, x: f32, size: i64) -> i64 {
     let u = if s.normalized { x * w } else { x };
     match (s.addressing, s.normalized) {
         (Addressing::Repeat, true) => {
-            let i = ((x - x.floor()) * w).floor() as i64;
+            let i = floor_i64((x - x.floor()) * w);
             if i > size - 1 {
                 i - size
             } else {
@@ -221,10 +274,10 @@ fn nearest_index(s: Sampler, x: f32, size: i64) -> i64 {
         }
         (Addressing::MirroredRepeat, true) => {
             let sp = (x - 2.0 * (0.5 * x).round_ties_even()).abs();
-            ((sp * w).floor() as i64).min(size - 1)
+            floor_i64(sp * w).min(size - 1)
         }
-        (Addressing::Clamp, _) => (u.floor() as i64).clamp(-1, size),
-        _ => (u.floor() as i64).clamp(0, size - 1),
+        (Addressing::Clamp, _) => floor_i64(u).clamp(-1, size),
+        _ => floor_i64(u).clamp(0, size - 1),
     }
 }
 
@@ -236,7 +289,7 @@ fn linear_index(s: Sampler, x: f32, size: i64) -> (i64, i64, f32) {
     match (s.addressing, s.normalized) {
         (Addressing::Repeat, true) => {
             let u = (x - x.floor()) * w;
-            let i0 = (u - 0.5).floor() as i64;
+            let i0 = floor_i64(u - 0.5);
             let i1 = i0 + 1;
             let i0 = if i0 < 0 { size + i0 } else { i0 };
             let i1 = if i1 > size - 1 { i1 - size } else { i1 };
@@ -245,12 +298,12 @@ fn linear_index(s: Sampler, x: f32, size: i64) -> (i64, i64, f32) {
         (Addressing::MirroredRepeat, true) => {
             let sp = (x - 2.0 * (0.5 * x).round_ties_even()).abs();
             let u = sp * w;
-            let i0 = (u - 0.5).floor() as i64;
+            let i0 = floor_i64(u - 0.5);
             ((i0).max(0), (i0 + 1).min(size - 1), frac(u - 0.5))
         }
         (addressing, _) => {
             let u = if s.normalized { x * w } else { x };
-            let i0 = (u - 0.5).floor() as i64;
+            let i0 = floor_i64(u - 0.5);
             let (lo, hi) = if addressing == Addressing::Clamp { (-1, size) } else { (0, size - 1) };
             (i0.clamp(lo, hi), (i0 + 1).clamp(lo, hi), frac(u - 0.5))
         }

@@ -263,6 +263,45 @@ fn bilinear_filtering_of_a_2d_image_and_array_layers() {
     assert_eq!([layer(0.4), layer(0.5), layer(1.5), layer(7.0), layer(-3.0)], [1.0, 1.0, 21.0, 21.0, 1.0]);
 }
 
+/// The pixels a sampled read loads, which the Gen model counts: the one nearest pixel, the
+/// 2 / 4 / 8 corners of a linear filter (wrapped under REPEAT, repeated at a clamped edge),
+/// none where CLAMP's border colour stands in; integer formats filter nearest.
+#[test]
+fn sampled_reads_load_the_filters_pixels() {
+    let pixels = |img: &Image<&mut [u8]>, s: Sampler, at: [f32; 3]| {
+        let (p, n) = img.sampled_pixels(s, at);
+        let mut v = p[..n].to_vec();
+        v.sort();
+        v
+    };
+    let mut data = vec![0u8; 4 * 4 * 3 * 4];
+    let img = image(&mut data, fmt(CL_R, CL_FLOAT), Dim::D2, [4, 3, 1]);
+    let near = sampler(false, Addressing::ClampToEdge, false);
+    assert_eq!(pixels(&img, near, [1.5, 2.9, 0.0]), [[1, 2, 0]]);
+    let lin = sampler(false, Addressing::ClampToEdge, true);
+    // u - 0.5 = (1.0, 1.5): x 1 and 2, y 1 and 2.
+    assert_eq!(pixels(&img, lin, [1.5, 2.0, 0.0]), [[1, 1, 0], [1, 2, 0], [2, 1, 0], [2, 2, 0]]);
+    // At the far corner both corners of each dimension clamp to the last pixel.
+    assert_eq!(pixels(&img, lin, [9.0, 9.0, 0.0]), [[3, 2, 0]; 4]);
+    let clamp = sampler(false, Addressing::Clamp, true);
+    // x: 3.5 -> 3 and the border; y: 0.5 -> 0 (and 1, weight 0).
+    assert_eq!(pixels(&img, clamp, [4.0, 1.0, 0.0]), [[3, 0, 0], [3, 1, 0]]);
+    assert!(pixels(&img, sampler(false, Addressing::Clamp, false), [-2.0, 1.0, 0.0]).is_empty(), "border only");
+    let repeat = sampler(true, Addressing::Repeat, true);
+    // x = 0: u - 0.5 = -0.5, texels 3 (wrapped) and 0; y = 0.5: 1.0, texels 1 and 2.
+    assert_eq!(pixels(&img, repeat, [0.0, 0.5, 0.0]), [[0, 1, 0], [0, 2, 0], [3, 1, 0], [3, 2, 0]]);
+
+    let mut data = vec![0u8; 2 * 2 * 2 * 16];
+    let cube = image(&mut data, fmt(CL_RGBA, CL_FLOAT), Dim::D3, [2, 2, 2]);
+    assert_eq!(pixels(&cube, lin, [1.0, 1.0, 1.0]).len(), 8, "the eight corners of a 3D filter");
+    let mut data = vec![0u8; 2 * 3 * 4];
+    let layers = image(&mut data, fmt(CL_R, CL_FLOAT), Dim::D1Array, [2, 3, 1]);
+    assert_eq!(pixels(&layers, lin, [1.0, 1.6, 0.0]), [[0, 2, 0], [1, 2, 0]], "one layer, two texels");
+    let mut data = vec![0u8; 4];
+    let ints = image(&mut data, fmt(CL_R, CL_UNSIGNED_INT8), Dim::D1, [4, 1, 1]);
+    assert_eq!(pixels(&ints, lin, [2.9, 0.0, 0.0]), [[2, 0, 0]], "integer images filter nearest");
+}
+
 #[test]
 fn integer_images_filter_nearest_and_writes_outside_are_dropped() {
     let mut data = vec![0u8; 4];
