@@ -151,8 +151,7 @@ impl<D: AsRef<[u8]>> Image<D> {
     /// layer as the dimension has them; unused ones ignored).
     pub fn sample(&self, sampler: Sampler, coord: [f32; 3]) -> Components {
         let c = self.corners(sampler, coord);
-        let texel =
-            |at: [i64; 3]| self.pixel_of(sampler, at).and_then(|p| self.load(p)).unwrap_or_else(|| self.border());
+        let texel = |at: [i64; 3]| self.load(self.pixel_of(sampler, at)).unwrap_or_else(|| self.border());
         if !c.linear {
             return texel(c.lo);
         }
@@ -176,8 +175,10 @@ impl<D: AsRef<[u8]>> Image<D> {
         let c = self.corners(sampler, coord);
         let mut out = [[0i64; 3]; 8];
         let mut n = 0;
+        let inside = |p: [i64; 3]| (0..3).all(|d| p[d] >= 0 && (p[d] as u64) < self.size[d] as u64);
         for corner in 0..if c.linear { 1usize << c.n } else { 1 } {
-            if let Some(p) = self.pixel_of(sampler, c.corner(corner).0) {
+            let p = self.pixel_of(sampler, c.corner(corner).0);
+            if inside(p) {
                 out[n] = p;
                 n += 1;
             }
@@ -206,14 +207,14 @@ impl<D: AsRef<[u8]>> Image<D> {
         c
     }
 
-    /// The pixel a filter corner at `at` loads, `None` where the border colour stands in.
-    fn pixel_of(&self, sampler: Sampler, at: [i64; 3]) -> Option<[i64; 3]> {
-        let inside = |p: [i64; 3]| (0..3).all(|d| p[d] >= 0 && (p[d] as u64) < self.size[d] as u64).then_some(p);
+    /// The pixel a filter corner at `at` loads; outside the image (CLAMP's border, or an
+    /// empty image) the border colour stands in for it.
+    fn pixel_of(&self, sampler: Sampler, at: [i64; 3]) -> [i64; 3] {
         match sampler.addressing {
             // Outside under CLAMP: the border colour. Elsewhere the index is in range
             // (NONE promises it; out of range it reads as CLAMP_TO_EDGE would).
-            Addressing::Clamp => inside(at),
-            _ => inside([0, 1, 2].map(|d| at[d].clamp(0, (self.size[d] as i64 - 1).max(0)))),
+            Addressing::Clamp => at,
+            _ => [0, 1, 2].map(|d| at[d].clamp(0, (self.size[d] as i64 - 1).max(0))),
         }
     }
 }
