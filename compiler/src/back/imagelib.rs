@@ -368,13 +368,13 @@ pub unsafe extern "C" fn softcl_image_sampled_lines(
 ) -> u32 {
     let Some(s) = Sampler::from_bits(sampler) else { return 0 };
     // SAFETY: the kernel ABI: `img` is the kernel argument's ImageArg.
-    let Some((arg, format)) = unsafe { img.as_ref() }.and_then(|arg| Some((arg, layout(arg)?.0))) else { return 0 };
+    let Some(arg) = (unsafe { img.as_ref() }) else { return 0 };
     let mut lines = DistinctLines::default();
-    if s.linear && format.kind() == Kind::Float {
-        // SAFETY: the caller's contract: `img` is valid and `coords` holds `ncomp * w` floats
-        // (lanes k < w).
-        let _ = unsafe {
-            with_image(img, |i| {
+    // SAFETY: the caller's contract: `img` is valid and `coords` holds `ncomp * w` floats
+    // (lanes k < w).
+    let _ = unsafe {
+        with_image(img, |i| {
+            if s.linear && i.format.kind() == Kind::Float {
                 let base = i.data.as_ptr() as u64;
                 for k in lanes(w, mask) {
                     let (pixels, count) = i.sampled_pixels(s, lane_coords(coords, ncomp, w, k));
@@ -384,17 +384,16 @@ pub unsafe extern "C" fn softcl_image_sampled_lines(
                         }
                     }
                 }
-            })
-        };
-    } else {
-        // Nearest: the pixel the coordinates fall in, as for the other accesses (the cheap
-        // form: the model asks it of every lane of every read).
-        let grid = TexelGrid::new(arg, format, sampler);
-        for k in lanes(w, mask) {
-            // SAFETY: the caller's contract, k < w.
-            lines.add(0, grid.address(unsafe { lane_coords(coords, ncomp, w, k) }) >> 6);
-        }
-    }
+            } else {
+                // Nearest: the pixel the coordinates fall in, as for the other accesses (the
+                // cheap form: the model asks it of every lane of every read).
+                let grid = TexelGrid::new(arg, i.format, sampler);
+                for k in lanes(w, mask) {
+                    lines.add(0, grid.address(lane_coords(coords, ncomp, w, k)) >> 6);
+                }
+            }
+        })
+    };
     lines.count() as u32
 }
 
