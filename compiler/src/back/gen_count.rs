@@ -627,7 +627,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                             self.b.build_int_unsigned_div(self.b.build_int_add(active, c64(p - 1), "")?, c64(p), "")?;
                         let ok = mi.contiguous;
                         let Shape::Strided(st) = shape else { bail!("a bank period without a stride") };
-                        let p0 = self.b.build_extract_element(pw, self.i32().const_zero(), "")?.into_pointer_value();
+                        let p0 = self.packet_base(pw, st)?;
                         let a0 = self.b.build_ptr_to_int(p0, i64t, "")?;
                         self.closed_or(ok, closed, |s| {
                             let addrs = s.strided_addrs(a0, st, w)?;
@@ -782,8 +782,8 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         };
         let span = s != 0 && s.unsigned_abs() <= 64;
         let line_per_lane = s.unsigned_abs().is_multiple_of(64) && bytes <= 64;
-        // Lane k's address is a0 + k * s.
-        let p0 = self.b.build_extract_element(pw, self.i32().const_zero(), "")?.into_pointer_value();
+        // Lane k's address is a0 + k * s (an inactive lane 0's own address may be anything).
+        let p0 = self.packet_base(pw, s)?;
         let a0 = self.b.build_ptr_to_int(p0, i64t, "")?;
         if !(span || line_per_lane) {
             let addrs = self.strided_addrs(a0, s, w)?;

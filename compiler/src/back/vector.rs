@@ -18,7 +18,9 @@ use crate::ir::{self, Inst, InstData, TypeData, Value};
 use crate::vectorize::analysis::{Access, Shape, WorkItemAnalysis};
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::types::BasicTypeEnum;
-use inkwell::values::{AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, IntValue, VectorValue};
+use inkwell::values::{
+    AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, IntValue, PointerValue, VectorValue,
+};
 use inkwell::IntPredicate;
 
 /// The bits of one masked load or store of a packet's span (one AVX-512 register).
@@ -439,10 +441,38 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         Ok(call.try_as_basic_value().basic().ok_or("masked load without result")?.into_vector_value())
     }
 
-    /// Lane 0's address of member access `ptr`, moved back by `off` bytes to its struct.
-    fn struct_base(&mut self, ptr: Value, off: u64) -> R<inkwell::values::PointerValue<'ctx>> {
+    /// The address lane 0 of a packet's consecutive or strided access has in the work-item
+    /// analysis' terms (lane k at `base + k * stride` bytes): the first active lane's pointer
+    /// moved back by its lane number times the stride. Lane 0's own pointer would not do: an
+    /// inactive lane's address may be anything (in `l >= 1 ? t[l - 1] : 0` lane 0's 32-bit
+    /// unsigned index wraps to 0xFFFFFFFF before it is zero-extended), and a span placed
+    /// there faults or reads the wrong memory for the active lanes. The active lanes' own
+    /// addresses are consecutive (a wrap between two of them would put one of their
+    /// accesses gigabytes outside its object). Under a full packet's constant mask this
+    /// folds to lane 0's pointer; with no lane active it is lane 0's (nothing is accessed).
+    pub(super) fn packet_base(&self, pw: VectorValue<'ctx>, stride: i64) -> R<PointerValue<'ctx>> {
+        let mask = self.vec.as_ref().ok_or("not in vector mode")?.mask;
+        let w = mask.get_type().get_size();
+        let n = std::num::NonZeroU32::new(w).ok_or("an empty mask")?;
+        let it = self.cx().custom_width_int_type(n).map_err(|e| Error(e.to_string()))?;
+        let bits = self.b.build_bit_cast(mask, it, "")?.into_int_value();
+        let no = self.cx().bool_type().const_zero();
+        let tz = self.call_intrinsic("llvm.cttz", &[it.into()], &[bits.into(), no.into()])?;
+        let tz = tz.try_as_basic_value().basic().ok_or("cttz without result")?.into_int_value();
+        let tz = self.b.build_int_z_extend_or_bit_cast(tz, self.i64(), "")?;
+        let last = self.i64().const_int(u64::from(w - 1), false);
+        let in_range = self.b.build_int_compare(IntPredicate::ULE, tz, last, "")?;
+        let first = self.b.build_select(in_range, tz, self.i64().const_zero(), "")?.into_int_value();
+        let p = self.b.build_extract_element(pw, first, "")?.into_pointer_value();
+        let back = self.b.build_int_mul(first, self.i64().const_int(stride.wrapping_neg() as u64, true), "")?;
+        super::llvm::gep(&self.b, self.cx().i8_type().into(), p, &[back], false)
+    }
+
+    /// The address of lane 0's struct of member access `ptr` (`stride` bytes from one lane's
+    /// struct to the next; [`Self::packet_base`]), moved back by `off` bytes to its start.
+    fn struct_base(&mut self, ptr: Value, off: u64, stride: u64) -> R<inkwell::values::PointerValue<'ctx>> {
         let pw = self.get_wide(ptr)?.into_vector_value();
-        let p0 = self.b.build_extract_element(pw, self.i32().const_zero(), "")?.into_pointer_value();
+        let p0 = self.packet_base(pw, stride as i64)?;
         if off == 0 {
             return Ok(p0);
         }
@@ -463,7 +493,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let span = match cached {
             Some(s) => s,
             None => {
-                let base = self.struct_base(ptr, off)?;
+                let base = self.struct_base(ptr, off, u64::from(slots) * esize)?;
                 let span = self.span_load(base, self.ty(group.elem)?, &group.slots, esize as u32)?;
                 if let Some(vs) = self.vec.as_mut() {
                     vs.group_spans.insert(g, span);
@@ -510,7 +540,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             last_ptr = Some((ptr, off));
         }
         let (ptr, off) = last_ptr.ok_or("empty store group")?;
-        let base = self.struct_base(ptr, off)?;
+        let base = self.struct_base(ptr, off, u64::from(slots) * esize)?;
         let bytes = group.slots.iter().filter(|&&x| x).count() as u64 * esize;
         self.span_store(acc, base, &group.slots, esize as u32, bytes)
     }
@@ -550,19 +580,19 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let ealign = self.e.ir.types.size_of(elem_ir).max(1) as u32;
         let esize = self.e.ir.types.size_of(elem_ir).max(1) as i64;
         if let Some(slots) = span_slots(access, esize, n) {
-            let p0 = self.b.build_extract_element(pw, self.i32().const_zero(), "")?;
+            let p0 = self.packet_base(pw, i64::from(slots) * esize)?;
             if prefetch {
-                self.prefetch_ahead(p0.into_pointer_value())?;
+                self.prefetch_ahead(p0)?;
             }
             if n == 1 && slots == 1 {
                 let vt = wide_ty(elem, w)?.into_vector_type();
                 let align = if align > 0 { align } else { ealign };
-                return Ok(self.masked_load(vt, p0.into_pointer_value(), mask, align)?.into());
+                return Ok(self.masked_load(vt, p0, mask, align)?.into());
             }
             // Masked loads of the span of the packet (lane k's element at k * slots), only
             // the accessed components enabled.
             let on = Self::aos_slots(slots, n);
-            let wide = self.span_load(p0.into_pointer_value(), elem, &on, if align > 0 { align } else { ealign })?;
+            let wide = self.span_load(p0, elem, &on, if align > 0 { align } else { ealign })?;
             // AoS (lane k, component c at k*slots + c) -> SoA (c*W + k).
             let idx: Vec<Option<u32>> = (0..n * w).map(|j| Some((j % w) * slots + j / w)).collect();
             return Ok(self.shuffle(wide, None, &idx)?.into());
@@ -615,7 +645,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let xw = self.get_wide(value)?.into_vector_value();
         let esize = self.e.ir.types.size_of(elem_ir).max(1) as i64;
         if let Some(slots) = span_slots(access, esize, n) {
-            let p0 = self.b.build_extract_element(pw, self.i32().const_zero(), "")?;
+            let p0 = self.packet_base(pw, i64::from(slots) * esize)?;
             let data = if n == 1 && slots == 1 {
                 xw
             } else {
@@ -627,7 +657,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             };
             let bytes_per_item = esize as u64 * n as u64;
             let on = Self::aos_slots(slots, n);
-            return self.span_store(data, p0.into_pointer_value(), &on, align, bytes_per_item);
+            return self.span_store(data, p0, &on, align, bytes_per_item);
         }
         for c in 0..n {
             let pc = if c == 0 {

@@ -1,0 +1,216 @@
+//! Vector code never touches memory for an inactive lane, through the loader: guarded
+//! accesses just before a work-item's own index (`l >= 1 ? t[l - 1] : 0`, a Hillis-Steele
+//! scan, `if (i >= 2) x = a[i - 2]`), whose 32-bit unsigned index wraps to about 4 G in the
+//! lanes the guard turns off. A packet's span must be placed by its active lanes: placed by
+//! an inactive lane 0 it lies gigabytes away, and the process crashes (as it did).
+//!
+//! The CPU device's tests run in child processes of this test binary, one per setting: the
+//! heuristic width, forced widths 4, 8 and 16 where the host has them, and the vectorizer
+//! off. The Gen device runs the same kernels at the SIMD width its model picks. Local sizes
+//! that are not a multiple of the width (1, 3, 13, 63) and global sizes that are not a
+//! multiple of the local size give partial packets and partial work-groups.
+
+use softcl_conformance::*;
+
+const CHILD: &str = "SOFTCL_INACTIVE_LANES_TEST_CHILD";
+
+fn modes() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
+    let mut m = vec![("auto", vec![]), ("w4", vec![("CL_CONFIG_CPU_VECTORIZER_MODE", "4")])];
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx2") {
+            m.push(("w8", vec![("CL_CONFIG_CPU_VECTORIZER_MODE", "8")]));
+        }
+        if std::is_x86_feature_detected!("avx512f") {
+            m.push(("w16", vec![("CL_CONFIG_CPU_VECTORIZER_MODE", "16")]));
+        }
+    }
+    m.push(("off", vec![("CL_CONFIG_USE_VECTORIZER", "False")]));
+    m
+}
+
+/// In the parent: runs test `name` in one child per setting and returns true. In a child:
+/// returns false (the test body runs there).
+fn run_in_every_mode(name: &str) -> bool {
+    if std::env::var(CHILD).is_ok() {
+        return false;
+    }
+    for (mode, vars) in modes() {
+        run_test_child(CHILD, mode, name, &vars);
+    }
+    true
+}
+
+const SRC: &str = r#"
+    __kernel void sel_load(__global const uint *in, __global uint *out) {
+        __local uint t[256];
+        uint l = get_local_id(0);
+        t[l] = in[get_global_id(0)];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        out[get_global_id(0)] = l >= 1 ? t[l - 1] : 0;
+    }
+    // Inclusive Hillis-Steele scan of each work-group (local size at most 256).
+    __kernel void scan(__global const uint *in, __global uint *out) {
+        __local uint t[2][256];
+        uint l = get_local_id(0), n = get_local_size(0);
+        int p = 0;
+        t[0][l] = in[get_global_id(0)];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint off = 1; off < n; off *= 2) {
+            uint v = t[p][l];
+            if (l >= off)
+                v += t[p][l - off];
+            t[1 - p][l] = v;
+            p = 1 - p;
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        out[get_global_id(0)] = t[p][l];
+    }
+    __kernel void behind(__global const int *a, __global int *out) {
+        uint i = get_global_id(0);
+        int x = 5;
+        if (i >= 2)
+            x = a[i - 2];
+        out[i] = x;
+    }
+    // A store to the element before one's own (a 32-bit unsigned index), then a read back.
+    __kernel void store_behind(__global const int *a, __global int *out) {
+        __local int t[256];
+        uint l = get_local_id(0);
+        t[l] = -1;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (l >= 1)
+            t[l - 1] = a[get_global_id(0)] * 3;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        out[get_global_id(0)] = t[l];
+    }
+    // Members of one struct element (one span per packet) and int4 elements, two back.
+    struct pair { int a; int b; };
+    __kernel void members_behind(__global const struct pair *p, __global const int4 *q,
+                                 __global int *out) {
+        uint i = get_global_id(0);
+        int x = 1;
+        if (i >= 2) {
+            struct pair e = p[i - 2];
+            int4 v = q[i - 2];
+            x = e.a * 7 + e.b + v.x - v.y + v.z * v.w;
+        }
+        out[i] = x;
+    }
+    // Every other element (lanes 8 bytes apart), guarded by && and ?:.
+    __kernel void strided_behind(__global const int *a, __global int *out, uint n) {
+        uint i = get_global_id(0);
+        out[i] = (i >= 1 && 2 * i - 2 < n) ? a[2 * i - 2] : -7;
+    }
+"#;
+
+fn ramp(n: usize, k: i64) -> Vec<i32> {
+    (0..n as i64).map(|i| ((i * k) % 1000 - 400) as i32).collect()
+}
+
+/// Runs every kernel of [`SRC`] on `env` at several local sizes and checks the results.
+fn check_all(env: &TestEnv) {
+    let program = env.build(SRC, "-cl-std=CL3.0");
+    let n = 256usize;
+    let a = ramp(n, 37);
+    let au: Vec<u32> = a.iter().map(|&x| x as u32).collect();
+    let ba = env.buffer_from(CL_MEM_READ_ONLY, &a);
+    let bau = env.buffer_from(CL_MEM_READ_ONLY, &au);
+    let out = env.buffer(CL_MEM_READ_WRITE, n * 4);
+
+    for local in [256usize, 64, 63, 13, 3, 1] {
+        // Whole work-groups for the __local kernels (they index t by the local id).
+        let global = n - n % local;
+        let k = kernel_of(&program, "sel_load");
+        k.set_mem(0, &bau);
+        k.set_mem(1, &out);
+        env.run(&k, &[global], Some(&[local]));
+        let got: Vec<u32> = env.read(&out, global);
+        for (g, &v) in got.iter().enumerate() {
+            let want = if g % local >= 1 { au[g - 1] } else { 0 };
+            assert_eq!(v, want, "sel_load out[{g}], local size {local}");
+        }
+
+        let k = kernel_of(&program, "scan");
+        k.set_mem(0, &bau);
+        k.set_mem(1, &out);
+        env.run(&k, &[global], Some(&[local]));
+        let got: Vec<u32> = env.read(&out, global);
+        for (g, &v) in got.iter().enumerate() {
+            let start = g - g % local;
+            let want = au[start..=g].iter().fold(0u32, |s, &x| s.wrapping_add(x));
+            assert_eq!(v, want, "scan out[{g}], local size {local}");
+        }
+
+        let k = kernel_of(&program, "store_behind");
+        k.set_mem(0, &ba);
+        k.set_mem(1, &out);
+        env.run(&k, &[global], Some(&[local]));
+        let got: Vec<i32> = env.read(&out, global);
+        for (g, &v) in got.iter().enumerate() {
+            let want = if g % local + 1 < local { a[g + 1] * 3 } else { -1 };
+            assert_eq!(v, want, "store_behind out[{g}], local size {local}");
+        }
+    }
+
+    // Global kernels: partial work-groups (global sizes that local sizes do not divide).
+    let pairs: Vec<i32> = ramp(2 * n, 13);
+    let quads: Vec<i32> = ramp(4 * n, 29);
+    let bp = env.buffer_from(CL_MEM_READ_ONLY, &pairs);
+    let bq = env.buffer_from(CL_MEM_READ_ONLY, &quads);
+    for (global, local) in [(n, Some(64usize)), (n - 3, Some(13)), (n - 1, Some(63)), (n, Some(3)), (n - 5, None)] {
+        let l = local.map(|l| [l]);
+        let l = l.as_ref().map(|l| &l[..]);
+        let k = kernel_of(&program, "behind");
+        k.set_mem(0, &ba);
+        k.set_mem(1, &out);
+        env.run(&k, &[global], l);
+        let got: Vec<i32> = env.read(&out, global);
+        for (i, &v) in got.iter().enumerate() {
+            let want = if i >= 2 { a[i - 2] } else { 5 };
+            assert_eq!(v, want, "behind out[{i}], global {global}, local {local:?}");
+        }
+
+        let k = kernel_of(&program, "members_behind");
+        k.set_mem(0, &bp);
+        k.set_mem(1, &bq);
+        k.set_mem(2, &out);
+        env.run(&k, &[global], l);
+        let got: Vec<i32> = env.read(&out, global);
+        for (i, &v) in got.iter().enumerate() {
+            let want = if i >= 2 {
+                let (e, q) = (&pairs[2 * (i - 2)..], &quads[4 * (i - 2)..]);
+                e[0].wrapping_mul(7).wrapping_add(e[1]).wrapping_add(q[0]).wrapping_sub(q[1]).wrapping_add(q[2] * q[3])
+            } else {
+                1
+            };
+            assert_eq!(v, want, "members_behind out[{i}], global {global}, local {local:?}");
+        }
+
+        let k = kernel_of(&program, "strided_behind");
+        k.set_mem(0, &ba);
+        k.set_mem(1, &out);
+        k.set_arg(2, &(n as u32));
+        env.run(&k, &[global], l);
+        let got: Vec<i32> = env.read(&out, global);
+        for (i, &v) in got.iter().enumerate() {
+            let want = if i >= 1 && 2 * i - 2 < n { a[2 * i - 2] } else { -7 };
+            assert_eq!(v, want, "strided_behind out[{i}], global {global}, local {local:?}");
+        }
+    }
+}
+
+#[test]
+fn guarded_accesses_before_the_own_index_on_the_cpu_device() {
+    if run_in_every_mode("guarded_accesses_before_the_own_index_on_the_cpu_device") {
+        return;
+    }
+    check_all(&device(DeviceKind::Cpu).expect("the CPU device").env());
+}
+
+#[test]
+fn guarded_accesses_before_the_own_index_on_the_gen_device() {
+    if let Some(d) = device(DeviceKind::Gpu) {
+        check_all(&d.env());
+    }
+}
