@@ -18,7 +18,7 @@
 //! Not cached (the build runs as before): sources with an `#include` directive or using
 //! `__DATE__` / `__TIME__` (headers can change without the source changing; the expansion
 //! changes with time), options with `-include` / `-imacros`, builds with a diagnostic knob that
-//! prints during compilation (`SOFTCL_DUMP_LLVM`, `SOFTCL_CODEGEN_TIMES`,
+//! prints during compilation (`SOFTCL_DUMP_LLVM`, `SOFTCL_PRINT_IR`, `SOFTCL_CODEGEN_TIMES`,
 //! `SOFTCL_VECTORIZER_REPORT`), failed builds, clCompileProgram / clLinkProgram, and the Gen
 //! device's SIMD-width variants compiled lazily at launch.
 //!
@@ -56,7 +56,8 @@ const CODEGEN_ENV: [&str; 6] = [
 ];
 
 /// Diagnostic knobs that print while compiling: a build with one of them set is not cached.
-const DIAGNOSTIC_ENV: [&str; 3] = ["SOFTCL_DUMP_LLVM", "SOFTCL_CODEGEN_TIMES", "SOFTCL_VECTORIZER_REPORT"];
+const DIAGNOSTIC_ENV: [&str; 4] =
+    ["SOFTCL_DUMP_LLVM", "SOFTCL_PRINT_IR", "SOFTCL_CODEGEN_TIMES", "SOFTCL_VECTORIZER_REPORT"];
 
 /// A cache key: the SHA-256 of everything the build's result depends on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,8 @@
 //! Back end: SoftCL IR -> LLVM 22 (inkwell) -> native code (JIT).
 //!
-//! 1. `passes::inline` inlines every call whose callee contains a barrier.
+//! 1. The middle end's IR passes (`prepare`, through `passes::run_pipeline`, which validates
+//!    the module after each): `vloadn` / `vstoren` as loads and stores, calls that reach a
+//!    barrier inlined, and for vector code every call inlined and short-circuit chains folded.
 //! 2. `llvm` translates each function reachable from a kernel; `workgroup` builds each
 //!    kernel's work-item function (barrier regions, work-item state) and its work-group
 //!    entry with the [`crate::abi`] signature; `builtins` lowers OpenCL.std.
@@ -78,29 +80,41 @@ fn check_device_features(module: &ir::Module, target: &Target) -> Result<(), Bui
     Ok(())
 }
 
-/// The module as the back end lowers it: features checked, `vloadn` / `vstoren` made loads
-/// and stores, calls inlined.
+/// The module as the back end lowers it: features checked, then the middle end's passes
+/// (`passes::run_pipeline`, the module validated after each): `vloadn` / `vstoren` made
+/// loads and stores, calls that reach a barrier inlined and, for vector code, every call in
+/// a kernel inlined and its short-circuit chains folded.
 fn prepare(module: &ir::Module, target: &Target) -> Result<ir::Module, BuildError> {
+    use crate::passes::{self, Pass};
     check_device_features(module, target)?;
     let mut m = module.clone();
-    crate::passes::vload_store::rewrite_module(&mut m);
-    crate::passes::inline::inline_barrier_calls(&mut m).map_err(fail)?;
+    let mut pipeline = vec![
+        Pass {
+            name: "vload_store",
+            run: |m| {
+                passes::vload_store::rewrite_module(m);
+                Ok(())
+            },
+        },
+        Pass { name: "inline_barrier_calls", run: passes::inline::inline_barrier_calls },
+    ];
     if target.vectorizer != crate::Vectorizer::Off {
-        crate::vectorize::inline_kernel_calls(&mut m, 256).map_err(fail)?;
-        crate::passes::short_circuit::fold_kernels(&mut m);
+        pipeline.push(Pass { name: "inline_kernel_calls", run: |m| vectorize::inline_kernel_calls(m, 256) });
+        pipeline.push(Pass {
+            name: "short_circuit",
+            run: |m| {
+                passes::short_circuit::fold_kernels(m);
+                Ok(())
+            },
+        });
     }
+    passes::run_pipeline(&mut m, &pipeline).map_err(fail)?;
     Ok(m)
 }
 
 pub fn codegen(module: &ir::Module, target: &Target) -> Result<Arc<NativeProgram>, BuildError> {
     let t0 = std::time::Instant::now();
     let m = prepare(module, target)?;
-    if cfg!(debug_assertions) {
-        if let Err(errs) = ir::validate::validate(&m) {
-            let msgs: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
-            return Err(fail(format!("after inlining: {}", msgs.join("\n"))));
-        }
-    }
 
     let host = target::HostTarget::resolve(target);
     let tm = host.machine_at(codegen_level(target)).map_err(fail)?;

@@ -3,7 +3,8 @@
 //! A `Module` owns interned types, constants, module-scope variables and functions. A
 //! `Function` owns its blocks, instructions and values in arenas; program order is its
 //! `Layout`. There are no phi nodes: blocks take parameters and branches pass arguments.
-//! `validate::validate` checks the invariants and runs after every pass in debug builds.
+//! `validate::validate` checks the invariants: after translation from SPIR-V and after every
+//! pass of the middle end (`passes::run_pipeline`), in every build.
 //! Passes edit through `Function`'s editing methods (insert, remove, replace uses, split
 //! blocks and edges, add block parameters) and read `crate::analysis` (CFG, dominators,
 //! loops, def-use), recomputed after edits.

@@ -156,7 +156,8 @@ impl TypeTable {
     /// Alignment in bytes with OpenCL C rules (vectors are aligned to their size).
     pub fn align_of(&self, t: Type) -> u64 {
         match self.get(t) {
-            TypeData::Vector { .. } => self.size_of(t).max(1),
+            // A power of two: vectors of a length OpenCL C has not (5, 7...) from IL round up.
+            TypeData::Vector { .. } => self.size_of(t).max(1).next_power_of_two(),
             TypeData::Array { elem, .. } => self.align_of(*elem),
             TypeData::Struct { fields, packed } => {
                 if *packed {

@@ -1,6 +1,92 @@
-//! IR passes: inlining (`inline`), short-circuit chains folded into one branch
+//! IR passes and the pipeline that runs them.
+//!
+//! Each pass is a function over a whole module, listed in a [`Pass`] with its name. The
+//! back end runs its passes through [`run_pipeline`], which validates the module
+//! (`ir::validate`) after every pass: a pass that breaks an invariant fails the build with
+//! a log naming the pass and the problem, instead of reaching code generation.
+//! `SOFTCL_PRINT_IR=1` prints the module after each pass to stderr (a diagnostic knob: such
+//! builds are not cached).
+//!
+//! The passes: inlining (`inline`), short-circuit chains folded into one branch
 //! (`short_circuit`), `vloadn` / `vstoren` as loads and stores (`vload_store`).
 
 pub mod inline;
 pub mod short_circuit;
 pub mod vload_store;
+
+use crate::ir::{self, Module};
+
+/// One pass over a module.
+#[derive(Clone, Copy)]
+pub struct Pass {
+    /// What the build log calls it.
+    pub name: &'static str,
+    pub run: fn(&mut Module) -> Result<(), String>,
+}
+
+/// Whether `SOFTCL_PRINT_IR` asks for the module after each pass.
+pub fn print_ir_enabled() -> bool {
+    std::env::var("SOFTCL_PRINT_IR").is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+/// Runs `passes` on `m` in order, validating the module after each one. The error names the
+/// pass that failed or left invalid IR.
+pub fn run_pipeline(m: &mut Module, passes: &[Pass]) -> Result<(), String> {
+    let print = print_ir_enabled();
+    for pass in passes {
+        (pass.run)(m).map_err(|e| format!("IR pass `{}`: {e}", pass.name))?;
+        if print {
+            eprintln!("; SoftCL IR after `{}`\n{m}", pass.name);
+        }
+        if let Err(errors) = ir::validate::validate(m) {
+            let msgs: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+            return Err(format!("IR pass `{}` left invalid IR:\n{}", pass.name, msgs.join("\n")));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn breaks_the_kernel_list(m: &mut Module) -> Result<(), String> {
+        // A kernel entry that refers to a function which is not a kernel.
+        if let Some(k) = m.kernels.first_mut() {
+            let other = m.functions.iter().map(|(f, _)| f).find(|&f| f != k.func);
+            if let Some(f) = other {
+                k.func = f;
+            }
+        }
+        Ok(())
+    }
+
+    fn fails(_: &mut Module) -> Result<(), String> {
+        Err("nothing to do".into())
+    }
+
+    fn kernel_module() -> Module {
+        let src = "int helper(int x) { return x * 3; }\n\
+                   __kernel void k(__global int *p) { p[get_global_id(0)] = helper(p[0]); }";
+        crate::compile_source(src, "", &crate::Target::default()).expect("the test kernel builds").module
+    }
+
+    #[test]
+    fn each_pass_is_validated_and_named() {
+        let mut m = kernel_module();
+        let ok = [Pass {
+            name: "vload_store",
+            run: |m| {
+                vload_store::rewrite_module(m);
+                Ok(())
+            },
+        }];
+        run_pipeline(&mut m, &ok).expect("a valid pass passes");
+        let bad = [ok[0], Pass { name: "breaks_the_kernel_list", run: breaks_the_kernel_list }];
+        let err = run_pipeline(&mut m, &bad).expect_err("invalid IR is caught");
+        assert!(err.contains("`breaks_the_kernel_list` left invalid IR"), "{err}");
+        assert!(err.contains("not a kernel function"), "{err}");
+        let err = run_pipeline(&mut kernel_module(), &[Pass { name: "fails", run: fails }]).expect_err("an error");
+        assert_eq!(err, "IR pass `fails`: nothing to do");
+    }
+}
