@@ -2,7 +2,8 @@
 //! -> passes -> LLVM 22 (inkwell) -> native code for the host.
 //!
 //! It knows nothing of the OpenCL runtime or the C ABI. Entry points:
-//! - [`compile_source`]: OpenCL C source + build options -> [`Program`] (SPIR-V, IR, kernels).
+//! - [`compile_source_with`]: OpenCL C source + parsed build options ([`BuildOptions`]) ->
+//!   [`Program`] (SPIR-V, IR, kernels); [`compile_source`] parses an options string first.
 //! - [`load_spirv`]: SPIR-V binary (clCreateProgramWithIL) -> [`Program`].
 //! - [`compile_object`], [`load_spirv_object`], [`link`]: separate compilation and linking.
 //! - [`Program::codegen`]: a built program -> [`NativeProgram`] of callable kernels.
@@ -21,6 +22,7 @@ pub mod printf;
 pub mod vectorize;
 
 pub use abi::{WorkGroupContext, WorkGroupEntry, FINISHED};
+pub use front::{BuildOptions, LinkOptions};
 pub use kernel_info::{AccessQualifier, AddressSpace, ArgKind, KernelArg, KernelInfo, TypeQualifiers};
 
 use std::sync::Arc;
@@ -168,9 +170,17 @@ impl Program {
     }
 }
 
-/// OpenCL C source -> Program, with the application's build options (-D, -I, -cl-std ...).
-pub fn compile_source(source: &str, options: &str, target: &Target) -> Result<Program, BuildError> {
+/// OpenCL C source -> Program, with the application's build options (-D, -I, -cl-std ...),
+/// parsed by the caller once ([`BuildOptions::parse`]: the runtime parses the string of
+/// clBuildProgram where it receives it).
+pub fn compile_source_with(source: &str, options: &BuildOptions, target: &Target) -> Result<Program, BuildError> {
     front::compile_source(source, options, target)
+}
+
+/// [`compile_source_with`] of an options string (tests and tools): an invalid string is a
+/// [`BuildErrorKind::InvalidOptions`] error.
+pub fn compile_source(source: &str, options: &str, target: &Target) -> Result<Program, BuildError> {
+    front::compile_source(source, &BuildOptions::parse(options)?, target)
 }
 
 /// A SPIR-V binary (bytes, little or big endian) -> Program.
@@ -192,7 +202,7 @@ pub fn load_native(image: NativeImage, program: &Program, target: &Target) -> Re
 
 /// OpenCL C source -> a compiled object (clCompileProgram): `extern` functions and variables
 /// may stay undefined until [`link`].
-pub fn compile_object(source: &str, options: &str, target: &Target) -> Result<Program, BuildError> {
+pub fn compile_object(source: &str, options: &BuildOptions, target: &Target) -> Result<Program, BuildError> {
     front::compile_object(source, options, target)
 }
 

@@ -17,7 +17,8 @@
 //!
 //! Not cached (the build runs as before): sources with an `#include` directive or using
 //! `__DATE__` / `__TIME__` (headers can change without the source changing; the expansion
-//! changes with time), options with `-include` / `-imacros`, builds with a diagnostic knob that
+//! changes with time; clang's `-include` / `-imacros` are no build options: the parsed options
+//! reach clang as `-D` and `-I` arguments only, each one word), builds with a diagnostic knob that
 //! prints during compilation (`SOFTCL_DUMP_LLVM`, `SOFTCL_CODEGEN_TIMES`,
 //! `SOFTCL_VECTORIZER_REPORT`), failed builds, clCompileProgram / clLinkProgram, and the Gen
 //! device's SIMD-width variants compiled lazily at launch.
@@ -33,7 +34,7 @@
 //! build: an unwritable directory only means no entry. There is no eviction of entries.
 
 use crate::sha256::{hex, Sha256};
-use softcl_compiler::{native_image, NativeImage, Target};
+use softcl_compiler::{native_image, BuildOptions, NativeImage, Target};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -95,15 +96,11 @@ pub fn directory() -> Option<PathBuf> {
     nonempty("HOME").map(|home| home.join(".cache").join("softcl"))
 }
 
-/// Whether a build of `source` with `options` may be cached at all (see the module comment).
-fn cacheable_source(source: &str, options: &str) -> bool {
+/// Whether a build of `source` may be cached at all (see the module comment).
+fn cacheable_source(source: &str) -> bool {
     let includes =
         source.lines().any(|l| l.trim_start().strip_prefix('#').is_some_and(|d| d.trim_start().starts_with("include")));
-    !includes
-        && !source.contains("__DATE__")
-        && !source.contains("__TIME__")
-        && !options.contains("-include")
-        && !options.contains("-imacros")
+    !includes && !source.contains("__DATE__") && !source.contains("__TIME__")
 }
 
 fn diagnostics_on() -> bool {
@@ -112,8 +109,8 @@ fn diagnostics_on() -> bool {
 
 /// The key of building OpenCL C `source` with `options` for `target`; `None` when this build is
 /// not cached (cache off, or see the module comment).
-pub fn key_for_source(source: &str, options: &str, target: &Target) -> Option<Key> {
-    if directory().is_none() || diagnostics_on() || !cacheable_source(source, options) {
+pub fn key_for_source(source: &str, options: &BuildOptions, target: &Target) -> Option<Key> {
+    if directory().is_none() || diagnostics_on() || !cacheable_source(source) {
         return None;
     }
     let mut h = common_key("source", options, target);
@@ -123,7 +120,7 @@ pub fn key_for_source(source: &str, options: &str, target: &Target) -> Option<Ke
 }
 
 /// The key of building SPIR-V `words` with `options` for `target`.
-pub fn key_for_il(words: &[u32], options: &str, target: &Target) -> Option<Key> {
+pub fn key_for_il(words: &[u32], options: &BuildOptions, target: &Target) -> Option<Key> {
     if directory().is_none() || diagnostics_on() {
         return None;
     }
@@ -135,7 +132,7 @@ pub fn key_for_il(words: &[u32], options: &str, target: &Target) -> Option<Key> 
     Some(Key(h.finish()))
 }
 
-fn common_key(kind: &str, options: &str, target: &Target) -> Sha256 {
+fn common_key(kind: &str, options: &BuildOptions, target: &Target) -> Sha256 {
     let mut h = Sha256::default();
     h.field(b"softcl kernel cache");
     h.field(&FORMAT_VERSION.to_le_bytes());
@@ -150,7 +147,7 @@ fn common_key(kind: &str, options: &str, target: &Target) -> Sha256 {
             None => h.field(b"\xff unset"),
         }
     }
-    h.field(options.as_bytes());
+    h.field(options.text().as_bytes());
     h
 }
 
@@ -471,11 +468,12 @@ mod tests {
 
     #[test]
     fn sources_with_includes_or_dates_are_not_cached() {
-        assert!(cacheable_source("__kernel void k() {}", "-DX=1 -I /tmp"));
-        assert!(!cacheable_source("#include \"a.h\"\n__kernel void k() {}", ""));
-        assert!(!cacheable_source("  #  include <b.h>\n", ""));
-        assert!(!cacheable_source("int d = __DATE__;", ""));
-        assert!(!cacheable_source("__kernel void k() {}", "-include x.h"));
+        assert!(cacheable_source("__kernel void k() {}"));
+        assert!(!cacheable_source("#include \"a.h\"\n__kernel void k() {}"));
+        assert!(!cacheable_source("  #  include <b.h>\n"));
+        assert!(!cacheable_source("int d = __DATE__;"));
+        // clang's -include is no build option: such a build never reaches the cache.
+        assert!(BuildOptions::parse("-include x.h").is_err());
     }
 
     #[test]
