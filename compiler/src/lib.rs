@@ -56,6 +56,33 @@ pub struct Target {
     pub line_tables: bool,
     /// The Gen device's builds (`None` elsewhere): see [`GenBuild`].
     pub gen: Option<GenBuild>,
+    /// The code-generation knobs of the environment: see [`CodegenKnobs`].
+    pub knobs: CodegenKnobs,
+}
+
+/// Code-generation choices a user may change through the environment (README's table of
+/// variables). The compiler reads no variable for them: a device reads them once, when it
+/// builds its target (device-model's `target_for`), so that everything a build depends on is
+/// in the [`Target`] (which the kernel cache keys by). The defaults are those of unset
+/// variables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CodegenKnobs {
+    /// Vector code prefetches the streams of its consecutive loads
+    /// (`vectorize::prefetch`); `SOFTCL_PREFETCH=0` turns it off.
+    pub prefetch: bool,
+    /// The bytes a store writes over the ND-range from which it streams past the caches
+    /// (non-temporal stores, `back::vector`; `None`: never): [`back::vector::STREAMING_BYTES`];
+    /// `SOFTCL_STREAMING_STORES=0` is `None`, `all` is 0 (every full aligned packet, for tests).
+    pub streaming_stores: Option<u64>,
+    /// Math built-ins on vectors call SLEEF's vector functions (`back::vecmath`);
+    /// `SOFTCL_VECMATH=0` calls libm once per lane instead (for comparisons).
+    pub vector_math: bool,
+}
+
+impl Default for CodegenKnobs {
+    fn default() -> Self {
+        Self { prefetch: true, streaming_stores: Some(back::vector::STREAMING_BYTES), vector_math: true }
+    }
 }
 
 /// A build for the modelled Gen GPU. With `simd` = 0 (the device's program build) kernels are
@@ -102,6 +129,7 @@ impl Default for Target {
             vectorizer: Vectorizer::Off,
             line_tables: false,
             gen: None,
+            knobs: CodegenKnobs::default(),
         }
     }
 }
