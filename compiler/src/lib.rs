@@ -2,7 +2,8 @@
 //! -> passes -> LLVM 22 (inkwell) -> native code for the host.
 //!
 //! It knows nothing of the OpenCL runtime or the C ABI. Entry points:
-//! - [`compile_source`]: OpenCL C source + build options -> [`Program`] (SPIR-V, IR, kernels).
+//! - [`compile_source_with`]: OpenCL C source + parsed build options ([`BuildOptions`]) ->
+//!   [`Program`] (SPIR-V, IR, kernels); [`compile_source`] parses an options string first.
 //! - [`load_spirv`]: SPIR-V binary (clCreateProgramWithIL) -> [`Program`].
 //! - [`compile_object`], [`load_spirv_object`], [`link`]: separate compilation and linking.
 //! - [`Program::codegen`]: a built program -> [`NativeProgram`] of callable kernels.
@@ -21,6 +22,7 @@ pub mod printf;
 pub mod vectorize;
 
 pub use abi::{WorkGroupContext, WorkGroupEntry, FINISHED};
+pub use front::{BuildOptions, LinkOptions};
 pub use kernel_info::{AccessQualifier, AddressSpace, ArgKind, KernelArg, KernelInfo, TypeQualifiers};
 
 use std::sync::Arc;
@@ -54,6 +56,33 @@ pub struct Target {
     pub line_tables: bool,
     /// The Gen device's builds (`None` elsewhere): see [`GenBuild`].
     pub gen: Option<GenBuild>,
+    /// The code-generation knobs of the environment: see [`CodegenKnobs`].
+    pub knobs: CodegenKnobs,
+}
+
+/// Code-generation choices a user may change through the environment (README's table of
+/// variables). The compiler reads no variable for them: a device reads them once, when it
+/// builds its target (device-model's `target_for`), so that everything a build depends on is
+/// in the [`Target`] (which the kernel cache keys by). The defaults are those of unset
+/// variables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CodegenKnobs {
+    /// Vector code prefetches the streams of its consecutive loads
+    /// (`vectorize::prefetch`); `SOFTCL_PREFETCH=0` turns it off.
+    pub prefetch: bool,
+    /// The bytes a store writes over the ND-range from which it streams past the caches
+    /// (non-temporal stores, `back::vector`; `None`: never): [`back::vector::STREAMING_BYTES`];
+    /// `SOFTCL_STREAMING_STORES=0` is `None`, `all` is 0 (every full aligned packet, for tests).
+    pub streaming_stores: Option<u64>,
+    /// Math built-ins on vectors call SLEEF's vector functions (`back::vecmath`);
+    /// `SOFTCL_VECMATH=0` calls libm once per lane instead (for comparisons).
+    pub vector_math: bool,
+}
+
+impl Default for CodegenKnobs {
+    fn default() -> Self {
+        Self { prefetch: true, streaming_stores: Some(back::vector::STREAMING_BYTES), vector_math: true }
+    }
 }
 
 /// A build for the modelled Gen GPU. With `simd` = 0 (the device's program build) kernels are
@@ -100,6 +129,7 @@ impl Default for Target {
             vectorizer: Vectorizer::Off,
             line_tables: false,
             gen: None,
+            knobs: CodegenKnobs::default(),
         }
     }
 }
@@ -168,9 +198,17 @@ impl Program {
     }
 }
 
-/// OpenCL C source -> Program, with the application's build options (-D, -I, -cl-std ...).
-pub fn compile_source(source: &str, options: &str, target: &Target) -> Result<Program, BuildError> {
+/// OpenCL C source -> Program, with the application's build options (-D, -I, -cl-std ...),
+/// parsed by the caller once ([`BuildOptions::parse`]: the runtime parses the string of
+/// clBuildProgram where it receives it).
+pub fn compile_source_with(source: &str, options: &BuildOptions, target: &Target) -> Result<Program, BuildError> {
     front::compile_source(source, options, target)
+}
+
+/// [`compile_source_with`] of an options string (tests and tools): an invalid string is a
+/// [`BuildErrorKind::InvalidOptions`] error.
+pub fn compile_source(source: &str, options: &str, target: &Target) -> Result<Program, BuildError> {
+    front::compile_source(source, &BuildOptions::parse(options)?, target)
 }
 
 /// A SPIR-V binary (bytes, little or big endian) -> Program.
@@ -192,7 +230,7 @@ pub fn load_native(image: NativeImage, program: &Program, target: &Target) -> Re
 
 /// OpenCL C source -> a compiled object (clCompileProgram): `extern` functions and variables
 /// may stay undefined until [`link`].
-pub fn compile_object(source: &str, options: &str, target: &Target) -> Result<Program, BuildError> {
+pub fn compile_object(source: &str, options: &BuildOptions, target: &Target) -> Result<Program, BuildError> {
     front::compile_object(source, options, target)
 }
 

@@ -1120,7 +1120,7 @@ fn no_fp64_target() -> Target {
 }
 
 fn spirv_of(source: &str, target: &Target) -> Vec<u8> {
-    let options = softcl_compiler::front::options::parse_options("-cl-std=CL3.0", target).expect("options");
+    let options = softcl_compiler::BuildOptions::parse("-cl-std=CL3.0").expect("options");
     softcl_compiler::front::opencl_c::compile_to_spirv(source, &options, target).expect("compile").bytes
 }
 

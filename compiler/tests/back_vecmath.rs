@@ -8,7 +8,7 @@
 mod common;
 
 use common::*;
-use softcl_compiler::{compile_source, NativeProgram, Target};
+use softcl_compiler::{compile_source, CodegenKnobs, NativeProgram, Target};
 use std::sync::Arc;
 
 fn build(src: &str) -> Arc<NativeProgram> {
@@ -753,38 +753,20 @@ fn frexp_ilogb_logb_exact() {
 
 // ------------------------------------------------------------- the vector path is taken
 
-/// Compiles kernels using math built-ins on float16 / double8 / float3 and prints the LLVM IR
-/// (run as a child process by `vectors_take_the_vector_path`, with SOFTCL_DUMP_LLVM=1).
-#[test]
-#[ignore = "run by vectors_take_the_vector_path in a child process"]
-fn child_dump_vector_math_ir() {
-    build(
-        "kernel void k(global float16* a, global double8* b, global float3* c) {
-            size_t i = get_global_id(0);
-            a[i] = sin(a[i]) + exp(a[i]) * pow(a[i], a[i + 1]) + log1p(a[i]) + erfc(a[i]) + nextafter(a[i], a[i + 2])
-                + tanpi(a[i]) + rootn(a[i], (int16)(3));
-            b[i] = cos(b[i]) + log(b[i]) + tgamma(b[i]) + atan2(b[i], b[i + 1]) + cbrt(b[i]);
-            int3 e;
-            c[i] = tan(c[i]) + acosh(c[i]) + hypot(c[i], c[i + 1]) + logb(c[i]) + frexp(c[i], &e) + convert_float3(ilogb(c[i]) + e);
-        }",
-    );
-}
+/// A kernel using math built-ins on float16 / double8 / float3.
+const VECTOR_MATH_KERNEL: &str = "kernel void k(global float16* a, global double8* b, global float3* c) {
+    size_t i = get_global_id(0);
+    a[i] = sin(a[i]) + exp(a[i]) * pow(a[i], a[i + 1]) + log1p(a[i]) + erfc(a[i]) + nextafter(a[i], a[i + 2])
+        + tanpi(a[i]) + rootn(a[i], (int16)(3));
+    b[i] = cos(b[i]) + log(b[i]) + tgamma(b[i]) + atan2(b[i], b[i + 1]) + cbrt(b[i]);
+    int3 e;
+    c[i] = tan(c[i]) + acosh(c[i]) + hypot(c[i], c[i + 1]) + logb(c[i]) + frexp(c[i], &e) + convert_float3(ilogb(c[i]) + e);
+}";
 
-/// The LLVM IR (after optimisation) of `child_dump_vector_math_ir`, from a child process
-/// with `env` set.
-fn dumped_ir(env: &[(&str, &str)]) -> String {
-    let exe = std::env::current_exe().unwrap();
-    let mut cmd = std::process::Command::new(exe);
-    cmd.args(["--ignored", "--exact", "child_dump_vector_math_ir", "--nocapture", "--test-threads=1"]);
-    cmd.env("SOFTCL_DUMP_LLVM", "1");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    assert!(out.status.success(), "child failed: {}", String::from_utf8_lossy(&out.stderr));
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    let at = err.find("; SoftCL LLVM IR after optimisation").expect("the dump has the optimised IR");
-    err[at..].to_string()
+/// The LLVM IR (after optimisation) of [`VECTOR_MATH_KERNEL`] built for `target`.
+fn optimized_ir(target: &Target) -> String {
+    let prog = compile_source(VECTOR_MATH_KERNEL, "-cl-std=CL3.0", target).unwrap_or_else(|e| panic!("{}", e.log));
+    prog.optimized_llvm_ir(target).unwrap_or_else(|e| panic!("{}", e.log))
 }
 
 /// Per-lane calls of libm (or of LLVM's math intrinsics, which become libm calls per lane),
@@ -835,15 +817,17 @@ fn libm_calls(ir: &str) -> Vec<String> {
 
 #[test]
 fn vectors_take_the_vector_path() {
-    let ir = dumped_ir(&[]);
+    let ir = optimized_ir(&Target::default());
     let calls = libm_calls(&ir);
     assert!(calls.is_empty(), "per-lane math calls left: {calls:#?}");
     // One SLEEF call per function and chunk, by name (defined in the JIT: back/host.rs).
     let sleef = ir.lines().filter(|l| l.contains("call <") && l.contains("@Sleef_")).count();
     assert!(sleef >= 14, "{sleef} vector calls in\n{ir}");
-    // With the vector path off, the same kernel calls libm per lane (this test can fail).
-    let off = dumped_ir(&[("SOFTCL_VECMATH", "0")]);
-    assert!(libm_calls(&off).len() >= 40, "per-lane calls expected with SOFTCL_VECMATH=0");
+    // With the vector path off (`SOFTCL_VECMATH=0` on a device), the same kernel calls libm
+    // per lane (this test can fail).
+    let knobs = CodegenKnobs { vector_math: false, ..CodegenKnobs::default() };
+    let off = optimized_ir(&Target { knobs, ..Target::default() });
+    assert!(libm_calls(&off).len() >= 40, "per-lane calls expected with the vector path off");
 }
 
 /// pyopencl's test_atan: float atan over pyopencl's grids of (-10, 10) within 2e-7 of numpy's

@@ -5,7 +5,7 @@ mod front_common;
 
 use front_common::*;
 use softcl_compiler::front::opencl_c::compile_to_spirv;
-use softcl_compiler::front::options::parse_options;
+use softcl_compiler::front::options::BuildOptions;
 use softcl_compiler::kernel_info::{AccessQualifier, AddressSpace, ArgKind, TypeQualifiers};
 use softcl_compiler::{load_spirv, Target};
 
@@ -106,7 +106,7 @@ fn attributes_in_source_form() {
 #[test]
 fn kernels_built_from_il_report_no_attribute_string() {
     let target = Target::default();
-    let options = parse_options("-cl-std=CL3.0", &target).unwrap();
+    let options = BuildOptions::parse("-cl-std=CL3.0").unwrap();
     let bytes = compile_to_spirv(ATTRS, &options, &target).unwrap().bytes;
     let program = load_spirv(&bytes).unwrap();
     let attrs = program.kernel("attrs").unwrap();
@@ -118,7 +118,7 @@ fn kernels_built_from_il_report_no_attribute_string() {
 #[test]
 fn il_without_argument_strings_derives_type_names() {
     let target = Target::default();
-    let options = parse_options("", &target).unwrap();
+    let options = BuildOptions::default();
     let bytes = compile_to_spirv(
         "kernel void k(global float *a, local int4 *b, constant char *c, float2 d, ulong e) { a[0] = d.x + e; }",
         &options,

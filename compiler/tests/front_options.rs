@@ -3,7 +3,7 @@
 mod front_common;
 
 use front_common::*;
-use softcl_compiler::front::options::{parse_options, split_words, ClStd};
+use softcl_compiler::front::options::{split_words, BuildOptions, ClStd, LinkOptions};
 use softcl_compiler::ir::InstData;
 use softcl_compiler::{compile_source, BuildErrorKind, Target};
 
@@ -13,19 +13,21 @@ fn target_with(versions: &[&str]) -> Target {
 
 #[test]
 fn defaults() {
-    let parsed = parse_options("", &Target::default()).unwrap();
-    assert_eq!(parsed.cl_std, ClStd::Cl12);
+    let parsed = BuildOptions::parse("").unwrap();
+    assert_eq!(parsed, BuildOptions::default());
+    assert_eq!(parsed.cl_std, None);
+    assert_eq!(parsed.cl_std_for(&Target::default()).unwrap(), ClStd::Cl12);
     assert!(parsed.optimize);
     assert!(parsed.clang_args.is_empty());
     assert!(parsed.defines.is_empty() && parsed.include_dirs.is_empty());
-    assert!(parsed.requires_uniform_work_groups());
+    assert!(parsed.requires_uniform_work_groups(&Target::default()));
     // Without -cl-std the highest 1.x version the device has.
-    assert_eq!(parse_options("  ", &target_with(&["CL1.0", "CL1.1"])).unwrap().cl_std, ClStd::Cl11);
+    assert_eq!(BuildOptions::parse("  ").unwrap().cl_std_for(&target_with(&["CL1.0", "CL1.1"])).unwrap(), ClStd::Cl11);
 }
 
 #[test]
 fn defines_and_includes_in_every_spelling() {
-    let parsed = parse_options("-D FOO -DBAR=2 -D BAZ=x+1 -DQ= -I /tmp/a -I/tmp/b", &Target::default()).unwrap();
+    let parsed = BuildOptions::parse("-D FOO -DBAR=2 -D BAZ=x+1 -DQ= -I /tmp/a -I/tmp/b").unwrap();
     assert_eq!(
         parsed.defines,
         vec![
@@ -44,7 +46,7 @@ fn quoting() {
     assert_eq!(split_words(r#"-D X="a b" -I "dir with space""#).unwrap(), ["-D", "X=a b", "-I", "dir with space"]);
     assert_eq!(split_words(r#"-D 'Y=1 + 2' -DZ=\"str\""#).unwrap(), ["-D", "Y=1 + 2", r#"-DZ="str""#]);
     assert_eq!(split_words(r#"-DW="say \"hi\"""#).unwrap(), [r#"-DW=say "hi""#]);
-    let parsed = parse_options(r#"-D X="a b" -I "dir with space""#, &Target::default()).unwrap();
+    let parsed = BuildOptions::parse(r#"-D X="a b" -I "dir with space""#).unwrap();
     assert_eq!(parsed.defines, vec![("X".to_string(), Some("a b".to_string()))]);
     assert_eq!(parsed.include_dirs, ["dir with space"]);
     for bad in [r#"-D "X"#, "-D 'Y", "-DZ\\"] {
@@ -56,7 +58,7 @@ fn quoting() {
 #[test]
 fn function_like_macros_and_quoted_values_pass_through() {
     let options = r#"-D 'XM2S(x)=#x' -DF(a,b)=a+b -D "G( x , ... )=x" -DH()=1 -D NAME="a b" -DX=\"s\""#;
-    let parsed = parse_options(options, &Target::default()).unwrap();
+    let parsed = BuildOptions::parse(options).unwrap();
     assert_eq!(
         parsed.defines,
         vec![
@@ -70,13 +72,72 @@ fn function_like_macros_and_quoted_values_pass_through() {
     );
     assert_eq!(parsed.clang_args[0], "-DXM2S(x)=#x");
     for bad in ["-D F(=1", "-D F(1)=1", "-D F(a,)=a", "-D F(...,a)=a", "-D (x)=1", "-D F(a)b=1"] {
-        let error = parse_options(bad, &Target::default()).expect_err(bad);
+        let error = BuildOptions::parse(bad).expect_err(bad);
         assert_eq!(error.kind, BuildErrorKind::InvalidOptions, "{bad}");
         assert!(error.log.contains("-D"), "{bad}: {}", error.log);
     }
     let source = "constant char s[] = XM2S(hello);\n\
                   kernel void k(global char *p) { p[0] = s[0] + F(1, 2) + X[0] + sizeof(NAME_STR) + H(); }";
     build_with(source, r#"-D 'XM2S(x)=#x' -DF(a,b)=a+b -DX=\"s\" -DH()=1 -D NAME_STR="\"a b\"""#);
+}
+
+/// One parse gives everything later stages read: the value keeps the application's text (the
+/// kernel cache's key, CL_PROGRAM_BUILD_OPTIONS) and parsing that text again gives the same value.
+#[test]
+fn the_parsed_value_round_trips() {
+    let text = r#"-D 'F(x)=#x' -D NAME="a b" -DQ=\"s\" -I "dir with spaces" -cl-std=CL3.0 -cl-fast-relaxed-math
+                  -cl-kernel-arg-info -g -cl-uniform-work-group-size -cl-denorms-are-zero -cl-opt-disable"#;
+    let parsed: BuildOptions = text.parse().unwrap();
+    assert_eq!(parsed.text(), text);
+    assert_eq!(BuildOptions::parse(parsed.text()).unwrap(), parsed);
+    let define = |n: &str, v: &str| (n.to_string(), Some(v.to_string()));
+    assert_eq!(parsed.defines, [define("F(x)", "#x"), define("NAME", "a b"), define("Q", "\"s\"")]);
+    assert_eq!(parsed.include_dirs, ["dir with spaces"]);
+    assert_eq!(
+        parsed.clang_args,
+        [
+            "-DF(x)=#x",
+            "-DNAME=a b",
+            "-DQ=\"s\"",
+            "-Idir with spaces",
+            "-cl-fast-relaxed-math",
+            "-cl-uniform-work-group-size"
+        ]
+    );
+    assert_eq!(parsed.cl_std, Some(ClStd::Cl30));
+    assert!(parsed.fast_relaxed_math && parsed.unsafe_math() && parsed.denorms_are_zero && !parsed.optimize);
+    assert!(parsed.kernel_arg_info && parsed.debug_info && parsed.uniform_work_group_size);
+    // clCompileProgram's input headers: one more directory, last, whatever its characters; the
+    // text stays the application's.
+    let mut with_headers = parsed.clone();
+    with_headers.add_include_dir("/tmp/headers \"1\" -DX").unwrap();
+    assert_eq!(with_headers.text(), text);
+    assert_eq!(with_headers.include_dirs.last().map(String::as_str), Some("/tmp/headers \"1\" -DX"));
+    assert_eq!(with_headers.clang_args.last().map(String::as_str), Some("-I/tmp/headers \"1\" -DX"));
+    assert_eq!(with_headers.add_include_dir("").unwrap_err().kind, BuildErrorKind::InvalidOptions);
+    // Invalid strings are rejected with the option named.
+    for (bad, named) in [("-D 'F(x=1'", "F(x"), ("-I", "-I"), (r#"-I "x"#, "unterminated"), ("-cl-std=CL9.9", "CL9.9")]
+    {
+        let error = BuildOptions::parse(bad).expect_err(bad);
+        assert_eq!(error.kind, BuildErrorKind::InvalidOptions, "{bad}");
+        assert!(error.log.contains(named), "{bad}: {}", error.log);
+    }
+}
+
+#[test]
+fn link_options() {
+    assert_eq!(LinkOptions::parse("").unwrap(), LinkOptions::default());
+    let library = LinkOptions::parse(" -create-library -enable-link-options -cl-fast-relaxed-math").unwrap();
+    assert!(library.create_library && library.enable_link_options);
+    assert_eq!(library.math, ["-cl-fast-relaxed-math"]);
+    assert_eq!(library.text(), " -create-library -enable-link-options -cl-fast-relaxed-math");
+    let program = LinkOptions::parse("-cl-denorms-are-zero -cl-no-signed-zeroes").unwrap();
+    assert!(!program.create_library && !program.enable_link_options);
+    assert_eq!(program.math, ["-cl-denorms-are-zero", "-cl-no-signed-zeroes"]);
+    for bad in ["-DX=1", "-enable-link-options", "-create-library -cl-finite-math-only", "-cl-std=CL3.0", "'-x"] {
+        let error = LinkOptions::parse(bad).expect_err(bad);
+        assert_eq!(error.kind, BuildErrorKind::InvalidOptions, "{bad}");
+    }
 }
 
 #[test]
@@ -89,36 +150,43 @@ fn language_versions() {
         ("CL2.0", ClStd::Cl20),
         ("CL3.0", ClStd::Cl30),
     ] {
-        assert_eq!(parse_options(&format!("-cl-std={text}"), &target).unwrap().cl_std, std);
+        let parsed = BuildOptions::parse(&format!("-cl-std={text}")).unwrap();
+        assert_eq!((parsed.cl_std, parsed.cl_std_for(&target).unwrap()), (Some(std), std));
     }
-    let error = parse_options("-cl-std=CL2.0", &target_with(&["CL1.0", "CL1.1", "CL1.2"])).unwrap_err();
+    let cl20 = BuildOptions::parse("-cl-std=CL2.0").unwrap();
+    let error = cl20.cl_std_for(&target_with(&["CL1.0", "CL1.1", "CL1.2"])).unwrap_err();
     assert_eq!(error.kind, BuildErrorKind::InvalidOptions);
     assert!(error.log.contains("-cl-std=CL2.0"), "{}", error.log);
     assert!(error.log.contains("CL1.2"), "{}", error.log);
     // An OpenCL 3.0 device without OpenCL C 2.0 (as SoftCL's are): 3.0 yes, 2.0 no.
     let no_cl20 = target_with(&["CL1.0", "CL1.1", "CL1.2", "CL3.0"]);
-    assert_eq!(parse_options("-cl-std=CL3.0", &no_cl20).unwrap().cl_std, ClStd::Cl30);
-    assert_eq!(parse_options("-cl-std=CL2.0", &no_cl20).unwrap_err().kind, BuildErrorKind::InvalidOptions);
+    assert_eq!(BuildOptions::parse("-cl-std=CL3.0").unwrap().cl_std_for(&no_cl20).unwrap(), ClStd::Cl30);
+    assert_eq!(cl20.cl_std_for(&no_cl20).unwrap_err().kind, BuildErrorKind::InvalidOptions);
+    // The same through compile_source, before any compilation.
+    let error = compile_source("kernel void k() {}", "-cl-std=CL2.0", &no_cl20).unwrap_err();
+    assert_eq!(error.kind, BuildErrorKind::InvalidOptions);
+    assert!(error.log.contains("-cl-std=CL2.0") && error.log.contains("CL3.0"), "{}", error.log);
     // Without -cl-std: the highest 1.x the device supports.
-    assert_eq!(parse_options("", &target_with(&["CL1.0", "CL1.1"])).unwrap().cl_std, ClStd::Cl11);
+    assert_eq!(BuildOptions::default().cl_std_for(&target_with(&["CL1.0", "CL1.1"])).unwrap(), ClStd::Cl11);
     for bad in ["-cl-std=CL4.0", "-cl-std=cl1.2", "-cl-std=", "-cl-std=CLC++"] {
-        let error = parse_options(bad, &target).unwrap_err();
+        let error = BuildOptions::parse(bad).unwrap_err();
         assert_eq!(error.kind, BuildErrorKind::InvalidOptions, "{bad}");
+        assert!(error.log.contains(bad), "{bad}: {}", error.log);
     }
-    let cl2 = parse_options("-cl-std=CL2.0", &target).unwrap();
-    assert!(!cl2.requires_uniform_work_groups());
-    let cl2_uniform = parse_options("-cl-std=CL2.0 -cl-uniform-work-group-size", &target).unwrap();
-    assert!(cl2_uniform.requires_uniform_work_groups());
+    assert!(!cl20.requires_uniform_work_groups(&target));
+    let cl2_uniform = BuildOptions::parse("-cl-std=CL2.0 -cl-uniform-work-group-size").unwrap();
+    assert!(cl2_uniform.requires_uniform_work_groups(&target));
+    // A version the device lacks: the build fails, so whatever the answer, it is the safe one.
+    assert!(cl20.requires_uniform_work_groups(&no_cl20));
 }
 
 #[test]
 fn every_flag_is_accepted_and_recorded() {
-    let parsed = parse_options(
+    let parsed = BuildOptions::parse(
         "-cl-opt-disable -cl-mad-enable -cl-no-signed-zeros -cl-unsafe-math-optimizations -cl-finite-math-only \
          -cl-fast-relaxed-math -cl-denorms-are-zero -cl-single-precision-constant \
          -cl-fp32-correctly-rounded-divide-sqrt -cl-uniform-work-group-size -cl-no-subgroup-ifp \
          -cl-kernel-arg-info -w -Werror -g -cl-strict-aliasing",
-        &Target::default(),
     )
     .unwrap();
     assert!(!parsed.optimize);
@@ -126,15 +194,15 @@ fn every_flag_is_accepted_and_recorded() {
     assert!(parsed.finite_math_only && parsed.fast_relaxed_math && parsed.denorms_are_zero);
     assert!(parsed.single_precision_constant && parsed.fp32_correctly_rounded_divide_sqrt);
     assert!(parsed.uniform_work_group_size && parsed.no_subgroup_ifp);
-    assert!(parsed.inhibit_warnings && parsed.warnings_as_errors && parsed.debug_info);
+    assert!(parsed.inhibit_warnings && parsed.warnings_as_errors && parsed.debug_info && parsed.kernel_arg_info);
     // Flags clang does not take (or that are always on) stay out of its command line.
     for absent in ["-cl-denorms-are-zero", "-cl-no-subgroup-ifp", "-g", "-cl-kernel-arg-info", "-cl-opt-disable"] {
         assert!(!parsed.clang_args.iter().any(|a| a == absent), "{absent} in {:?}", parsed.clang_args);
     }
     assert!(parsed.clang_args.iter().any(|a| a == "-cl-fast-relaxed-math"));
-    let fast = parse_options("-cl-fast-relaxed-math", &Target::default()).unwrap();
+    let fast = BuildOptions::parse("-cl-fast-relaxed-math").unwrap();
     assert!(fast.unsafe_math() && fast.finite_math() && fast.mad_allowed() && fast.signed_zeros_ignored());
-    let plain = parse_options("", &Target::default()).unwrap();
+    let plain = BuildOptions::default();
     assert!(!plain.unsafe_math() && !plain.finite_math() && !plain.mad_allowed() && !plain.signed_zeros_ignored());
 }
 
@@ -151,7 +219,7 @@ fn unknown_or_incomplete_options_are_rejected() {
         ("-D -cl-opt-disable", "-cl-opt-disable"),
         ("-Dfoo-bar", "foo-bar"),
     ] {
-        let error = parse_options(bad, &Target::default()).expect_err(bad);
+        let error = BuildOptions::parse(bad).expect_err(bad);
         assert_eq!(error.kind, BuildErrorKind::InvalidOptions, "{bad}");
         assert!(error.log.contains(named), "{bad}: {}", error.log);
         // The same through compile_source, before any compilation.

@@ -10,7 +10,7 @@ use rspirv::spirv::{
     AddressingModel, BuiltIn, Capability, Decoration, ExecutionModel, FunctionControl, MemoryModel, StorageClass,
 };
 use softcl_compiler::front::opencl_c::compile_to_spirv;
-use softcl_compiler::front::options::parse_options;
+use softcl_compiler::front::options::BuildOptions;
 use softcl_compiler::ir::{AtomicOp, BinaryOp, CmpOp, ConvertOp, InstData, WorkItemQuery};
 use softcl_compiler::{load_spirv, BuildErrorKind, Target};
 
@@ -39,7 +39,7 @@ kernel void misc(global int *d, global float4 *v) {
 
 fn spirv_bytes(source: &str, options: &str) -> Vec<u8> {
     let target = Target::default();
-    let parsed = parse_options(options, &target).expect("options");
+    let parsed = BuildOptions::parse(options).expect("options");
     compile_to_spirv(source, &parsed, &target).expect("compile").bytes
 }
 
@@ -405,7 +405,7 @@ fn il_with_debug_information_loads() {
     // llvm-spirv-15 crashes on some debug information.)
     const SOURCE: &str = "kernel void k(global int *p) { int x = p[1]; for (int i = 0; i < x; i++) p[i] += i; }";
     let target = Target::default();
-    let mut options = parse_options("-cl-std=CL3.0", &target).unwrap();
+    let mut options = BuildOptions::parse("-cl-std=CL3.0").unwrap();
     options.clang_args.push("-g".into());
     let bytes = compile_to_spirv(SOURCE, &options, &target).unwrap().bytes;
     let text: Vec<u8> = bytes.iter().copied().filter(|b| b.is_ascii_graphic()).collect();

@@ -4,7 +4,7 @@
 //! forwarding blocks.
 
 use softcl_compiler::front::opencl_c::compile_to_spirv;
-use softcl_compiler::front::parse_options;
+use softcl_compiler::front::BuildOptions;
 use softcl_compiler::gen_abi::SourceLoc;
 use softcl_compiler::ir::{Func, Function, Inst, InstData, Module, Scope};
 use softcl_compiler::{compile_source, load_spirv, Program, Target};
@@ -21,8 +21,8 @@ fn build(source: &str, options: &str) -> Program {
 /// The program as built without line tables.
 fn build_without_lines(source: &str, options: &str) -> Program {
     let target = Target::default();
-    let parsed = parse_options(options, &target).unwrap();
-    assert!(!parsed.line_tables, "line tables are off by default");
+    let parsed = BuildOptions::parse(options).unwrap();
+    assert!(!target.line_tables, "line tables are off by default");
     let bytes = compile_to_spirv(source, &parsed, &target).unwrap_or_else(|e| panic!("{:?}: {}", e.kind, e.log)).bytes;
     load_spirv(&bytes).unwrap_or_else(|e| panic!("{:?}: {}", e.kind, e.log))
 }
@@ -383,8 +383,10 @@ float scale(float x) {
 #[test]
 fn linked_sources_keep_their_own_lines_and_texts() {
     let t = lines_target();
-    let main = softcl_compiler::compile_object(LINKED_MAIN, "", &t).unwrap_or_else(|e| panic!("{}", e.log));
-    let lib = softcl_compiler::compile_object(LINKED_LIB, "", &t).unwrap_or_else(|e| panic!("{}", e.log));
+    let main =
+        softcl_compiler::compile_object(LINKED_MAIN, &Default::default(), &t).unwrap_or_else(|e| panic!("{}", e.log));
+    let lib =
+        softcl_compiler::compile_object(LINKED_LIB, &Default::default(), &t).unwrap_or_else(|e| panic!("{}", e.log));
     for (inputs, names) in [([&main, &lib], ["<source>", "<source 2>"]), ([&lib, &main], ["<source 2>", "<source>"])] {
         let linked = softcl_compiler::link(&inputs, false).unwrap_or_else(|e| panic!("{}", e.log));
         let m = &linked.module;

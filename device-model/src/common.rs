@@ -8,7 +8,7 @@ use crate::info::{
 };
 use crate::launch::{Launch, LaunchError};
 use crate::observer::Observer;
-use softcl_compiler::{Target, Vectorizer};
+use softcl_compiler::{CodegenKnobs, Target, Vectorizer};
 use std::sync::Arc;
 
 /// CL_DEVICE_VERSION.
@@ -164,9 +164,12 @@ fn opencl_version_number(version: &str) -> Option<u32> {
     Some(major.parse::<u32>().ok()? * 100 + minor.parse::<u32>().ok()? * 10)
 }
 
-/// The host target with every optional feature `info` does not advertise turned off.
+/// The host target with every optional feature `info` does not advertise turned off, and the
+/// code-generation knobs of the environment ([`codegen_knobs_from_env`]), read here once per
+/// device (the CPU device adds its vectorizer knobs, the Gen device its builds).
 pub(crate) fn target_for(info: &DeviceInfo) -> Target {
     Target {
+        knobs: codegen_knobs_from_env(),
         disabled_features: features::disabled_features(info),
         cl_std_versions: info
             .opencl_c_all_versions
@@ -194,6 +197,28 @@ pub(crate) fn vectorizer_knobs(use_vectorizer: Option<&str>, mode: Option<&str>,
         Some(m @ ("4" | "8" | "16")) => Vectorizer::Forced { width: m.parse().unwrap_or(4), register_bytes },
         Some(m) => Vectorizer::Invalid(format!("CL_CONFIG_CPU_VECTORIZER_MODE={m} is not 0, 1, 4, 8 or 16")),
     }
+}
+
+/// The code-generation knobs of README's table from the variables' values (`var` gives a
+/// variable's value, `None` when it is unset): `SOFTCL_PREFETCH=0` (no prefetches),
+/// `SOFTCL_STREAMING_STORES=0` (no non-temporal stores) or `all` (every full aligned packet
+/// streams), `SOFTCL_VECMATH=0` (math on vectors per lane); any other value is the default.
+pub(crate) fn codegen_knobs(var: impl Fn(&str) -> Option<String>) -> CodegenKnobs {
+    let default = CodegenKnobs::default();
+    CodegenKnobs {
+        prefetch: var("SOFTCL_PREFETCH").as_deref() != Some("0"),
+        streaming_stores: match var("SOFTCL_STREAMING_STORES").as_deref() {
+            Some("0") => None,
+            Some("all") => Some(0),
+            _ => default.streaming_stores,
+        },
+        vector_math: var("SOFTCL_VECMATH").as_deref() != Some("0"),
+    }
+}
+
+/// [`codegen_knobs`] from the process environment.
+pub(crate) fn codegen_knobs_from_env() -> CodegenKnobs {
+    codegen_knobs(|n| std::env::var(n).ok())
 }
 
 /// [`vectorizer_knobs`] from the process environment.
@@ -260,6 +285,37 @@ mod base_tests {
         assert_eq!(vectorizer_knobs(None, Some("0"), 16), V::Auto { register_bytes: 16 });
         assert!(matches!(vectorizer_knobs(None, Some("5"), 64), V::Invalid(_)));
         assert!(matches!(vectorizer_knobs(Some("maybe"), None, 64), V::Invalid(_)));
+    }
+
+    #[test]
+    fn codegen_knobs_follow_the_readmes_table() {
+        use super::codegen_knobs;
+        use softcl_compiler::CodegenKnobs;
+        let knobs =
+            |vars: &[(&str, &str)]| codegen_knobs(|n| vars.iter().find(|(k, _)| *k == n).map(|(_, v)| v.to_string()));
+        let default = CodegenKnobs::default();
+        assert_eq!(knobs(&[]), default);
+        assert!(default.prefetch && default.vector_math);
+        assert_eq!(default.streaming_stores, Some(16 << 20));
+        assert_eq!(knobs(&[("SOFTCL_PREFETCH", "0")]), CodegenKnobs { prefetch: false, ..default });
+        assert_eq!(knobs(&[("SOFTCL_PREFETCH", "1")]), default);
+        assert_eq!(knobs(&[("SOFTCL_STREAMING_STORES", "0")]), CodegenKnobs { streaming_stores: None, ..default });
+        assert_eq!(knobs(&[("SOFTCL_STREAMING_STORES", "all")]), CodegenKnobs { streaming_stores: Some(0), ..default });
+        assert_eq!(knobs(&[("SOFTCL_STREAMING_STORES", "yes")]), default);
+        assert_eq!(knobs(&[("SOFTCL_VECMATH", "0")]), CodegenKnobs { vector_math: false, ..default });
+        assert_eq!(knobs(&[("SOFTCL_VECMATH", "")]), default);
+    }
+
+    /// What `SOFTCL_GEN_CONFIG` changes in a build reaches the compiler through the target
+    /// (the kernel cache keys by it): a configuration without fp64 hardware has a target of
+    /// its own.
+    #[test]
+    fn gen_configurations_that_compile_differently_have_their_own_targets() {
+        use crate::gen::GenDevice;
+        let target = |name: &str| GenDevice::new(GenConfig::by_name(name).unwrap()).target().clone();
+        assert_ne!(target("gen9-gt2"), target("gen11-gt2"));
+        assert!(target("gen11-gt2").disabled_features.iter().any(|f| f.contains("fp64")));
+        assert!(target("gen9-gt2").gen.is_some() && crate::cpu::CpuDevice::new().target().gen.is_none());
     }
 
     /// softcl_device_base leaves the hardware fields 0: every device must set each of them.

@@ -434,9 +434,9 @@ fn binaries_round_trip() {
 }
 
 fn spirv_of(src: &str) -> Vec<u8> {
-    use softcl_compiler::front::{opencl_c, parse_options};
+    use softcl_compiler::front::{opencl_c, BuildOptions};
     let target = softcl_compiler::Target::default();
-    let options = parse_options("", &target).unwrap();
+    let options = BuildOptions::default();
     opencl_c::compile_to_spirv(src, &options, &target).unwrap().bytes
 }
 

@@ -16,7 +16,9 @@ use crate::device::Device;
 use crate::handle::{ClObject, Header, ObjectKind};
 use crate::program_cache;
 use parking_lot::Mutex;
-use softcl_compiler::{self as compiler, BuildError, BuildErrorKind, KernelInfo, NativeProgram, Target};
+use softcl_compiler::{
+    self as compiler, BuildError, BuildErrorKind, BuildOptions, KernelInfo, LinkOptions, NativeProgram, Target,
+};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -372,16 +374,20 @@ impl Program {
             }
         }
         let previous = self.begin(&indices, options)?;
+        // Parsed once; an invalid string fails every device's build with its log line.
+        let parsed = BuildOptions::parse(options);
         let devs: Vec<Arc<Device>> = indices.iter().map(|&i| self.devices[i].clone()).collect();
         let results: Vec<Outcome> = match &self.origin {
             Origin::Source(source) => {
-                let built = per_target(&devs, |target| -> Built { guarded(|| build_source(source, options, target)) });
+                let built = per_target(&devs, |target| -> Built {
+                    let parsed = parsed.as_ref().map_err(Clone::clone)?;
+                    guarded(|| build_source(source, parsed, target))
+                });
                 devs.iter()
                     .zip(built)
                     .map(|(d, b)| {
-                        let uniform = compiler::front::parse_options(options, d.model.target())
-                            .map(|o| o.requires_uniform_work_groups())
-                            .unwrap_or(true);
+                        let target = d.model.target();
+                        let uniform = parsed.as_ref().map_or(true, |o| o.requires_uniform_work_groups(target));
                         executable(b, options, options, uniform)
                     })
                     .collect()
@@ -390,22 +396,16 @@ impl Program {
                 let front = self.il_program(false);
                 let built = per_target(&devs, |target| -> Built {
                     // The options are checked even though SPIR-V needs none of them.
-                    compiler::front::parse_options(options, target)?;
+                    let parsed = parsed.as_ref().map_err(Clone::clone)?;
+                    parsed.cl_std_for(target)?;
                     let front = front.clone()?;
-                    let native = guarded(|| codegen_il(&front, options, target))?;
+                    let native = guarded(|| codegen_il(&front, parsed, target))?;
                     Ok((front, native))
                 });
-                devs.iter()
-                    .zip(built)
-                    .map(|(d, b)| {
-                        // SPIR-V kernels may run in non-uniform work-groups unless the build
-                        // asks for uniform ones.
-                        let uniform = compiler::front::parse_options(options, d.model.target())
-                            .map(|o| o.uniform_work_group_size)
-                            .unwrap_or(true);
-                        executable(b, options, options, uniform)
-                    })
-                    .collect()
+                // SPIR-V kernels may run in non-uniform work-groups unless the build asks for
+                // uniform ones.
+                let uniform = parsed.as_ref().map_or(true, |o| o.uniform_work_group_size);
+                built.into_iter().map(|b| executable(b, options, options, uniform)).collect()
             }
             Origin::Binary => devs
                 .iter()
@@ -413,11 +413,11 @@ impl Program {
                 .map(|(d, prev)| {
                     let target = d.model.target();
                     let front = prev.front.clone().expect("checked above");
-                    let parsed = compiler::front::parse_options(options, target);
+                    let checked = parsed.as_ref().map_err(Clone::clone).and_then(|o| o.cl_std_for(target).map(|_| o));
                     // The binary's own options decide uniformity; the build may only add to it.
-                    let uniform = prev.uniform_work_groups || parsed.as_ref().is_ok_and(|o| o.uniform_work_group_size);
+                    let uniform = prev.uniform_work_groups || checked.as_ref().is_ok_and(|o| o.uniform_work_group_size);
                     let built: Built =
-                        parsed.and_then(|_| Ok((front.clone(), guarded(|| binary_codegen(&front, &prev, target))?)));
+                        checked.and_then(|_| Ok((front.clone(), guarded(|| binary_codegen(&front, &prev, target))?)));
                     let mut outcome = executable(built, options, &prev.compile_options, uniform);
                     // The note of a binary whose native code could not be used comes first.
                     outcome.build.log = format!("{}{}", prev.binary_note, outcome.build.log);
@@ -463,18 +463,23 @@ impl Program {
                 return Err(CL_COMPILE_PROGRAM_FAILURE);
             }
         };
-        let front_options = match &header_dir {
-            Some(dir) => format!("{options} -I \"{}\"", dir.path.display()),
-            None => options.to_string(),
-        };
+        // Parsed once; the input headers' directory comes after the application's `-I`s.
+        let parsed = BuildOptions::parse(options);
+        let front_options = parsed.clone().and_then(|mut o| {
+            if let Some(dir) = &header_dir {
+                o.add_include_dir(&dir.path.to_string_lossy())?;
+            }
+            Ok(o)
+        });
         let compiled: Vec<Result<Arc<compiler::Program>, BuildError>> = match &self.origin {
             Origin::Source(source) => per_target(&devs, |target| {
-                guarded(|| compiler::compile_object(source, &front_options, target)).map(Arc::new)
+                let front_options = front_options.as_ref().map_err(Clone::clone)?;
+                guarded(|| compiler::compile_object(source, front_options, target)).map(Arc::new)
             }),
             Origin::Il(_) => {
                 let front = self.il_program(true);
                 per_target(&devs, |target| {
-                    compiler::front::parse_options(options, target)?;
+                    parsed.as_ref().map_err(Clone::clone)?.cl_std_for(target)?;
                     front.clone()
                 })
             }
@@ -487,9 +492,8 @@ impl Program {
             .zip(compiled)
             .map(|(d, c)| match c {
                 Ok(front) => {
-                    let parsed = compiler::front::parse_options(options, d.model.target());
-                    let uniform = match (&self.origin, parsed) {
-                        (Origin::Source(_), Ok(o)) => o.requires_uniform_work_groups(),
+                    let uniform = match (&self.origin, &parsed) {
+                        (Origin::Source(_), Ok(o)) => o.requires_uniform_work_groups(d.model.target()),
                         (_, Ok(o)) => o.uniform_work_group_size,
                         (_, Err(_)) => true,
                     };
@@ -534,7 +538,7 @@ impl Program {
         options: &str,
         inputs: &[Arc<Program>],
     ) -> Result<(Arc<Program>, cl_int), cl_int> {
-        let link = parse_link_options(options)?;
+        let link = LinkOptions::parse(options).map_err(|_| CL_INVALID_LINKER_OPTIONS)?;
         // "The devices associated with the returned program object will be the list of
         // devices specified by device_list or if device_list is NULL it will be the list of
         // devices associated with context."
@@ -725,7 +729,7 @@ impl Program {
 /// object linked), otherwise compiled and stored there.
 fn build_source(
     source: &str,
-    options: &str,
+    options: &BuildOptions,
     target: &Target,
 ) -> Result<(Arc<compiler::Program>, Arc<NativeProgram>), BuildError> {
     let key = program_cache::key_for_source(source, options, target);
@@ -741,7 +745,7 @@ fn build_source(
             Err(e) => program_cache::trace(|| format!("entry does not load ({}): rebuilt", e.log)),
         }
     }
-    let front = Arc::new(compiler::compile_source(source, options, target)?);
+    let front = Arc::new(compiler::compile_source_with(source, options, target)?);
     let native = front.codegen(target)?;
     if let (Some(key), Some(image)) = (key, &native.image) {
         program_cache::store(&key, &front.log, &front.spirv, image);
@@ -750,7 +754,11 @@ fn build_source(
 }
 
 /// Code generation of an IL program's `front` for `target`, through the kernel cache.
-fn codegen_il(front: &compiler::Program, options: &str, target: &Target) -> Result<Arc<NativeProgram>, BuildError> {
+fn codegen_il(
+    front: &compiler::Program,
+    options: &BuildOptions,
+    target: &Target,
+) -> Result<Arc<NativeProgram>, BuildError> {
     if !front.unresolved.is_empty() {
         return front.codegen(target);
     }
@@ -855,46 +863,6 @@ fn link_one(
     }
     let built: Built = linked.and_then(|front| Ok((front.clone(), guarded(|| front.codegen(target))?)));
     executable(built, options, &compile_options, uniform)
-}
-
-/// The link options clLinkProgram accepts.
-#[derive(Debug, Default, PartialEq, Eq)]
-struct LinkOptions {
-    create_library: bool,
-    enable_link_options: bool,
-}
-
-fn parse_link_options(options: &str) -> Result<LinkOptions, cl_int> {
-    let mut parsed = LinkOptions::default();
-    let mut math = false;
-    for word in options.split_whitespace() {
-        match word {
-            "-create-library" => parsed.create_library = true,
-            "-enable-link-options" => parsed.enable_link_options = true,
-            // The program linking options. They allow optimisations; results stay within
-            // the precision the specification requires without them, so the code
-            // generator need not change.
-            "-cl-denorms-are-zero"
-            | "-cl-no-signed-zeros"
-            | "-cl-no-signed-zeroes"
-            | "-cl-unsafe-math-optimizations"
-            | "-cl-finite-math-only"
-            | "-cl-fast-relaxed-math"
-            | "-cl-no-subgroup-ifp" => math = true,
-            // "CL_INVALID_LINKER_OPTIONS if the linker options specified by options are
-            // invalid."
-            _ => return Err(CL_INVALID_LINKER_OPTIONS),
-        }
-    }
-    // "-enable-link-options ... must be specified with the -create-library option", and a
-    // library takes the program linking options only with it.
-    if parsed.enable_link_options && !parsed.create_library {
-        return Err(CL_INVALID_LINKER_OPTIONS);
-    }
-    if math && parsed.create_library && !parsed.enable_link_options {
-        return Err(CL_INVALID_LINKER_OPTIONS);
-    }
-    Ok(parsed)
 }
 
 /// Input headers of clCompileProgram written to a private directory for `-I`.
@@ -1158,22 +1126,6 @@ mod tests {
         v3[8] = 3;
         assert_eq!(parse_binary(&v3), Err(CL_INVALID_BINARY));
         assert_eq!(parse_binary(&[]), Err(CL_INVALID_BINARY));
-    }
-
-    #[test]
-    fn link_options() {
-        assert_eq!(parse_link_options(""), Ok(LinkOptions::default()));
-        assert_eq!(
-            parse_link_options(" -create-library -enable-link-options -cl-fast-relaxed-math"),
-            Ok(LinkOptions { create_library: true, enable_link_options: true })
-        );
-        assert_eq!(
-            parse_link_options("-cl-denorms-are-zero -cl-no-signed-zeroes"),
-            Ok(LinkOptions { create_library: false, enable_link_options: false })
-        );
-        assert_eq!(parse_link_options("-DX=1"), Err(CL_INVALID_LINKER_OPTIONS));
-        assert_eq!(parse_link_options("-enable-link-options"), Err(CL_INVALID_LINKER_OPTIONS));
-        assert_eq!(parse_link_options("-create-library -cl-finite-math-only"), Err(CL_INVALID_LINKER_OPTIONS));
     }
 
     #[test]

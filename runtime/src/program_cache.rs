@@ -6,10 +6,13 @@
 //! `SOFTCL_CACHE=0` (or `off`, `false`, `no`) turns it off. Both are read at every build.
 //!
 //! **Key** ([`key_for_source`], [`key_for_il`]): SHA-256 of the kind of input, the source text or
-//! the (specialized) SPIR-V, the build options, the device's compiler [`Target`] (which holds the
-//! vectorizer knobs, disabled features, the Gen build), the host CPU as LLVM sees it (CPU name and
-//! feature string), the environment variables that change code generation (the table in
-//! README), whether libsleef is present, the driver's identity ([`driver_identity`]: crate
+//! the (specialized) SPIR-V, the build options' text, the device's whole compiler [`Target`]
+//! ([`target_text`]: every field with its value, so that a field added later is keyed without
+//! being listed here; the target holds every code-generation knob of the environment - the
+//! vectorizer's, `SOFTCL_STREAMING_STORES`, `SOFTCL_PREFETCH`, `SOFTCL_VECMATH` - which the
+//! devices read once when they build their targets, and what the Gen configuration changes in a
+//! build: its disabled features), the host CPU as LLVM sees it (CPU name and feature string),
+//! whether libsleef is present, the driver's identity ([`driver_identity`]: crate
 //! version, git commit, and size, mtime and inode of the loaded library holding this code and
 //! of the loaded libLLVM) and, for source, the identity of clang and llvm-spirv (the resolved
 //! binaries' paths, sizes, mtimes and inodes: cheaper than running `--version`, which would cost
@@ -17,7 +20,8 @@
 //!
 //! Not cached (the build runs as before): sources with an `#include` directive or using
 //! `__DATE__` / `__TIME__` (headers can change without the source changing; the expansion
-//! changes with time), options with `-include` / `-imacros`, builds with a diagnostic knob that
+//! changes with time; clang's `-include` / `-imacros` are no build options: the parsed options
+//! reach clang as `-D` and `-I` arguments only, each one word), builds with a diagnostic knob that
 //! prints during compilation (`SOFTCL_DUMP_LLVM`, `SOFTCL_PRINT_IR`, `SOFTCL_CODEGEN_TIMES`,
 //! `SOFTCL_VECTORIZER_REPORT`), failed builds, clCompileProgram / clLinkProgram, and the Gen
 //! device's SIMD-width variants compiled lazily at launch.
@@ -33,7 +37,7 @@
 //! build: an unwritable directory only means no entry. There is no eviction of entries.
 
 use crate::sha256::{hex, Sha256};
-use softcl_compiler::{native_image, NativeImage, Target};
+use softcl_compiler::{native_image, BuildOptions, NativeImage, Target};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -43,17 +47,6 @@ const MAGIC: &[u8; 8] = b"SOFTCLKC";
 /// Bumped whenever the entry layout changes.
 const FORMAT_VERSION: u32 = 1;
 const HEADER_LEN: usize = 8 + 4 + 32 + 8 + 4;
-
-/// Environment variables that change what a build produces (besides those already in the
-/// device's [`Target`], which are listed too for clarity).
-const CODEGEN_ENV: [&str; 6] = [
-    "SOFTCL_STREAMING_STORES",
-    "SOFTCL_PREFETCH",
-    "SOFTCL_VECMATH",
-    "SOFTCL_GEN_CONFIG",
-    "CL_CONFIG_USE_VECTORIZER",
-    "CL_CONFIG_CPU_VECTORIZER_MODE",
-];
 
 /// Diagnostic knobs that print while compiling: a build with one of them set is not cached.
 const DIAGNOSTIC_ENV: [&str; 4] =
@@ -96,15 +89,11 @@ pub fn directory() -> Option<PathBuf> {
     nonempty("HOME").map(|home| home.join(".cache").join("softcl"))
 }
 
-/// Whether a build of `source` with `options` may be cached at all (see the module comment).
-fn cacheable_source(source: &str, options: &str) -> bool {
+/// Whether a build of `source` may be cached at all (see the module comment).
+fn cacheable_source(source: &str) -> bool {
     let includes =
         source.lines().any(|l| l.trim_start().strip_prefix('#').is_some_and(|d| d.trim_start().starts_with("include")));
-    !includes
-        && !source.contains("__DATE__")
-        && !source.contains("__TIME__")
-        && !options.contains("-include")
-        && !options.contains("-imacros")
+    !includes && !source.contains("__DATE__") && !source.contains("__TIME__")
 }
 
 fn diagnostics_on() -> bool {
@@ -113,8 +102,8 @@ fn diagnostics_on() -> bool {
 
 /// The key of building OpenCL C `source` with `options` for `target`; `None` when this build is
 /// not cached (cache off, or see the module comment).
-pub fn key_for_source(source: &str, options: &str, target: &Target) -> Option<Key> {
-    if directory().is_none() || diagnostics_on() || !cacheable_source(source, options) {
+pub fn key_for_source(source: &str, options: &BuildOptions, target: &Target) -> Option<Key> {
+    if directory().is_none() || diagnostics_on() || !cacheable_source(source) {
         return None;
     }
     let mut h = common_key("source", options, target);
@@ -124,7 +113,7 @@ pub fn key_for_source(source: &str, options: &str, target: &Target) -> Option<Ke
 }
 
 /// The key of building SPIR-V `words` with `options` for `target`.
-pub fn key_for_il(words: &[u32], options: &str, target: &Target) -> Option<Key> {
+pub fn key_for_il(words: &[u32], options: &BuildOptions, target: &Target) -> Option<Key> {
     if directory().is_none() || diagnostics_on() {
         return None;
     }
@@ -136,7 +125,7 @@ pub fn key_for_il(words: &[u32], options: &str, target: &Target) -> Option<Key> 
     Some(Key(h.finish()))
 }
 
-fn common_key(kind: &str, options: &str, target: &Target) -> Sha256 {
+fn common_key(kind: &str, options: &BuildOptions, target: &Target) -> Sha256 {
     let mut h = Sha256::default();
     h.field(b"softcl kernel cache");
     h.field(&FORMAT_VERSION.to_le_bytes());
@@ -144,14 +133,7 @@ fn common_key(kind: &str, options: &str, target: &Target) -> Sha256 {
     h.field(kind.as_bytes());
     h.field(driver_identity().as_bytes());
     h.field(target_identity(target).as_bytes());
-    for name in CODEGEN_ENV {
-        h.field(name.as_bytes());
-        match std::env::var_os(name) {
-            Some(v) => h.field(v.as_encoded_bytes()),
-            None => h.field(b"\xff unset"),
-        }
-    }
-    h.field(options.as_bytes());
+    h.field(options.text().as_bytes());
     h
 }
 
@@ -175,8 +157,15 @@ pub fn warm_up(targets: &[&Target]) {
 type TargetIds = parking_lot::Mutex<std::collections::HashMap<Target, String>>;
 static TARGETS_SEEN: OnceLock<TargetIds> = OnceLock::new();
 
-/// The device target and the host CPU as the code generator sees them: what native code is
-/// valid for (also checked by program binaries holding native code).
+/// The whole compiler target as text: every field with its value (its derived `Debug`, which
+/// names each field), so that the key and the identity below hold a field added to [`Target`]
+/// later without anyone listing it.
+pub fn target_text(target: &Target) -> String {
+    format!("{target:?}")
+}
+
+/// The device target ([`target_text`]) and the host CPU as the code generator sees them: what
+/// native code is valid for (also checked by program binaries holding native code).
 /// Computed once per target and process (the host CPU does not change; the knobs that do are
 /// fields of the target).
 pub fn target_identity(target: &Target) -> String {
@@ -186,7 +175,7 @@ pub fn target_identity(target: &Target) -> String {
     }
     let host = softcl_compiler::back::target::HostTarget::resolve(target);
     let sleef = softcl_compiler::back::host::address("Sleef_sinf4_u10").is_some();
-    let id = format!("{target:?} | {} {} {} | sleef {sleef}", host.triple, host.cpu, host.features);
+    let id = format!("{} | {} {} {} | sleef {sleef}", target_text(target), host.triple, host.cpu, host.features);
     seen.lock().insert(target.clone(), id.clone());
     id
 }
@@ -472,11 +461,67 @@ mod tests {
 
     #[test]
     fn sources_with_includes_or_dates_are_not_cached() {
-        assert!(cacheable_source("__kernel void k() {}", "-DX=1 -I /tmp"));
-        assert!(!cacheable_source("#include \"a.h\"\n__kernel void k() {}", ""));
-        assert!(!cacheable_source("  #  include <b.h>\n", ""));
-        assert!(!cacheable_source("int d = __DATE__;", ""));
-        assert!(!cacheable_source("__kernel void k() {}", "-include x.h"));
+        assert!(cacheable_source("__kernel void k() {}"));
+        assert!(!cacheable_source("#include \"a.h\"\n__kernel void k() {}"));
+        assert!(!cacheable_source("  #  include <b.h>\n"));
+        assert!(!cacheable_source("int d = __DATE__;"));
+        // clang's -include is no build option: such a build never reaches the cache.
+        assert!(BuildOptions::parse("-include x.h").is_err());
+    }
+
+    /// Every field of the target reaches the key: changing any one changes it. The base target
+    /// is written out field by field (no `..`), so that a field added to `Target` or
+    /// `CodegenKnobs` does not compile here until it has a case.
+    #[test]
+    fn the_key_changes_with_every_field_of_the_target() {
+        use softcl_compiler::{CodegenKnobs, GenBuild, Vectorizer};
+        let knobs = CodegenKnobs { prefetch: true, streaming_stores: Some(16 << 20), vector_math: true };
+        let base = Target {
+            cpu: None,
+            features: None,
+            disabled_features: Vec::new(),
+            cl_std_versions: vec!["CL1.2".into(), "CL3.0".into()],
+            opencl_version: 300,
+            vectorizer: Vectorizer::Auto { register_bytes: 64 },
+            line_tables: false,
+            gen: None,
+            knobs,
+        };
+        let changed: Vec<(&str, Target)> = vec![
+            ("cpu", Target { cpu: Some("x86-64".into()), ..base.clone() }),
+            ("features", Target { features: Some("+sse2".into()), ..base.clone() }),
+            ("disabled_features", Target { disabled_features: vec!["cl_khr_fp64".into()], ..base.clone() }),
+            ("cl_std_versions", Target { cl_std_versions: vec!["CL1.2".into()], ..base.clone() }),
+            ("opencl_version", Target { opencl_version: 120, ..base.clone() }),
+            ("vectorizer off", Target { vectorizer: Vectorizer::Off, ..base.clone() }),
+            (
+                "vectorizer forced",
+                Target { vectorizer: Vectorizer::Forced { width: 8, register_bytes: 64 }, ..base.clone() },
+            ),
+            ("vectorizer invalid", Target { vectorizer: Vectorizer::Invalid("x".into()), ..base.clone() }),
+            ("line_tables", Target { line_tables: true, ..base.clone() }),
+            ("gen", Target { gen: Some(GenBuild::default()), ..base.clone() }),
+            ("gen simd", Target { gen: Some(GenBuild { simd: 16, linear_lanes: false }), ..base.clone() }),
+            ("gen lanes", Target { gen: Some(GenBuild { simd: 16, linear_lanes: true }), ..base.clone() }),
+            ("prefetch", Target { knobs: CodegenKnobs { prefetch: false, ..knobs }, ..base.clone() }),
+            ("no streaming", Target { knobs: CodegenKnobs { streaming_stores: None, ..knobs }, ..base.clone() }),
+            ("all streaming", Target { knobs: CodegenKnobs { streaming_stores: Some(0), ..knobs }, ..base.clone() }),
+            ("vector_math", Target { knobs: CodegenKnobs { vector_math: false, ..knobs }, ..base.clone() }),
+        ];
+        let options = BuildOptions::parse("-cl-std=CL3.0").unwrap();
+        let key = |t: &Target| hex(&common_key("il", &options, t).finish());
+        let base_key = key(&base);
+        assert_eq!(key(&base.clone()), base_key, "the key of one target is stable");
+        let mut seen = std::collections::HashMap::new();
+        seen.insert(base_key, "base");
+        for (what, t) in &changed {
+            assert_ne!(t, &base, "{what}: the case changes nothing");
+            if let Some(other) = seen.insert(key(t), what) {
+                panic!("{what}: the same key as {other}");
+            }
+        }
+        // The options' text is keyed too.
+        assert_ne!(hex(&common_key("il", &BuildOptions::default(), &base).finish()), key(&base));
     }
 
     #[test]

@@ -1204,8 +1204,8 @@ fn cospi<'ctx>(fx: &FnLower<'_, 'ctx, '_>, x: Val<'ctx>) -> R<Val<'ctx>> {
 
 /// The build-log line saying that math built-ins on vectors in `module` run per lane because
 /// the vector path is unavailable (`vecmath::status`); `None` when it is available or unused.
-pub fn vector_math_note(module: &ir::Module, vector_bits: u32) -> Option<String> {
-    let why = vecmath::status(vector_bits).err()?;
+pub fn vector_math_note(module: &ir::Module, vector_bits: u32, vector_math: bool) -> Option<String> {
+    let why = vecmath::status(vector_bits, vector_math).err()?;
     let through_sleef = |op: Op| {
         sleef_func(op).is_some()
             || matches!(

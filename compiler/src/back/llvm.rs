@@ -119,6 +119,8 @@ pub struct Emitter<'ctx, 'ir> {
     pub math_vector_bits: u32,
     /// `rsqrt` on float vectors by `vrsqrt14ps` and a Newton step (`vecmath::rsqrt`).
     pub rsqrt14: bool,
+    /// The target's code-generation knobs (streaming stores, prefetches, vector math).
+    pub knobs: crate::CodegenKnobs,
 }
 
 pub fn is_local_var(g: &ir::GlobalVarData) -> bool {
@@ -139,6 +141,7 @@ impl<'ctx, 'ir> Emitter<'ctx, 'ir> {
             uses_local: Vec::new(),
             math_vector_bits: 0,
             rsqrt14: false,
+            knobs: crate::CodegenKnobs::default(),
         };
         e.build_types();
         e.compute_uses_local();

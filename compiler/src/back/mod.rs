@@ -119,7 +119,8 @@ pub fn codegen(module: &ir::Module, target: &Target) -> Result<Arc<NativeProgram
     let host = target::HostTarget::resolve(target);
     let tm = host.machine_at(codegen_level(target)).map_err(fail)?;
     // The build-log line for math on vectors running per lane (libsleef missing).
-    let math_note = builtins::vector_math_note(&m, vecmath::vector_bits(&host.features)).map(|n| n + "\n");
+    let math_note = builtins::vector_math_note(&m, vecmath::vector_bits(&host.features), target.knobs.vector_math)
+        .map(|n| n + "\n");
     let t1 = std::time::Instant::now();
     let (object, infos, times, log, host_symbols) = {
         let context = Context::create();
@@ -236,6 +237,7 @@ fn emit(
     let mut e = Emitter::new(context, llm, m, tm.get_target_data()).map_err(|e| fail(e.0))?;
     e.math_vector_bits = vecmath::vector_bits(&tm.get_feature_string().to_string_lossy());
     e.rsqrt14 = vecmath::has_rsqrt14(&tm.get_feature_string().to_string_lossy());
+    e.knobs = target.knobs;
     e.declare_globals().map_err(|e| fail(e.0))?;
 
     // Local memory layouts and the functions each kernel reaches.
@@ -370,7 +372,9 @@ fn emit(
         // A kernel that stays scalar with stores that may stream gets a second work-item
         // function whose stores are non-temporal, and an entry that picks one per launch
         // from the ND-range's size (`vector::scalar_streaming_stores`).
-        let stream_set = if lanes == 1 && target.vectorizer != crate::Vectorizer::Off && vector::streaming_allowed(func)
+        let stream_set = if lanes == 1
+            && target.vectorizer != crate::Vectorizer::Off
+            && vector::streaming_allowed(func, &target.knobs)
         {
             vector::scalar_streaming_stores(m, func, &wa)
         } else {
@@ -424,7 +428,7 @@ fn emit(
                     _ => None,
                 })
                 .sum();
-            let need = vector::streaming_threshold().unwrap_or(u64::MAX).div_ceil(per_item.max(1));
+            let need = target.knobs.streaming_stores.unwrap_or(u64::MAX).div_ceil(per_item.max(1));
             let wi_nt = lower_wi(".stream", stream_set)?;
             let sym = entry_symbol(k);
             let plain = workgroup::build_entry(&e, &format!("{sym}.plain"), wi, plan.size, 1, &opts).map_err(kerr)?;

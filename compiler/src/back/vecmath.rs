@@ -9,9 +9,9 @@
 //!
 //! SLEEF (libsleef.so.3, Debian package `libsleef3`) is opened once per process and its
 //! functions are called by name, like `mathlib`'s (`super::host`: the JIT defines the names
-//! as this process's addresses). If the library is missing, or
-//! `SOFTCL_VECMATH=0` is set, [`call`] answers `None` and the caller keeps the per-lane
-//! libm path (the program's build log says so in one line).
+//! as this process's addresses). If the library is missing, or the target's
+//! `CodegenKnobs::vector_math` is off (`SOFTCL_VECMATH=0`), [`call`] answers `None` and the
+//! caller keeps the per-lane libm path (the program's build log says so in one line).
 //!
 //! Accuracy (docs/MATH.md, [`Accuracy`]): the `_u10` functions are within 1.0 ulp, `_u05`
 //! within 0.5x ulp, `erfc`'s `_u15` within 1.5 ulp, `_u35` within 3.5 ulp, which is used
@@ -207,11 +207,6 @@ pub fn vector_bits(features: &str) -> u32 {
     }
 }
 
-/// Whether the vector path is turned off by `SOFTCL_VECMATH=0` (for comparisons).
-fn disabled() -> bool {
-    std::env::var("SOFTCL_VECMATH").is_ok_and(|v| v == "0")
-}
-
 /// libsleef, opened once and never closed (the addresses generated code calls stay valid).
 fn library() -> Option<&'static libloading::Library> {
     static LIB: OnceLock<Option<libloading::Library>> = OnceLock::new();
@@ -234,11 +229,11 @@ pub(crate) fn lookup(name: &str) -> Option<usize> {
 
 /// Whether the vector path can be used at all; `Err` holds the build-log note explaining why
 /// not (for a host with SIMD registers).
-pub fn status(vector_bits: u32) -> Result<(), String> {
+pub fn status(vector_bits: u32, vector_math: bool) -> Result<(), String> {
     if vector_bits < 128 {
         return Err("vector math: the target has no SIMD registers; math built-ins run per lane".into());
     }
-    if disabled() {
+    if !vector_math {
         return Err("vector math: SOFTCL_VECMATH=0; math built-ins on vectors run per lane (libm)".into());
     }
     if library().is_none() {
@@ -300,7 +295,7 @@ fn call_sleef<'ctx>(
         64 => 64,
         _ => return Ok(None),
     };
-    if status(bits).is_err() {
+    if status(bits, fx.e.knobs.vector_math).is_err() {
         return Ok(None);
     }
     let widths: Vec<u32> = [128, 256, 512].into_iter().filter(|&b| b <= bits).map(|b| b / ew).collect();

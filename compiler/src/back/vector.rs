@@ -54,24 +54,14 @@ pub struct VecState<'a, 'ctx> {
 /// ownership: 16 bytes of traffic per 12 bytes of `c = a + b`).
 pub const STREAMING_BYTES: u64 = 16 << 20;
 
-/// The bytes over the ND-range from which a store streams: [`STREAMING_BYTES`], or what
-/// `SOFTCL_STREAMING_STORES` says (`0`: never, `all`: every full aligned packet, for tests;
-/// anything else: the default). `None` = never.
-pub fn streaming_threshold() -> Option<u64> {
-    match std::env::var("SOFTCL_STREAMING_STORES").as_deref() {
-        Ok("0") => None,
-        Ok("all") => Some(0),
-        _ => Some(STREAMING_BYTES),
-    }
-}
-
 /// Whether vector code of `f` may use non-temporal stores: x86-64 hosts (whoever calls the
 /// work-group entry fences them before another thread reads the results: `crate::abi`),
 /// kernels without atomics (no ordering of weakly-ordered stores against them to reason
-/// about), unless `SOFTCL_STREAMING_STORES=0`.
-pub fn streaming_allowed(f: &ir::Function) -> bool {
+/// about), unless the target's streaming threshold (`CodegenKnobs::streaming_stores`) is
+/// `None` (`SOFTCL_STREAMING_STORES=0`).
+pub fn streaming_allowed(f: &ir::Function, knobs: &crate::CodegenKnobs) -> bool {
     cfg!(target_arch = "x86_64")
-        && streaming_threshold().is_some()
+        && knobs.streaming_stores.is_some()
         && !f
             .layout
             .blocks
@@ -156,7 +146,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let lt = pb.build_int_compare(IntPredicate::ULT, iota32, splat32(hi)?, "")?;
         let mask = pb.build_and(ge, lt, "mask")?;
         let last = pb.build_int_sub(hi, i32t.const_int(1, false), "")?;
-        let streaming = streaming_allowed(self.f);
+        let streaming = streaming_allowed(self.f, &self.e.knobs);
         self.vec = Some(VecState {
             width,
             wa,
@@ -167,7 +157,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             streaming,
             groups: crate::vectorize::members::find(self.e.ir, self.f, wa),
             group_spans: std::collections::HashMap::new(),
-            prefetch: crate::vectorize::prefetch::prefetched_loads(self.e.ir, self.f, wa),
+            prefetch: crate::vectorize::prefetch::prefetched_loads(self.e.ir, self.f, wa, self.e.knobs.prefetch),
         });
         Ok(())
     }
@@ -698,7 +688,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     }
 
     /// Branches on whether a store of `span` bytes at `p` streams: the ND-range stores at
-    /// least the streaming threshold ([`streaming_threshold`], `bytes_per_item` bytes per
+    /// least the streaming threshold (`CodegenKnobs::streaming_stores`, `bytes_per_item` bytes per
     /// work-item), `p` is aligned to the span (at most 64), and `full` (if any) holds.
     /// Returns the alignment of the non-temporal store and leaves the builder in its block;
     /// the caller stores, then calls [`Self::stream_else`] with the ordinary store.
@@ -711,7 +701,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     ) -> R<(u32, inkwell::basic_block::BasicBlock<'ctx>, inkwell::basic_block::BasicBlock<'ctx>)> {
         let nt_align = span.min(64);
         let items = self.ndrange_items()?;
-        let threshold = streaming_threshold().unwrap_or(u64::MAX);
+        let threshold = self.e.knobs.streaming_stores.unwrap_or(u64::MAX);
         let need = self.i64().const_int(threshold.div_ceil(bytes_per_item.max(1)), false);
         let big = self.b.build_int_compare(IntPredicate::UGE, items, need, "")?;
         let addr = self.b.build_ptr_to_int(p, self.i64(), "")?;

@@ -1,6 +1,7 @@
 //! Front end: OpenCL C -> SPIR-V (clang-15 | llvm-spirv-15) and SPIR-V -> SoftCL IR.
 //!
-//! - [`options`]: the build options string -> clang arguments and flags.
+//! - [`options`]: the build and link options strings -> typed values (clang arguments and
+//!   flags).
 //! - [`opencl_c`]: running the toolchain.
 //! - `spirv`, `spirv_body`, `kernel_args`: SPIR-V -> IR module and kernel metadata.
 //! - [`link`]: imported and exported symbols; linking modules with `spirv-link`.
@@ -14,7 +15,7 @@ pub mod specialize;
 mod spirv;
 mod spirv_body;
 
-pub use options::{parse_options, BuildOptions, ClStd};
+pub use options::{BuildOptions, ClStd, LinkOptions};
 
 use crate::{ir, BuildError, BuildErrorKind, Program, Target};
 use spirv::{ErrorClass, TranslateError};
@@ -55,9 +56,8 @@ fn translate_and_validate(words: &[u32], origin: Origin, lines: &spirv::LinkedLi
 }
 
 /// OpenCL C source -> SPIR-V words and clang's warnings.
-fn source_to_spirv(source: &str, options: &str, target: &Target) -> Result<(Vec<u32>, String), BuildError> {
-    let options = options::parse_options(options, target)?;
-    let output = opencl_c::compile_to_spirv(source, &options, target)?;
+fn source_to_spirv(source: &str, options: &BuildOptions, target: &Target) -> Result<(Vec<u32>, String), BuildError> {
+    let output = opencl_c::compile_to_spirv(source, options, target)?;
     let words = spirv::words_from_bytes(&output.bytes).map_err(|e| BuildError {
         kind: BuildErrorKind::CompileFailed,
         log: format!("{}the SPIR-V translator produced no valid module: {}", output.log, e.message),
@@ -111,7 +111,7 @@ fn attach_source_texts(module: &mut ir::Module, sources: &[Arc<str>]) {
 }
 
 /// OpenCL C source + build options -> Program.
-pub fn compile_source(source: &str, options: &str, target: &Target) -> Result<Program, BuildError> {
+pub fn compile_source(source: &str, options: &BuildOptions, target: &Target) -> Result<Program, BuildError> {
     let (words, log) = source_to_spirv(source, options, target)?;
     source_program(words, log, vec![source.into()], &Default::default())
 }
@@ -129,7 +129,7 @@ fn unlinked(words: Vec<u32>, log: String, unresolved: Vec<String>, sources: Vec<
 
 /// OpenCL C source -> a compiled object (clCompileProgram): like [`compile_source`], but
 /// functions and variables declared `extern` may stay undefined until link time.
-pub fn compile_object(source: &str, options: &str, target: &Target) -> Result<Program, BuildError> {
+pub fn compile_object(source: &str, options: &BuildOptions, target: &Target) -> Result<Program, BuildError> {
     let (words, log) = source_to_spirv(source, options, target)?;
     let imports = link::linkage(&words).imports;
     if !imports.is_empty() {

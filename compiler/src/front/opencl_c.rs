@@ -8,12 +8,12 @@
 //! the source is compiled again without clang's optimiser and that module is translated.
 //!
 //! Builds for a target with `line_tables` (the Gen device) carry line tables
-//! (`-gline-tables-only`, [`BuildOptions::line_tables`]): the translator writes an `OpLine`
+//! (`-gline-tables-only`, `Target::line_tables`): the translator writes an `OpLine`
 //! before each instruction, which the SPIR-V reader keeps as the instruction's source
 //! location. Should the translator reject a module only for its debug information, the last
 //! attempt compiles without line tables.
 
-use super::options::BuildOptions;
+use super::options::{BuildOptions, ClStd};
 use crate::{BuildError, BuildErrorKind, Target};
 use std::io::{Read, Write};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
@@ -70,14 +70,22 @@ impl Tool {
     }
 }
 
-/// The clang command line for `options` and `target`, reading the source from stdin and
-/// writing LLVM bitcode to stdout.
-pub fn clang_arguments(options: &BuildOptions, target: &Target) -> Vec<String> {
+/// How one run of clang is set up: the first runs with the options' optimisation level and
+/// the target's line tables; the retries (see the module documentation) turn them off.
+#[derive(Debug, Clone, Copy)]
+struct Attempt {
+    optimize: bool,
+    line_tables: bool,
+}
+
+/// The clang command line for `options` at language version `cl_std` and `target`, reading the
+/// source from stdin and writing LLVM bitcode to stdout.
+fn clang_arguments(options: &BuildOptions, cl_std: ClStd, target: &Target, attempt: Attempt) -> Vec<String> {
     let mut args: Vec<String> = vec![
         "-c".into(),
         "--target=spir64".into(),
-        format!("-cl-std={}", options.cl_std.as_str()),
-        if options.optimize { "-O2" } else { "-O0" }.into(),
+        format!("-cl-std={}", cl_std.as_str()),
+        if attempt.optimize { "-O2" } else { "-O0" }.into(),
         "-cl-kernel-arg-info".into(),
         "-fno-color-diagnostics".into(),
         // OpenCL C inherits C99's `inline`: a plain `inline` function is only an inline
@@ -95,7 +103,7 @@ pub fn clang_arguments(options: &BuildOptions, target: &Target) -> Vec<String> {
         "-fno-vectorize".into(),
         "-fno-slp-vectorize".into(),
     ];
-    if options.line_tables {
+    if attempt.line_tables {
         // Lines only (no variables or types): ~5-15% more toolchain time.
         args.push("-gline-tables-only".into());
     }
@@ -247,15 +255,18 @@ fn translation_failed(clang_log: &str, output: &Output) -> BuildError {
     }
 }
 
-/// Compiles OpenCL C `source` to SPIR-V.
+/// Compiles OpenCL C `source` to SPIR-V (an error of options that do not suit `target`, as a
+/// `-cl-std` the device lacks, comes before the toolchain runs).
 pub fn compile_to_spirv(source: &str, options: &BuildOptions, target: &Target) -> Result<SpirvOutput, BuildError> {
+    let cl_std = options.cl_std_for(target)?;
+    let first = Attempt { optimize: options.optimize, line_tables: target.line_tables };
     let clang = Tool::new("SOFTCL_CLANG", DEFAULT_CLANG);
     let translator = Tool::new("SOFTCL_LLVM_SPIRV", DEFAULT_LLVM_SPIRV);
     let translator_args = llvm_spirv_arguments();
 
     let (compiled, translated) = pipe(
         &clang,
-        &clang_arguments(options, target),
+        &clang_arguments(options, cl_std, target, first),
         source_with_prelude(source, target),
         &translator,
         &translator_args,
@@ -275,16 +286,16 @@ pub fn compile_to_spirv(source: &str, options: &BuildOptions, target: &Target) -
     // See the module documentation: translate clang's unoptimised module instead, then,
     // as a last resort, one without line tables.
     let mut retries = Vec::new();
-    if options.optimize {
-        retries.push(BuildOptions { optimize: false, ..options.clone() });
+    if first.optimize {
+        retries.push(Attempt { optimize: false, ..first });
     }
-    if options.line_tables {
-        retries.push(BuildOptions { optimize: false, line_tables: false, ..options.clone() });
+    if first.line_tables {
+        retries.push(Attempt { optimize: false, line_tables: false });
     }
     for retry in retries {
         let (recompiled, retranslated) = pipe(
             &clang,
-            &clang_arguments(&retry, target),
+            &clang_arguments(options, cl_std, target, retry),
             source_with_prelude(source, target),
             &translator,
             &translator_args,

@@ -13,13 +13,8 @@ use crate::vectorize::analysis::{Access, WorkItemAnalysis};
 /// better (a hand-written C loop over the same rows, measured the same way).
 pub const PREFETCH_AHEAD: u64 = 4096;
 
-/// Whether vector code prefetches its streams ([`prefetched_loads`]): yes unless
-/// `SOFTCL_PREFETCH=0`.
-pub fn prefetch_allowed() -> bool {
-    std::env::var("SOFTCL_PREFETCH").as_deref() != Ok("0")
-}
-
-/// The loads of vectorized kernel `f` that prefetch ahead of themselves: consecutive loads
+/// The loads of vectorized kernel `f` that prefetch ahead of themselves (none unless
+/// `allowed`: `CodegenKnobs::prefetch`, which `SOFTCL_PREFETCH=0` turns off): consecutive loads
 /// of global or constant memory outside any loop of the work-item function (each packet then
 /// reads the next W elements of a stream, so the stream runs through the packet loop).
 /// Loads of one block a few elements apart (`in[i - 1]`, `in[i]`, `in[i + 1]`: the same
@@ -31,9 +26,14 @@ pub fn prefetch_allowed() -> bool {
 /// (the largest multiple of the distance) prefetches; the other rows' prefetches found
 /// their lines already in L2 and cost two instructions a packet each. A block that reads no
 /// more than [`HARDWARE_STREAMS`] streams prefetches nothing: the hardware keeps up.
-pub fn prefetched_loads(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis) -> std::collections::HashSet<Inst> {
+pub fn prefetched_loads(
+    m: &ir::Module,
+    f: &ir::Function,
+    wa: &WorkItemAnalysis,
+    allowed: bool,
+) -> std::collections::HashSet<Inst> {
     let mut out = std::collections::HashSet::new();
-    if !prefetch_allowed() {
+    if !allowed {
         return out;
     }
     let cfg = crate::analysis::Cfg::new(f);
