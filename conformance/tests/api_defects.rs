@@ -1,10 +1,13 @@
 //! API defects found by the Khronos CTS (issue 5), each checked through the loader on both
 //! devices: memory objects released while set as kernel arguments, entry points of features
-//! no device has (pipes, on-device queues), context property values, and the size of
-//! `__constant` memory.
+//! no device has (pipes, on-device queues), context property values, the size of
+//! `__constant` memory; extension function lookups that return at once, and dispatch slots
+//! that hold the driver's own functions.
 
 use softcl_conformance::*;
-use std::ffi::c_void;
+use std::ffi::{c_char, c_void, CString};
+use std::path::PathBuf;
+use std::process::Command;
 use std::ptr;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -296,5 +299,200 @@ fn object_constructors_with_unnamed_errcode_set_it() {
             expect_error("clCreateSamplerWithProperties", err, CL_SUCCESS);
             cl!(clReleaseSampler(sampler));
         }
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// Extension function lookup and the dispatch table
+
+/// Set in the child process of `extension_function_lookup_returns_at_once`.
+const LOOKUP_CHILD: &str = "SOFTCL_EXTENSION_LOOKUP_TEST_CHILD";
+/// Printed by that child once every lookup has returned.
+const LOOKUP_DONE: &str = "EXTENSION LOOKUP TEST: DONE";
+/// The cl_khr_icd 2.0 tag a driver may put in the clGetPlatformIDs and clUnloadCompiler slots.
+const ICD2_TAG: usize = 0x4F50_454E_434C_3331;
+
+/// The file mapped at `address` in this process (/proc/self/maps), if any.
+fn mapped_file(address: usize) -> Option<PathBuf> {
+    let maps = std::fs::read_to_string("/proc/self/maps").expect("read /proc/self/maps");
+    maps.lines().find_map(|line| {
+        // address perms offset dev inode path
+        let mut fields = line.split_whitespace();
+        let (lo, hi) = fields.next()?.split_once('-')?;
+        let (lo, hi) = (usize::from_str_radix(lo, 16).ok()?, usize::from_str_radix(hi, 16).ok()?);
+        if !(lo..hi).contains(&address) {
+            return None;
+        }
+        fields.nth(4).map(PathBuf::from)
+    })
+}
+
+/// The driver library as mapped (its canonical path).
+fn driver_file() -> PathBuf {
+    std::fs::canonicalize(driver_library()).expect("the driver library")
+}
+
+/// Whether `f` is a function of the driver library (not of the loader or anything else).
+fn in_driver(f: *const c_void) -> bool {
+    !f.is_null() && mapped_file(f as usize).is_some_and(|p| p == driver_file())
+}
+
+/// The child: every lookup of the parent test, in a process the parent can kill. Prints
+/// `LOOKUP_DONE` when all of them have returned.
+#[test]
+#[ignore = "a child process of extension_function_lookup_returns_at_once"]
+fn extension_lookup_child() {
+    if std::env::var_os(LOOKUP_CHILD).is_none() {
+        return;
+    }
+    let p = platform();
+    let c = |name: &str| CString::new(name).expect("a name without NUL");
+    // SAFETY: a valid platform and NUL-terminated names.
+    let for_platform = |name: &str| unsafe { clGetExtensionFunctionAddressForPlatform(p, c(name).as_ptr()) };
+    // SAFETY: a NUL-terminated name.
+    let any_platform = |name: &str| unsafe { clGetExtensionFunctionAddress(c(name).as_ptr()) };
+
+    // Names no one offers: NULL through both calls. The loader looks names ending in KHR or
+    // EXT up in its own list first, and passes those ending in the ICD suffix to the
+    // driver's clGetExtensionFunctionAddress; clGetExtensionFunctionAddressForPlatform
+    // passes every other name to the platform's dispatch slot of the same name.
+    for name in ["clNoSuchFunctionXYZ", "clNoSuchFunctionKHR", "clNoSuchFunctionEXT", "clNoSuchFunctionSoftCL"] {
+        assert!(for_platform(name).is_null(), "clGetExtensionFunctionAddressForPlatform({name})");
+        assert!(any_platform(name).is_null(), "clGetExtensionFunctionAddress({name})");
+    }
+    if is_softcl() {
+        // A dispatch slot SoftCL does not implement (OpenGL sharing) is not offered either.
+        assert!(for_platform("clCreateFromGLBuffer").is_null(), "clCreateFromGLBuffer is offered");
+        // Names it offers: the driver's own functions, which work.
+        let info = for_platform("clGetPlatformInfo");
+        assert!(in_driver(info), "clGetPlatformInfo resolves to {info:?} ({:?})", mapped_file(info as usize));
+        type GetPlatformInfo = unsafe extern "C" fn(cl_platform_id, cl_uint, usize, *mut c_void, *mut usize) -> cl_int;
+        // SAFETY: the driver's clGetPlatformInfo, which has this signature.
+        let info: GetPlatformInfo = unsafe { std::mem::transmute::<*mut c_void, GetPlatformInfo>(info) };
+        let mut name = [0u8; 64];
+        let mut len = 0usize;
+        // SAFETY: a 64-byte buffer and a size slot.
+        let code = unsafe { info(p, CL_PLATFORM_NAME, name.len(), name.as_mut_ptr().cast(), &mut len) };
+        assert_eq!(code, CL_SUCCESS, "clGetPlatformInfo through its looked-up address");
+        assert_eq!(&name[..len], b"SoftCL\0");
+        // The lookup function itself, by name: the driver's, answering at once.
+        let lookup = for_platform("clGetExtensionFunctionAddressForPlatform");
+        assert!(in_driver(lookup), "the lookup resolves to {lookup:?} ({:?})", mapped_file(lookup as usize));
+        type Lookup = unsafe extern "C" fn(cl_platform_id, *const c_char) -> *mut c_void;
+        // SAFETY: the driver's clGetExtensionFunctionAddressForPlatform, of this signature.
+        let lookup: Lookup = unsafe { std::mem::transmute::<*mut c_void, Lookup>(lookup) };
+        // SAFETY: a valid platform and a NUL-terminated name.
+        assert!(unsafe { lookup(p, c("clNoSuchFunctionXYZ").as_ptr()) }.is_null());
+        // Every dispatch slot's name gives NULL (not offered) or a function of the driver,
+        // never one of the loader's (the loader looks names ending in KHR or EXT up itself).
+        let foreign: Vec<String> = icd::ICD_DISPATCH_SLOTS
+            .iter()
+            .filter(|n| !n.ends_with("KHR") && !n.ends_with("EXT"))
+            .filter_map(|n| {
+                let f = for_platform(n);
+                (!f.is_null() && !in_driver(f)).then(|| format!("{n} -> {f:?} in {:?}", mapped_file(f as usize)))
+            })
+            .collect();
+        assert!(foreign.is_empty(), "lookups that resolve outside the driver:\n{}", foreign.join("\n"));
+    }
+    println!("{LOOKUP_DONE}");
+}
+
+/// clGetExtensionFunctionAddressForPlatform and clGetExtensionFunctionAddress return NULL at
+/// once for a name the driver does not offer, and the driver's own working function for one
+/// it does. The driver's dispatch slot for clGetExtensionFunctionAddressForPlatform once held
+/// the loader's function of that name (the loader's exported symbol interposed the driver's),
+/// so that the loader, passing the lookup on to the platform, called itself forever. The
+/// lookups run in a child process that is killed after a minute: a regression fails, it does
+/// not hang the suite.
+#[test]
+fn extension_function_lookup_returns_at_once() {
+    init_loader();
+    let dir = TempDir::new("extension-lookup");
+    let (out, err) = (dir.path().join("stdout"), dir.path().join("stderr"));
+    let file = |p: &PathBuf| std::fs::File::create(p).expect("create an output file");
+    let mut child = Command::new(std::env::current_exe().expect("test binary path"))
+        .args(["extension_lookup_child", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+        .env(LOOKUP_CHILD, "1")
+        .stdout(file(&out))
+        .stderr(file(&err))
+        .spawn()
+        .expect("run the test binary");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for the child") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the extension function lookups did not return within 60 s (a lookup that never returns)");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let stdout = std::fs::read_to_string(&out).unwrap_or_default();
+    let stderr = std::fs::read_to_string(&err).unwrap_or_default();
+    assert!(
+        status.success() && stdout.contains(LOOKUP_DONE),
+        "the lookup child failed ({status}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+    );
+}
+
+/// Every slot of the driver's dispatch table (the first word of each of its handles, as
+/// cl_khr_icd lays them out) holds a function of the driver itself, or the cl_khr_icd 2.0 tag
+/// in the two slots that carry it: none may resolve to the loader's function of the same
+/// name, which is what the loader's exported symbols did to the slots of the functions the
+/// driver exports too (the lookup functions).
+#[test]
+fn every_dispatch_slot_is_a_driver_function() {
+    if !is_softcl() {
+        println!("note: another platform's dispatch table is not checked");
+        return;
+    }
+    for_each_device(|d| {
+        let env = d.env();
+        let buf = env.buffer(CL_MEM_READ_WRITE, 32);
+        let k = env.kernel(WRITE7, "", "k");
+        k.set_mem(0, &buf);
+        let event = env.run(&k, &[8], None);
+        let program = env.build(WRITE7, "");
+        // SAFETY: a valid context and a NULL property list; the sampler is released below.
+        let sampler = unsafe {
+            let (s, err) = cl_create_err!(clCreateSamplerWithProperties(env.context.raw(), ptr::null()));
+            expect_error("clCreateSamplerWithProperties", err, CL_SUCCESS);
+            s
+        };
+        let handles: [(&str, *mut c_void); 9] = [
+            ("platform", d.platform.cast()),
+            ("device", d.id.cast()),
+            ("context", env.context.raw().cast()),
+            ("queue", env.q().cast()),
+            ("buffer", buf.raw().cast()),
+            ("program", program.raw().cast()),
+            ("kernel", k.raw().cast()),
+            ("event", event.raw().cast()),
+            ("sampler", sampler.cast()),
+        ];
+        for (what, handle) in handles {
+            // SAFETY: a live handle of an ICD starts with its dispatch table's address
+            // (cl_khr_icd), and the table has the slots of the header the driver was built
+            // with; neither is written while the handle lives.
+            let slots: Vec<usize> = unsafe {
+                let table = *(handle as *const *const usize);
+                (0..icd::ICD_DISPATCH_SLOTS.len()).map(|i| *table.add(i)).collect()
+            };
+            let bad: Vec<String> = icd::ICD_DISPATCH_SLOTS
+                .iter()
+                .zip(slots)
+                .filter(|&(name, f)| {
+                    let tagged = f == ICD2_TAG && (*name == "clGetPlatformIDs" || *name == "clUnloadCompiler");
+                    !tagged && !in_driver(f as *const c_void)
+                })
+                .map(|(name, f)| format!("{name}: {f:#x} in {:?}", mapped_file(f)))
+                .collect();
+            assert!(bad.is_empty(), "{}: {what}'s dispatch slots outside the driver:\n{}", d.name, bad.join("\n"));
+        }
+        // SAFETY: the sampler created above, released once.
+        unsafe { cl!(clReleaseSampler(sampler)) };
     });
 }
