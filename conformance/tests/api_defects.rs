@@ -5,11 +5,12 @@
 //! that hold the driver's own functions.
 
 use softcl_conformance::*;
-use std::ffi::{c_char, c_void, CString};
+use std::ffi::{c_char, c_void, CStr, CString};
 use std::path::PathBuf;
 use std::process::Command;
 use std::ptr;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 const WRITE7: &str = "__kernel void k(__global int* p) { p[get_global_id(0)] = 7; }";
@@ -407,18 +408,26 @@ fn extension_lookup_child() {
 /// not hang the suite.
 #[test]
 fn extension_function_lookup_returns_at_once() {
+    run_child("extension_lookup_child", LOOKUP_CHILD, LOOKUP_DONE, Duration::from_secs(60));
+}
+
+/// Runs the ignored test `name` of this binary in a child process with `var` set, killing it
+/// after `limit`; fails the caller when the child fails (a crash included), runs out of time,
+/// or does not print `done`.
+#[track_caller]
+fn run_child(name: &str, var: &str, done: &str, limit: Duration) {
     init_loader();
-    let dir = TempDir::new("extension-lookup");
+    let dir = TempDir::new(name);
     let (out, err) = (dir.path().join("stdout"), dir.path().join("stderr"));
     let file = |p: &PathBuf| std::fs::File::create(p).expect("create an output file");
     let mut child = Command::new(std::env::current_exe().expect("test binary path"))
-        .args(["extension_lookup_child", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
-        .env(LOOKUP_CHILD, "1")
+        .args([name, "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+        .env(var, "1")
         .stdout(file(&out))
         .stderr(file(&err))
         .spawn()
         .expect("run the test binary");
-    let deadline = Instant::now() + Duration::from_secs(60);
+    let deadline = Instant::now() + limit;
     let status = loop {
         if let Some(status) = child.try_wait().expect("wait for the child") {
             break status;
@@ -426,15 +435,15 @@ fn extension_function_lookup_returns_at_once() {
         if Instant::now() > deadline {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("the extension function lookups did not return within 60 s (a lookup that never returns)");
+            panic!("{name} did not finish within {limit:?} (a call that never returns)");
         }
         std::thread::sleep(Duration::from_millis(20));
     };
     let stdout = std::fs::read_to_string(&out).unwrap_or_default();
     let stderr = std::fs::read_to_string(&err).unwrap_or_default();
     assert!(
-        status.success() && stdout.contains(LOOKUP_DONE),
-        "the lookup child failed ({status}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+        status.success() && stdout.contains(done),
+        "{name} failed ({status}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
     );
 }
 
@@ -495,4 +504,181 @@ fn every_dispatch_slot_is_a_driver_function() {
         // SAFETY: the sampler created above, released once.
         unsafe { cl!(clReleaseSampler(sampler)) };
     });
+}
+
+// ---------------------------------------------------------------------------------------
+// Local memory, private memory and the work-group size a kernel can use
+
+/// A context's pfn_notify: appends the message to the `Mutex<Vec<String>>` at user_data.
+extern "C" fn record_notification(errinfo: *const c_char, _info: *const c_void, _cb: usize, user_data: *mut c_void) {
+    // SAFETY: user_data is the leaked &'static Mutex given at context creation; errinfo is the
+    // driver's NUL-terminated message, valid for this call.
+    let (notes, text) = unsafe { (&*(user_data as *const Mutex<Vec<String>>), CStr::from_ptr(errinfo)) };
+    notes.lock().expect("notes").push(text.to_string_lossy().into_owned());
+}
+
+/// A context and queue on `d` whose pfn_notify records its messages in the returned list.
+fn env_with_notes(d: &TestDevice) -> (TestEnv, &'static Mutex<Vec<String>>) {
+    init_loader();
+    let notes: &'static Mutex<Vec<String>> = Box::leak(Box::new(Mutex::new(Vec::new())));
+    // SAFETY: one valid device id; the callback and its user data live for the whole process.
+    let context = unsafe {
+        let raw = cl_create!(clCreateContext(
+            ptr::null(),
+            1,
+            &d.id,
+            Some(record_notification),
+            notes as *const Mutex<Vec<String>> as *mut c_void
+        ));
+        Context::from_raw(raw)
+    };
+    let queue = queue_for(&context, d.id, 0);
+    (TestEnv { device: d.clone(), context, queue }, notes)
+}
+
+/// Set in the child process of `a_launch_at_the_kernel_work_group_size_runs_with_large_private_memory`.
+const PRIVATE_CHILD: &str = "SOFTCL_LARGE_PRIVATE_LAUNCH_CHILD";
+/// Printed by that child when every launch has been checked.
+const PRIVATE_DONE: &str = "LARGE PRIVATE LAUNCH TEST: DONE";
+/// Private arrays of 65536 and 4096 floats: `big` (256 KiB) used before the barrier only, on
+/// the stack of the thread running the work-group; `st` (16 KiB) live across it, in the
+/// work-item state kept for the whole work-group.
+const BIG: usize = 65536;
+const STATE: usize = 4096;
+const LARGE_PRIVATE: &str = r#"
+__kernel void k(__global float* out, __local float* scratch) {
+    float big[65536];
+    float st[4096];
+    size_t n = get_local_size(0) * get_local_size(1);
+    size_t l = get_local_id(0) + get_local_id(1) * get_local_size(0);
+    for (int i = 0; i < 65536; i++) big[i] = (float)(l + i);
+    for (int i = 0; i < 4096; i++) st[i] = (float)(l * 2 + i);
+    scratch[l] = big[(l * 7) % 65536];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    float s = scratch[(l + 1) % n];
+    for (int i = 0; i < 4096; i += 5) s += st[i];
+    out[get_global_id(0) + get_global_id(1) * get_global_size(0)] = s;
+}
+"#;
+
+/// What work-item `l` of a work-group of `n` writes.
+fn large_private_expected(l: usize, n: usize) -> f32 {
+    let m = (l + 1) % n;
+    let scratch = m + (m * 7) % BIG;
+    let st: usize = (0..STATE).step_by(5).map(|i| 2 * l + i).sum();
+    (scratch + st) as f32
+}
+
+/// The child: see the parent test.
+#[test]
+#[ignore = "a child process of a_launch_at_the_kernel_work_group_size_runs_with_large_private_memory"]
+fn large_private_launch_child() {
+    if std::env::var_os(PRIVATE_CHILD).is_none() {
+        return;
+    }
+    for_each_device(|d| {
+        let env = d.env();
+        let k = env.kernel(LARGE_PRIVATE, "", "k");
+        let wgs: usize = kernel_wg_info(k.raw(), d.id, CL_KERNEL_WORK_GROUP_SIZE);
+        let multiple: usize = kernel_wg_info(k.raw(), d.id, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE);
+        let private: cl_ulong = kernel_wg_info(k.raw(), d.id, CL_KERNEL_PRIVATE_MEM_SIZE);
+        let max = device_info::<usize>(d.id, CL_DEVICE_MAX_WORK_GROUP_SIZE);
+        println!("{}: CL_KERNEL_WORK_GROUP_SIZE {wgs} of {max}, multiple {multiple}, private {private}", d.name);
+        assert!(private >= ((BIG + STATE) * 4) as cl_ulong, "CL_KERNEL_PRIVATE_MEM_SIZE {private}");
+        assert!((1..=max).contains(&wgs), "CL_KERNEL_WORK_GROUP_SIZE {wgs}");
+        assert!(multiple <= wgs, "CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE {multiple} above {wgs}");
+        if is_softcl() {
+            // 16 KiB of state per work-item: a work-group of the device's maximum would keep
+            // more than the executor gives one work-group.
+            assert!(wgs < max, "{}: the work-item state should lower CL_KERNEL_WORK_GROUP_SIZE", d.name);
+            assert!(wgs.is_multiple_of(multiple), "{wgs} is not a whole number of packets of {multiple}");
+        }
+        let out = env.buffer(CL_MEM_WRITE_ONLY, 3 * wgs * 4);
+        k.set_mem(0, &out);
+        k.set_local(1, wgs * 4);
+        // Exactly CL_KERNEL_WORK_GROUP_SIZE, as one row and as rows of one work-item (each
+        // padded to a whole packet of state: the most state a work-group of that size keeps).
+        for (global, local) in [([2 * wgs, 1], [wgs, 1]), ([1, 2 * wgs], [1, wgs])] {
+            env.run(&k, &global, Some(&local));
+            let got: Vec<f32> = env.read(&out, 2 * wgs);
+            for (i, g) in got.iter().enumerate() {
+                assert_eq!(*g, large_private_expected(i % wgs, wgs), "local {local:?}: out[{i}]");
+            }
+        }
+        // One more work-item is refused, where the device allows such a local size at all.
+        if wgs < max {
+            let err = try_enqueue_nd(env.q(), &k, None, &[wgs + 1], Some(&[wgs + 1]), &[]).map(|_| ()).unwrap_err();
+            assert_eq!(err.code, CL_INVALID_WORK_GROUP_SIZE, "local size {}: {err}", wgs + 1);
+        }
+        // A NULL local size picks work-groups the kernel can use.
+        k.set_local(1, max * 4);
+        let event = env.run(&k, &[3 * wgs], None);
+        assert_eq!(event.status(), CL_COMPLETE);
+        env.finish();
+    });
+    println!("{PRIVATE_DONE}");
+}
+
+/// A launch at exactly CL_KERNEL_WORK_GROUP_SIZE runs, and computes the right values, for a
+/// kernel with a barrier, 16 KiB of private memory live across it per work-item and 256 KiB
+/// more before it. CL_KERNEL_WORK_GROUP_SIZE accounts for the state kept across barriers (the
+/// devices' maximum was reported whatever a work-item kept), and the threads that run kernels
+/// have stacks for a packet's private memory (it overflowed the 2 MiB of a default thread's
+/// stack and crashed the process). Runs in a child process, so that a crash fails the test.
+#[test]
+fn a_launch_at_the_kernel_work_group_size_runs_with_large_private_memory() {
+    run_child("large_private_launch_child", PRIVATE_CHILD, PRIVATE_DONE, Duration::from_secs(300));
+}
+
+/// Set in the child process of `a_kernel_beyond_the_stack_is_refused_at_enqueue`.
+const STACK_CHILD: &str = "SOFTCL_STACK_REFUSAL_CHILD";
+/// Printed by that child when both devices refused the kernel.
+const STACK_DONE: &str = "STACK REFUSAL TEST: DONE";
+
+/// The child: see the parent test.
+#[test]
+#[ignore = "a child process of a_kernel_beyond_the_stack_is_refused_at_enqueue"]
+fn stack_refusal_child() {
+    if std::env::var_os(STACK_CHILD).is_none() {
+        return;
+    }
+    // 16 MiB of private memory per work-item: more than any worker's stack, even one
+    // work-item at a time.
+    const HUGE: &str = r#"
+    __kernel void k(__global float* out, int n) {
+        float a[4194304];
+        for (int i = 0; i < 4194304; i++) a[i] = (float)(get_global_id(0) + i);
+        float s = 0.0f;
+        for (int i = 0; i < 4194304; i += 7) s += a[(i * n) % 4194304];
+        out[get_global_id(0)] = s;
+    }
+    "#;
+    for_each_device(|d| {
+        let (env, notes) = env_with_notes(d);
+        let program = env.build(HUGE, "");
+        let log = program_build_info_string(program.raw(), d.id, CL_PROGRAM_BUILD_LOG);
+        assert!(log.contains("warning: kernel `k` cannot run on this device") && log.contains("stack"), "{log}");
+        let k = kernel_of(&program, "k");
+        let out = env.buffer(CL_MEM_WRITE_ONLY, 64 * 4);
+        k.set_mem(0, &out);
+        k.set_arg(1, &3i32);
+        let err = try_enqueue_nd(env.q(), &k, None, &[64], None, &[]).map(|_| ()).unwrap_err();
+        assert_eq!(err.code, CL_OUT_OF_RESOURCES, "{}: {err}", d.name);
+        assert!(notes.lock().expect("notes").iter().any(|n| n.contains("private memory")), "{:?}", notes.lock());
+        env.finish();
+    });
+    println!("{STACK_DONE}");
+}
+
+/// A kernel whose private memory a worker's stack cannot hold is refused with
+/// CL_OUT_OF_RESOURCES at enqueue, the build log and the context's callback saying why; it
+/// is never run into a stack overflow (which crashed the process). Runs in a child process,
+/// so that a crash fails the test.
+#[test]
+fn a_kernel_beyond_the_stack_is_refused_at_enqueue() {
+    if !is_softcl() {
+        println!("note: SoftCL's stack limit is not checked on another platform");
+        return;
+    }
+    run_child("stack_refusal_child", STACK_CHILD, STACK_DONE, Duration::from_secs(300));
 }

@@ -8,7 +8,9 @@
 //!   correctly learn that on this device it does not. The 64 KiB limit is enforced.
 //! - The maximum work-group size is 4096 (Intel's CPU runtime reports 8192): each worker keeps
 //!   work-item state for a whole work-group (size x state per work-item across barriers), and
-//!   4096 keeps that bounded while leaving groups of hundreds of SIMD packets.
+//!   4096 keeps that bounded while leaving groups of hundreds of SIMD packets. A kernel that
+//!   keeps so much state that 4096 work-items would exceed `limits::WORK_GROUP_STATE_BYTES`
+//!   reports a smaller CL_KERNEL_WORK_GROUP_SIZE.
 //! - Preferred and native vector widths are the host's register widths (as PoCL reports
 //!   them); half is 0 because it is not supported yet.
 //! - fp64 (`cl_khr_fp64`) is the host's: IEEE 754 doubles with denormals, every rounding mode
@@ -139,7 +141,8 @@ impl Device for CpuDevice {
         self.launch_observed(launch, None)
     }
     fn pick_local_size(&self, kernel: &KernelInfo, work_dim: u32, global: [usize; 3], non_uniform: bool) -> [usize; 3] {
-        pick_local_size(&self.pick_params(), kernel, work_dim, global, non_uniform)
+        let params = PickParams { max_work_group_size: self.kernel_work_group_size(kernel), ..self.pick_params() };
+        pick_local_size(&params, kernel, work_dim, global, non_uniform)
     }
     fn fission(&self) -> Option<FissionSupport> {
         let domains = [
