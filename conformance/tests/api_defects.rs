@@ -2,7 +2,8 @@
 //! devices: memory objects released while set as kernel arguments, entry points of features
 //! no device has (pipes, on-device queues), context property values, the size of
 //! `__constant` memory; extension function lookups that return at once, and dispatch slots
-//! that hold the driver's own functions.
+//! that hold the driver's own functions; the `__local` and private memory and the work-group
+//! size a kernel can use.
 
 use softcl_conformance::*;
 use std::ffi::{c_char, c_void, CStr, CString};
@@ -509,6 +510,24 @@ fn every_dispatch_slot_is_a_driver_function() {
 // ---------------------------------------------------------------------------------------
 // Local memory, private memory and the work-group size a kernel can use
 
+/// The tile of reikna's transpose of complex128 on the CPU device: its block width is the
+/// square root of the maximum work-group size (4096), and it keeps a 64 x 65 tile of 16-byte
+/// elements in `__local` memory: 66,560 bytes (float4 here, the same size).
+const TILE: usize = 64;
+const TRANSPOSE: &str = r#"
+#define BW 64
+__kernel void transpose(__global float4* out, __global const float4* in, int width, int height) {
+    __local float4 tile[BW][BW + 1];
+    int lx = get_local_id(2), ly = get_local_id(1);
+    int m = get_global_id(0) * width * height;
+    int x = get_group_id(2) * BW + lx, y = get_group_id(1) * BW + ly;
+    if (x < width && y < height) tile[ly][lx] = in[m + y * width + x];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int ox = get_group_id(1) * BW + lx, oy = get_group_id(2) * BW + ly;
+    if (ox < height && oy < width) out[m + oy * height + ox] = tile[lx][ly];
+}
+"#;
+
 /// A context's pfn_notify: appends the message to the `Mutex<Vec<String>>` at user_data.
 extern "C" fn record_notification(errinfo: *const c_char, _info: *const c_void, _cb: usize, user_data: *mut c_void) {
     // SAFETY: user_data is the leaked &'static Mutex given at context creation; errinfo is the
@@ -534,6 +553,71 @@ fn env_with_notes(d: &TestDevice) -> (TestEnv, &'static Mutex<Vec<String>>) {
     };
     let queue = queue_for(&context, d.id, 0);
     (TestEnv { device: d.clone(), context, queue }, notes)
+}
+
+/// The CPU device has 256 KiB of local memory per work-group (as Intel's CPU runtime), so the
+/// reikna-sized tile (66,560 bytes of static `__local` memory, more than the 64 KiB it used to
+/// report) builds, reports CL_KERNEL_WORK_GROUP_SIZE 4096 and CL_KERNEL_LOCAL_MEM_SIZE 66,560,
+/// and transposes correctly in work-groups of that size. The Gen device keeps Gen9's 64 KiB:
+/// the program builds (with a build-log warning naming the kernel and the sizes) and every
+/// launch of the kernel is refused with CL_OUT_OF_RESOURCES, the context's callback saying
+/// why.
+#[test]
+fn a_reikna_sized_local_tile_runs_on_the_cpu_and_is_refused_on_gen() {
+    if !is_softcl() {
+        println!("note: SoftCL's local memory sizes are not checked on another platform");
+        return;
+    }
+    for_each_device(|d| {
+        let (env, notes) = env_with_notes(d);
+        let program = env.build(TRANSPOSE, "");
+        let log = program_build_info_string(program.raw(), d.id, CL_PROGRAM_BUILD_LOG);
+        let k = kernel_of(&program, "transpose");
+        let device_local = device_info::<cl_ulong>(d.id, CL_DEVICE_LOCAL_MEM_SIZE);
+        let wgs: usize = kernel_wg_info(k.raw(), d.id, CL_KERNEL_WORK_GROUP_SIZE);
+        let kernel_local: cl_ulong = kernel_wg_info(k.raw(), d.id, CL_KERNEL_LOCAL_MEM_SIZE);
+        assert_eq!(kernel_local, 66_560, "{}: CL_KERNEL_LOCAL_MEM_SIZE", d.name);
+        let (w, h) = (128usize, 192usize);
+        let input: Vec<f32> = (0..w * h * 4).map(|i| i as f32).collect();
+        let inb = env.buffer_from(CL_MEM_READ_ONLY, &input);
+        let out = env.buffer(CL_MEM_WRITE_ONLY, w * h * 16);
+        k.set_mem(0, &out);
+        k.set_mem(1, &inb);
+        k.set_arg(2, &(w as i32));
+        k.set_arg(3, &(h as i32));
+        match d.kind {
+            DeviceKind::Cpu => {
+                assert_eq!(device_local, 256 << 10, "the CPU device's CL_DEVICE_LOCAL_MEM_SIZE");
+                assert_eq!(wgs, TILE * TILE, "CL_KERNEL_WORK_GROUP_SIZE of the transpose");
+                assert!(!log.contains("cannot run"), "build log:\n{log}");
+                env.run(&k, &[1, h, w], Some(&[1, TILE, TILE]));
+                let got: Vec<f32> = env.read(&out, w * h * 4);
+                for (y, x, c) in (0..h).flat_map(|y| (0..w).flat_map(move |x| (0..4).map(move |c| (y, x, c)))) {
+                    assert_eq!(got[(x * h + y) * 4 + c], input[(y * w + x) * 4 + c], "out[{x}][{y}].{c}");
+                }
+                assert!(notes.lock().expect("notes").is_empty(), "{:?}", notes.lock());
+            }
+            DeviceKind::Gpu => {
+                assert_eq!(device_local, 64 << 10, "Gen9's shared local memory");
+                assert!(
+                    log.contains("warning: kernel `transpose` cannot run on this device")
+                        && log.contains("66560")
+                        && log.contains("65536"),
+                    "the build log should say why the kernel cannot run:\n{log}"
+                );
+                for local in [Some(&[1, 16, 16][..]), None] {
+                    let err = try_enqueue_nd(env.q(), &k, None, &[1, h, w], local, &[]).map(|_| ()).unwrap_err();
+                    assert_eq!(err.code, CL_OUT_OF_RESOURCES, "local size {local:?}: {err}");
+                }
+                let notes = notes.lock().expect("notes");
+                assert!(
+                    notes.len() == 2 && notes.iter().all(|n| n.contains("transpose") && n.contains("66560")),
+                    "the context's callback should say why: {notes:?}"
+                );
+            }
+        }
+        env.finish();
+    });
 }
 
 /// Set in the child process of `a_launch_at_the_kernel_work_group_size_runs_with_large_private_memory`.
