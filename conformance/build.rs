@@ -106,6 +106,39 @@ fn main() {
              (LIBCLANG_PATH is set in .cargo/config.toml)",
         );
 
-    let out = PathBuf::from(env::var("OUT_DIR").expect("OUT_DIR")).join("cl_bindings.rs");
-    bindings.write_to_file(&out).expect("cannot write the OpenCL bindings");
+    let out_dir = PathBuf::from(env::var("OUT_DIR").expect("OUT_DIR"));
+    bindings.write_to_file(out_dir.join("cl_bindings.rs")).expect("cannot write the OpenCL bindings");
+    write_dispatch_slots(&out_dir.join("icd_dispatch_slots.rs"));
+}
+
+/// `ICD_DISPATCH_SLOTS`: the field names of `cl_icd_dispatch` in `<CL/cl_icd.h>`, in order,
+/// for tests that look at a driver's dispatch table (the first word of every cl_khr_icd
+/// handle). The struct is a flat list of `cl_api_X X;` fields without conditionals.
+fn write_dispatch_slots(out: &std::path::Path) {
+    const HEADER: &str = "/usr/include/CL/cl_icd.h";
+    println!("cargo:rerun-if-changed={HEADER}");
+    let text = std::fs::read_to_string(HEADER).expect("read <CL/cl_icd.h> (package opencl-c-headers)");
+    let body = text
+        .split_once("typedef struct _cl_icd_dispatch {")
+        .and_then(|(_, rest)| rest.split_once("} cl_icd_dispatch;"))
+        .map(|(body, _)| body)
+        .expect("cl_icd_dispatch in <CL/cl_icd.h>");
+    // Comments out, then one field per `;`: its name is the last word.
+    let mut plain = String::new();
+    let mut rest = body;
+    while let Some((before, after)) = rest.split_once("/*") {
+        plain.push_str(before);
+        rest = after.split_once("*/").map_or("", |(_, a)| a);
+    }
+    plain.push_str(rest);
+    let names: Vec<&str> = plain.split(';').filter_map(|field| field.split_whitespace().last()).collect();
+    assert!(names.len() > 100 && names[0] == "clGetPlatformIDs", "unexpected cl_icd_dispatch: {names:?}");
+    let list: String = names.iter().map(|n| format!("    \"{n}\",\n")).collect();
+    std::fs::write(
+        out,
+        format!(
+            "/// The slots of `cl_icd_dispatch`, in order.\npub const ICD_DISPATCH_SLOTS: &[&str] = &[\n{list}];\n"
+        ),
+    )
+    .expect("write icd_dispatch_slots.rs");
 }

@@ -5,7 +5,9 @@
 //!   to `crate::api::<area>::<name>` where `src/api/<area>.rs` defines `pub extern "C" fn
 //!   <name>`, otherwise to a generated `missing::<name>` that returns an honest error
 //!   (CL_INVALID_OPERATION, or NULL with errcode_ret set). cl_khr_icd 2.0 tags go in the
-//!   clGetPlatformIDs and clUnloadCompiler slots.
+//!   clGetPlatformIDs and clUnloadCompiler slots. Functions under `src/api/` must not be
+//!   exported (`#[no_mangle]`): a slot holding an exported symbol can be bound to the
+//!   loader's function of the same name; the exports are wrappers in `src/exports.rs`.
 //! - `entry_points.rs`: `ENTRY_POINTS`, every slot's name with its function and whether it is
 //!   implemented, for clGetExtensionFunctionAddress* and docs/API_STATUS.md.
 
@@ -62,6 +64,20 @@ fn main() {
         let file = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         for item in file.items {
             if let syn::Item::Fn(f) = item {
+                // The dispatch table must hold functions nothing can interpose: an exported
+                // symbol of the same name as one of the loader's binds to the loader's
+                // (src/exports.rs says why). Exports live in src/exports.rs, as wrappers.
+                let exported = f.attrs.iter().any(|a| {
+                    let text = a.to_token_stream().to_string();
+                    text.contains("no_mangle") || text.contains("export_name")
+                });
+                assert!(
+                    !exported,
+                    "{}: {} is exported; dispatch slots must hold unexported functions: \
+                     export a wrapper from src/exports.rs instead",
+                    path.display(),
+                    f.sig.ident
+                );
                 let is_pub = matches!(f.vis, syn::Visibility::Public(_));
                 let is_c = f.sig.abi.as_ref().is_some_and(|a| a.name.as_ref().is_some_and(|n| n.value() == "C"));
                 let name = f.sig.ident.to_string();

@@ -43,6 +43,12 @@ pub mod sys {
 }
 pub use sys::*;
 
+/// The slots of the cl_khr_icd dispatch table, the first word of every handle of an ICD
+/// (`ICD_DISPATCH_SLOTS`: the field names of `cl_icd_dispatch` in `<CL/cl_icd.h>`, in order).
+pub mod icd {
+    include!(concat!(env!("OUT_DIR"), "/icd_dispatch_slots.rs"));
+}
+
 /// The platform name the suite looks for when `SOFTCL_TEST_PLATFORM` is not set.
 pub const DEFAULT_PLATFORM: &str = "SoftCL";
 

@@ -11,7 +11,9 @@
 //! - Each worker keeps reusable 128-byte-aligned buffers across launches: `__local` memory
 //!   (the kernel's static `__local` variables, then each `__local` argument, each aligned to
 //!   128), work-item state (work-group size x `work_item_state_size`) and a private copy of the
-//!   argument block whose `ArgKind::Local` slots point at the worker's local memory.
+//!   argument block whose `ArgKind::Local` slots point at the worker's local memory. Workers
+//!   have stacks of [`crate::limits::KERNEL_THREAD_STACK_BYTES`] for the kernels' private
+//!   memory; a launch whose packet's private memory would not fit is refused (`Job::new`).
 //! - A work-group runs region by region: resume point 0, then each barrier id returned, until
 //!   the kernel returns [`FINISHED`]. [`Schedule::WholeGroup`] runs all its work-items in one
 //!   call per region (the CPU device); [`Schedule::Simd`] runs SIMD-width slices as hardware
@@ -414,6 +416,15 @@ impl Job {
                 info.name, limits.local_mem_size
             )));
         }
+        // Private memory lives on the worker's stack, a packet at a time: a kernel whose packet
+        // would overflow it is refused (the runtime refuses it at enqueue already).
+        let packet = match schedule {
+            Schedule::WholeGroup => info.simd_width as usize,
+            Schedule::Simd(w) => w as usize,
+        };
+        if let Some(why) = crate::limits::private_refusal(info, packet) {
+            return Err(LaunchError::OutOfResources(format!("kernel {}: {why}", info.name)));
+        }
         let state_bytes = info.work_item_state_bytes(range.local).ok_or_else(|| {
             LaunchError::OutOfResources(format!("kernel {}: work-item state size overflows", info.name))
         })?;
@@ -742,7 +753,10 @@ impl Pool {
                 }
                 worker_main(&shared)
             };
-            match std::thread::Builder::new().name(format!("softcl-{name}-{i}")).spawn(body) {
+            let builder = std::thread::Builder::new()
+                .name(format!("softcl-{name}-{i}"))
+                .stack_size(crate::limits::KERNEL_THREAD_STACK_BYTES);
+            match builder.spawn(body) {
                 Ok(h) => handles.push(h),
                 Err(e) => last_error = Some(e),
             }
@@ -1057,8 +1071,10 @@ impl Executor {
             // time the pool is held (the launching thread waits), on the launching thread
             // only if that thread cannot be started.
             Some(cpus) => std::thread::scope(|scope| {
-                let spawned =
-                    std::thread::Builder::new().name(format!("softcl-{}-c", self.name)).spawn_scoped(scope, || {
+                let spawned = std::thread::Builder::new()
+                    .name(format!("softcl-{}-c", self.name))
+                    .stack_size(crate::limits::KERNEL_THREAD_STACK_BYTES)
+                    .spawn_scoped(scope, || {
                         let pinned = pin_current_thread(cpus);
                         #[cfg(test)]
                         self.pinned_concurrent.fetch_add(usize::from(pinned), Ordering::SeqCst);

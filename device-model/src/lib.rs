@@ -10,6 +10,7 @@ pub mod features;
 pub mod gen;
 pub mod info;
 pub mod launch;
+pub mod limits;
 pub mod observer;
 pub mod pick;
 mod printf;
@@ -41,6 +42,23 @@ pub trait Device: Send + Sync + std::fmt::Debug {
         global: [usize; 3],
         non_uniform: bool,
     ) -> [usize; 3];
+    /// The most work-items of `kernel` one call of its compiled code runs at once (a packet):
+    /// a worker's stack holds their private memory, and work-item state is kept per packet
+    /// (`limits.rs`). The kernel's vector width W by default.
+    fn packet_width(&self, kernel: &softcl_compiler::KernelInfo) -> usize {
+        (kernel.simd_width as usize).max(1)
+    }
+    /// CL_KERNEL_WORK_GROUP_SIZE: the largest work-group, of any shape, a launch of `kernel`
+    /// can use on this device (`limits::kernel_work_group_size`).
+    fn kernel_work_group_size(&self, kernel: &softcl_compiler::KernelInfo) -> usize {
+        limits::kernel_work_group_size(self.info(), kernel, self.packet_width(kernel))
+    }
+    /// Why `kernel` cannot run on this device whatever the launch (its `__local` variables
+    /// exceed the device's local memory, its private memory a worker's stack); None when it
+    /// can (`limits::kernel_refusal`).
+    fn kernel_refusal(&self, kernel: &softcl_compiler::KernelInfo) -> Option<String> {
+        limits::kernel_refusal(self.info(), kernel, self.packet_width(kernel))
+    }
     /// How the device can be partitioned (clCreateSubDevices); None: it cannot.
     fn fission(&self) -> Option<cpu::fission::FissionSupport> {
         None

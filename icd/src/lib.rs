@@ -2,8 +2,9 @@
 //!
 //! Exported symbols are only the loader's entry points (clIcdGetPlatformIDsKHR,
 //! clGetExtensionFunctionAddress, clGetExtensionFunctionAddressForPlatform and the
-//! cl_khr_icd 2.0 pair); every other function is reached through the dispatch table that
-//! starts each handle. Each entry point under `api/` validates its arguments, runs plain Rust
+//! cl_khr_icd 2.0 pair), defined in `exports` as wrappers of unexported functions in `api/`;
+//! every other function is reached through the dispatch table that starts each handle, whose
+//! slots all hold unexported functions (see `exports` for why). Each entry point under `api/` validates its arguments, runs plain Rust
 //! logic returning `Result<_, cl_int>` and turns the result into the C return convention
 //! through `entry`, which also catches panics.
 
@@ -16,6 +17,7 @@
 pub mod api;
 pub mod dispatch;
 pub mod entry;
+pub mod exports;
 pub mod handles;
 pub mod info;
 pub mod ptr;

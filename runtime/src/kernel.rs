@@ -408,14 +408,12 @@ impl Kernel {
         (count, bytes)
     }
 
-    /// CL_KERNEL_WORK_GROUP_SIZE: the device's maximum, or less when the kernel requires a
-    /// work-group size.
+    /// CL_KERNEL_WORK_GROUP_SIZE: the largest work-group a launch of the kernel as compiled for
+    /// `device` can use: the device's maximum, less when the kernel requires a work-group size
+    /// or keeps so much state across barriers that its work-groups must be smaller
+    /// (`softcl_device_model::limits`).
     pub fn work_group_size(&self, device: &Device) -> usize {
-        let max = device.info().max_work_group_size;
-        match self.info.reqd_work_group_size {
-            Some(r) => max.min(r.iter().product::<usize>().max(1)),
-            None => max,
-        }
+        self.with_device_info(device, |info| device.model.kernel_work_group_size(info))
     }
 
     /// The argument block of a launch (CL_INVALID_KERNEL_ARGS if an argument is not set).
@@ -579,7 +577,20 @@ impl Kernel {
         // on the command-queue because of insufficient resources needed to execute the kernel.
         // For example, the explicitly specified local_work_size causes a failure to execute
         // the kernel because of insufficient resources such as registers or local memory."
-        if self.local_mem_size(device) > info.local_mem_size {
+        // A kernel that cannot run on this device whatever the launch: its own `__local`
+        // variables exceed the device's local memory, or its private memory a worker's stack
+        // (the build log said so too). The context's callback is told why.
+        if let Some(why) = device.model.kernel_refusal(kinfo) {
+            self.context().notify(&format!("kernel {} cannot run on {}: {why}", self.name, info.name));
+            return Err(CL_OUT_OF_RESOURCES);
+        }
+        let local_bytes = self.local_mem_size(device);
+        if local_bytes > info.local_mem_size {
+            self.context().notify(&format!(
+                "kernel {} needs {local_bytes} bytes of __local memory ({} of its own variables, the rest \
+                 __local arguments), more than the {} bytes of {} (CL_DEVICE_LOCAL_MEM_SIZE)",
+                self.name, kinfo.static_local_mem_size, info.local_mem_size, info.name
+            ));
             return Err(CL_OUT_OF_RESOURCES);
         }
         // The same for `__constant` memory: more `__constant` pointer arguments than

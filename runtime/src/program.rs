@@ -317,7 +317,8 @@ impl Program {
 
     fn finish(&self, indices: &[usize], results: Vec<DeviceBuild>) {
         let mut builds = self.builds.lock();
-        for (&i, r) in indices.iter().zip(results) {
+        for (&i, mut r) in indices.iter().zip(results) {
+            note_unrunnable_kernels(&self.devices[i], &mut r);
             builds[i] = r;
         }
     }
@@ -604,7 +605,9 @@ impl Program {
                 }
             };
             failed |= outcome.failure.is_some();
-            builds.push(outcome.build);
+            let mut build = outcome.build;
+            note_unrunnable_kernels(device, &mut build);
+            builds.push(build);
         }
         let program = Self::new(context, devices, Origin::Linked, builds);
         Ok((program, if failed { CL_LINK_PROGRAM_FAILURE } else { CL_SUCCESS as cl_int }))
@@ -721,6 +724,26 @@ impl Program {
         }
         self.spec_constants.lock().insert(spec_id, value.to_vec());
         Ok(())
+    }
+}
+
+/// Adds a build-log line for each kernel of an executable `build` that cannot run on `device`
+/// whatever the launch (its `__local` variables exceed the device's local memory, its private
+/// memory a worker's stack: `Device::kernel_refusal`). The build succeeds, since the program's
+/// other kernels may run; clEnqueueNDRangeKernel refuses such a kernel with
+/// CL_OUT_OF_RESOURCES.
+fn note_unrunnable_kernels(device: &Device, build: &mut DeviceBuild) {
+    let Some(native) = build.native.as_ref().filter(|_| build.status == CL_BUILD_SUCCESS as cl_build_status) else {
+        return;
+    };
+    for k in &native.kernels {
+        if let Some(why) = device.model.kernel_refusal(&k.info) {
+            build.log.push_str(&format!(
+                "warning: kernel `{}` cannot run on this device: {why}; clEnqueueNDRangeKernel returns \
+                 CL_OUT_OF_RESOURCES\n",
+                k.info.name
+            ));
+        }
     }
 }
 

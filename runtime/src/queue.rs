@@ -275,6 +275,7 @@ fn spawn_ooo_worker(shared: &Arc<Shared>, first: bool) -> bool {
     let worker_shared = shared.clone();
     std::thread::Builder::new()
         .name(shared.thread_name.clone())
+        .stack_size(softcl_device_model::limits::KERNEL_THREAD_STACK_BYTES)
         .spawn(move || ooo_worker_main(&worker_shared, first))
         .is_ok()
 }
@@ -378,8 +379,11 @@ impl Queue {
             spawn_ooo_worker(&shared, true)
         } else {
             let worker_shared = shared.clone();
+            // The worker runs kernels itself (whole launches of one work-group, a launch's
+            // share of its work-groups): it gets a kernel thread's stack.
             std::thread::Builder::new()
                 .name(shared.thread_name.clone())
+                .stack_size(softcl_device_model::limits::KERNEL_THREAD_STACK_BYTES)
                 .spawn(move || worker_main(&worker_shared))
                 .is_ok()
         };

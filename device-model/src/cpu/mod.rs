@@ -5,10 +5,18 @@
 //! - Local memory is reported as CL_GLOBAL, as PoCL and Intel's CPU runtime do: `__local`
 //!   buffers are ordinary cached host memory with no dedicated scratchpad, and applications
 //!   that test for CL_LOCAL to decide whether tiling through local memory pays off then
-//!   correctly learn that on this device it does not. The 64 KiB limit is enforced.
+//!   correctly learn that on this device it does not. There are 256 KiB of it per
+//!   work-group, as Intel's CPU runtime reports (PoCL reports more): each worker gives the
+//!   work-group it runs a heap buffer of the size the launch needs, so the limit is not the
+//!   size of a scratchpad but what a tile sized to CL_DEVICE_LOCAL_MEM_SIZE should stay within
+//!   to be cached near the core (a core's L2 is 256 KiB to 2 MiB). 64 KiB was too little for
+//!   tiles a work-group of 4096 asks for (64 x 65 complex doubles are 66,560 bytes). The limit
+//!   is enforced (`crate::limits`).
 //! - The maximum work-group size is 4096 (Intel's CPU runtime reports 8192): each worker keeps
 //!   work-item state for a whole work-group (size x state per work-item across barriers), and
-//!   4096 keeps that bounded while leaving groups of hundreds of SIMD packets.
+//!   4096 keeps that bounded while leaving groups of hundreds of SIMD packets. A kernel that
+//!   keeps so much state that 4096 work-items would exceed `limits::WORK_GROUP_STATE_BYTES`
+//!   reports a smaller CL_KERNEL_WORK_GROUP_SIZE.
 //! - Preferred and native vector widths are the host's register widths (as PoCL reports
 //!   them); half is 0 because it is not supported yet.
 //! - fp64 (`cl_khr_fp64`) is the host's: IEEE 754 doubles with denormals, every rounding mode
@@ -33,8 +41,8 @@ use std::time::Instant;
 
 /// Maximum work-group size of the CPU device (see the module documentation).
 pub const CPU_MAX_WORK_GROUP_SIZE: usize = 4096;
-/// `__local` memory per work-group.
-pub const CPU_LOCAL_MEM_SIZE: u64 = 64 << 10;
+/// `__local` memory per work-group (see the module documentation).
+pub const CPU_LOCAL_MEM_SIZE: u64 = 256 << 10;
 /// Used when /proc/meminfo cannot be read.
 const FALLBACK_GLOBAL_MEM: u64 = 1 << 30;
 /// Used when /sys has no cache description.
@@ -139,7 +147,8 @@ impl Device for CpuDevice {
         self.launch_observed(launch, None)
     }
     fn pick_local_size(&self, kernel: &KernelInfo, work_dim: u32, global: [usize; 3], non_uniform: bool) -> [usize; 3] {
-        pick_local_size(&self.pick_params(), kernel, work_dim, global, non_uniform)
+        let params = PickParams { max_work_group_size: self.kernel_work_group_size(kernel), ..self.pick_params() };
+        pick_local_size(&params, kernel, work_dim, global, non_uniform)
     }
     fn fission(&self) -> Option<FissionSupport> {
         let domains = [
@@ -257,7 +266,7 @@ mod tests {
         assert!(info.max_mem_alloc_size <= info.global_mem_size);
         assert!(info.max_mem_alloc_size >= (info.global_mem_size / 4).min(128 << 20));
         assert_eq!(info.local_mem_kind, LocalMemKind::Global);
-        assert_eq!(info.local_mem_size, 65536);
+        assert_eq!(info.local_mem_size, 256 << 10);
         assert_eq!(info.max_work_group_size, 4096);
         assert!([4, 8, 16].contains(&info.preferred_work_group_size_multiple));
         assert_eq!(info.preferred_work_group_size_multiple, dev.simd_width());

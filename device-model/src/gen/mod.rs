@@ -195,9 +195,13 @@ impl Device for GenDevice {
     fn launch(&self, launch: &Launch<'_>) -> Result<LaunchReport, LaunchError> {
         self.launch_observed(launch, None)
     }
+    /// A launch runs the kernel at the SIMD width it chooses then: at most the widest.
+    fn packet_width(&self, _kernel: &KernelInfo) -> usize {
+        self.config.simd_widths.iter().copied().max().unwrap_or(1)
+    }
     fn pick_local_size(&self, kernel: &KernelInfo, work_dim: u32, global: [usize; 3], non_uniform: bool) -> [usize; 3] {
         let params = PickParams {
-            max_work_group_size: self.info.max_work_group_size,
+            max_work_group_size: self.kernel_work_group_size(kernel),
             max_work_item_sizes: self.info.max_work_item_sizes,
             multiple: self.config.preferred_work_group_multiple,
             target_groups: self.config.subslices() as usize,

@@ -251,8 +251,11 @@ pub extern "C" fn clGetKernelWorkGroupInfo(
             CL_KERNEL_LOCAL_MEM_SIZE => out.write(&k.local_mem_size(dev)),
             CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => {
                 // A vectorized kernel runs packets of W work-items: multiples of W have no tail.
+                // Never more than CL_KERNEL_WORK_GROUP_SIZE (a kernel keeping much state across
+                // barriers may have smaller work-groups than a packet).
                 let w = k.device_info(dev).simd_width as usize;
-                out.write(&if w > 1 { w } else { dev.info().preferred_work_group_size_multiple })
+                let multiple = if w > 1 { w } else { dev.info().preferred_work_group_size_multiple };
+                out.write(&multiple.min(k.work_group_size(dev)))
             }
             CL_KERNEL_PRIVATE_MEM_SIZE => out.write(&k.device_info(dev).private_mem_size),
             // "CL_INVALID_VALUE if param_name is CL_KERNEL_GLOBAL_WORK_SIZE and device is not a

@@ -25,8 +25,7 @@ fn get_platform_ids(
     Ok(())
 }
 
-/// The loader's way to enumerate our platforms (cl_khr_icd).
-#[no_mangle]
+/// The loader's way to enumerate our platforms (cl_khr_icd; exported by `crate::exports`).
 pub extern "C" fn clIcdGetPlatformIDsKHR(
     num_entries: cl_uint,
     platforms: *mut cl_platform_id,
@@ -93,7 +92,9 @@ pub(crate) fn cl_version_of(major: u32, minor: u32, patch: u32) -> cl_version {
 
 /// The functions clGetExtensionFunctionAddress* return: the loader's own extension functions
 /// and, by name, every implemented entry point. Debian's ocl-icd asks for core functions such as
-/// clGetPlatformInfo this way to decide whether a library is an ICD at all.
+/// clGetPlatformInfo this way to decide whether a library is an ICD at all. All of them are the
+/// unexported functions of `api/`, never the exported wrappers of `crate::exports`, which the
+/// loader's symbols of the same names can interpose.
 fn extension_function(name: &str) -> *mut c_void {
     match name {
         "clIcdGetPlatformIDsKHR" => clIcdGetPlatformIDsKHR as *const () as *mut c_void,
@@ -131,12 +132,12 @@ fn lookup_function(platform: Option<cl_platform_id>, func_name: *const c_char, s
     .unwrap_or(std::ptr::null_mut())
 }
 
-#[no_mangle]
+/// Exported by `crate::exports`; the dispatch table holds this function, never the export.
 pub extern "C" fn clGetExtensionFunctionAddress(func_name: *const c_char) -> *mut c_void {
     lookup_function(None, func_name, Lookup::Implemented)
 }
 
-#[no_mangle]
+/// Exported by `crate::exports`; the dispatch table holds this function, never the export.
 pub extern "C" fn clGetExtensionFunctionAddressForPlatform(
     platform: cl_platform_id,
     func_name: *const c_char,
@@ -144,8 +145,8 @@ pub extern "C" fn clGetExtensionFunctionAddressForPlatform(
     lookup_function(Some(platform), func_name, Lookup::Implemented)
 }
 
-/// cl_khr_icd 2.0: any entry point by name, for the loader's own dispatch tables.
-#[no_mangle]
+/// cl_khr_icd 2.0: any entry point by name, for the loader's own dispatch tables (exported
+/// by `crate::exports`).
 pub extern "C" fn clIcdGetFunctionAddressForPlatformKHR(
     platform: cl_platform_id,
     func_name: *const c_char,
@@ -153,8 +154,8 @@ pub extern "C" fn clIcdGetFunctionAddressForPlatformKHR(
     lookup_function(Some(platform), func_name, Lookup::AnySlot)
 }
 
-/// cl_khr_icd 2.0: the loader's dispatch data, stored in the platform and every object.
-#[no_mangle]
+/// cl_khr_icd 2.0: the loader's dispatch data, stored in the platform and every object
+/// (exported by `crate::exports`).
 pub extern "C" fn clIcdSetPlatformDispatchDataKHR(platform: cl_platform_id, dispatch_data: *mut c_void) -> cl_int {
     entry::code("clIcdSetPlatformDispatchDataKHR", || {
         let p = platform_arg(platform)?;
