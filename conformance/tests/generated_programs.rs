@@ -1,6 +1,7 @@
 //! Shapes of the programs a random program generator (CLSmith style) writes, through the
 //! loader: private structs whose initialiser is not constant but holds constant arrays
-//! (clang copies those parts from private constant data).
+//! (clang copies those parts from private constant data), and private structs with
+//! `volatile` members and wide vectors copied whole.
 //!
 //! Each test runs in child processes of this test binary, one per setting: on the CPU
 //! device at the heuristic width, at the forced widths 4, 8 and 16 where the host has them,
@@ -227,5 +228,74 @@ fn nested_structs_with_constant_arrays() {
             + c[1] * 100000
             + z[0] * 10000000
             + z[1] * 1000000000
+    });
+}
+
+/// A struct with `volatile` members around a `long16`, copied whole from an initialised
+/// one: clang gives a volatile member its own variable but keeps the struct's alignment (128)
+/// on its accesses, which that variable does not have.
+#[test]
+fn volatile_members_and_a_long16_copied_whole() {
+    if run_in_every_mode("volatile_members_and_a_long16_copied_whole") {
+        return;
+    }
+    const SRC: &str = r#"
+        struct S { volatile int a; long16 v; volatile int b; int c[3]; };
+        KATTR __kernel void copied(__global long *out) {
+            int g = get_global_id(0);
+            struct S s0 = {1, (long16)(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16), 2, {3, 4, 5}};
+            s0.a = g;
+            struct S s1 = s0;
+            s1.v += (long16)(g);
+            s1.b += s1.a;
+            s1.c[g % 3] = s1.b * 7;
+            out[g] = s1.v.s0 + s1.v.s7 * 3 + s1.v.sf * 5 + s1.a * 100 + s1.b * 1000
+                   + s1.c[0] * 10000 + s1.c[1] * 100000 + s1.c[2] * 1000000;
+        }
+        struct T { volatile char k; long16 v; volatile short m; long16 w; };
+        KATTR __kernel void two_vectors(__global long *out) {
+            int g = get_global_id(0);
+            struct T t0 = {3, (long16)(g), 4, (long16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)};
+            t0.k += (char)g;
+            struct T t1 = t0;
+            t1.w += t1.v;
+            t1.m += t1.k;
+            out[g] = t1.w.s0 + t1.w.s5 * 7 + t1.w.sf * 11 + t1.m * 1000 + t1.k * 100000;
+        }
+        struct M { volatile char c; volatile int a; long16 v; volatile short s; volatile int b; };
+        KATTR __kernel void mixed(__global long *out) {
+            int g = get_global_id(0);
+            struct M m0 = {1, 2, (long16)(3), 4, 5};
+            m0.c += (char)g;
+            m0.a += g;
+            m0.s += (short)g;
+            m0.b -= g;
+            struct M m1 = m0;
+            m1.v += (long16)(m1.a);
+            out[g] = m1.v.s3 + m1.v.sc * 3 + m1.c * 10 + m1.a * 100 + m1.s * 1000 + m1.b * 10000;
+        }"#;
+    let n = 211;
+    check_each_item(SRC, "copied", n, |g| {
+        let g = g as i64;
+        let v: Vec<i64> = (1..=16).map(|k| k + g).collect();
+        let a = g;
+        let b = 2 + a;
+        let mut c = [3i64, 4, 5];
+        c[(g % 3) as usize] = b * 7;
+        v[0] + v[7] * 3 + v[15] * 5 + a * 100 + b * 1000 + c[0] * 10000 + c[1] * 100000 + c[2] * 1000000
+    });
+    check_each_item(SRC, "two_vectors", n, |g| {
+        let k = (3 + g as i64) as i8 as i64;
+        let w: Vec<i64> = (0..16).map(|j| j + g as i64).collect();
+        let m = (4 + k) as i16 as i64;
+        w[0] + w[5] * 7 + w[15] * 11 + m * 1000 + k * 100000
+    });
+    check_each_item(SRC, "mixed", n, |g| {
+        let c = (1 + g as i64) as i8 as i64;
+        let a = 2 + g as i64;
+        let s = (4 + g as i64) as i16 as i64;
+        let b = 5 - g as i64;
+        let v = 3 + a;
+        v + v * 3 + c * 10 + a * 100 + s * 1000 + b * 10000
     });
 }

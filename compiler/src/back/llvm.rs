@@ -6,6 +6,10 @@
 //! variables is emitted once per kernel, since each kernel lays out its own local memory.
 //! A kernel's body is emitted as a *work-item function* (see `workgroup`): its parameters
 //! come from the argument block and its barriers return to the work-group loop.
+//!
+//! Loads, stores and copies take their alignment from the IR, which `passes::align` made
+//! what their addresses are guaranteed; variables get at least the alignment that pass
+//! counts on.
 
 use super::workgroup::StatePlan;
 use crate::abi::WorkGroupContext;
@@ -14,6 +18,7 @@ use crate::ir::{
     SecondaryMap, TypeData, UnaryOp, Value, ValueDef, WorkItemQuery,
 };
 use crate::kernel_info::{AddressSpace as ClSpace, ArgKind, KernelInfo};
+use crate::passes::align;
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::basic_block::BasicBlock;
 use inkwell::builder::{Builder, BuilderError};
@@ -273,7 +278,7 @@ impl<'ctx, 'ir> Emitter<'ctx, 'ir> {
             }
             gv.set_initializer(&init);
             gv.set_constant(data.space == ClSpace::Constant);
-            let align = (data.align as u64).max(self.abi_align(ty));
+            let align = self.abi_align(ty).max(align::global_align(&self.ir.types, data));
             if align.is_power_of_two() {
                 gv.set_alignment(align as u32);
             }
@@ -366,7 +371,7 @@ impl<'ctx, 'ir> Emitter<'ctx, 'ir> {
         for g in used {
             let data = &self.ir.globals[g];
             let ty = self.ty(data.ty).map_err(|e| Error(format!("__local variable `{}`: {}", data.name, e.0)))?;
-            let align = (data.align as u64).max(self.abi_align(ty)).max(1);
+            let align = self.abi_align(ty).max(align::global_align(&self.ir.types, data));
             off = off.next_multiple_of(align);
             layout.offsets.insert(g, off);
             off += self.alloc_size(ty);
@@ -994,14 +999,12 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                     }
                     None => {
                         let a = self.pb.build_alloca(llty, "")?;
-                        let align = self.e.abi_align(llty).max(match self.e.ir.types.get(*ty) {
-                            TypeData::Vector { .. } => self.e.ir.types.align_of(*ty),
-                            // Lane copies: each aligned like the variable's own type.
-                            _ if lane_copies.is_some() => {
-                                self.e.ir.types.align_of(*ty).max(self.e.abi_align(self.ty(*ty)?))
-                            }
-                            _ => 1,
-                        });
+                        // What `passes::align` counts on: the variable's alignment (lane copies:
+                        // each copy's, their size a multiple of it).
+                        let mut align = self.e.abi_align(llty).max(align::variable_align(&self.e.ir.types, *ty));
+                        if lane_copies.is_some() {
+                            align = align.max(self.e.abi_align(self.ty(*ty)?));
+                        }
                         if let Some(inst) = a.as_instruction() {
                             if align.is_power_of_two() {
                                 let _ = inst.set_alignment(align as u32);
@@ -1569,12 +1572,13 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 let (_, rt) = self.need_result(i)?;
                 Some(self.lower_convert(*op, a, rt, *saturate, *rounding)?)
             }
-            I::Variable { init, .. } => {
+            I::Variable { ty, init } => {
                 if let Some(init) = init {
                     let (r, _) = self.need_result(i)?;
                     let p = as_ptr(self.vals[r].ok_or("variable without storage")?)?;
                     let v = self.get(*init)?;
-                    self.b.build_store(p, v)?;
+                    let st = self.b.build_store(p, v)?;
+                    let _ = st.set_alignment(align::variable_align(&self.e.ir.types, *ty) as u32);
                 }
                 None // the pointer was set up in the prologue
             }

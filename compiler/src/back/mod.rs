@@ -1,6 +1,8 @@
 //! Back end: SoftCL IR -> LLVM 22 (inkwell) -> native code (JIT).
 //!
-//! 1. `passes::inline` inlines every call whose callee contains a barrier.
+//! 1. `passes::inline` inlines every call whose callee contains a barrier (every call when
+//!    the kernel is vectorized); `passes::align` then gives every load, store and copy the
+//!    alignment its address is guaranteed, which the lowering uses as it is.
 //! 2. `llvm` translates each function reachable from a kernel; `workgroup` builds each
 //!    kernel's work-item function (barrier regions, work-item state) and its work-group
 //!    entry with the [`crate::abi`] signature; `builtins` lowers OpenCL.std.
@@ -79,7 +81,8 @@ fn check_device_features(module: &ir::Module, target: &Target) -> Result<(), Bui
 }
 
 /// The module as the back end lowers it: features checked, `vloadn` / `vstoren` made loads
-/// and stores, calls inlined.
+/// and stores, calls inlined, every memory access given the alignment its address is
+/// guaranteed (`passes::align`, once the addresses inlining exposes are known).
 fn prepare(module: &ir::Module, target: &Target) -> Result<ir::Module, BuildError> {
     check_device_features(module, target)?;
     let mut m = module.clone();
@@ -89,6 +92,7 @@ fn prepare(module: &ir::Module, target: &Target) -> Result<ir::Module, BuildErro
         crate::vectorize::inline_kernel_calls(&mut m, 256).map_err(fail)?;
         crate::passes::short_circuit::fold_kernels(&mut m);
     }
+    crate::passes::align::run_module(&mut m);
     Ok(m)
 }
 
@@ -481,7 +485,7 @@ fn plan_state(
     for &i in &a.state_vars {
         let InstData::Variable { ty, .. } = &func.insts[i] else { continue };
         let t = e.ty(*ty)?;
-        let align = e.abi_align(t).max(e.ir.types.align_of(*ty));
+        let align = e.abi_align(t).max(crate::passes::align::variable_align(&e.ir.types, *ty));
         plan.state_vars.insert(i, place(e.alloc_size(t), align));
     }
     if let Some(entry) = func.layout.entry() {
