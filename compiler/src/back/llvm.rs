@@ -9,7 +9,7 @@
 //!
 //! Loads, stores and copies take their alignment from the IR, which `passes::align` made
 //! what their addresses are guaranteed; variables get at least the alignment that pass
-//! counts on.
+//! counts on, and the argument block's values are read aligned to `abi::ARGS_ALIGN` at most.
 
 use super::workgroup::StatePlan;
 use crate::abi::WorkGroupContext;
@@ -900,6 +900,9 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                         &[self.i64().const_int(arg.offset as u64, false)],
                         true,
                     )?;
+                    // The block is only `abi::ARGS_ALIGN` aligned (`NativeKernel::run`): so is
+                    // what it holds, at most, whatever the argument's type asks for.
+                    let in_block = align::at_offset(crate::abi::ARGS_ALIGN as u64, arg.offset as u64) as u32;
                     let v: Val<'ctx> = match (&arg.kind, is_ptr) {
                         (ArgKind::Buffer { .. }, true) if self.restrict_params.contains_key(&i) => {
                             let pi = self.restrict_params[&i];
@@ -907,7 +910,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                         }
                         (ArgKind::Buffer { .. } | ArgKind::Local, true) => {
                             let l = self.pb.build_load(self.ptr_type(), at, "")?;
-                            set_align(l, 8.min(arg.align.max(1)) as u32);
+                            set_align(l, in_block);
                             set_invariant(self.cx(), l);
                             l
                         }
@@ -925,7 +928,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                                     &[self.i64().const_int(self.packet_off(*off), false)],
                                     true,
                                 )?;
-                                self.entry_copies.push((dst, at, size, align.min(8)));
+                                self.entry_copies.push((dst, at, size, in_block.min(align)));
                                 dst
                             } else {
                                 let arr = self.cx().i8_type().array_type(size as u32);
@@ -934,7 +937,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                                     let _ = inst.set_alignment(align.max(16));
                                 }
                                 let n = self.i64().const_int(size, false);
-                                self.pb.build_memcpy(dst, align.min(8), at, align.min(8), n)?;
+                                self.pb.build_memcpy(dst, align.max(16), at, in_block, n)?;
                                 dst
                             };
                             dst.into()
@@ -942,7 +945,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                         (ArgKind::Value, false) => {
                             let ty = self.ty(ir_ty)?;
                             let l = self.pb.build_load(ty, at, "")?;
-                            set_align(l, arg.align.clamp(1, 128) as u32);
+                            set_align(l, in_block);
                             set_invariant(self.cx(), l);
                             l
                         }
@@ -950,7 +953,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                             // 8 bytes: the ImageArg pointer, or the sampler_t bits (`crate::abi`),
                             // both a pointer-typed value in the IR (an opaque type).
                             let l = self.pb.build_load(self.ptr_type(), at, "")?;
-                            set_align(l, 8.min(arg.align.max(1)) as u32);
+                            set_align(l, in_block);
                             set_invariant(self.cx(), l);
                             l
                         }

@@ -19,6 +19,9 @@
 //! pointer, a function parameter), the access keeps at most its claim, which the
 //! application guarantees by OpenCL C's rules (no claim: the natural alignment of the type
 //! accessed). Every access of the result has a power-of-two alignment.
+//!
+//! The back end's own accesses follow the same rule: the argument block's values are
+//! aligned to at most [`crate::abi::ARGS_ALIGN`] at their offsets (`back::llvm`).
 
 use crate::abi::BLOCK_ALIGN;
 use crate::ir::{self, ConstData, ConvertOp, InstData, TypeData, Value, ValueDef};
