@@ -96,6 +96,7 @@ pub const BLOCK_ALIGN: usize = 128;
 
 /// Alignment a work-group entry declares for its argument block (LLVM may then hoist loads
 /// of it out of the packet loop's branches); `NativeKernel::run` copies a block that lacks it.
+/// The entry reads no argument aligned to more than this, whatever its type asks for.
 pub const ARGS_ALIGN: usize = 8;
 
 /// The native signature of a work-group entry.

@@ -738,3 +738,60 @@ fn or_ed_compares_come_from_clangs_optimised_module() {
     let variables = insts(body).iter().filter(|(d, _)| matches!(d, InstData::Variable { .. })).count();
     assert_eq!(variables, 0, "the unoptimised module (its locals are variables) was translated");
 }
+
+/// A private struct whose initializer holds the address of a variable but also a constant
+/// array: llvm-spirv puts the array in a module-scope variable of Function storage
+/// (`constinit`), which becomes private data the kernel copies its struct's array from.
+#[test]
+fn constant_parts_of_a_private_initializer_are_private_data() {
+    let program = build(
+        "struct S { int a[5]; int *q; };
+         kernel void k(global int *out) {
+             int g = get_global_id(0);
+             int x = g * 3;
+             struct S d = {{1, 2, 3, 4, 5}, &x};
+             d.a[g % 5] += g;
+             *d.q += 1;
+             out[g] = d.a[0] + d.a[4] + x;
+         }",
+    );
+    let m = &program.module;
+    let (g, data) = m
+        .globals
+        .iter()
+        .find(|(_, d)| d.name.starts_with("constinit"))
+        .expect("the constant part of the initializer as a module variable");
+    assert_eq!(data.space, AddressSpace::Private);
+    assert_eq!(type_name(m, data.ty), "[5 x i32]");
+    let init = data.init.expect("its initializer");
+    let ConstData::Composite { parts, .. } = &m.constants[init] else { panic!("initializer {:?}", m.constants[init]) };
+    let values: Vec<u64> = parts
+        .iter()
+        .map(|&p| match m.constants[p] {
+            ConstData::Int { bits, .. } => bits,
+            ref other => panic!("element {other:?}"),
+        })
+        .collect();
+    assert_eq!(values, [1, 2, 3, 4, 5]);
+    // The kernel copies from it (through a cast of its address).
+    let body = kernel_body(m, "k");
+    let from_global = |v| {
+        let mut v = v;
+        loop {
+            match body.values[v].def {
+                ValueDef::Global(x) => return x == g,
+                ValueDef::Result(i) => match &body.insts[i] {
+                    InstData::Convert { arg, .. } => v = *arg,
+                    InstData::AccessChain { base, .. } => v = *base,
+                    _ => return false,
+                },
+                _ => return false,
+            }
+        }
+    };
+    let copies = insts(body)
+        .into_iter()
+        .filter(|(d, _)| matches!(d, InstData::CopyMemory { src, .. } if from_global(*src)))
+        .count();
+    assert_eq!(copies, 1);
+}

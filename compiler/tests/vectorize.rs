@@ -313,6 +313,17 @@ fn struct_members_of_one_element_form_span_groups() {
         "split",
     );
     assert_eq!(g, vec![(false, 2, 2), (true, 2, 2)], "split");
+    // Members of a packed struct are aligned to a byte only: a span of them, accessed aligned
+    // to its element, would claim more than its address has.
+    let packed = r#"typedef struct __attribute__((packed)) { int a; int b; } P;
+        __kernel void packed(__global P *io) {
+            size_t i = get_global_id(0);
+            int a = io[i].a, b = io[i].b;
+            io[i].a = b;
+            io[i].b = a + 1;
+        }"#;
+    assert_eq!(member_groups(packed, "packed"), vec![], "packed");
+    assert_eq!(member_groups(&packed.replace("__attribute__((packed))", ""), "packed").len(), 2, "not packed");
 }
 
 /// A kernel that computes with explicit vectors as wide as the host's registers (hashcat's

@@ -6,6 +6,10 @@
 //! variables is emitted once per kernel, since each kernel lays out its own local memory.
 //! A kernel's body is emitted as a *work-item function* (see `workgroup`): its parameters
 //! come from the argument block and its barriers return to the work-group loop.
+//!
+//! Loads, stores and copies take their alignment from the IR, which `passes::align` made
+//! what their addresses are guaranteed; variables get at least the alignment that pass
+//! counts on, and the argument block's values are read aligned to `abi::ARGS_ALIGN` at most.
 
 use super::workgroup::StatePlan;
 use crate::abi::WorkGroupContext;
@@ -14,6 +18,7 @@ use crate::ir::{
     SecondaryMap, TypeData, UnaryOp, Value, ValueDef, WorkItemQuery,
 };
 use crate::kernel_info::{AddressSpace as ClSpace, ArgKind, KernelInfo};
+use crate::passes::align;
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::basic_block::BasicBlock;
 use inkwell::builder::{Builder, BuilderError};
@@ -276,7 +281,7 @@ impl<'ctx, 'ir> Emitter<'ctx, 'ir> {
             }
             gv.set_initializer(&init);
             gv.set_constant(data.space == ClSpace::Constant);
-            let align = (data.align as u64).max(self.abi_align(ty));
+            let align = self.abi_align(ty).max(align::global_align(&self.ir.types, data));
             if align.is_power_of_two() {
                 gv.set_alignment(align as u32);
             }
@@ -369,7 +374,7 @@ impl<'ctx, 'ir> Emitter<'ctx, 'ir> {
         for g in used {
             let data = &self.ir.globals[g];
             let ty = self.ty(data.ty).map_err(|e| Error(format!("__local variable `{}`: {}", data.name, e.0)))?;
-            let align = (data.align as u64).max(self.abi_align(ty)).max(1);
+            let align = self.abi_align(ty).max(align::global_align(&self.ir.types, data));
             off = off.next_multiple_of(align);
             layout.offsets.insert(g, off);
             off += self.alloc_size(ty);
@@ -898,6 +903,9 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                         &[self.i64().const_int(arg.offset as u64, false)],
                         true,
                     )?;
+                    // The block is only `abi::ARGS_ALIGN` aligned (`NativeKernel::run`): so is
+                    // what it holds, at most, whatever the argument's type asks for.
+                    let in_block = align::at_offset(crate::abi::ARGS_ALIGN as u64, arg.offset as u64) as u32;
                     let v: Val<'ctx> = match (&arg.kind, is_ptr) {
                         (ArgKind::Buffer { .. }, true) if self.restrict_params.contains_key(&i) => {
                             let pi = self.restrict_params[&i];
@@ -905,7 +913,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                         }
                         (ArgKind::Buffer { .. } | ArgKind::Local, true) => {
                             let l = self.pb.build_load(self.ptr_type(), at, "")?;
-                            set_align(l, 8.min(arg.align.max(1)) as u32);
+                            set_align(l, in_block);
                             set_invariant(self.cx(), l);
                             l
                         }
@@ -923,7 +931,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                                     &[self.i64().const_int(self.packet_off(*off), false)],
                                     true,
                                 )?;
-                                self.entry_copies.push((dst, at, size, align.min(8)));
+                                self.entry_copies.push((dst, at, size, in_block.min(align)));
                                 dst
                             } else {
                                 let arr = self.cx().i8_type().array_type(size as u32);
@@ -932,7 +940,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                                     let _ = inst.set_alignment(align.max(16));
                                 }
                                 let n = self.i64().const_int(size, false);
-                                self.pb.build_memcpy(dst, align.min(8), at, align.min(8), n)?;
+                                self.pb.build_memcpy(dst, align.max(16), at, in_block, n)?;
                                 dst
                             };
                             dst.into()
@@ -940,7 +948,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                         (ArgKind::Value, false) => {
                             let ty = self.ty(ir_ty)?;
                             let l = self.pb.build_load(ty, at, "")?;
-                            set_align(l, arg.align.clamp(1, 128) as u32);
+                            set_align(l, in_block);
                             set_invariant(self.cx(), l);
                             l
                         }
@@ -948,7 +956,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                             // 8 bytes: the ImageArg pointer, or the sampler_t bits (`crate::abi`),
                             // both a pointer-typed value in the IR (an opaque type).
                             let l = self.pb.build_load(self.ptr_type(), at, "")?;
-                            set_align(l, 8.min(arg.align.max(1)) as u32);
+                            set_align(l, in_block);
                             set_invariant(self.cx(), l);
                             l
                         }
@@ -997,14 +1005,12 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                     }
                     None => {
                         let a = self.pb.build_alloca(llty, "")?;
-                        let align = self.e.abi_align(llty).max(match self.e.ir.types.get(*ty) {
-                            TypeData::Vector { .. } => self.e.ir.types.align_of(*ty),
-                            // Lane copies: each aligned like the variable's own type.
-                            _ if lane_copies.is_some() => {
-                                self.e.ir.types.align_of(*ty).max(self.e.abi_align(self.ty(*ty)?))
-                            }
-                            _ => 1,
-                        });
+                        // What `passes::align` counts on: the variable's alignment (lane copies:
+                        // each copy's, their size a multiple of it).
+                        let mut align = self.e.abi_align(llty).max(align::variable_align(&self.e.ir.types, *ty));
+                        if lane_copies.is_some() {
+                            align = align.max(self.e.abi_align(self.ty(*ty)?));
+                        }
                         if let Some(inst) = a.as_instruction() {
                             if align.is_power_of_two() {
                                 let _ = inst.set_alignment(align as u32);
@@ -1572,12 +1578,13 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 let (_, rt) = self.need_result(i)?;
                 Some(self.lower_convert(*op, a, rt, *saturate, *rounding)?)
             }
-            I::Variable { init, .. } => {
+            I::Variable { ty, init } => {
                 if let Some(init) = init {
                     let (r, _) = self.need_result(i)?;
                     let p = as_ptr(self.vals[r].ok_or("variable without storage")?)?;
                     let v = self.get(*init)?;
-                    self.b.build_store(p, v)?;
+                    let st = self.b.build_store(p, v)?;
+                    let _ = st.set_alignment(align::variable_align(&self.e.ir.types, *ty) as u32);
                 }
                 None // the pointer was set up in the prologue
             }

@@ -2,7 +2,9 @@
 //!
 //! 1. The middle end's IR passes (`prepare`, through `passes::run_pipeline`, which validates
 //!    the module after each): `vloadn` / `vstoren` as loads and stores, calls that reach a
-//!    barrier inlined, and for vector code every call inlined and short-circuit chains folded.
+//!    barrier inlined, for vector code every call inlined and short-circuit chains folded,
+//!    then `passes::align` gives every load, store and copy the alignment its address is
+//!    guaranteed, which the lowering uses as it is.
 //! 2. `llvm` translates each function reachable from a kernel; `workgroup` builds each
 //!    kernel's work-item function (barrier regions, work-item state) and its work-group
 //!    entry with the [`crate::abi`] signature; `builtins` lowers OpenCL.std.
@@ -83,7 +85,8 @@ fn check_device_features(module: &ir::Module, target: &Target) -> Result<(), Bui
 /// The module as the back end lowers it: features checked, then the middle end's passes
 /// (`passes::run_pipeline`, the module validated after each): `vloadn` / `vstoren` made
 /// loads and stores, calls that reach a barrier inlined and, for vector code, every call in
-/// a kernel inlined and its short-circuit chains folded.
+/// a kernel inlined and its short-circuit chains folded; last, every memory access given the
+/// alignment its address is guaranteed (`passes::align`, once inlining exposed the addresses).
 fn prepare(module: &ir::Module, target: &Target) -> Result<ir::Module, BuildError> {
     use crate::passes::{self, Pass};
     check_device_features(module, target)?;
@@ -108,6 +111,13 @@ fn prepare(module: &ir::Module, target: &Target) -> Result<ir::Module, BuildErro
             },
         });
     }
+    pipeline.push(Pass {
+        name: "align",
+        run: |m| {
+            passes::align::run_module(m);
+            Ok(())
+        },
+    });
     passes::run_pipeline(&mut m, &pipeline).map_err(fail)?;
     Ok(m)
 }
@@ -499,7 +509,7 @@ fn plan_state(
     for &i in &a.state_vars {
         let InstData::Variable { ty, .. } = &func.insts[i] else { continue };
         let t = e.ty(*ty)?;
-        let align = e.abi_align(t).max(e.ir.types.align_of(*ty));
+        let align = e.abi_align(t).max(crate::passes::align::variable_align(&e.ir.types, *ty));
         plan.state_vars.insert(i, place(e.alloc_size(t), align));
     }
     if let Some(entry) = func.layout.entry() {

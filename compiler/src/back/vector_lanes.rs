@@ -152,9 +152,17 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let ptrs = self.get(var)?;
         let BasicValueEnum::VectorValue(ptrs) = ptrs else { bail!("lane copies of {var} are not a vector") };
         let x = self.get(init)?;
+        // Each copy is aligned like the variable's type (`passes::align`).
+        let align = match self.e.ir.types.get(self.f.value_type(var)) {
+            crate::ir::TypeData::Pointer { pointee, .. } => {
+                crate::passes::align::variable_align(&self.e.ir.types, *pointee)
+            }
+            _ => 1,
+        } as u32;
         self.each_active_lane(None, |s, k, _| {
             let p = s.b.build_extract_element(ptrs, s.i32().const_int(k as u64, false), "")?.into_pointer_value();
-            s.b.build_store(p, x)?;
+            let st = s.b.build_store(p, x)?;
+            let _ = st.set_alignment(align);
             Ok(None)
         })?;
         Ok(())

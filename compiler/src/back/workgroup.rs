@@ -617,7 +617,8 @@ pub(super) fn entry_pointers<'ctx>(
         let p = gep(b, i8t.into(), args, &[i64t.const_int(off, false)], true)?;
         let l = b.build_load(ptr, p, "")?;
         if let Some(inst) = l.as_instruction_value() {
-            let _ = inst.set_alignment(8);
+            // The block's alignment at the argument's offset (`passes::align`).
+            let _ = inst.set_alignment(crate::passes::align::at_offset(crate::abi::ARGS_ALIGN as u64, off) as u32);
         }
         restrict_ptrs.push(l.into());
     }

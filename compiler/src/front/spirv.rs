@@ -3,6 +3,10 @@
 //! declarations and kernels. Function bodies are translated by [`super::spirv_body`],
 //! kernel metadata is gathered by [`super::kernel_args`].
 //!
+//! Module-scope variables of Function storage, which llvm-spirv writes for the constant
+//! parts of a private aggregate's initializer (a struct holding `&x` and a constant array),
+//! become private data of the program that the kernels copy from.
+//!
 //! Nothing read from the module is trusted: every operand access is checked and every
 //! problem becomes a [`TranslateError`], never a panic.
 
@@ -1228,7 +1232,24 @@ fn translate_global_variable(
                 builder.module.globals.push(GlobalVarData { name, ty: pointee, space, init, builtin: None, align });
             Ok(ModuleDef::Global { var, ptr_ty })
         }
-        S::Function => Err(malformed(format!("module-scope variable {name} has Function storage"))),
+        // Private data at module scope: llvm-spirv writes the constant parts of a private
+        // aggregate's initializer this way (`struct S d = {{1, 2, 3}, &x}` keeps its array in
+        // a `constinit` variable, copied into `d` when `d` is initialised). Each is one copy of
+        // its initializer in the program's data, shared by the work-items, which only read it:
+        // a writable global (LLVM finds it constant when nothing writes it), so that a module
+        // that writes it anyway cannot fault.
+        S::Function => {
+            let init = Some(initializer.unwrap_or_else(|| builder.null_const(pointee)));
+            let var = builder.module.globals.push(GlobalVarData {
+                name,
+                ty: pointee,
+                space: AddressSpace::Private,
+                init,
+                builtin: None,
+                align,
+            });
+            Ok(ModuleDef::Global { var, ptr_ty })
+        }
         other => Err(unsupported(format!("variable {name} has unsupported storage class {other:?}"))),
     }
 }

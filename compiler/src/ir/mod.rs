@@ -72,6 +72,8 @@ pub struct GlobalVarData {
     pub name: String,
     /// The type of the variable's contents.
     pub ty: Type,
+    /// `Private`: a built-in variable, or private data at module scope (the constant parts
+    /// of private initializers, which the work-items only read: `front::spirv`).
     pub space: AddressSpace,
     pub init: Option<Const>,
     pub builtin: Option<BuiltinVar>,

@@ -5,7 +5,8 @@
 //! shuffles, instead of one strided access with half of its slots masked off per member.
 //! Lanes only touch the bytes some member of the group touches; nothing that may write
 //! memory lies between a group's loads, and nothing that touches memory between its stores
-//! (the merged store happens at the last one).
+//! (the merged store happens at the last one). Every member's access is aligned to its
+//! element at least, so that the span, accessed aligned to its element, is.
 
 use super::analysis::{Access, WorkItemAnalysis};
 use crate::ir::{self, Inst, InstData, TypeData, Value};
@@ -87,20 +88,20 @@ pub fn find(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis) -> MemberGr
         for &i in &f.layout.insts[b] {
             let d = &f.insts[i];
             let access = match d {
-                InstData::Load { ptr, volatile: false, .. } => Some((false, *ptr)),
-                InstData::Store { ptr, volatile: false, .. } => Some((true, *ptr)),
+                InstData::Load { ptr, volatile: false, align } => Some((false, *ptr, *align)),
+                InstData::Store { ptr, volatile: false, align, .. } => Some((true, *ptr, *align)),
                 _ => None,
             };
-            let member = access.and_then(|(is_store, ptr)| {
-                let (base, e, st, off, ty) = member_of(m, f, ptr)?;
-                let size = m.types.size_of(st) as i64;
-                (!wa.shape(f, ptr).is_uniform() && wa.access(i) == Some(Access::Strided(size))).then_some((
-                    (is_store, base, e),
-                    st,
-                    off,
-                    ty,
-                ))
-            });
+            let member =
+                access.and_then(|(is_store, ptr, align)| {
+                    let (base, e, st, off, ty) = member_of(m, f, ptr)?;
+                    let size = m.types.size_of(st) as i64;
+                    // The span is accessed aligned to its element (members of a packed struct
+                    // may not be).
+                    let aligned = u64::from(align) >= m.types.size_of(m.types.scalar_of(ty));
+                    (aligned && !wa.shape(f, ptr).is_uniform() && wa.access(i) == Some(Access::Strided(size)))
+                        .then_some(((is_store, base, e), st, off, ty))
+                });
             // Close the candidates this instruction separates from what follows.
             let is_write = may_write(m, f, d);
             if is_write || matches!(d, InstData::Load { .. }) {
