@@ -600,7 +600,8 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 &[vt.into(), pw.get_type().into()],
                 &[pc.into(), mask.into(), vt.get_undef().into()],
             )?;
-            self.call_align(call, 0, ealign);
+            // Each component is aligned to its size at most, and to what the access claims.
+            self.call_align(call, 0, if align > 0 { ealign.min(align) } else { ealign });
             parts.push(call.try_as_basic_value().basic().ok_or("gather without result")?.into_vector_value());
         }
         Ok(if n == 1 { parts[0].into() } else { self.concat(&parts)?.into() })
@@ -666,7 +667,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 &[part.get_type().into(), pw.get_type().into()],
                 &[part.into(), pc.into(), mask.into()],
             )?;
-            self.call_align(call, 1, ealign);
+            self.call_align(call, 1, ealign.min(align));
         }
         Ok(())
     }
