@@ -522,6 +522,78 @@ fn uniform_address_loads_in_a_divergent_loop() {
     assert!(tries.iter().all(|&t| (1..100000).contains(&t)), "a work-item never got its exchange: {tries:?}");
 }
 
+/// reikna's FFT (Bluestein's algorithm) found this: a private vector whose first write is one
+/// component (`res.y = sincos(theta, &tmp); res.x = tmp;`) is, at clang's -O0 (where
+/// clang's optimised module is one the translator rejects), a load of its undefined content,
+/// an insert and a store. The analysis waited for a store to tell it what the variable holds,
+/// the store waited for the load, so the variable stayed uniform: one copy for the packet,
+/// the last lane's values written to every lane's result.
+#[test]
+fn private_vector_first_written_one_component_at_a_time() {
+    if run_in_every_mode("private_vector_first_written_one_component_at_a_time") {
+        return;
+    }
+    const SRC: &str = r#"
+        __kernel void components(__global const float* x, __global float2* out) {
+            size_t i = get_global_id(0);
+            float2 r;
+            r.y = x[i];
+            r.x = 1.0f;
+            out[i] = r;
+        }
+        float2 twiddle(size_t pos) {
+            float2 res;
+            float c;
+            res.y = sincos(1.0471975803375244f * ((pos * pos) % 6), &c);
+            res.x = c;
+            return res;
+        }
+        __kernel void rotate(__global const float2* x, __global float2* out) {
+            size_t t = get_local_id(0);
+            size_t pos = t % 3 + 3 * (t / 3);
+            float2 v = x[pos];
+            float2 w = twiddle(pos / 3 + get_group_id(0));
+            out[get_global_id(0)] = (float2)(v.x * w.x - v.y * w.y, v.x * w.y + v.y * w.x);
+        }"#;
+    let env = cpu_env();
+    let p = build(&env, SRC, "-cl-opt-disable", &["components", "rotate"]);
+    let n = 48usize;
+    let x: Vec<f32> = (0..n).map(|i| i as f32 + 0.5).collect();
+    let components = kernel_of(&p, "components");
+    let rotate = kernel_of(&p, "rotate");
+    for local in [3usize, 16] {
+        let bx = env.buffer_from(CL_MEM_READ_ONLY, &x);
+        let bo = env.buffer(CL_MEM_WRITE_ONLY, n * 8);
+        components.set_mem(0, &bx);
+        components.set_mem(1, &bo);
+        env.run(&components, &[n], Some(&[local]));
+        let got: Vec<[f32; 2]> = env.read(&bo, n);
+        for (i, g) in got.iter().enumerate() {
+            assert_eq!(*g, [1.0, x[i]], "components[{i}], local size {local}");
+        }
+
+        let pairs: Vec<[f32; 2]> = (0..n).map(|i| [i as f32, 1.0 - i as f32 * 0.25]).collect();
+        let bx = env.buffer_from(CL_MEM_READ_ONLY, &pairs);
+        rotate.set_mem(0, &bx);
+        rotate.set_mem(1, &bo);
+        env.run(&rotate, &[n], Some(&[local]));
+        let got: Vec<[f32; 2]> = env.read(&bo, n);
+        for (i, g) in got.iter().enumerate() {
+            let t = i % local;
+            let v = pairs[t];
+            let pos = t / 3 + i / local;
+            let theta = std::f32::consts::FRAC_PI_3 * ((pos * pos) % 6) as f32;
+            let (s, c) = theta.sin_cos();
+            let want = [v[0] * c - v[1] * s, v[0] * s + v[1] * c];
+            let close = |a: f32, b: f32| (a - b).abs() <= 1e-4 * (1.0 + b.abs());
+            assert!(
+                close(g[0], want[0]) && close(g[1], want[1]),
+                "rotate[{i}], local size {local}: {g:?}, want {want:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn scalar_select_and_scalar_conditions_of_vector_values() {
     // The CTS's relational_select_{signed,unsigned} found this: a scalar select(a, b, c)

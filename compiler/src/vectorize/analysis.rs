@@ -88,7 +88,8 @@ pub struct WorkItemAnalysis {
     /// Whole-access scalar, vector and pointer variables: registers, uniform or not.
     pub reg_candidates: HashSet<Value>,
     /// The shape of what a register variable holds: the meet of the values stored to it,
-    /// varying when a store lies in divergent code.
+    /// varying when a store lies in divergent code (none yet: uniform, its undefined initial
+    /// content).
     var_shape: std::collections::HashMap<Value, Shape>,
     /// Lanes are consecutive linear local ids (the Gen device's hardware threads across
     /// rows, [`analyze_lanes`]): every dimension of the ids varies, only the local linear id
@@ -643,8 +644,13 @@ fn inst_shape(m: &ir::Module, f: &Function, a: &WorkItemAnalysis, i: Inst) -> Op
                 Strided(stride)
             }
         }
-        // A register variable holds values of one shape (or is varying).
-        InstData::Load { ptr, .. } if a.reg_candidates.contains(ptr) => *a.var_shape.get(ptr)?,
+        // A register variable holds values of one shape (or is varying). Until a store's
+        // shape is known it holds its undefined initial content, which is uniform: a vector
+        // first written one component at a time (load, insert, store) must not wait for the
+        // store, which waits for this load.
+        InstData::Load { ptr, .. } if a.reg_candidates.contains(ptr) => {
+            a.var_shape.get(ptr).copied().unwrap_or(Uniform)
+        }
         InstData::Load { ptr, .. } => match sh(*ptr)? {
             Uniform => Uniform,
             _ => Varying,
