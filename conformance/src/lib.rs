@@ -43,6 +43,8 @@ pub mod sys {
 }
 pub use sys::*;
 
+pub mod fuzz;
+
 /// The platform name the suite looks for when `SOFTCL_TEST_PLATFORM` is not set.
 pub const DEFAULT_PLATFORM: &str = "SoftCL";
 
