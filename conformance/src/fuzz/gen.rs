@@ -658,6 +658,8 @@ impl Gen {
             };
             body.push(Node::line_alt(text, format!("int p0[{len}] = {{ 0 }};")));
             s.arrays.push(("p0".into(), len));
+            // Pointer members and pointers may point into the array too.
+            s.targets.push(format!("p0[{}]", self.rng.below(len)));
         }
         if self.f.vectors {
             let init = "(int4)(i0, gid, -1, INT_MIN + l)";
@@ -692,6 +694,11 @@ impl Gen {
                 body.push(Node::line(format!("{} {name} = {init};", self.structs[def].name)));
                 s.structs.push((name.clone(), def));
                 self.flatten(def, &name, ".", &mut s);
+                let member_arrays: Vec<(String, usize)> =
+                    s.arrays.iter().filter(|(a, _)| a.starts_with(&format!("{name}."))).cloned().collect();
+                if let Some((a, len)) = member_arrays.first() {
+                    s.targets.push(format!("{a}[{}]", self.rng.below(*len)));
+                }
             }
         }
         if self.f.structs && self.f.struct_arrays_of {
