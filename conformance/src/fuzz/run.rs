@@ -325,11 +325,22 @@ pub fn judge(results: &[(Config, Outcome, Duration)], items: usize) -> Vec<Failu
     failures
 }
 
-/// The first line of a build log that says "error", else its first line.
+/// The line of a build log that says what failed: the first that says "error", else the
+/// first that says "failed", else the last; clang's warnings and notes, and the source lines
+/// and carets it quotes, are passed over.
 pub fn first_error(log: &str) -> String {
-    let mut lines = log.lines().filter(|l| !l.trim().is_empty());
-    let first = lines.clone().next().unwrap_or("").to_string();
-    lines.find(|l| l.to_lowercase().contains("error")).map(str::to_string).unwrap_or(first)
+    let said: Vec<&str> = log
+        .lines()
+        .filter(|l| {
+            !l.trim().is_empty()
+                && !l.starts_with(' ')
+                && !l.contains(": warning:")
+                && !l.contains(": note:")
+                && !l.ends_with(" generated.")
+        })
+        .collect();
+    let find = |w: &str| said.iter().find(|l| l.to_lowercase().contains(w)).copied();
+    find("error").or_else(|| find("failed")).or_else(|| said.last().copied()).unwrap_or("").to_string()
 }
 
 /// Where two results differ: the first differing word, named by buffer and index, and how
@@ -455,6 +466,14 @@ mod tests {
         assert!(d.contains("2 of 18 words differ"), "{d}");
         got[3] = 3;
         assert!(difference(&want, &got, items).unwrap().starts_with("cnt[7]"));
+    }
+
+    #[test]
+    fn the_error_line_of_a_build_log() {
+        let log = "<source>:39:53: warning: use of logical '||' with constant operand\n    int i0 = 1;\n\
+                   ^~\n1 warning generated.\nSPIR-V translation failed (exit code 10): InvalidBitWidth\n";
+        assert_eq!(first_error(log), "SPIR-V translation failed (exit code 10): InvalidBitWidth");
+        assert_eq!(first_error("a\n<source>:3:1: error: bad\nb\n"), "<source>:3:1: error: bad");
     }
 
     #[test]
