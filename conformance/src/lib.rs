@@ -49,6 +49,8 @@ pub mod icd {
     include!(concat!(env!("OUT_DIR"), "/icd_dispatch_slots.rs"));
 }
 
+pub mod fuzz;
+
 /// The platform name the suite looks for when `SOFTCL_TEST_PLATFORM` is not set.
 pub const DEFAULT_PLATFORM: &str = "SoftCL";
 

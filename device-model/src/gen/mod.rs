@@ -211,9 +211,9 @@ impl Device for GenDevice {
 }
 
 /// The SIMD width a kernel runs at, and which rule decided it (`model::simd`: a required
-/// sub-group size; work-group size <= 8 forces SIMD8, <= 16 rules out SIMD32; SIMD32 skipped
-/// for divergent loops, sub-group functions, very large kernels; else SIMD32, 16, 8, the
-/// first whose register pressure fits the GRF).
+/// sub-group size; `SOFTCL_GEN_SIMD`; work-group size <= 8 forces SIMD8, <= 16 rules out
+/// SIMD32; SIMD32 skipped for divergent loops, sub-group functions, very large kernels; else
+/// SIMD32, 16, 8, the first whose register pressure fits the GRF).
 pub fn choose_simd(
     config: &GenConfig,
     kernel: &KernelInfo,
@@ -367,6 +367,22 @@ mod tests {
         assert_eq!(choose_simd(&c, &reqd, 8).unwrap(), (32, "required sub-group size"));
         let bad = KernelInfo { reqd_sub_group_size: Some(12), ..KernelInfo::default() };
         assert!(choose_simd(&c, &bad, 64).is_err());
+    }
+
+    #[test]
+    fn simd_forced_by_the_knob() {
+        use model::simd::{choose_forced, SimdRule};
+        let c = GenConfig::default();
+        let k = KernelInfo::default();
+        for (v, wg) in [("8", 256), ("16", 3), ("32", 1), (" 32 ", 13)] {
+            let ch = choose_forced(&c, &k, wg, Some(v)).unwrap();
+            assert_eq!((ch.simd, ch.rule), (v.trim().parse().unwrap(), SimdRule::Forced), "{v} at {wg}");
+        }
+        assert_eq!(choose_forced(&c, &k, 3, Some("")).unwrap().simd, 8, "empty: the usual rules");
+        assert!(choose_forced(&c, &k, 64, Some("4")).is_err());
+        assert!(choose_forced(&c, &k, 64, Some("x")).is_err());
+        let reqd = KernelInfo { reqd_sub_group_size: Some(16), ..KernelInfo::default() };
+        assert_eq!(choose_forced(&c, &reqd, 64, Some("8")).unwrap().simd, 16, "a required size wins");
     }
 
     #[test]

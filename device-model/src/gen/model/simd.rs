@@ -9,6 +9,10 @@
 //!    (128 x 32 B); SIMD8 when none fits (it spills).
 //!
 //! Barriers and SLM do not change the width, only occupancy.
+//!
+//! For tests, `SOFTCL_GEN_SIMD=8|16|32` ([`FORCE_ENV`]) forces the width of every launch
+//! whose kernel requires no sub-group size (rules 2-4 are skipped), so that one kernel can be
+//! run at each width (the differential fuzzer, `softcl-fuzz`, does).
 
 use crate::gen::GenConfig;
 use softcl_compiler::gen_abi::RegisterPressure;
@@ -18,10 +22,16 @@ use softcl_compiler::KernelInfo;
 /// cache, as IGC does for very large kernels).
 pub const LARGE_KERNEL_INSTRUCTIONS: u32 = 4000;
 
+/// The environment variable that forces the SIMD width (8, 16 or 32) of kernels without a
+/// required sub-group size; read at each launch.
+pub const FORCE_ENV: &str = "SOFTCL_GEN_SIMD";
+
 /// Which rule decided the width.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SimdRule {
     RequiredSubGroupSize,
+    /// `SOFTCL_GEN_SIMD` forces the width.
+    Forced,
     WorkGroupUpTo8,
     /// Work-group of 16 or fewer: SIMD16 when it fits.
     WorkGroupUpTo16,
@@ -44,6 +54,7 @@ impl SimdRule {
     pub fn text(self) -> &'static str {
         match self {
             SimdRule::RequiredSubGroupSize => "required sub-group size",
+            SimdRule::Forced => "forced by SOFTCL_GEN_SIMD",
             SimdRule::WorkGroupUpTo8 => "work-group size <= 8 forces SIMD8",
             SimdRule::WorkGroupUpTo16 => "work-group size <= 16 rules out SIMD32",
             SimdRule::DivergentLoops => "SIMD32 skipped: divergent loops",
@@ -90,8 +101,19 @@ pub fn bytes_at(p: RegisterPressure, simd: u32) -> u64 {
 }
 
 /// The width for `kernel` in work-groups of `work_group_size` (see the module
-/// documentation); `Err` for a required sub-group size the configuration does not have.
+/// documentation), with `SOFTCL_GEN_SIMD` as the process environment has it; `Err` for a
+/// required or forced width the configuration does not have.
 pub fn choose(config: &GenConfig, kernel: &KernelInfo, work_group_size: usize) -> Result<SimdChoice, String> {
+    choose_forced(config, kernel, work_group_size, std::env::var(FORCE_ENV).ok().as_deref())
+}
+
+/// [`choose`] with `forced` as the value of `SOFTCL_GEN_SIMD` (`None`: unset).
+pub fn choose_forced(
+    config: &GenConfig,
+    kernel: &KernelInfo,
+    work_group_size: usize,
+    forced: Option<&str>,
+) -> Result<SimdChoice, String> {
     let p = kernel.register_pressure;
     let at = |simd: u32| p.map_or(0, |p| bytes_at(p, simd));
     let grf = u64::from(config.grf_bytes_per_thread());
@@ -103,6 +125,17 @@ pub fn choose(config: &GenConfig, kernel: &KernelInfo, work_group_size: usize) -
         } else {
             Err(format!("kernel {}: required sub-group size {s} is not supported", kernel.name))
         };
+    }
+    match forced.map(str::trim) {
+        None | Some("") => {}
+        Some(v) => {
+            return match v.parse::<u32>() {
+                Ok(s) if has(s) => pick(s, SimdRule::Forced),
+                _ => {
+                    Err(format!("{FORCE_ENV}={v}: the {} configuration runs SIMD {:?}", config.key, config.simd_widths))
+                }
+            };
+        }
     }
     if work_group_size <= 8 {
         return pick(8, SimdRule::WorkGroupUpTo8);
