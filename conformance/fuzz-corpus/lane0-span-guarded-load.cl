@@ -1,6 +1,6 @@
-// softcl-fuzz regression kernel, pending: written by hand
+// softcl-fuzz regression kernel: written by hand
 // caught: a load guarded below the work-item's own index (`gid >= 2 ? in[gid - 2] : 3`) crashes vector code: the packet's span address comes from lane 0 even when lane 0 is inactive (written by hand after the fuzzer's seeds with loads below the own index, `neighbours`, crashed)
-// fails: crash(SIGSEGV) on cpu-auto cpu-w4 cpu-w8 cpu-w16 gen-simd8
+// failed before the fix: crash(SIGSEGV) on cpu-auto cpu-w4 cpu-w8 cpu-w16 gen-simd8
 // global: 17 4
 // local: 8 4
 // data: 1

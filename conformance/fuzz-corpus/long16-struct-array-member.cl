@@ -1,6 +1,6 @@
-// softcl-fuzz regression kernel, pending: seed 20 (softcl-fuzz --emit 20 --without neighbours), reduced by softcl-fuzz
+// softcl-fuzz regression kernel: seed 20 (softcl-fuzz --emit 20 --without neighbours), reduced by softcl-fuzz
 // caught: stores to members of an array of private structs holding a `long16` (`sa[l & 1].m3 = ...`) give wrong results at forced widths and on the Gen device; with the `long16` member made `long8` or `int16` the kernel passes (most likely the misaligned member stores of structs with long16)
-// fails: mismatch on cpu-auto cpu-w4 cpu-w8 cpu-w16 gen-simd8 gen-simd16
+// failed before the fix: mismatch on cpu-auto cpu-w4 cpu-w8 cpu-w16 gen-simd8 gen-simd16
 // global: 111
 // local: 33
 // data: 4210981483764132078

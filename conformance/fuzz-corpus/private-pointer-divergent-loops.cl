@@ -1,6 +1,6 @@
-// softcl-fuzz regression kernel, pending: seed 17 (softcl-fuzz --emit 17 --without neighbours), reduced by softcl-fuzz, then by hand
+// softcl-fuzz regression kernel: seed 17 (softcl-fuzz --emit 17 --without neighbours), reduced by softcl-fuzz, then by hand
 // caught: a private pointer retargeted under divergent control in a loop (`pp = &i2` after a divergent `continue`), after another loop with a divergent `break`: vector code reads `*pp` from the old target (1 where the scalar run gives 2)
-// fails: mismatch on cpu-auto cpu-w4 cpu-w8 cpu-w16 gen-simd8 gen-simd16 gen-simd32
+// failed before the fix: mismatch on cpu-auto cpu-w4 cpu-w8 cpu-w16 gen-simd8 gen-simd16 gen-simd32
 // global: 240
 // local: 48
 // data: 6965797780890815516
