@@ -88,8 +88,7 @@ pub struct WorkItemAnalysis {
     /// Whole-access scalar, vector and pointer variables: registers, uniform or not.
     pub reg_candidates: HashSet<Value>,
     /// The shape of what a register variable holds: the meet of the values stored to it,
-    /// varying when a store lies in divergent code (none yet: uniform, its undefined initial
-    /// content).
+    /// varying when a store lies in divergent code (none before a store's shape is known).
     var_shape: std::collections::HashMap<Value, Shape>,
     /// Lanes are consecutive linear local ids (the Gen device's hardware threads across
     /// rows, [`analyze_lanes`]): every dimension of the ids varies, only the local linear id
@@ -513,6 +512,12 @@ fn inst_shape(m: &ir::Module, f: &Function, a: &WorkItemAnalysis, i: Inst) -> Op
         }
         Some(s)
     };
+    // A load of a register variable no store has given a shape yet.
+    let undefined_content = |v: Value| match f.values.get(v).map(|d| d.def) {
+        Some(ValueDef::Result(li)) => matches!(&f.insts[li], InstData::Load { ptr, .. }
+            if a.reg_candidates.contains(ptr) && !a.var_shape.contains_key(ptr)),
+        _ => false,
+    };
     let is_vector = |v: Value| matches!(m.types.get(f.value_type(v)), TypeData::Vector { .. });
     Some(match &f.insts[i] {
         InstData::WorkItem { query } if a.linear_lanes => {
@@ -644,13 +649,8 @@ fn inst_shape(m: &ir::Module, f: &Function, a: &WorkItemAnalysis, i: Inst) -> Op
                 Strided(stride)
             }
         }
-        // A register variable holds values of one shape (or is varying). Until a store's
-        // shape is known it holds its undefined initial content, which is uniform: a vector
-        // first written one component at a time (load, insert, store) must not wait for the
-        // store, which waits for this load.
-        InstData::Load { ptr, .. } if a.reg_candidates.contains(ptr) => {
-            a.var_shape.get(ptr).copied().unwrap_or(Uniform)
-        }
+        // A register variable holds values of one shape (or is varying).
+        InstData::Load { ptr, .. } if a.reg_candidates.contains(ptr) => *a.var_shape.get(ptr)?,
         InstData::Load { ptr, .. } => match sh(*ptr)? {
             Uniform => Uniform,
             _ => Varying,
@@ -678,9 +678,17 @@ fn inst_shape(m: &ir::Module, f: &Function, a: &WorkItemAnalysis, i: Inst) -> Op
         InstData::Atomic { .. } | InstData::Call { .. } => Varying,
         InstData::Unary { arg, .. } => elementwise(&[*arg])?,
         InstData::Compare { lhs, rhs, .. } => elementwise(&[*lhs, *rhs])?,
+        // A vector first written one component at a time (load, insert, store) inserts into
+        // its variable's undefined initial content before any store gave the variable a
+        // shape: that content takes the shape of whatever is stored (it is no constraint), and
+        // waiting for it would wait for the store, which waits for this insert.
+        InstData::InsertElement { vector, value, index } if undefined_content(*vector) => {
+            elementwise(&[*value, *index])?
+        }
         InstData::InsertElement { vector, value, index } => elementwise(&[*vector, *value, *index])?,
         InstData::Shuffle { a: x, b: y, .. } => elementwise(&[*x, *y])?,
         InstData::ExtractValue { aggregate, .. } => elementwise(&[*aggregate])?,
+        InstData::InsertValue { aggregate, value, .. } if undefined_content(*aggregate) => elementwise(&[*value])?,
         InstData::InsertValue { aggregate, value, .. } => elementwise(&[*aggregate, *value])?,
         InstData::Construct { parts } => elementwise(parts)?,
         InstData::ExtInst { args, .. } => elementwise(args)?,
