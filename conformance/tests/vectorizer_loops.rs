@@ -588,3 +588,70 @@ fn divergent_loop_between_barriers() {
         assert_eq!(got, v, "local size {ls}");
     }
 }
+
+#[test]
+fn loop_carried_values_that_take_each_others_old_values() {
+    // pyopencl's complex Bessel function (the forward recurrence `j_{n+1} = 2n/z j_n -
+    // j_{n-1}`, complex values as structs, until |j_n| is large or n too big) found this:
+    // clang turns `a = b; b = c;` into header parameters whose back-edge argument is
+    // another parameter of the same header (the old `b`). The loop-mask form stored the
+    // back edge's arguments into the parameters' slots one by one, so a parameter passed
+    // on after its own slot had been written took the new value instead of the old one.
+    // The Gen device runs the same form at its SIMD width.
+    if run_in_every_mode("loop_carried_values_that_take_each_others_old_values") {
+        run_test_child(CHILD, "gen", "loop_carried_values_that_take_each_others_old_values", &[]);
+        return;
+    }
+    const SRC: &str = r#"
+        typedef struct { int re, im; } pair;
+        pair make(int a, int b) { pair r; r.re = a; r.im = b; return r; }
+        __kernel void shift(__global const int* x, __global int* out) {
+            int i = get_global_id(0);
+            int lim = x[i];
+            pair a = make(0, 0), b = make(1, 0), c;
+            int n = 0;
+            while (1) {
+                c = make(2 * b.re + a.re, b.im + a.im + n);
+                n += 1;
+                a = b;
+                b = c;
+                if (n > 1000) break;
+                if (b.re * b.re + b.im > lim) break;
+            }
+            out[3 * i] = n;
+            out[3 * i + 1] = a.re;
+            out[3 * i + 2] = b.im;
+        }"#;
+    let kind = if mode() == "gen" { DeviceKind::Gpu } else { DeviceKind::Cpu };
+    let env = device(kind).expect("the device under test").env();
+    let p = build(&env, SRC, &["shift"]);
+    let k = kernel_of(&p, "shift");
+    let m = 150usize;
+    let x: Vec<i32> = (0..m as i32).map(|i| (i * 7919) % 5000 + 1).collect();
+    let want: Vec<i32> = x
+        .iter()
+        .flat_map(|&lim| {
+            let ((mut a_re, mut a_im), (mut b_re, mut b_im), mut n) = ((0i32, 0i32), (1i32, 0i32), 0i32);
+            loop {
+                let c = (2 * b_re + a_re, b_im + a_im + n);
+                n += 1;
+                (a_re, a_im) = (b_re, b_im);
+                (b_re, b_im) = c;
+                if n > 1000 || b_re * b_re + b_im > lim {
+                    break;
+                }
+            }
+            [n, a_re, b_im]
+        })
+        .collect();
+    run_each_local(&env, &k, m, &[Arg::Buf(&x), Arg::Out(3 * m, -1)], |local, out| {
+        for i in 0..m {
+            assert_eq!(
+                out[0][3 * i..3 * i + 3],
+                want[3 * i..3 * i + 3],
+                "lim {} (work-item {i}) with local size {local:?}",
+                x[i]
+            );
+        }
+    });
+}

@@ -10,8 +10,10 @@
 //! for all lanes while any lane is active, one mask reduction per iteration. A lane that
 //! leaves (break, the loop condition, a return) is no longer in the loop mask; its exit
 //! block's mask and parameter slots collect it, blended, in the iteration it leaves, and
-//! the exit block runs once after the loop under the union of its lanes. Divergent branches
-//! inside the body are if-converted the same way, and nested loops nest. Memory operations
+//! the exit block runs once after the loop under the union of its lanes. A terminator's
+//! arguments are all read before any is stored (one parallel copy: a header parameter may
+//! be passed on to another over the back edge). Divergent branches inside the body are
+//! if-converted the same way, and nested loops nest. Memory operations
 //! are masked (inactive lanes never touch memory). Values used outside their block live in
 //! allocas (SROA/mem2reg turn them back into SSA); a write blends under the mask only where
 //! another lane's old value can still be read (`plain_slots`: live-outs of a loop, exits,
@@ -393,20 +395,44 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         Ok(())
     }
 
-    /// Stores the arguments of an edge taken by the lanes of `em` into `target`'s parameter
-    /// slots (blended under `em`; a uniform parameter takes them when any lane does).
-    fn pass_args(&mut self, em: VectorValue<'ctx>, target: Block, args: &[Value], bool_w: VectorType<'ctx>) -> R<()> {
-        let params = self.f.blocks[target].params.clone();
-        if params.len() != args.len() {
-            bail!("branch to {target} with {} arguments", args.len());
+    /// The values of the arguments of every edge of a terminator, read before any of them
+    /// is stored: the edges' stores are one parallel copy. An argument may be a parameter of
+    /// the target itself (a loop header's `a = b; b = c;` passes the old `b` on to `a`),
+    /// whose slot an earlier store of the same edge, or of another edge, would already have
+    /// overwritten.
+    fn edge_arg_values(&mut self, edges: &[(VectorValue<'ctx>, Block, Vec<Value>)]) -> R<Vec<Vec<Val<'ctx>>>> {
+        let mut all = Vec::with_capacity(edges.len());
+        for (_, target, args) in edges {
+            let params = self.f.blocks[*target].params.clone();
+            if params.len() != args.len() {
+                bail!("branch to {target} with {} arguments", args.len());
+            }
+            let mut vals = Vec::with_capacity(args.len());
+            for (&p, &a) in params.iter().zip(args) {
+                vals.push(self.get_edge_arg(a, p)?);
+            }
+            all.push(vals);
         }
+        Ok(all)
+    }
+
+    /// Stores the argument values `vals` of an edge taken by the lanes of `em` into
+    /// `target`'s parameter slots (blended under `em`; a uniform parameter takes them when
+    /// any lane does).
+    fn pass_args(
+        &mut self,
+        em: VectorValue<'ctx>,
+        target: Block,
+        vals: &[Val<'ctx>],
+        bool_w: VectorType<'ctx>,
+    ) -> R<()> {
+        let params = self.f.blocks[target].params.clone();
         let source = self.lin.as_ref().and_then(|l| l.cur).ok_or("no current block")?;
-        for (&p, &a) in params.iter().zip(args) {
+        for (&p, &val) in params.iter().zip(vals) {
             let lin = self.lin.as_ref().ok_or("not linearized")?;
             let slot = *lin.slots.get(&p).ok_or("block parameter without a slot")?;
             let plain = lin.plain_edges.contains(&(source, target)) && !lin.blended.contains(&p);
             let ty = self.value_llty(p)?;
-            let val = self.get_edge_arg(a, p)?;
             if plain {
                 self.b.build_store(slot, val)?;
                 continue;
@@ -440,8 +466,9 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         edges: &[(VectorValue<'ctx>, Block, Vec<Value>)],
         bool_w: VectorType<'ctx>,
     ) -> R<()> {
-        for (em, target, args) in edges {
-            self.pass_args(*em, *target, args, bool_w)?;
+        let vals = self.edge_arg_values(edges)?;
+        for ((em, target, _), vals) in edges.iter().zip(&vals) {
+            self.pass_args(*em, *target, vals, bool_w)?;
             let pred = self.lin.as_ref().and_then(|l| l.pred.as_ref()).ok_or("not if-converted")?;
             let slot = *pred.masks.get(target).ok_or("branch to a block without a mask")?;
             let old = self.b.build_load(bool_w, slot, "")?.into_vector_value();
@@ -507,8 +534,9 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let nv_old = nv;
         // (edge mask, id the dispatcher would see, block to jump to directly)
         let mut direct: Vec<(VectorValue<'ctx>, u32, Block)> = Vec::new();
-        for (em, target, args) in &edges {
-            self.pass_args(*em, *target, args, bool_w)?;
+        let vals = self.edge_arg_values(&edges)?;
+        for ((em, target, _), vals) in edges.iter().zip(&vals) {
+            self.pass_args(*em, *target, vals, bool_w)?;
             let lin = self.lin.as_ref().ok_or("not linearized")?;
             let id = if lin.back_edges.contains(&(cur, *target)) {
                 *lin.cont_of.get(target).ok_or("back edge to a block that heads no loop")?
