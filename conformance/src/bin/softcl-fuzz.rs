@@ -9,15 +9,15 @@
 //! softcl-fuzz [--seed S] [--count K] [--minutes M] [--jobs J] [--timeout SECS]
 //!             [--without FEATURE,...] [--configs NAME,...] [--no-reduce]
 //!             [--reduce-limit N] [--reduce-for CONFIG] [--out DIR] [--quiet]
+//! softcl-fuzz --file KERNEL.cl ...   run one kernel file (a corpus entry) everywhere
+//! softcl-fuzz --emit SEED            print the kernel of a seed
+//! softcl-fuzz --child CONFIG FILE    (a child: run FILE in CONFIG and print the results)
+//! ```
 //!
 //! `--reduce-limit N` (default 2): reduce the first N failing kernels of each kind of failure
 //! (the set of failure signatures, whichever configurations show them). `--reduce-for CONFIG`:
 //! reduce for that configuration's failure when it has one (by default the reference's, else
 //! the first).
-//! softcl-fuzz --file KERNEL.cl ...   run one kernel file (a corpus entry) everywhere
-//! softcl-fuzz --emit SEED            print the kernel of a seed
-//! softcl-fuzz --child CONFIG FILE    (a child: run FILE in CONFIG and print the results)
-//! ```
 
 use softcl_conformance::fuzz::ast::{emit, size_of};
 use softcl_conformance::fuzz::gen::{self, generate, Case, GenOptions};
