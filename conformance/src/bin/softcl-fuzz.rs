@@ -177,8 +177,8 @@ fn print_failures(failures: &[Failure]) {
     }
 }
 
-/// A failure class for the summary and for limiting reductions: the classes and the
-/// configurations that fail.
+/// A failure class for the summary: each failure signature with the configurations that
+/// show it.
 fn class_key(failures: &[Failure]) -> String {
     let mut by: BTreeMap<String, Vec<&str>> = BTreeMap::new();
     for f in failures {
