@@ -1,5 +1,5 @@
 // softcl-fuzz regression kernel: seed 4 (softcl-fuzz --emit 4 --without neighbours), reduced by softcl-fuzz, then by hand
-// caught: a private pointer retargeted to a private array element (`pp = &p0[2]` after `int *pp = &i0`), then a divergent `switch` with fall-through: vector code loses the value the switch assigns (`r` reads 0)
+// caught: a private pointer retargeted to a private array element (`pp = &p0[2]` after `int *pp = &i0`), then a divergent `switch` with fall-through: vector code loses the value the switch assigns (`r` reads 0). Seeds 94, 155, 189, 266 and 277 (without `neighbours`) failed alike
 // failed before the fix: mismatch on cpu-auto cpu-w4 cpu-w8 cpu-w16 gen-simd8 gen-simd16 gen-simd32
 // global: 34
 // local: 17

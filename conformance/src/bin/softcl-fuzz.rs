@@ -8,14 +8,16 @@
 //! ```text
 //! softcl-fuzz [--seed S] [--count K] [--minutes M] [--jobs J] [--timeout SECS]
 //!             [--without FEATURE,...] [--configs NAME,...] [--no-reduce]
-//!             [--reduce-limit N] [--out DIR] [--quiet]
-//!
-//! `--reduce-limit N` (default 2): reduce the first N failing kernels of each kind of failure
-//! (the set of failure signatures, whichever configurations show them).
+//!             [--reduce-limit N] [--reduce-for CONFIG] [--out DIR] [--quiet]
 //! softcl-fuzz --file KERNEL.cl ...   run one kernel file (a corpus entry) everywhere
 //! softcl-fuzz --emit SEED            print the kernel of a seed
 //! softcl-fuzz --child CONFIG FILE    (a child: run FILE in CONFIG and print the results)
 //! ```
+//!
+//! `--reduce-limit N` (default 2): reduce the first N failing kernels of each kind of failure
+//! (the set of failure signatures, whichever configurations show them). `--reduce-for CONFIG`:
+//! reduce for that configuration's failure when it has one (by default the reference's, else
+//! the first).
 
 use softcl_conformance::fuzz::ast::{emit, size_of};
 use softcl_conformance::fuzz::gen::{self, generate, Case, GenOptions};
@@ -35,6 +37,8 @@ struct Args {
     configs: Option<Vec<String>>,
     reduce: bool,
     reduce_limit: usize,
+    /// Reduce for this configuration's failure when it has one.
+    reduce_for: Option<String>,
     out: PathBuf,
     file: Option<PathBuf>,
     quiet: bool,
@@ -49,7 +53,7 @@ fn print_usage() {
     eprintln!(
         "usage: softcl-fuzz [--seed S] [--count K] [--minutes M] [--jobs J] [--timeout SECS]\n\
          \x20                  [--without FEATURE,...] [--configs NAME,...] [--no-reduce]\n\
-         \x20                  [--reduce-limit N] [--out DIR] [--quiet]\n\
+         \x20                  [--reduce-limit N] [--reduce-for CONFIG] [--out DIR] [--quiet]\n\
          \x20      softcl-fuzz --file KERNEL.cl [--configs ...] [--timeout SECS]\n\
          \x20      softcl-fuzz --emit SEED [--without ...]\n\
          features: {}\n\
@@ -70,6 +74,7 @@ fn parse_args(argv: &[String]) -> Args {
         configs: None,
         reduce: true,
         reduce_limit: 2,
+        reduce_for: None,
         out: run::default_out_dir(),
         file: None,
         quiet: false,
@@ -96,6 +101,7 @@ fn parse_args(argv: &[String]) -> Args {
             "--configs" => a.configs = Some(value().split(',').map(str::to_string).collect()),
             "--no-reduce" => a.reduce = false,
             "--reduce-limit" => a.reduce_limit = num(value()) as usize,
+            "--reduce-for" => a.reduce_for = Some(value()),
             "--out" => a.out = PathBuf::from(value()),
             "--file" => a.file = Some(PathBuf::from(value())),
             "--quiet" => a.quiet = true,
@@ -171,8 +177,8 @@ fn print_failures(failures: &[Failure]) {
     }
 }
 
-/// A failure class for the summary and for limiting reductions: the classes and the
-/// configurations that fail.
+/// A failure class for the summary: each failure signature with the configurations that
+/// show it.
 fn class_key(failures: &[Failure]) -> String {
     let mut by: BTreeMap<String, Vec<&str>> = BTreeMap::new();
     for f in failures {
@@ -257,8 +263,10 @@ fn fuzz(args: &Args, exe: &Path, configs: &[Config], work: &Path) -> i32 {
         seed
     );
     for (c, (v, n)) in &vectorized {
-        if *c != REFERENCE {
-            println!("  {c:<11} ran vectorized in {v} of {n} kernels");
+        match *c {
+            REFERENCE => {}
+            "pocl" => println!("  {c:<11} ran {n} kernels"),
+            _ => println!("  {c:<11} ran vectorized in {v} of {n} kernels"),
         }
     }
     if classes.is_empty() {
@@ -285,7 +293,8 @@ fn with_failures(source: &str, failures: &[Failure]) -> String {
 /// Reduces a failing case for its first failure (the reference's own, if it has one) and
 /// prints and saves the reduced kernel with the configurations it fails in.
 fn reduce_case(args: &Args, exe: &Path, configs: &[Config], work: &Path, case: &Case, failures: &[Failure]) {
-    let primary = failures.iter().find(|f| f.config == REFERENCE).unwrap_or(&failures[0]).clone();
+    let chosen = args.reduce_for.as_deref().and_then(|c| failures.iter().find(|f| f.config == c));
+    let primary = chosen.or_else(|| failures.iter().find(|f| f.config == REFERENCE)).unwrap_or(&failures[0]).clone();
     let sig = primary.signature();
     let pair: Vec<Config> =
         configs.iter().filter(|c| c.name == REFERENCE || c.name == primary.config).cloned().collect();

@@ -52,31 +52,57 @@ pub const FEATURES: &[&str] = &[
 /// Which features a kernel uses.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Features {
+    /// `if`/`else` (divergent and uniform).
     pub branches: bool,
+    /// `for` and `do` loops with lane-dependent trip counts, `break`, `continue`.
     pub loops: bool,
+    /// `switch` with fall-through.
     pub switch: bool,
+    /// the `__local` array `t`, written and read by phases.
     pub local: bool,
+    /// atomics on the `__local` counters `lc`.
     pub local_atomics: bool,
+    /// atomics on the `__global` counters `cnt`.
     pub global_atomics: bool,
+    /// the private array `p0`.
     pub private_arrays: bool,
+    /// private structs (and helpers taking them).
     pub structs: bool,
+    /// pointer members initialised with `&x`, and their retargeting.
     pub struct_pointers: bool,
+    /// array members.
     pub struct_arrays: bool,
+    /// `long16` members and variables.
     pub long16: bool,
+    /// `volatile` members.
     pub volatile: bool,
+    /// `int4`/`uint4` values, `vload4`/`vstore4`, `shuffle`.
     pub vectors: bool,
+    /// `float4` values (exact: small multiples of 1/4).
     pub floats: bool,
+    /// `ulong` values.
     pub longs: bool,
+    /// helper functions.
     pub helpers: bool,
+    /// guarded divisions and remainders, also under divergent control.
     pub division: bool,
+    /// `return` in the last phase.
     pub returns: bool,
+    /// several phases: barriers in uniform control flow, uniform loops holding barriers.
     pub barriers: bool,
+    /// loads below the work-item's own index (`gid >= 2 ? in[gid - 2] : x`, `t[l - 1]`).
     pub neighbours: bool,
+    /// private pointers to variables, array elements and structs, retargeted.
     pub pointers: bool,
+    /// a private array of structs indexed per lane.
     pub struct_arrays_of: bool,
+    /// char and short vectors, `int3` through `vload3`/`vstore3`.
     pub narrow_vectors: bool,
+    /// `async_work_group_copy` phases.
     pub async_copy: bool,
+    /// C11 `atomic_fetch_*_explicit` forms.
     pub c11_atomics: bool,
+    /// a global work offset.
     pub offsets: bool,
 }
 
