@@ -1,6 +1,6 @@
 // softcl-fuzz regression kernel: seed 120 (softcl-fuzz --emit 120 --without neighbours), reduced by softcl-fuzz, then by hand
 // caught: vector code crashes (SIGSEGV) in a loop entered by some lanes only that calls a helper with a pointer to an element of a private array of structs (`hp1(&sa[1], ...)`, the helper reading an `int4` member through it) next to a divergent `switch`; without the call, or without the struct array, it runs. Perhaps the lane-0 span address again, on private memory
-// failed before the fix: crash(SIGSEGV) on cpu-w4 cpu-w8 gen-simd8
+// failed before the fixes of its change (the cause was not pinned down): crash(SIGSEGV) on cpu-w4 cpu-w8 gen-simd8
 // global: 60
 // local: 15
 // data: 4320809508444172268
