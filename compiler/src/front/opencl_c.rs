@@ -1,17 +1,37 @@
 //! OpenCL C -> SPIR-V: `clang-15 ... -emit-llvm -x cl - -o - | llvm-spirv-15 - -o -`,
 //! piped, without temporary files (see /work/shared/reference/toolchain.md).
 //!
-//! clang-15's optimiser sometimes produces LLVM that llvm-spirv-15 cannot translate: `freeze`
-//! instructions (jump threading, loop unswitching) and integers narrowed to odd widths (an
-//! `i3` for `switch (x & 7)`). Unoptimised output contains neither, and the back end
-//! optimises with LLVM 22 in any case, so when the translator rejects the optimised module
-//! the source is compiled again without clang's optimiser and that module is translated.
+//! clang-15's optimiser sometimes produces LLVM that llvm-spirv-15 cannot translate:
+//! `freeze` instructions (loop unswitching, jump threading), integers narrowed to odd widths
+//! (an `i3` for a `switch` on a value known to lie in 0..4), or a module on which the
+//! translator dies on an assertion. The first attempt is the only one for a module that
+//! translates; when the translator refuses it, these are tried in turn, the first whose
+//! module translates wins, and the build log gets a note naming the refusal and the rescue:
+//!
+//! 1. clang's module before its optimiser (`-Xclang -disable-llvm-passes`, as LLVM
+//!    assembly) with native integer widths added to its data layout (`-n8:16:32:64`: the
+//!    spir64 layout declares none, so InstCombine narrows integers to any width), then
+//!    clang's `-O2` pipeline on it (`-x ir`). This mends the odd widths and keeps the module
+//!    fully optimised.
+//! 2. clang's unoptimised (`-O0`) module. It has neither `freeze` nor odd widths, but keeps
+//!    constant expressions the translator also refuses (a `bitcast` of a `<1 x i32>` for
+//!    `as_uchar4` of a constant).
+//! 3. The module of step 1 through a prefix of the `-O2` pipeline: `-mllvm
+//!    -opt-bisect-limit=N` runs only the first N optional passes, and skipping optional
+//!    passes never changes a module's meaning. N is tried at 7/8, 6/8, ... 1/8 of the
+//!    pipeline: the passes that leave what the translator refuses run late (loop
+//!    unswitching's `freeze`), while the early ones fold the constant expressions of step 2.
+//!
+//! The back end optimises with LLVM 22 in any case, so a rescued module loses little. A
+//! build with `-cl-opt-disable`, whose first attempt is the `-O0` module, goes through steps 1
+//! and 3 as well. When nothing translates, the error is the first attempt's translator
+//! message.
 //!
 //! Builds for a target with `line_tables` (the Gen device) carry line tables
 //! (`-gline-tables-only`, `Target::line_tables`): the translator writes an `OpLine`
 //! before each instruction, which the SPIR-V reader keeps as the instruction's source
 //! location. Should the translator reject a module only for its debug information, the last
-//! attempt compiles without line tables.
+//! attempt compiles at `-O0` without line tables.
 
 use super::options::{BuildOptions, ClStd};
 use crate::{BuildError, BuildErrorKind, Target};
@@ -51,6 +71,17 @@ impl Tool {
     pub(super) fn run(&self, args: &[String]) -> Result<Output, BuildError> {
         let child = self.spawn(args, Stdio::null())?;
         child.wait_with_output().map_err(|e| wait_error(self, &e))
+    }
+
+    /// Runs the tool with `input` on its stdin and collects its output.
+    fn run_with_input(&self, args: &[String], input: Vec<u8>) -> Result<Output, BuildError> {
+        let mut child = self.spawn(args, Stdio::piped())?;
+        let writer = child.stdin.take().map(|stdin| feed(stdin, input));
+        let output = child.wait_with_output().map_err(|e| wait_error(self, &e));
+        if let Some(writer) = writer {
+            let _ = writer.join();
+        }
+        output
     }
 
     fn spawn(&self, args: &[String], stdin: Stdio) -> Result<Child, BuildError> {
@@ -182,6 +213,22 @@ fn wait_error(tool: &Tool, e: &std::io::Error) -> BuildError {
     BuildError { kind: BuildErrorKind::CompilerNotAvailable, log: format!("waiting for '{}' failed: {e}", tool.binary) }
 }
 
+/// Writes `input` to a tool's stdin on a thread of its own, closing it after.
+fn feed(mut stdin: std::process::ChildStdin, input: Vec<u8>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        // The driver lives in an application that has not necessarily ignored SIGPIPE (Rust
+        // programs do, C programs do not): if the tool exits before reading all its input,
+        // the signal would terminate the application. Blocked on this thread, the write fails
+        // with EPIPE instead, and the tool's status and log say why it stopped.
+        let _ = nix::sys::signal::pthread_sigmask(
+            nix::sys::signal::SigmaskHow::SIG_BLOCK,
+            Some(&nix::sys::signal::SigSet::from(nix::sys::signal::Signal::SIGPIPE)),
+            None,
+        );
+        let _ = stdin.write_all(&input);
+    })
+}
+
 /// What the first program of a two-stage pipe did.
 struct FirstStage {
     status: ExitStatus,
@@ -199,7 +246,7 @@ fn pipe(
     second_args: &[String],
 ) -> Result<(FirstStage, Output), BuildError> {
     let mut producer = first.spawn(first_args, Stdio::piped())?;
-    let (Some(mut stdin), Some(stdout), Some(mut stderr)) =
+    let (Some(stdin), Some(stdout), Some(mut stderr)) =
         (producer.stdin.take(), producer.stdout.take(), producer.stderr.take())
     else {
         let _ = producer.kill();
@@ -218,18 +265,7 @@ fn pipe(
             return Err(e);
         }
     };
-    let writer = std::thread::spawn(move || {
-        // The driver lives in an application that has not necessarily ignored SIGPIPE (Rust
-        // programs do, C programs do not): if the tool exits before reading all its input,
-        // the signal would terminate the application. Blocked on this thread, the write fails
-        // with EPIPE instead, and the tool's status and log say why it stopped.
-        let _ = nix::sys::signal::pthread_sigmask(
-            nix::sys::signal::SigmaskHow::SIG_BLOCK,
-            Some(&nix::sys::signal::SigSet::from(nix::sys::signal::Signal::SIGPIPE)),
-            None,
-        );
-        let _ = stdin.write_all(&input);
-    });
+    let writer = feed(stdin, input);
     let diagnostics = std::thread::spawn(move || {
         let mut log = Vec::new();
         let _ = stderr.read_to_end(&mut log);
@@ -283,27 +319,182 @@ pub fn compile_to_spirv(source: &str, options: &BuildOptions, target: &Target) -
     if translated.status.success() {
         return Ok(SpirvOutput { bytes: translated.stdout, log: clang_log });
     }
-    // See the module documentation: translate clang's unoptimised module instead, then,
-    // as a last resort, one without line tables.
-    let mut retries = Vec::new();
+    // See the module documentation: the optimiser again with native integer widths, the
+    // unoptimised module, a shortened optimisation pipeline and, as a last resort, the
+    // unoptimised module without line tables.
+    let refusal = translator_message(&translated.stderr);
+    let which = if first.optimize { "optimised" } else { "unoptimised" };
+    let rescued = |bytes: Vec<u8>, how: &str| {
+        let note = format!(
+            "note: SPIR-V translation of the {which} module failed ({refusal}); the program was \
+             built from {how}\n"
+        );
+        Ok(SpirvOutput { bytes, log: format!("{clang_log}{note}") })
+    };
+    let front = FrontEnd { clang: &clang, translator: &translator, translator_args: &translator_args };
+    let ir = front.unoptimised_ir(options, cl_std, target, source, first)?;
+    if let Some(ir) = &ir {
+        if let Some(bytes) = front.optimise_and_translate(ir, None)? {
+            return rescued(bytes, "a module optimised with native integer widths declared");
+        }
+    }
+    let retry = Attempt { optimize: false, ..first };
     if first.optimize {
-        retries.push(Attempt { optimize: false, ..first });
+        if let Some(bytes) = front.compile_and_translate(options, cl_std, target, source, retry)? {
+            return rescued(bytes, "clang's unoptimised module");
+        }
+    }
+    if let Some(ir) = &ir {
+        if let Some((bytes, limit, passes)) = front.shortened_pipeline(ir)? {
+            return rescued(bytes, &format!("a module optimised by the first {limit} of {passes} optimisation passes"));
+        }
     }
     if first.line_tables {
-        retries.push(Attempt { optimize: false, line_tables: false });
-    }
-    for retry in retries {
-        let (recompiled, retranslated) = pipe(
-            &clang,
-            &clang_arguments(options, cl_std, target, retry),
-            source_with_prelude(source, target),
-            &translator,
-            &translator_args,
-        )?;
-        if recompiled.status.success() && retranslated.status.success() {
-            return Ok(SpirvOutput { bytes: retranslated.stdout, log: clang_log });
+        let retry = Attempt { optimize: false, line_tables: false };
+        if let Some(bytes) = front.compile_and_translate(options, cl_std, target, source, retry)? {
+            return rescued(bytes, "clang's unoptimised module without line tables");
         }
     }
     // Report the first failure: it is the one the application's options produced.
     Err(translation_failed(&clang_log, &translated))
+}
+
+/// The translator's message in one line: its diagnostics up to the crash report that
+/// follows an assertion, without the translator's source location, at most 300 characters.
+fn translator_message(raw: &[u8]) -> String {
+    let log = clean_log(raw);
+    let message: Vec<&str> = log
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.starts_with("PLEASE submit") && !l.starts_with("Stack dump"))
+        .filter(|l| !l.is_empty())
+        .collect();
+    let message = message.join(" ");
+    let message = message.split(" [Src: ").next().unwrap_or(&message).trim();
+    match message.char_indices().nth(300) {
+        _ if message.is_empty() => "no diagnostic".to_string(),
+        Some((end, _)) => format!("{}...", &message[..end]),
+        None => message.to_string(),
+    }
+}
+
+/// The integer widths declared native in the module's data layout for the rescue: clang-15's
+/// spir64 layout declares none, so InstCombine narrows integers to any width (a `switch` on
+/// `x % 5` that can only be 0..4 becomes a switch on an `i3`), which SPIR-V cannot express.
+const NATIVE_INTEGERS: &str = "-n8:16:32:64";
+
+/// `ir` (LLVM assembly) with [`NATIVE_INTEGERS`] added to its data layout, `None` when it has
+/// no data layout or already declares native widths.
+pub fn with_native_integers(ir: &str) -> Option<String> {
+    const KEY: &str = "target datalayout = \"";
+    let start = ir.find(KEY)? + KEY.len();
+    let len = ir[start..].find('"')?;
+    let layout = &ir[start..start + len];
+    if layout.split('-').any(|part| part.starts_with('n')) {
+        return None;
+    }
+    Some(format!("{}{layout}{NATIVE_INTEGERS}{}", &ir[..start], &ir[start + len..]))
+}
+
+/// The toolchain of the rescue attempts.
+struct FrontEnd<'a> {
+    clang: &'a Tool,
+    translator: &'a Tool,
+    translator_args: &'a [String],
+}
+
+impl FrontEnd<'_> {
+    /// Compiles with `attempt`'s flags and translates; `None` when either tool fails.
+    fn compile_and_translate(
+        &self,
+        options: &BuildOptions,
+        cl_std: ClStd,
+        target: &Target,
+        source: &str,
+        attempt: Attempt,
+    ) -> Result<Option<Vec<u8>>, BuildError> {
+        let (compiled, translated) = pipe(
+            self.clang,
+            &clang_arguments(options, cl_std, target, attempt),
+            source_with_prelude(source, target),
+            self.translator,
+            self.translator_args,
+        )?;
+        Ok((compiled.status.success() && translated.status.success()).then_some(translated.stdout))
+    }
+
+    /// clang's module before its optimiser runs (generated for `-O2`, so with the type-based
+    /// alias information of optimised builds), as LLVM assembly with native integer widths
+    /// declared; `None` when clang fails or the layout cannot be changed.
+    fn unoptimised_ir(
+        &self,
+        options: &BuildOptions,
+        cl_std: ClStd,
+        target: &Target,
+        source: &str,
+        first: Attempt,
+    ) -> Result<Option<String>, BuildError> {
+        let mut args = clang_arguments(options, cl_std, target, Attempt { optimize: true, ..first });
+        args[0] = "-S".into();
+        let at = args.iter().position(|a| a == "-emit-llvm").unwrap_or(args.len());
+        args.splice(at..at, ["-Xclang", "-disable-llvm-passes"].map(String::from));
+        let output = self.clang.run_with_input(&args, source_with_prelude(source, target))?;
+        if !output.status.success() {
+            return Ok(None);
+        }
+        Ok(with_native_integers(&String::from_utf8_lossy(&output.stdout)))
+    }
+
+    /// clang's `-O2` pipeline on `ir`, all of it or (with `limit`) its first `limit` optional
+    /// passes, then the translator; `None` when either fails.
+    fn optimise_and_translate(&self, ir: &str, limit: Option<usize>) -> Result<Option<Vec<u8>>, BuildError> {
+        let (optimised, translated) = pipe(
+            self.clang,
+            &ir_arguments(limit.map(|l| l as i64)),
+            ir.as_bytes().to_vec(),
+            self.translator,
+            self.translator_args,
+        )?;
+        Ok((optimised.status.success() && translated.status.success()).then_some(translated.stdout))
+    }
+
+    /// The longest prefix of the `-O2` pipeline (`-opt-bisect-limit`: the passes skipped are
+    /// optional, so the module keeps its meaning) whose module translates, searched in eighths
+    /// from the top; the passes that leave what the translator refuses (`freeze` from loop
+    /// unswitching, an assertion on a folded constant) run late, while the early ones fold
+    /// the constant expressions of the unoptimised module it refuses as well. Returns the
+    /// SPIR-V, the limit and the number of passes.
+    fn shortened_pipeline(&self, ir: &str) -> Result<Option<(Vec<u8>, usize, usize)>, BuildError> {
+        let counted = self.clang.run_with_input(&ir_arguments(Some(-1)), ir.as_bytes().to_vec())?;
+        if !counted.status.success() {
+            return Ok(None);
+        }
+        let passes =
+            String::from_utf8_lossy(&counted.stderr).lines().filter(|l| l.starts_with("BISECT: running pass")).count();
+        for eighth in (1..8).rev() {
+            let limit = passes * eighth / 8;
+            if limit == 0 {
+                continue;
+            }
+            if let Some(bytes) = self.optimise_and_translate(ir, Some(limit))? {
+                return Ok(Some((bytes, limit, passes)));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// clang's arguments to optimise LLVM assembly from stdin at `-O2` (with `-opt-bisect-limit`
+/// when `limit` is given) and write bitcode to stdout.
+fn ir_arguments(limit: Option<i64>) -> Vec<String> {
+    let mut args: Vec<String> =
+        ["-c", "--target=spir64", "-O2", "-fno-color-diagnostics", "-fno-vectorize", "-fno-slp-vectorize"]
+            .map(String::from)
+            .to_vec();
+    if let Some(limit) = limit {
+        args.push("-mllvm".into());
+        args.push(format!("-opt-bisect-limit={limit}"));
+    }
+    args.extend(["-emit-llvm", "-x", "ir", "-", "-o", "-"].map(String::from));
+    args
 }

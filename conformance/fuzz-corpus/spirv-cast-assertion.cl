@@ -1,6 +1,6 @@
-// softcl-fuzz regression kernel, pending: seed 50 (softcl-fuzz --emit 50 --without neighbours), reduced by softcl-fuzz
-// caught: a valid kernel does not build in any configuration: llvm-spirv-15 dies on an assertion (`cast<ConstantInt>` of a non-constant in Casting.h) translating clang's output; seeds 163 and 243 fail the same way
-// fails: build on cpu-scalar cpu-auto cpu-w4 cpu-w8 cpu-w16 gen-simd8 gen-simd16 gen-simd32
+// softcl-fuzz regression kernel: seed 50 (softcl-fuzz --emit 50 --without neighbours), reduced by softcl-fuzz
+// caught: a valid kernel does not build in any configuration: llvm-spirv-15 dies on an assertion (`cast<ConstantInt>` of a non-constant in Casting.h) translating clang's output
+// failed before the fix: build on cpu-scalar cpu-auto cpu-w4 cpu-w8 cpu-w16 gen-simd8 gen-simd16 gen-simd32
 // global: 373
 // local: 64
 // offset: 13

@@ -1,6 +1,6 @@
-// softcl-fuzz regression kernel, pending: seed 6 (softcl-fuzz --emit 6 --without neighbours), reduced by softcl-fuzz, then by hand
-// caught: a valid kernel does not build in any configuration: clang -O2 leaves an integer type of 2 or 3 bits (nested `switch`es) that llvm-spirv-15 rejects ("InvalidBitWidth: Invalid bit width in input: 3"); seeds 12, 48, 101 and 280 (without `neighbours`) fail the same way
-// fails: build on cpu-scalar cpu-auto cpu-w4 cpu-w8 cpu-w16 gen-simd8 gen-simd16 gen-simd32
+// softcl-fuzz regression kernel: seed 6 (softcl-fuzz --emit 6 --without neighbours), reduced by softcl-fuzz, then by hand
+// caught: a valid kernel does not build in any configuration: clang -O2 leaves an integer type of 2 or 3 bits (nested `switch`es) that llvm-spirv-15 rejects ("InvalidBitWidth: Invalid bit width in input: 3"); seeds 12, 27, 48 and others fail the same way
+// failed before the fix: build on cpu-scalar cpu-auto cpu-w4 cpu-w8 cpu-w16 gen-simd8 gen-simd16 gen-simd32
 // global: 208
 // local: 31
 // offset: 39

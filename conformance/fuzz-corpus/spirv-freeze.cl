@@ -1,6 +1,6 @@
-// softcl-fuzz regression kernel, pending: seed 161 (softcl-fuzz --emit 161 --without neighbours), reduced by softcl-fuzz
-// caught: a valid kernel does not build in any configuration: clang -O2 leaves a `freeze` (here of a loop with a divergent `break` and a `select` of a byte rotation) that llvm-spirv-15 cannot translate ("InvalidInstruction: Can't translate llvm instruction: freeze i32"); -fno-slp-vectorize removed only the SLP vectorizer's freezes; seeds 27 and 174 fail the same way
-// fails: build on cpu-scalar cpu-auto cpu-w4 cpu-w8 cpu-w16 gen-simd8 gen-simd16 gen-simd32
+// softcl-fuzz regression kernel: seed 161 (softcl-fuzz --emit 161 --without neighbours), reduced by softcl-fuzz
+// caught: a valid kernel does not build in any configuration: clang -O2 leaves a `freeze` (here of a loop with a divergent `break` and a `select` of a byte rotation) that llvm-spirv-15 cannot translate ("InvalidInstruction: Can't translate llvm instruction: freeze i32"); -fno-slp-vectorize removed only the SLP vectorizer's freezes
+// failed before the fix: build on cpu-scalar cpu-auto cpu-w4 cpu-w8 cpu-w16 gen-simd8 gen-simd16 gen-simd32
 // global: 60
 // local: 15
 // offset: 9

@@ -1,0 +1,76 @@
+//! Kernels whose optimised module llvm-spirv-15 refuses (found by the differential fuzzer):
+//! the front end must still translate them (see the module documentation of
+//! `front::opencl_c`), noting the rescue in the build log, while a kernel the translator
+//! accepts keeps its log as clang wrote it.
+
+mod front_common;
+
+use front_common::assert_valid;
+use softcl_compiler::{compile_source, Program, Target};
+
+/// clang -O2 leaves a `freeze` (loop unswitching) that the translator cannot translate.
+const FREEZE: &str = include_str!("../../conformance/fuzz-corpus/spirv-freeze.cl");
+/// clang -O2 narrows a `switch` condition to an `i3`: "InvalidBitWidth".
+const BIT_WIDTH: &str = include_str!("../../conformance/fuzz-corpus/spirv-invalid-bit-width.cl");
+/// The translator dies on an assertion (`cast<ConstantInt>`) on clang's -O2 module.
+const CAST: &str = include_str!("../../conformance/fuzz-corpus/spirv-cast-assertion.cl");
+
+fn build_on(source: &str, options: &str, target: &Target) -> Program {
+    match compile_source(source, options, target) {
+        Ok(program) => {
+            assert_valid(&program.module);
+            assert!(program.module.kernel("fuzz").is_some(), "no kernel `fuzz`");
+            program
+        }
+        Err(e) => panic!("build failed ({:?}):\n{}", e.kind, e.log),
+    }
+}
+
+fn targets() -> [Target; 2] {
+    let lines = Target { line_tables: true, ..Target::default() };
+    [Target::default(), lines]
+}
+
+fn assert_rescued(source: &str, refusal: &str) {
+    for target in targets() {
+        for options in ["-cl-std=CL3.0", "-cl-std=CL3.0 -cl-opt-disable"] {
+            let program = build_on(source, options, &target);
+            if !options.contains("opt-disable") {
+                assert!(
+                    program.log.contains("SPIR-V translation of the optimised module failed")
+                        && program.log.contains(refusal),
+                    "the log should note the rescue and name `{refusal}`:\n{}",
+                    program.log
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn freeze_from_loop_unswitching_is_rescued() {
+    assert_rescued(FREEZE, "freeze");
+}
+
+#[test]
+fn odd_integer_width_is_rescued() {
+    assert_rescued(BIT_WIDTH, "InvalidBitWidth");
+    // Declaring native integer widths is enough: the module stays fully optimised.
+    let program = build_on(BIT_WIDTH, "-cl-std=CL3.0", &Target::default());
+    assert!(program.log.contains("native integer widths"), "{}", program.log);
+}
+
+#[test]
+fn translator_assertion_is_rescued() {
+    assert_rescued(CAST, "Assertion");
+}
+
+#[test]
+fn translated_kernel_has_no_note() {
+    let program = build_on(
+        "kernel void fuzz(global uint *out) { out[get_global_id(0)] = (uint)get_global_id(0) * 3u; }",
+        "-cl-std=CL3.0",
+        &Target::default(),
+    );
+    assert!(!program.log.contains("SPIR-V translation"), "{}", program.log);
+}
