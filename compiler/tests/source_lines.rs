@@ -193,16 +193,10 @@ const CORPUS: &[(&str, &str)] = &[
 ];
 
 /// The text of a function with block names, block labels and unconditional jumps left out:
-/// what remains when blocks that only forward to another are merged away. A conditional
-/// branch keeps only its condition: the arguments it passes may travel through a forwarding
-/// block's jump instead (an optimised loop's exit).
+/// what remains when blocks that only forward to another are merged away.
 fn without_forwarding(text: &str) -> Vec<String> {
     text.lines()
         .filter(|l| !l.starts_with("block") && !l.trim_start().starts_with("jump "))
-        .map(|l| match l.trim_start().strip_prefix("brif ") {
-            Some(rest) => format!("brif {}", rest.split([',', ' ']).next().unwrap_or("")),
-            None => l.to_string(),
-        })
         .map(|l| {
             l.split(|c: char| c == ',' || c.is_whitespace())
                 .filter(|w| !w.starts_with("block"))

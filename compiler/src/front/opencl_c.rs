@@ -8,22 +8,24 @@
 //! translates; when the translator refuses it, these are tried in turn, the first whose
 //! module translates wins, and the build log gets a note naming the refusal and the rescue:
 //!
-//! 1. clang's module before its optimiser (`-Xclang -disable-llvm-passes`, as LLVM
-//!    assembly) with native integer widths added to its data layout (`-n8:16:32:64`: the
-//!    spir64 layout declares none, so InstCombine narrows integers to any width), then
-//!    clang's `-O2` pipeline on it (`-x ir`). This mends the odd widths and keeps the module
-//!    fully optimised.
-//! 2. clang's unoptimised (`-O0`) module. It has neither `freeze` nor odd widths, but keeps
+//! 1. clang's unoptimised (`-O0`) module. It has neither `freeze` nor odd widths, but keeps
 //!    constant expressions the translator also refuses (a `bitcast` of a `<1 x i32>` for
 //!    `as_uchar4` of a constant).
-//! 3. The module of step 1 through a prefix of the `-O2` pipeline: `-mllvm
+//! 2. clang's module before its optimiser (`-Xclang -disable-llvm-passes`, as LLVM
+//!    assembly) with native integer widths added to its data layout (`-n8:16:32:64`: the
+//!    spir64 layout declares none, so InstCombine narrows integers to any width), then
+//!    clang's `-O2` pipeline on it (`-x ir`). This mends the odd widths.
+//! 3. The module of step 2 through a prefix of the `-O2` pipeline: `-mllvm
 //!    -opt-bisect-limit=N` runs only the first N optional passes, and skipping optional
 //!    passes never changes a module's meaning. N is tried at 7/8, 6/8, ... 1/8 of the
 //!    pipeline: the passes that leave what the translator refuses run late (loop
-//!    unswitching's `freeze`), while the early ones fold the constant expressions of step 2.
+//!    unswitching's `freeze`), while the early ones fold the constant expressions of step 1.
+//!
+//! Step 1 comes first so that kernels it rescued before steps 2 and 3 existed keep the module
+//! and the build time they had.
 //!
 //! The back end optimises with LLVM 22 in any case, so a rescued module loses little. A
-//! build with `-cl-opt-disable`, whose first attempt is the `-O0` module, goes through steps 1
+//! build with `-cl-opt-disable`, whose first attempt is the `-O0` module, goes through steps 2
 //! and 3 as well. When nothing translates, the error is the first attempt's translator
 //! message.
 //!
@@ -319,8 +321,8 @@ pub fn compile_to_spirv(source: &str, options: &BuildOptions, target: &Target) -
     if translated.status.success() {
         return Ok(SpirvOutput { bytes: translated.stdout, log: clang_log });
     }
-    // See the module documentation: the optimiser again with native integer widths, the
-    // unoptimised module, a shortened optimisation pipeline and, as a last resort, the
+    // See the module documentation: the unoptimised module, the optimiser again with native
+    // integer widths, a shortened optimisation pipeline and, as a last resort, the
     // unoptimised module without line tables.
     let refusal = translator_message(&translated.stderr);
     let which = if first.optimize { "optimised" } else { "unoptimised" };
@@ -332,20 +334,17 @@ pub fn compile_to_spirv(source: &str, options: &BuildOptions, target: &Target) -
         Ok(SpirvOutput { bytes, log: format!("{clang_log}{note}") })
     };
     let front = FrontEnd { clang: &clang, translator: &translator, translator_args: &translator_args };
-    let ir = front.unoptimised_ir(options, cl_std, target, source, first)?;
-    if let Some(ir) = &ir {
-        if let Some(bytes) = front.optimise_and_translate(ir, None)? {
-            return rescued(bytes, "a module optimised with native integer widths declared");
-        }
-    }
-    let retry = Attempt { optimize: false, ..first };
     if first.optimize {
+        let retry = Attempt { optimize: false, ..first };
         if let Some(bytes) = front.compile_and_translate(options, cl_std, target, source, retry)? {
             return rescued(bytes, "clang's unoptimised module");
         }
     }
-    if let Some(ir) = &ir {
-        if let Some((bytes, limit, passes)) = front.shortened_pipeline(ir)? {
+    if let Some(ir) = front.unoptimised_ir(options, cl_std, target, source, first)? {
+        if let Some(bytes) = front.optimise_and_translate(&ir, None)? {
+            return rescued(bytes, "a module optimised with native integer widths declared");
+        }
+        if let Some((bytes, limit, passes)) = front.shortened_pipeline(&ir)? {
             return rescued(bytes, &format!("a module optimised by the first {limit} of {passes} optimisation passes"));
         }
     }
@@ -458,12 +457,12 @@ impl FrontEnd<'_> {
         Ok((optimised.status.success() && translated.status.success()).then_some(translated.stdout))
     }
 
-    /// The longest prefix of the `-O2` pipeline (`-opt-bisect-limit`: the passes skipped are
+    /// A long prefix of the `-O2` pipeline (`-opt-bisect-limit`: the passes skipped are
     /// optional, so the module keeps its meaning) whose module translates, searched in eighths
     /// from the top; the passes that leave what the translator refuses (`freeze` from loop
-    /// unswitching, an assertion on a folded constant) run late, while the early ones fold
-    /// the constant expressions of the unoptimised module it refuses as well. Returns the
-    /// SPIR-V, the limit and the number of passes.
+    /// unswitching, a module it asserts on) run late, while the early ones fold the constant
+    /// expressions of the unoptimised module it refuses as well. Returns the SPIR-V, the limit
+    /// and the number of passes.
     fn shortened_pipeline(&self, ir: &str) -> Result<Option<(Vec<u8>, usize, usize)>, BuildError> {
         let counted = self.clang.run_with_input(&ir_arguments(Some(-1)), ir.as_bytes().to_vec())?;
         if !counted.status.success() {
