@@ -268,6 +268,11 @@ pub fn analyze(f: &Function, order: &[Block]) -> BarrierAnalysis {
             out.state_vars.push(var);
             derived_of_state_vars.extend(derived);
         }
+        if escapes {
+            // Its address is kept in memory (a struct member, another variable): loads of
+            // it are not "based on" the state argument either.
+            out.state_noalias = false;
+        }
     }
     let var_results: HashSet<Value> = variables.iter().filter_map(|&i| f.inst_result[i]).collect();
     for vi in across.iter() {
