@@ -17,6 +17,7 @@
 pub mod builtins;
 pub mod gen_count;
 pub mod gen_helpers;
+pub mod gen_hooks;
 pub mod host;
 pub mod imagelib;
 pub mod jit;
@@ -118,6 +119,15 @@ fn prepare(module: &ir::Module, target: &Target) -> Result<ir::Module, BuildErro
             Ok(())
         },
     });
+    // A Gen-instrumented variant (never the program's own build): the counting made explicit,
+    // last, on the module as the lowering sees it.
+    if let Some(g) = target.gen.filter(|g| g.simd > 1) {
+        pipeline.push(if g.linear_lanes {
+            Pass { name: "gen_instrument", run: |m| passes::gen_instrument::run(m, true) }
+        } else {
+            Pass { name: "gen_instrument", run: |m| passes::gen_instrument::run(m, false) }
+        });
+    }
     passes::run_pipeline(&mut m, &pipeline).map_err(fail)?;
     Ok(m)
 }
@@ -322,18 +332,12 @@ fn emit(
                 return Err(fail(format!("kernel `{}` cannot run at SIMD{}: {why}", kernel.info.name, g.simd)));
             }
         }
-        let gen_plan = gen_build.map(|_| gen_count::plan(m, func, &wa, &target::HostTarget::of_machine(tm)));
-        if let Some(p) = &gen_plan {
-            if p.sites.len() > gen_count::MAX_SITES {
-                return Err(fail(format!(
-                    "kernel `{}` has {} memory messages after inlining; an instrumented build of more than {} \
-                     is not made (LLVM's instruction scheduling of such long blocks takes tens of seconds)",
-                    kernel.info.name,
-                    p.sites.len(),
-                    gen_count::MAX_SITES
-                )));
-            }
-        }
+        // The plan of `passes::gen_instrument`, whose instructions the hooks lower.
+        let gen_plan = match gen_build {
+            Some(_) => Some(kernel.gen.as_ref().ok_or_else(|| kerr(Error("no Gen instrumentation".into())))?),
+            None => None,
+        };
+        let gen_host = target::HostTarget::of_machine(tm);
         if target.vectorizer != crate::Vectorizer::Off && vectorize::report_enabled() {
             let report = vectorize::Report {
                 kernel: kernel.info.name.clone(),
@@ -413,8 +417,8 @@ fn emit(
                     if lanes > 1 {
                         l.enable_vector(lanes, &wa)?;
                     }
-                    if let Some(p) = &gen_plan {
-                        l.enable_gen_count(p)?;
+                    if let Some(p) = gen_plan {
+                        l.enable_gen_count(p, &gen_host)?;
                     }
                     l.stream_stores = stream;
                     l.lower()

@@ -15,6 +15,7 @@ pub mod instructions;
 pub mod print;
 pub mod types;
 pub mod validate;
+mod validate_gen;
 
 pub use entities::{Arena, Block, Const, EntityRef, Func, GlobalVar, Inst, SecondaryMap, Type, Value};
 pub use function::{BlockData, FuncKind, Function, Layout, ValueData, ValueDef};
@@ -85,6 +86,9 @@ pub struct GlobalVarData {
 pub struct Kernel {
     pub func: Func,
     pub info: KernelInfo,
+    /// A Gen-instrumented build's sites and blocks, which the function's `gen.block` and
+    /// `gen.count` instructions number (`passes::gen_instrument`); `None` elsewhere.
+    pub gen: Option<crate::gen_abi::GenPlan>,
 }
 
 #[derive(Debug, Clone, Default)]

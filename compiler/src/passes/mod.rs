@@ -12,6 +12,7 @@
 //! alignment every memory access is guaranteed (`align`).
 
 pub mod align;
+pub mod gen_instrument;
 pub mod inline;
 pub mod short_circuit;
 pub mod vload_store;
