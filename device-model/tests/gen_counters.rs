@@ -574,7 +574,7 @@ kernel void refused(global const int *a, global int *out, local int *tmp) {
     size_t g = get_global_id(0);
     int s = 0;
     // 1100 loads in one block: more messages than an instrumented build is made for
-    // (gen_count::MAX_SITES), so the Gen device runs the kernel uncounted.
+    // (passes::gen_instrument::MAX_SITES), so the Gen device runs the kernel uncounted.
     #pragma unroll
     for (int j = 0; j < 1100; j++)
         s += a[j * 3 + g];

@@ -14,7 +14,7 @@
 //! differ between the modules, whatever the number of lanes).
 //!
 //! [`Ops`] holds the small mask and vector operations that the helpers and the inline
-//! counting code (`gen_count`) both build.
+//! counting code (`gen_hooks`) both build.
 
 use super::jit::Jit;
 use super::llvm::{call_intrinsic, Error, R};

@@ -4,7 +4,9 @@
 //!    the module after each): `vloadn` / `vstoren` as loads and stores, calls that reach a
 //!    barrier inlined, for vector code every call inlined and short-circuit chains folded,
 //!    then `passes::align` gives every load, store and copy the alignment its address is
-//!    guaranteed, which the lowering uses as it is.
+//!    guaranteed, which the lowering uses as it is; for a Gen-instrumented variant,
+//!    `passes::gen_instrument` last (the counting as `gen.block` / `gen.count`, lowered by
+//!    `gen_hooks`).
 //! 2. `llvm` translates each function reachable from a kernel; `workgroup` builds each
 //!    kernel's work-item function (barrier regions, work-item state) and its work-group
 //!    entry with the [`crate::abi`] signature; `builtins` lowers OpenCL.std.

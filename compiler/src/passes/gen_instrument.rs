@@ -199,3 +199,135 @@ pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis) -> (GenPlan
     }
     (p, counts)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::passes::{run_pipeline, Pass};
+
+    const SOURCE: &str = "__kernel void k(__global const int *a, __global int *out, __local int *l) {\n\
+                          int g = get_global_id(0);\n\
+                          l[get_local_id(0)] = a[g];\n\
+                          barrier(CLK_LOCAL_MEM_FENCE);\n\
+                          if (g & 1)\n\
+                              out[g] = l[0] + a[g + 1];\n\
+                          }";
+
+    /// The kernel of `SOURCE` inlined and instrumented as a Gen variant's last passes do.
+    fn instrumented() -> ir::Module {
+        let mut m =
+            crate::compile_source(SOURCE, "", &crate::Target::default()).expect("the test kernel builds").module;
+        let passes = [
+            Pass { name: "inline_kernel_calls", run: |m| crate::vectorize::inline_kernel_calls(m, 256) },
+            Pass { name: "gen_instrument", run: |m| run(m, false) },
+        ];
+        run_pipeline(&mut m, &passes).expect("instrumented and valid");
+        m
+    }
+
+    fn kernel_text(m: &ir::Module) -> String {
+        m.display_function(m.kernels[0].func).to_string()
+    }
+
+    #[test]
+    fn every_block_and_message_is_instrumented() {
+        let m = instrumented();
+        let text = kernel_text(&m);
+        let plan = m.kernels[0].gen.as_ref().expect("a plan");
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        // Every block starts with its gen.block, numbered in layout order.
+        let blocks: Vec<usize> = (0..lines.len()).filter(|&k| lines[k].starts_with("block")).collect();
+        assert_eq!(blocks.len(), plan.blocks.len(), "{text}");
+        for (id, &k) in blocks.iter().enumerate() {
+            assert_eq!(lines[k + 1], format!("gen.block {id}"), "{text}");
+        }
+        // Every global and local load and store follows the gen.count of its site, whose
+        // operand is its pointer; sites in program order.
+        let mut site = 0;
+        for (k, line) in lines.iter().enumerate() {
+            let ptr = match line.split_once(" = load ").or_else(|| line.split_once("store ")) {
+                Some((_, rest)) if line.contains(" = load ") => rest.split(',').next().unwrap(),
+                Some((_, rest)) => rest.split(", ").nth(1).unwrap(),
+                None => continue,
+            };
+            assert_eq!(lines[k - 1], format!("gen.count {site}, {ptr}"), "{text}");
+            site += 1;
+        }
+        assert_eq!(site, plan.sites.len(), "{text}");
+        assert_eq!(text.matches("gen.count").count(), plan.sites.len(), "{text}");
+        // The plan as the module prints it: the entry (the inlined call), then a's load and
+        // l's store, then in the branch l's load, a's second load and out's store.
+        let module = m.to_string();
+        let printed: Vec<&str> = module.lines().filter(|l| l.starts_with("  gen.")).collect();
+        assert_eq!(
+            printed,
+            [
+                "  gen.blocks 5",
+                "  gen.site 0: block 1, global load, 4 bytes",
+                "  gen.site 1: block 1, local store, 4 bytes",
+                "  gen.site 2: block 2, local load, 4 bytes",
+                "  gen.site 3: block 2, global load, 4 bytes",
+                "  gen.site 4: block 2, global store, 4 bytes",
+            ],
+            "{module}"
+        );
+        assert!(plan.blocks.iter().any(|blk| blk.divergent_branch), "the branch on g & 1 diverges");
+    }
+
+    #[test]
+    fn a_site_without_its_count_is_invalid() {
+        let mut m = instrumented();
+        let kf = m.kernels[0].func;
+        let f = &mut m.functions[kf];
+        let count = f
+            .layout
+            .blocks
+            .iter()
+            .flat_map(|&b| f.layout.insts[b].iter().copied())
+            .find(|&i| matches!(f.insts[i], InstData::GenCount { site: 3, .. }))
+            .expect("site 3 is counted");
+        f.remove_inst(count);
+        let errors = ir::validate::validate(&m).expect_err("a site without its gen.count");
+        let text: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+        assert!(text.iter().any(|e| e.contains("site 3 of the Gen plan has 0 gen.count instructions")), "{text:?}");
+    }
+
+    #[test]
+    fn counts_must_precede_their_access_and_belong_to_a_plan() {
+        // A gen.count moved away from its access.
+        let mut m = instrumented();
+        let kf = m.kernels[0].func;
+        let f = &mut m.functions[kf];
+        let count = f
+            .layout
+            .blocks
+            .iter()
+            .flat_map(|&b| f.layout.insts[b].iter().copied())
+            .find(|&i| matches!(f.insts[i], InstData::GenCount { site: 0, .. }))
+            .expect("site 0 is counted");
+        let b = f.layout.inst_block[count].unwrap();
+        f.remove_inst(count);
+        let t = f.terminator(b).unwrap();
+        f.layout.insert_inst_before(t, count);
+        let errors = ir::validate::validate(&m).expect_err("misplaced");
+        assert!(errors.iter().any(|e| e.message.contains("gen.count 0 is not followed by the access it counts")));
+        // Instrumentation left in a kernel without a plan.
+        let mut m = instrumented();
+        m.kernels[0].gen = None;
+        let errors = ir::validate::validate(&m).expect_err("no plan");
+        assert!(errors.iter().any(|e| e.message.contains("no instrumented kernel")), "{errors:?}");
+    }
+
+    #[test]
+    fn too_many_messages_are_refused() {
+        let body: String = (0..MAX_SITES + 1).map(|j| format!("s += a[{j} * 3 + g];\n")).collect();
+        let src = format!(
+            "__kernel void k(__global const int *a, __global int *out) {{ int g = get_global_id(0); int s = 0;\n\
+             {body} out[g] = s; }}"
+        );
+        let mut m = crate::compile_source(&src, "", &crate::Target::default()).expect("builds").module;
+        crate::vectorize::inline_kernel_calls(&mut m, 256).unwrap();
+        let err = run(&mut m, false).expect_err("refused");
+        assert!(err.contains("1026 memory messages after inlining"), "{err}");
+    }
+}
