@@ -118,32 +118,6 @@ pub struct GenBlock {
     pub loc: Option<SourceLoc>,
 }
 
-/// The sites and blocks of one instrumented kernel, numbered as its counter array is: what
-/// the pass `passes::gen_instrument` plans and leaves on the kernel (`ir::Kernel::gen`), with
-/// the IR instructions that count them (`gen.block`, `gen.count`), for the lowering's hooks
-/// (`back::gen_hooks`) and the kernel's [`GenKernelInfo`].
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct GenPlan {
-    pub sites: Vec<GenSite>,
-    pub blocks: Vec<GenBlock>,
-}
-
-impl GenPlan {
-    /// The [`GenKernelInfo`] of a build at `simd` of a kernel of `module` (whose source files
-    /// and texts the report shows).
-    pub fn info(&self, simd: u32, module: &crate::ir::Module) -> GenKernelInfo {
-        let mut info =
-            GenKernelInfo { simd, sites: self.sites.clone(), blocks: self.blocks.clone(), ..GenKernelInfo::default() };
-        info.set_sources(module);
-        info
-    }
-
-    /// Words of the counter array ([`counter_words`]).
-    pub fn words(&self) -> usize {
-        counter_words(&self.sites, self.blocks.len())
-    }
-}
-
 /// Register pressure the Gen SIMD choice needs: bytes of values live at the worst point,
 /// split into uniform ones (one copy per hardware thread) and varying ones (one per lane);
 /// and the other facts that choice reads (`vectorize::pressure` computes it all).

@@ -24,7 +24,7 @@
 use super::gen_helpers::{self, Helper, Ops};
 use super::llvm::{as_ptr, bail, gep, Emitter, FnLower, Val, R};
 use super::target::HostTarget;
-use crate::gen_abi::{self, site_word, AccessKind, GenPlan};
+use crate::gen_abi::{self, site_word, AccessKind, GenKernelInfo};
 use crate::ir::{GenAccess, Inst, InstData, Value};
 use crate::kernel_info::AddressSpace;
 use crate::vectorize::analysis::Shape;
@@ -49,8 +49,8 @@ const ADDS_PER_VECTOR: usize = 8;
 /// does not keep LLVM from optimising them, and a counter is one add to memory, with no
 /// copy per packet.
 pub struct GenState<'a, 'ctx> {
-    /// The kernel's sites and blocks (`ir::Kernel::gen`).
-    plan: &'a GenPlan,
+    /// The kernel's sites and blocks (`KernelInfo::gen`).
+    plan: &'a GenKernelInfo,
     /// The host has AVX-512 CD (`vpconflictd`).
     conflict: bool,
     /// The target the general counts' helpers are compiled for (`gen_helpers`).
@@ -119,7 +119,7 @@ struct MaskInfo<'ctx> {
 impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     /// Turns on counting (after [`FnLower::enable_vector`]) for the kernel's `plan`, the
     /// general counts' helpers compiled for `host`.
-    pub fn enable_gen_count(&mut self, plan: &'a GenPlan, host: &HostTarget) -> R<()> {
+    pub fn enable_gen_count(&mut self, plan: &'a GenKernelInfo, host: &HostTarget) -> R<()> {
         if self.vec.is_none() {
             bail!("a Gen-instrumented build must be vectorized");
         }

@@ -336,7 +336,7 @@ fn emit(
         }
         // The plan of `passes::gen_instrument`, whose instructions the hooks lower.
         let gen_plan = match gen_build {
-            Some(_) => Some(kernel.gen.as_ref().ok_or_else(|| kerr(Error("no Gen instrumentation".into())))?),
+            Some(_) => Some(kernel.info.gen.as_ref().ok_or_else(|| kerr(Error("no Gen instrumentation".into())))?),
             None => None,
         };
         let gen_host = target::HostTarget::of_machine(tm);
@@ -459,7 +459,12 @@ fn emit(
         info.private_mem_size = private_bytes(&e, kernel.func, &plan);
         info.simd_width = if lanes > 1 { lanes } else { 0 };
         info.register_pressure = Some(pressure);
-        info.gen = gen_plan.map(|p| p.info(lanes, m));
+        info.gen = gen_plan.map(|p| {
+            let mut g = p.clone();
+            g.simd = lanes;
+            g.set_sources(m);
+            g
+        });
         info.uses_printf =
             e.reachable_functions(kernel.func).into_iter().any(|f| printf::calls_printf(&m.functions[f]));
         infos.push(info);

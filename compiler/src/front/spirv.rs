@@ -520,7 +520,7 @@ pub fn translate_linked(words: &[u32], lines: &LinkedLines) -> TResult<ir::Modul
     }
     for entry in &info.entry_points {
         let kernel_info = kernel_args::kernel_info(&info, &builder.module, entry)?;
-        builder.module.kernels.push(Kernel { func: entry.func, info: kernel_info, gen: None });
+        builder.module.kernels.push(Kernel { func: entry.func, info: kernel_info });
     }
     Ok(builder.module)
 }

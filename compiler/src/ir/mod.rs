@@ -86,9 +86,6 @@ pub struct GlobalVarData {
 pub struct Kernel {
     pub func: Func,
     pub info: KernelInfo,
-    /// A Gen-instrumented build's sites and blocks, which the function's `gen.block` and
-    /// `gen.count` instructions number (`passes::gen_instrument`); `None` elsewhere.
-    pub gen: Option<crate::gen_abi::GenPlan>,
 }
 
 #[derive(Debug, Clone, Default)]

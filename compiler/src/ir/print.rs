@@ -367,7 +367,7 @@ impl Display for Module {
                 write!(f, " attributes \"{}\"", info.attributes)?;
             }
             writeln!(f)?;
-            if let Some(plan) = &kernel.gen {
+            if let Some(plan) = &info.gen {
                 // The Gen plan the function's `gen.block` / `gen.count` instructions number.
                 writeln!(f, "  gen.blocks {}", plan.blocks.len())?;
                 for (k, site) in plan.sites.iter().enumerate() {

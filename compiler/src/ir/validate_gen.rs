@@ -1,5 +1,5 @@
 //! The validator's checks of Gen instrumentation (`passes::gen_instrument`): `gen.block` and
-//! `gen.count` appear only in the function of a kernel that has a plan (`Kernel::gen`), and
+//! `gen.count` appear only in the function of a kernel that has a plan (`KernelInfo::gen`), and
 //! match it:
 //! - every block of the plan has exactly one `gen.block`, the first instruction of its IR
 //!   block;
@@ -14,12 +14,12 @@ use super::instructions::{GenAccess, ImageOp, InstData};
 use super::types::TypeData;
 use super::validate::ValidationError;
 use super::Module;
-use crate::gen_abi::{AccessKind, GenPlan};
+use crate::gen_abi::{AccessKind, GenKernelInfo};
 
 /// Adds to `errors` every problem of the module's Gen instrumentation.
 pub(super) fn check(module: &Module, errors: &mut Vec<ValidationError>) {
     for (func, f) in module.functions.iter() {
-        let plan = module.kernels.iter().find(|k| k.func == func).and_then(|k| k.gen.as_ref());
+        let plan = module.kernels.iter().find(|k| k.func == func).and_then(|k| k.info.gen.as_ref());
         let mut problems = Vec::new();
         match plan {
             Some(plan) => check_function(module, f, plan, &mut problems),
@@ -39,7 +39,7 @@ pub(super) fn check(module: &Module, errors: &mut Vec<ValidationError>) {
     }
 }
 
-fn check_function(module: &Module, f: &Function, plan: &GenPlan, problems: &mut Vec<String>) {
+fn check_function(module: &Module, f: &Function, plan: &GenKernelInfo, problems: &mut Vec<String>) {
     let mut blocks_seen = vec![0u32; plan.blocks.len()];
     let mut sites_seen = vec![0u32; plan.sites.len()];
     let ty = |v| f.values.get(v).map(|d| d.ty).filter(|t| module.types.is_valid(*t)).map(|t| module.types.get(t));

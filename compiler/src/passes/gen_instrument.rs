@@ -6,7 +6,8 @@
 //! message: not the private scalars that live in registers, nor private arrays indexed only
 //! by constants; and every image read or write) and the *blocks*, with the static estimates
 //! of [`GenBlock`] (instructions, flops, a divergent branch, a source line), and leaves the
-//! plan on the kernel (`ir::Kernel::gen`, then `GenKernelInfo`). Then it makes the counting
+//! plan on the kernel (`KernelInfo::gen`, the [`GenKernelInfo`] the lowering completes). Then
+//! it makes the counting
 //! explicit in the IR:
 //! - `gen.block <id>`, the first instruction of each block: one execution of the block under
 //!   the current mask (the block's messages, active lanes and useful bytes follow from it);
@@ -18,7 +19,7 @@
 //! counter layout. The validator checks the instructions against the plan (`ir::validate`:
 //! a site without its `gen.count` is an error).
 
-use crate::gen_abi::{AccessKind, GenBlock, GenPlan, GenSite, SourceLoc};
+use crate::gen_abi::{AccessKind, GenBlock, GenKernelInfo, GenSite, SourceLoc};
 use crate::ir::{self, GenAccess, Inst, InstData, TypeData, Value, ValueDef};
 use crate::kernel_info::AddressSpace;
 use crate::vectorize::analysis::WorkItemAnalysis;
@@ -58,7 +59,7 @@ pub fn run(m: &mut ir::Module, linear_lanes: bool) -> Result<(), String> {
         for (i, site, access) in counts {
             f.insert_inst_before(i, InstData::GenCount { site, access }, None);
         }
-        m.kernels[k].gen = Some(plan);
+        m.kernels[k].info.gen = Some(plan);
     }
     Ok(())
 }
@@ -91,8 +92,8 @@ type Count = (Inst, u32, GenAccess);
 
 /// The sites and blocks of kernel function `f` (blocks in layout order, sites in program
 /// order), and the `gen.count` each site's access gets.
-pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis) -> (GenPlan, Vec<Count>) {
-    let mut p = GenPlan::default();
+pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis) -> (GenKernelInfo, Vec<Count>) {
+    let mut p = GenKernelInfo::default();
     let mut counts = Vec::new();
     let types = &m.types;
     let loc = |i: Inst| -> Option<SourceLoc> { f.inst_locs[i] };
@@ -233,7 +234,7 @@ mod tests {
     fn every_block_and_message_is_instrumented() {
         let m = instrumented();
         let text = kernel_text(&m);
-        let plan = m.kernels[0].gen.as_ref().expect("a plan");
+        let plan = m.kernels[0].info.gen.as_ref().expect("a plan");
         let lines: Vec<&str> = text.lines().map(str::trim).collect();
         // Every block starts with its gen.block, numbered in layout order.
         let blocks: Vec<usize> = (0..lines.len()).filter(|&k| lines[k].starts_with("block")).collect();
@@ -313,7 +314,7 @@ mod tests {
         assert!(errors.iter().any(|e| e.message.contains("gen.count 0 is not followed by the access it counts")));
         // Instrumentation left in a kernel without a plan.
         let mut m = instrumented();
-        m.kernels[0].gen = None;
+        m.kernels[0].info.gen = None;
         let errors = ir::validate::validate(&m).expect_err("no plan");
         assert!(errors.iter().any(|e| e.message.contains("no instrumented kernel")), "{errors:?}");
     }
