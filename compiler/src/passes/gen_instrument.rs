@@ -18,6 +18,12 @@
 //! the same for every lane layout but the divergence it records, so variants share the
 //! counter layout. The validator checks the instructions against the plan (`ir::validate`:
 //! a site without its `gen.count` is an error).
+//!
+//! The pass runs last. A later pass that splits blocks (at barriers, say) leaves the new
+//! blocks without a `gen.block`: they count as part of the block they came from, as the
+//! lowering's resume points after a barrier do. The instructions count under the lowering's
+//! current lane mask; IR with explicit masks would give `gen.block` and `gen.count` the
+//! mask of their block as an operand.
 
 use crate::gen_abi::{AccessKind, GenBlock, GenKernelInfo, GenSite, SourceLoc};
 use crate::ir::{self, GenAccess, Inst, InstData, TypeData, Value, ValueDef};
