@@ -90,7 +90,9 @@ pub struct KernelInfo {
     /// the analysis computed it).
     pub register_pressure: Option<crate::gen_abi::RegisterPressure>,
     /// Present in a Gen-instrumented build (`Target::gen`): the sites and blocks whose
-    /// counters the generated code keeps.
+    /// counters the generated code keeps. Planned by the IR pass `passes::gen_instrument`,
+    /// which numbers its `gen.block` / `gen.count` instructions by them (`simd` 0 until the
+    /// lowering sets the width and the sources).
     pub gen: Option<crate::gen_abi::GenKernelInfo>,
 }
 

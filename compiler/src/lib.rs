@@ -90,7 +90,7 @@ impl Default for CodegenKnobs {
 /// compiles one lazily, at the first launch that needs its width). With `simd` = 8, 16 or 32
 /// the kernel is vectorized at exactly that width, one call of the work-group entry per
 /// hardware thread, and counts its messages and blocks in generated code
-/// ([`crate::gen_abi`], `back/gen_count.rs`).
+/// ([`crate::gen_abi`], `passes/gen_instrument.rs`, `back/gen_hooks.rs`, `back/gen_count.rs`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct GenBuild {
     pub simd: u32,

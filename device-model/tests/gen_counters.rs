@@ -491,12 +491,90 @@ fn vload3_and_vstore3_are_messages_of_twelve_bytes_per_lane() {
     }
 }
 
+const LONG16: &str = r#"
+__attribute__((intel_reqd_sub_group_size(32)))
+kernel void copy16(global const long16 *a, global long16 *out) {
+    int g = get_global_id(0);
+    out[g] = a[g];
+}
+__attribute__((intel_reqd_sub_group_size(32)))
+kernel void private16(global const long16 *a, global long16 *out, global const int *idx) {
+    int g = get_global_id(0);
+    long16 p[3];
+    p[0] = a[g];
+    p[1] = a[g] * 2;
+    p[2] = a[g] * 3;
+    out[g] = p[idx[g] % 3];
+}
+"#;
+
+/// 128-byte (long16) messages at SIMD32 are counted: the general line count of 32 lanes of
+/// 128 bytes compares 96 points (each lane's first, middle and last byte), and the count of
+/// those points once failed to build ("Type too small for ZExt"), so such kernels ran their
+/// scalar build, uncounted.
+#[test]
+fn long16_messages_at_simd32_are_counted() {
+    let dev = GenDevice::default();
+    let program = build(&dev, LONG16);
+    // 64 work-items of one long16 each (16 x 64-bit = 32 ints); long k is ints 2k, 2k + 1.
+    let long_of = |b: &Buf, k: usize| (b.get(2 * k) as u32 as u64 | (b.get(2 * k + 1) as u32 as u64) << 32) as i64;
+    for kernel in ["copy16", "private16"] {
+        let k = program.kernel(kernel).unwrap();
+        let info = k
+            .gen_variant(GenBuild { simd: 32, linear_lanes: false })
+            .expect("a Gen build")
+            .unwrap_or_else(|e| panic!("{kernel}: no instrumented SIMD32 variant: {e}"))
+            .0
+            .info
+            .gen
+            .expect("instrumented");
+        let mut a = Buf::new(64 * 32, |i| if i % 2 == 0 { i as i32 } else { 0 });
+        let mut out = Buf::new(64 * 32, |_| -1);
+        let mut idx = Buf::new(64, |g| g as i32);
+        let sum = Arc::new(Sum::default());
+        let mut bufs: Vec<&mut dyn ArgAddr> = vec![&mut a, &mut out];
+        if kernel == "private16" {
+            bufs.push(&mut idx);
+        }
+        let r = launch_with(&dev, k, &mut bufs, &[], [64, 1, 1], [32, 1, 1], Some(sum.clone()));
+        let report = r.report.unwrap_or_default();
+        assert!(report.contains("SIMD32") && !report.contains("uncounted"), "{kernel}: {report}");
+        for g in 0..64 {
+            let times = if kernel == "copy16" { 1 } else { g as i64 % 3 + 1 };
+            for j in 0..16 {
+                let e = g * 16 + j;
+                assert_eq!(long_of(&out, e), 2 * e as i64 * times, "{kernel}: out[{g}].s{j:x}");
+            }
+        }
+        // Two hardware threads of 32 lanes, each lane 128 bytes: two lines a lane.
+        let wide = |s: &gen_abi::GenSite| s.space == AddressSpace::Global && s.bytes_per_lane == 128;
+        let loads: Vec<usize> =
+            (0..info.sites.len()).filter(|&s| wide(&info.sites[s]) && info.sites[s].kind == AccessKind::Load).collect();
+        assert_eq!(loads.len(), 1, "{kernel}: sites {:?}", info.sites);
+        let load = sum.site(&info, loads[0]);
+        assert_eq!((load.messages, load.active_lanes, load.l3_lines), (2, 64, 128), "{kernel}: {report}");
+        let store = sum.site(&info, site_of(&info, AddressSpace::Global, AccessKind::Store));
+        assert_eq!((store.messages, store.l3_lines), (2, 128), "{kernel}: {report}");
+        if kernel == "private16" {
+            // The dynamically indexed private array: scratch messages of 128 bytes a lane.
+            let scratch: Vec<usize> =
+                (0..info.sites.len()).filter(|&s| info.sites[s].space == AddressSpace::Private).collect();
+            assert!(!scratch.is_empty(), "sites {:?}", info.sites);
+            for s in scratch {
+                assert_eq!(info.sites[s].bytes_per_lane, 128, "{:?}", info.sites[s]);
+                let c = sum.site(&info, s);
+                assert!(c.messages == 2 && c.l3_lines >= 128, "private site {s}: {c:?}; {report}");
+            }
+        }
+    }
+}
+
 const REFUSED: &str = r#"
 kernel void refused(global const int *a, global int *out, local int *tmp) {
     size_t g = get_global_id(0);
     int s = 0;
     // 1100 loads in one block: more messages than an instrumented build is made for
-    // (gen_count::MAX_SITES), so the Gen device runs the kernel uncounted.
+    // (passes::gen_instrument::MAX_SITES), so the Gen device runs the kernel uncounted.
     #pragma unroll
     for (int j = 0; j < 1100; j++)
         s += a[j * 3 + g];

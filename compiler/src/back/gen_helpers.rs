@@ -14,7 +14,7 @@
 //! differ between the modules, whatever the number of lanes).
 //!
 //! [`Ops`] holds the small mask and vector operations that the helpers and the inline
-//! counting code (`gen_count`) both build.
+//! counting code (`gen_hooks`) both build.
 
 use super::jit::Jit;
 use super::llvm::{call_intrinsic, Error, R};
@@ -145,11 +145,13 @@ impl<'ctx> Ops<'_, 'ctx> {
         Ok(self.b.build_bit_cast(m, it, "")?.into_int_value())
     }
 
-    /// Set bits of a `<N x i1>` mask, as i64.
+    /// Set bits of a `<N x i1>` mask, as i64. N may exceed 64 (the general line count of
+    /// SIMD32 lanes of more than 64 bytes compares 96 or more points): the count, at most N,
+    /// is then truncated to i64, not extended.
     pub fn popcount(&self, m: VectorValue<'ctx>) -> R<IntValue<'ctx>> {
         let bits = self.mask_bits(m)?;
         let c = call_intrinsic(self.b, self.m, "llvm.ctpop", &[bits.get_type().into()], &[bits.into()])?;
-        Ok(self.b.build_int_z_extend_or_bit_cast(c.into_int_value(), self.cx().i64_type(), "")?)
+        Ok(self.b.build_int_cast_sign_flag(c.into_int_value(), self.cx().i64_type(), false, "")?)
     }
 
     pub fn splat64(&self, x: IntValue<'ctx>, n: u32) -> R<VectorValue<'ctx>> {

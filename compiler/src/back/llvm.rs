@@ -692,8 +692,8 @@ pub struct FnLower<'a, 'ctx, 'ir> {
     pub stream_stores: std::collections::HashSet<Inst>,
     /// The number of work-items of the ND-range, once asked for (`back::vector`).
     pub ndrange_items: Option<IntValue<'ctx>>,
-    /// A Gen-instrumented build's counting (`back::gen_count`).
-    pub gen: Option<super::gen_count::GenState<'a, 'ctx>>,
+    /// A Gen-instrumented build's counting (`back::gen_hooks`).
+    pub gen: Option<super::gen_hooks::GenState<'a, 'ctx>>,
     /// One lane's operands while an instruction runs lane by lane (`back::vector_lanes`).
     pub lane_vals: HashMap<Value, Val<'ctx>>,
 }
@@ -831,9 +831,6 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                     let v = self.join_phi_parts(&parts)?;
                     self.define(p, v)?;
                 }
-            }
-            if self.gen.is_some() {
-                self.gen_block(bb)?;
             }
             for &i in &f.layout.insts[bb] {
                 self.lower_inst(i).map_err(|e| {
@@ -1524,14 +1521,12 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     }
 
     fn lower_inst(&mut self, i: Inst) -> R<()> {
-        if self.gen.is_some() && self.f.insts[i].is_terminator() {
-            self.gen_flush()?;
+        // Gen instrumentation: lowered by its hooks alone.
+        if self.gen_hook(i)? {
+            return Ok(());
         }
         if self.lin.is_some() && self.f.insts[i].is_terminator() {
             return self.lin_terminator(&self.f.insts[i]);
-        }
-        if self.gen.is_some() {
-            self.gen_access(i)?;
         }
         if self.vec.is_some() && self.lower_vector_inst(i)? {
             return Ok(());
@@ -1729,6 +1724,8 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 self.b.build_unreachable()?;
                 None
             }
+            // Lowered by `gen_hook` before this.
+            I::GenBlock { .. } | I::GenCount { .. } => bail!("Gen instrumentation outside its hooks"),
         };
         Ok(result)
     }

@@ -4,7 +4,9 @@
 //!    the module after each): `vloadn` / `vstoren` as loads and stores, calls that reach a
 //!    barrier inlined, for vector code every call inlined and short-circuit chains folded,
 //!    then `passes::align` gives every load, store and copy the alignment its address is
-//!    guaranteed, which the lowering uses as it is.
+//!    guaranteed, which the lowering uses as it is; for a Gen-instrumented variant,
+//!    `passes::gen_instrument` last (the counting as `gen.block` / `gen.count`, lowered by
+//!    `gen_hooks`).
 //! 2. `llvm` translates each function reachable from a kernel; `workgroup` builds each
 //!    kernel's work-item function (barrier regions, work-item state) and its work-group
 //!    entry with the [`crate::abi`] signature; `builtins` lowers OpenCL.std.
@@ -17,6 +19,7 @@
 pub mod builtins;
 pub mod gen_count;
 pub mod gen_helpers;
+pub mod gen_hooks;
 pub mod host;
 pub mod imagelib;
 pub mod jit;
@@ -118,6 +121,15 @@ fn prepare(module: &ir::Module, target: &Target) -> Result<ir::Module, BuildErro
             Ok(())
         },
     });
+    // A Gen-instrumented variant (never the program's own build): the counting made explicit,
+    // last, on the module as the lowering sees it.
+    if let Some(g) = target.gen.filter(|g| g.simd > 1) {
+        pipeline.push(if g.linear_lanes {
+            Pass { name: "gen_instrument", run: |m| passes::gen_instrument::run(m, true) }
+        } else {
+            Pass { name: "gen_instrument", run: |m| passes::gen_instrument::run(m, false) }
+        });
+    }
     passes::run_pipeline(&mut m, &pipeline).map_err(fail)?;
     Ok(m)
 }
@@ -322,18 +334,12 @@ fn emit(
                 return Err(fail(format!("kernel `{}` cannot run at SIMD{}: {why}", kernel.info.name, g.simd)));
             }
         }
-        let gen_plan = gen_build.map(|_| gen_count::plan(m, func, &wa, &target::HostTarget::of_machine(tm)));
-        if let Some(p) = &gen_plan {
-            if p.sites.len() > gen_count::MAX_SITES {
-                return Err(fail(format!(
-                    "kernel `{}` has {} memory messages after inlining; an instrumented build of more than {} \
-                     is not made (LLVM's instruction scheduling of such long blocks takes tens of seconds)",
-                    kernel.info.name,
-                    p.sites.len(),
-                    gen_count::MAX_SITES
-                )));
-            }
-        }
+        // The plan of `passes::gen_instrument`, whose instructions the hooks lower.
+        let gen_plan = match gen_build {
+            Some(_) => Some(kernel.info.gen.as_ref().ok_or_else(|| kerr(Error("no Gen instrumentation".into())))?),
+            None => None,
+        };
+        let gen_host = target::HostTarget::of_machine(tm);
         if target.vectorizer != crate::Vectorizer::Off && vectorize::report_enabled() {
             let report = vectorize::Report {
                 kernel: kernel.info.name.clone(),
@@ -413,8 +419,8 @@ fn emit(
                     if lanes > 1 {
                         l.enable_vector(lanes, &wa)?;
                     }
-                    if let Some(p) = &gen_plan {
-                        l.enable_gen_count(p)?;
+                    if let Some(p) = gen_plan {
+                        l.enable_gen_count(p, &gen_host)?;
                     }
                     l.stream_stores = stream;
                     l.lower()
@@ -453,7 +459,12 @@ fn emit(
         info.private_mem_size = private_bytes(&e, kernel.func, &plan);
         info.simd_width = if lanes > 1 { lanes } else { 0 };
         info.register_pressure = Some(pressure);
-        info.gen = gen_plan.map(|p| p.info(lanes, m));
+        info.gen = gen_plan.map(|p| {
+            let mut g = p.clone();
+            g.simd = lanes;
+            g.set_sources(m);
+            g
+        });
         info.uses_printf =
             e.reachable_functions(kernel.func).into_iter().any(|f| printf::calls_printf(&m.functions[f]));
         infos.push(info);

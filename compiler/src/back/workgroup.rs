@@ -296,7 +296,7 @@ pub struct EntryOptions<'a> {
     /// Bytes of the argument block (it is `dereferenceable` that far).
     pub args_size: u64,
     /// A Gen-instrumented build: the entry passes the counter array at `ctx.gen_counters`
-    /// to the work-item function as its last argument (`gen_count::entry_counter_array`).
+    /// to the work-item function as its last argument (`gen_hooks::entry_counter_array`).
     pub gen_counters: bool,
 }
 

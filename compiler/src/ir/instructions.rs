@@ -207,6 +207,14 @@ pub enum ImageOp {
     QueryFormat,
 }
 
+/// The addresses a `gen.count` counts: a load's, store's or atomic's pointer, or an image
+/// access's image, sampler and coordinate (the pixel each lane reads or writes).
+#[derive(Debug, Clone, PartialEq)]
+pub enum GenAccess {
+    Memory { ptr: Value },
+    Image { image: Value, sampler: Option<Value>, coord: Value },
+}
+
 /// The branch target of a terminator with the block arguments it passes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BlockCall {
@@ -351,6 +359,19 @@ pub enum InstData {
         texel: Option<Value>,
     },
 
+    /// Gen instrumentation (`passes::gen_instrument`, only in a Gen-instrumented build's
+    /// kernel): one execution of block `id` of the kernel's plan (`KernelInfo::gen`) under
+    /// the current lane mask; the first instruction of its block. `back::gen_hooks` lowers it.
+    GenBlock {
+        id: u32,
+    },
+    /// Gen instrumentation: the message of `site` of the kernel's plan, counted under the
+    /// current lane mask from the addresses of `access`, the memory access that follows it.
+    GenCount {
+        site: u32,
+        access: GenAccess,
+    },
+
     // Terminators.
     Jump {
         dest: BlockCall,
@@ -381,6 +402,12 @@ impl InstData {
                 | InstData::Return { .. }
                 | InstData::Unreachable
         )
+    }
+
+    /// Gen instrumentation (`gen.block`, `gen.count`): no effect on the kernel's values or
+    /// memory, not counted as the kernel's own work.
+    pub fn is_instrumentation(&self) -> bool {
+        matches!(self, InstData::GenBlock { .. } | InstData::GenCount { .. })
     }
 
     /// Every value operand, block arguments included.
@@ -465,6 +492,13 @@ impl InstData {
                 }
             }
             Return { value } => value.iter().copied().for_each(f),
+            GenBlock { .. } => {}
+            GenCount { access: GenAccess::Memory { ptr }, .. } => f(*ptr),
+            GenCount { access: GenAccess::Image { image, sampler, coord }, .. } => {
+                f(*image);
+                sampler.iter().copied().for_each(&mut f);
+                f(*coord)
+            }
         }
     }
 
@@ -544,6 +578,13 @@ impl InstData {
                 }
             }
             Return { value } => value.iter_mut().for_each(f),
+            GenBlock { .. } => {}
+            GenCount { access: GenAccess::Memory { ptr }, .. } => f(ptr),
+            GenCount { access: GenAccess::Image { image, sampler, coord }, .. } => {
+                f(image);
+                sampler.iter_mut().for_each(&mut f);
+                f(coord)
+            }
         }
     }
 

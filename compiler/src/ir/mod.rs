@@ -15,6 +15,7 @@ pub mod instructions;
 pub mod print;
 pub mod types;
 pub mod validate;
+mod validate_gen;
 
 pub use entities::{Arena, Block, Const, EntityRef, Func, GlobalVar, Inst, SecondaryMap, Type, Value};
 pub use function::{BlockData, FuncKind, Function, Layout, ValueData, ValueDef};

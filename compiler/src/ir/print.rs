@@ -8,7 +8,7 @@
 
 use super::entities::{Func, Type, Value};
 use super::function::{FuncKind, Function, ValueDef};
-use super::instructions::{BlockCall, InstData};
+use super::instructions::{BlockCall, GenAccess, InstData};
 use super::types::{TypeData, TypeTable};
 use super::{BuiltinVar, ConstData, Module};
 use crate::kernel_info::AddressSpace;
@@ -227,6 +227,16 @@ impl FunctionDisplay<'_> {
             Return { value: Some(v) } => format!("return {v}"),
             Return { value: None } => "return".to_string(),
             Unreachable => "unreachable".to_string(),
+            GenBlock { id } => format!("gen.block {id}"),
+            GenCount { site, access: GenAccess::Memory { ptr } } => format!("gen.count {site}, {ptr}"),
+            GenCount { site, access: GenAccess::Image { image, sampler, coord } } => {
+                let mut s = format!("gen.count {site}, image {image}");
+                if let Some(smp) = sampler {
+                    let _ = write!(s, ", sampler {smp}");
+                }
+                let _ = write!(s, ", coord {coord}");
+                s
+            }
         }
     }
 }
@@ -357,6 +367,14 @@ impl Display for Module {
                 write!(f, " attributes \"{}\"", info.attributes)?;
             }
             writeln!(f)?;
+            if let Some(plan) = &info.gen {
+                // The Gen plan the function's `gen.block` / `gen.count` instructions number.
+                writeln!(f, "  gen.blocks {}", plan.blocks.len())?;
+                for (k, site) in plan.sites.iter().enumerate() {
+                    let what = format!("{:?} {:?}", site.space, site.kind).to_lowercase();
+                    writeln!(f, "  gen.site {k}: block {}, {what}, {} bytes", site.block, site.bytes_per_lane)?;
+                }
+            }
         }
         Ok(())
     }

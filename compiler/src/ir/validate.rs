@@ -13,6 +13,9 @@
 //!   operation implies (binary operands alike, compares yield bool of the operand's lane
 //!   count, loads/stores match the pointee, calls match the callee's signature, ...).
 //!
+//! - Gen instrumentation (`gen.block`, `gen.count`) matches its kernel's plan
+//!   (`validate_gen`).
+//!
 //! It never panics, whatever the IR holds: it reports every problem it finds.
 
 use super::entities::{Block, Inst, Type, Value};
@@ -47,6 +50,7 @@ pub fn validate(module: &Module) -> Result<(), Vec<ValidationError>> {
         for (_, function) in module.functions.iter() {
             FunctionValidator::new(module, function, &mut errors).run();
         }
+        super::validate_gen::check(module, &mut errors);
     }
     for kernel in &module.kernels {
         match module.functions.get(kernel.func) {
@@ -215,7 +219,9 @@ fn produces_value(module: &Module, data: &InstData) -> Option<bool> {
         | Branch { .. }
         | Switch { .. }
         | Return { .. }
-        | Unreachable => false,
+        | Unreachable
+        | GenBlock { .. }
+        | GenCount { .. } => false,
         Atomic { op, .. } => *op != AtomicOp::Store,
         Image { op, .. } => *op != ImageOp::Write,
         Call { func, .. } => match module.functions.get(*func) {
@@ -803,6 +809,8 @@ impl<'m> FunctionValidator<'m> {
                 expect(result.is_some_and(|r| self.is_int(r)), "work-item query result must be an integer (vector)");
             }
             Barrier { .. } | Fence { .. } | Unreachable => {}
+            // Checked against the kernel's plan by `validate_gen`.
+            GenBlock { .. } | GenCount { .. } => {}
             Atomic { op, ptr, value, comparator, .. } => match self.pointee(ty(ptr)) {
                 None => expect(false, "atomic operation on a non-pointer"),
                 Some((_, pointee)) => {

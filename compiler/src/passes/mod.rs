@@ -9,9 +9,13 @@
 //!
 //! The passes: inlining (`inline`), short-circuit chains folded into one branch
 //! (`short_circuit`), `vloadn` / `vstoren` as loads and stores (`vload_store`), the
-//! alignment every memory access is guaranteed (`align`).
+//! alignment every memory access is guaranteed (`align`), and for a Gen-instrumented
+//! variant only, last, the Gen instrumentation (`gen_instrument`: the plan of sites and
+//! blocks on the kernel, `gen.block` / `gen.count` instructions that the lowering's hooks,
+//! `back::gen_hooks`, turn into counting code).
 
 pub mod align;
+pub mod gen_instrument;
 pub mod inline;
 pub mod short_circuit;
 pub mod vload_store;

@@ -66,6 +66,9 @@ pub fn per_lane(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis, i: ir::
     if let InstData::Call { .. } = d {
         return Some("calls");
     }
+    if d.is_instrumentation() {
+        return None;
+    }
     // Image writes have an effect: under the mask even when every lane writes the same.
     if let InstData::Image { op: ir::ImageOp::Write, .. } = d {
         return Some("image functions");
@@ -193,7 +196,7 @@ pub fn unprofitable(f: &ir::Function, wa: &WorkItemAnalysis) -> Option<String> {
         .filter(|&&i| match &f.insts[i] {
             InstData::Variable { .. } => false,
             InstData::Load { ptr, .. } | InstData::Store { ptr, .. } => !wa.reg_candidates.contains(ptr),
-            d => !d.is_terminator(),
+            d => !d.is_terminator() && !d.is_instrumentation(),
         })
         .count();
     const SHORT: usize = 64;
@@ -238,7 +241,10 @@ pub fn linearization_bound(f: &ir::Function, wa: &WorkItemAnalysis) -> Option<St
         .iter()
         .filter(|b| wa.divergent_blocks.contains(b))
         .flat_map(|&b| f.layout.insts[b].iter())
-        .filter(|&&i| !matches!(f.insts[i], InstData::Variable { .. }) && !f.insts[i].is_terminator())
+        .filter(|&&i| {
+            let d = &f.insts[i];
+            !matches!(d, InstData::Variable { .. }) && !d.is_terminator() && !d.is_instrumentation()
+        })
         .count();
     if masked <= MAX_LINEARIZED {
         return None;

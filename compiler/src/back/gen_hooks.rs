@@ -1,0 +1,692 @@
+//! The lowering's hooks for Gen instrumentation: the counting code of a Gen-instrumented
+//! build (the contract is [`crate::gen_abi`]), the only place that lowers the IR's
+//! `gen.block` and `gen.count` (which `passes::gen_instrument` inserts, with the kernel's
+//! plan of sites and blocks). [`FnLower::gen_hook`] is called for every instruction the
+//! vector lowering meets: it lowers those two, and makes the block's pending additions
+//! before a terminator or a barrier.
+//!
+//! - `gen.block k`: the block's execution and active lanes under the current mask.
+//! - `gen.count s, ...`: by the rules of `gen_abi`, from the current mask and the lanes'
+//!   addresses of the access that follows: distinct 64-byte lines (global, constant,
+//!   private scratch) or SLM cycles, conflict cycles and the worst bank ways (local). A
+//!   uniform address is one line (or the lines its bytes span); a strided access with a
+//!   scalar base and a contiguous mask has a closed form (the first and last line for strides
+//!   up to 64 bytes; one line per lane for multiples of 64 whose lanes do not cross a line);
+//!   anything else counts distinct lines among the lanes' addresses (`gen_helpers`: with
+//!   AVX-512 `vpconflictd` when the host has it, up to 16 values, else comparing each lane
+//!   with the earlier ones).
+//!
+//! Counters are added to the array at `ctx.gen_counters` (passed to the work-item function
+//! as a `noalias` parameter), so a device that gives all the hardware threads of a
+//! work-group the same zeroed array reads the work-group's sum (`worst_bank_ways` is a
+//! maximum, kept as one).
+
+use super::gen_helpers::{self, Helper, Ops};
+use super::llvm::{as_ptr, bail, gep, Emitter, FnLower, Val, R};
+use super::target::HostTarget;
+use crate::gen_abi::{self, site_word, AccessKind, GenKernelInfo};
+use crate::ir::{GenAccess, Inst, InstData, Value};
+use crate::kernel_info::AddressSpace;
+use crate::vectorize::analysis::Shape;
+use inkwell::types::VectorType;
+use inkwell::values::{IntValue, PointerValue, VectorValue};
+use inkwell::IntPredicate;
+
+const SITE_WORDS: u32 = gen_abi::SITE_WORDS as u32;
+const BLOCK_WORDS: u32 = gen_abi::BLOCK_WORDS as u32;
+// A site's counters (`gen_abi::site_word`).
+const LINES: usize = site_word::L3_LINES;
+const SLM_CYCLES: usize = site_word::SLM_CYCLES;
+const SLM_CONFLICTS: usize = site_word::SLM_CONFLICT_CYCLES;
+const WORST_WAYS: usize = site_word::WORST_BANK_WAYS;
+/// The most counters one vector addition of [`FnLower::gen_flush`] updates.
+const ADDS_PER_VECTOR: usize = 8;
+
+/// The counting state of a function being lowered: the counters are the array at
+/// `ctx.gen_counters`, which the work-group entry passes as the work-item function's last
+/// parameter, `noalias`: once inlined, the kernel's memory accesses are known not to touch
+/// it (the array is the worker's own, zeroed per work-group by the device), so counting
+/// does not keep LLVM from optimising them, and a counter is one add to memory, with no
+/// copy per packet.
+pub struct GenState<'a, 'ctx> {
+    /// The kernel's sites and blocks (`KernelInfo::gen`).
+    plan: &'a GenKernelInfo,
+    /// The host has AVX-512 CD (`vpconflictd`).
+    conflict: bool,
+    /// The target the general counts' helpers are compiled for (`gen_helpers`).
+    host: HostTarget,
+    /// The counter array.
+    counters: PointerValue<'ctx>,
+    /// What the counting code knows about the current mask, computed once per block (and
+    /// again after a barrier, whose resume point the earlier code does not dominate).
+    mask: Option<MaskInfo<'ctx>>,
+    /// L3-line counts of the block's strided messages whose closed forms wait for
+    /// [`FnLower::gen_flush`].
+    pending: Vec<PendingLines<'ctx>>,
+    /// The block's additions to site counters (word, value), made together by
+    /// [`FnLower::gen_flush`]: the sites of a block have consecutive counters of each kind,
+    /// so that a run of them is one vector addition, not one addition to memory each.
+    adds: Vec<(u32, IntValue<'ctx>)>,
+    /// Where a general count's lanes and mask go for its helper (`gen_helpers::call`): per
+    /// number of lanes, one `alloca` of `gen_helpers::slot_words` words in the prologue,
+    /// made at the first such count.
+    slots: Vec<(u32, PointerValue<'ctx>)>,
+}
+
+/// A strided message's L3-line count: its closed form, the condition under which that is
+/// exact, and what the general count needs otherwise.
+struct PendingLines<'ctx> {
+    word: u32,
+    ok: IntValue<'ctx>,
+    closed: IntValue<'ctx>,
+    a0: IntValue<'ctx>,
+    stride: i64,
+    bytes: u64,
+    mask: VectorValue<'ctx>,
+    conflict: bool,
+}
+
+/// In the entry block of a work-group entry (`b` there): the counter array at
+/// `ctx.gen_counters`, which the entry passes to every call of the work-item function as
+/// the last argument.
+pub(super) fn entry_counter_array<'ctx>(
+    e: &Emitter<'ctx, '_>,
+    b: &inkwell::builder::Builder<'ctx>,
+    ctx: PointerValue<'ctx>,
+) -> R<PointerValue<'ctx>> {
+    let (i8t, i64t) = (e.cx.i8_type(), e.cx.i64_type());
+    let ptr = e.cx.ptr_type(inkwell::AddressSpace::default());
+    let at_ctx = gep(b, i8t.into(), ctx, &[i64t.const_int(super::llvm::ctx_offsets::GEN_COUNTERS, false)], true)?;
+    as_ptr(b.build_load(ptr, at_ctx, "gen.counters")?)
+}
+
+/// Facts about a lane mask, shared by the block's sites.
+#[derive(Clone, Copy)]
+struct MaskInfo<'ctx> {
+    mask: VectorValue<'ctx>,
+    /// Active lanes (i64) and whether there is any (i64 0 or 1).
+    active: IntValue<'ctx>,
+    any: IntValue<'ctx>,
+    /// The active lanes are one run lo..=hi (i1), and its ends (i64).
+    contiguous: IntValue<'ctx>,
+    lo: IntValue<'ctx>,
+    hi: IntValue<'ctx>,
+}
+
+// ------------------------------------------------------------------------------------------
+// Counting code
+
+impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
+    /// Turns on counting (after [`FnLower::enable_vector`]) for the kernel's `plan`, the
+    /// general counts' helpers compiled for `host`.
+    pub fn enable_gen_count(&mut self, plan: &'a GenKernelInfo, host: &HostTarget) -> R<()> {
+        if self.vec.is_none() {
+            bail!("a Gen-instrumented build must be vectorized");
+        }
+        // The counter array is the work-item function's last parameter.
+        let counters = self.llf.get_last_param().ok_or("no counter parameter")?.into_pointer_value();
+        self.gen = Some(GenState {
+            plan,
+            conflict: host.features.split(',').any(|x| x == "+avx512cd"),
+            host: host.clone(),
+            counters,
+            mask: None,
+            pending: Vec::new(),
+            adds: Vec::new(),
+            slots: Vec::new(),
+        });
+        Ok(())
+    }
+
+    /// The hook the lowering calls before instruction `i`: lowers `gen.block` and `gen.count`
+    /// (true: nothing else to lower), and makes the block's pending additions before a
+    /// terminator or a work-group barrier (whose resume point the values do not dominate).
+    pub fn gen_hook(&mut self, i: Inst) -> R<bool> {
+        let d = &self.f.insts[i];
+        if self.gen.is_none() {
+            if d.is_instrumentation() {
+                bail!("Gen instrumentation in a build without counters");
+            }
+            return Ok(false);
+        }
+        match d {
+            InstData::GenBlock { id } => {
+                self.gen_block(*id)?;
+                Ok(true)
+            }
+            InstData::GenCount { site, access } => {
+                let (site, access) = (*site, access.clone());
+                self.gen_count(site, access)?;
+                Ok(true)
+            }
+            d if d.is_terminator() => {
+                self.gen_flush()?;
+                Ok(false)
+            }
+            d if crate::passes::inline::is_work_group_barrier(d) => {
+                self.gen_flush()?;
+                if let Some(g) = self.gen.as_mut() {
+                    g.mask = None;
+                }
+                Ok(false)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    fn gen_word(&self, word: u32) -> R<PointerValue<'ctx>> {
+        let g = self.gen.as_ref().ok_or("not counting")?;
+        gep(&self.b, self.i64().into(), g.counters, &[self.i64().const_int(word as u64, false)], true)
+    }
+
+    fn gen_add(&self, word: u32, v: IntValue<'ctx>) -> R<()> {
+        let p = self.gen_word(word)?;
+        let old = self.b.build_load(self.i64(), p, "")?.into_int_value();
+        self.b.build_store(p, self.b.build_int_add(old, v, "")?)?;
+        Ok(())
+    }
+
+    /// Adds `v` to counter `word` at the block's [`Self::gen_flush`].
+    fn gen_add_later(&mut self, word: u32, v: IntValue<'ctx>) -> R<()> {
+        self.gen.as_mut().ok_or("not counting")?.adds.push((word, v));
+        Ok(())
+    }
+
+    /// The word of counter `field` (`gen_abi::site_word`) of site `s`.
+    fn site_word(&self, s: u32, field: usize) -> R<u32> {
+        let sites = self.gen.as_ref().ok_or("not counting")?.plan.sites.len();
+        Ok(gen_abi::site_word_index(sites, s as usize, field) as u32)
+    }
+
+    fn gen_max(&self, word: u32, v: IntValue<'ctx>) -> R<()> {
+        let p = self.gen_word(word)?;
+        let old = self.b.build_load(self.i64(), p, "")?.into_int_value();
+        self.b.build_store(p, self.umax(old, v)?)?;
+        Ok(())
+    }
+
+    /// The mask and vector operations of `gen_helpers`, built here.
+    fn ops(&self) -> Ops<'_, 'ctx> {
+        Ops { b: &self.b, m: &self.e.m, f: self.llf }
+    }
+
+    fn umax(&self, a: IntValue<'ctx>, b: IntValue<'ctx>) -> R<IntValue<'ctx>> {
+        self.ops().umax(a, b)
+    }
+
+    fn mask_bits(&self, m: VectorValue<'ctx>) -> R<IntValue<'ctx>> {
+        self.ops().mask_bits(m)
+    }
+
+    fn popcount(&self, m: VectorValue<'ctx>) -> R<IntValue<'ctx>> {
+        self.ops().popcount(m)
+    }
+
+    /// The lanes' addresses of a strided access: lane k at `a0 + k * stride` (what the
+    /// work-item analysis proved of the pointer), built from lane 0's scalar address so
+    /// that the pointers themselves are never widened to `W x i64`.
+    fn strided_addrs(&self, a0: IntValue<'ctx>, stride: i64, n: u32) -> R<VectorValue<'ctx>> {
+        let steps: Vec<IntValue<'ctx>> =
+            (0..n).map(|k| self.i64().const_int((k as i64).wrapping_mul(stride) as u64, true)).collect();
+        let steps = VectorType::const_vector(&steps);
+        Ok(self.b.build_int_add(self.splat64(a0, n)?, steps, "")?)
+    }
+
+    fn splat64(&self, x: IntValue<'ctx>, n: u32) -> R<VectorValue<'ctx>> {
+        self.ops().splat64(x, n)
+    }
+
+    /// The facts about the current mask (computed here unless known).
+    fn mask_info(&mut self) -> R<MaskInfo<'ctx>> {
+        let mask = self.vec.as_ref().ok_or("not in vector mode")?.mask;
+        if let Some(m) = self.gen.as_ref().and_then(|g| g.mask).filter(|m| m.mask == mask) {
+            return Ok(m);
+        }
+        let w = mask.get_type().get_size() as u64;
+        let i64t = self.i64();
+        let active = self.popcount(mask)?;
+        let any = self.b.build_int_compare(IntPredicate::NE, active, i64t.const_zero(), "")?;
+        let any = self.b.build_int_z_extend(any, i64t, "")?;
+        let bits = self.mask_bits(mask)?;
+        let it = bits.get_type();
+        let f = self.cx().bool_type().const_zero();
+        let tz = self.intrinsic("llvm.cttz", &[it.into()], &[bits.into(), f.into()])?.into_int_value();
+        let lz = self.intrinsic("llvm.ctlz", &[it.into()], &[bits.into(), f.into()])?.into_int_value();
+        let lo = self.b.build_int_cast_sign_flag(tz, i64t, false, "")?;
+        let lz = self.b.build_int_cast_sign_flag(lz, i64t, false, "")?;
+        let hi = self.b.build_int_sub(i64t.const_int(w - 1, false), lz, "")?;
+        // One run: hi - lo + 1 == active.
+        let span = self.b.build_int_add(self.b.build_int_sub(hi, lo, "")?, i64t.const_int(1, false), "")?;
+        let contiguous = self.b.build_int_compare(IntPredicate::EQ, span, active, "")?;
+        let info = MaskInfo { mask, active, any, contiguous, lo, hi };
+        if let Some(g) = self.gen.as_mut() {
+            g.mask = Some(info);
+        }
+        Ok(info)
+    }
+
+    /// `gen.block k`: one execution of block `k` of the plan under the current mask.
+    fn gen_block(&mut self, k: u32) -> R<()> {
+        let g = self.gen.as_mut().ok_or("not counting")?;
+        g.mask = None;
+        if k as usize >= g.plan.blocks.len() {
+            bail!("gen.block {k} is not a block of the plan");
+        }
+        let base = g.plan.sites.len() as u32 * SITE_WORDS + k * BLOCK_WORDS;
+        let m = self.mask_info()?;
+        self.gen_add_later(base, m.any)?;
+        self.gen_add_later(base + 1, m.active)
+    }
+
+    /// `gen.count s, access`: the message of site `s` of the plan (the access that follows,
+    /// not yet lowered) under the current mask.
+    fn gen_count(&mut self, s: u32, access: GenAccess) -> R<()> {
+        let g = self.gen.as_ref().ok_or("not counting")?;
+        let site = g.plan.sites.get(s as usize).ok_or_else(|| format!("gen.count {s} is not a site of the plan"))?;
+        let site = site.clone();
+        let conflict = g.conflict;
+        let ptr = match access {
+            GenAccess::Memory { ptr } => ptr,
+            GenAccess::Image { image, sampler, coord } => {
+                return self.gen_image_access(s, image, sampler, coord, conflict);
+            }
+        };
+        let vs = self.vec.as_ref().ok_or("not in vector mode")?;
+        let (w, mask) = (vs.width, vs.mask);
+        let shape = vs.wa.shape(self.f, ptr);
+        let i64t = self.i64();
+        let c64 = |x: u64| i64t.const_int(x, false);
+        let bytes = site.bytes_per_lane as u64;
+
+        // Messages, active lanes and useful bytes are the block's (`gen_abi`): only what
+        // the addresses decide is counted here.
+        let mi = self.mask_info()?;
+        let (active, any) = (mi.active, mi.any);
+
+        let uniform_addr = if shape == Shape::Uniform {
+            let p = as_ptr(self.get(ptr)?)?;
+            Some(self.b.build_ptr_to_int(p, i64t, "")?)
+        } else {
+            None
+        };
+        // The lanes' pointers. Their addresses as a vector are made where a count needs them,
+        // on the general forms' own branches: the closed forms read lane 0 only, so the hot
+        // path of a strided message never widens the pointers to W x i64.
+        let pws = if uniform_addr.is_none() { Some(self.get_wide(ptr)?.into_vector_value()) } else { None };
+        let addrs_of = |s: &Self, pw: VectorValue<'ctx>| -> R<VectorValue<'ctx>> {
+            Ok(s.b.build_ptr_to_int(pw, i64t.vec_type(w), "")?)
+        };
+
+        if site.space != AddressSpace::Local {
+            return match (uniform_addr, pws) {
+                (Some(a), _) => {
+                    let first = self.b.build_right_shift(a, c64(6), false, "")?;
+                    let last =
+                        self.b.build_right_shift(self.b.build_int_add(a, c64(bytes - 1), "")?, c64(6), false, "")?;
+                    let n = self.b.build_int_add(self.b.build_int_sub(last, first, "")?, c64(1), "")?;
+                    let lines = self.b.build_int_mul(n, any, "")?;
+                    self.gen_add_later(self.site_word(s, LINES)?, lines)
+                }
+                (None, Some(pw)) => self.gen_lines(self.site_word(s, LINES)?, pw, mi, shape, bytes, conflict),
+                _ => bail!("no address"),
+            };
+        }
+
+        // SLM: 16 banks of 4 bytes. A lane of a wider access (int2, float4, ...) reads or
+        // writes `dwords` consecutive dwords, each in its bank (`gen_abi`).
+        let write = site.kind != AccessKind::Load;
+        let dwords = bytes.div_ceil(4).max(1);
+        let requests = self.b.build_int_mul(active, c64(dwords), "")?;
+        let ceil16 = self.b.build_right_shift(self.b.build_int_add(requests, c64(15), "")?, c64(4), false, "")?;
+        let ways = match pws {
+            // One address: one dword per bank for a read; every lane on the same bank for a write.
+            None => {
+                if write {
+                    active
+                } else {
+                    any
+                }
+            }
+            Some(pw) if dwords > 1 => {
+                // Lanes packed end to end (a float4 array indexed by the local id) fill the
+                // banks in turn: ceil(requests / 16) ways under a contiguous mask. Otherwise
+                // the histogram of every dword of every lane.
+                let packed = matches!(shape, Shape::Strided(st) if st.unsigned_abs() == 4 * dwords);
+                let distinct = write || matches!(shape, Shape::Strided(st) if st.unsigned_abs() >= 4 * dwords);
+                let addrs = addrs_of(self, pw)?;
+                let wide = |s: &mut Self| -> R<IntValue<'ctx>> {
+                    let (mut all, mut all_mask) = (addrs, mask);
+                    for j in 1..dwords {
+                        let next = s.b.build_int_add(addrs, s.splat64(c64(4 * j), w)?, "")?;
+                        all = s.ops().concat2(all, next)?;
+                        all_mask = s.ops().concat2(all_mask, mask)?;
+                    }
+                    s.bank_ways(all, all_mask, distinct, conflict)
+                };
+                if packed {
+                    self.closed_or(mi.contiguous, ceil16, wide)?
+                } else {
+                    wide(self)?
+                }
+            }
+            Some(pw) => {
+                // Lanes a multiple of 4 bytes apart under a contiguous mask visit the banks
+                // in a cycle of 16 / gcd(dword stride, 16): the closed form. Otherwise the
+                // bank histogram.
+                let period = match shape {
+                    Shape::Strided(st) if st != 0 && st % 4 == 0 => {
+                        let d = (st / 4).unsigned_abs() % 16;
+                        Some(16 / gcd(d, 16))
+                    }
+                    _ => None,
+                };
+                match period {
+                    Some(p) => {
+                        let closed =
+                            self.b.build_int_unsigned_div(self.b.build_int_add(active, c64(p - 1), "")?, c64(p), "")?;
+                        let ok = mi.contiguous;
+                        let Shape::Strided(st) = shape else { bail!("a bank period without a stride") };
+                        let p0 = self.packet_base(pw, st)?;
+                        let a0 = self.b.build_ptr_to_int(p0, i64t, "")?;
+                        self.closed_or(ok, closed, |s| {
+                            let addrs = s.strided_addrs(a0, st, w)?;
+                            s.bank_ways(addrs, mask, true, conflict)
+                        })?
+                    }
+                    None => {
+                        let distinct = write || matches!(shape, Shape::Strided(st) if st.unsigned_abs() >= 4);
+                        let addrs = addrs_of(self, pw)?;
+                        self.bank_ways(addrs, mask, distinct, conflict)?
+                    }
+                }
+            }
+        };
+        let cycles = self.umax(ceil16, ways)?;
+        self.gen_add_later(self.site_word(s, SLM_CYCLES)?, cycles)?;
+        let conflicts = self.b.build_int_sub(cycles, ceil16, "")?;
+        self.gen_add_later(self.site_word(s, SLM_CONFLICTS)?, conflicts)?;
+        self.gen_max(self.site_word(s, WORST_WAYS)?, ways)
+    }
+
+    /// The most dwords (reads; all lanes' dwords are distinct when `distinct`) or lanes
+    /// (`distinct` for writes) one of the 16 SLM banks gets from the lanes of `mask`.
+    fn bank_ways(
+        &mut self,
+        addrs: VectorValue<'ctx>,
+        mask: VectorValue<'ctx>,
+        distinct: bool,
+        conflict: bool,
+    ) -> R<IntValue<'ctx>> {
+        let w = mask.get_type().get_size();
+        self.call_helper(Helper::Banks { w, distinct, conflict }, addrs, mask)
+    }
+
+    /// Calls the shared `helper` with the lanes' addresses `addrs` and `mask`.
+    fn call_helper(&mut self, helper: Helper, addrs: VectorValue<'ctx>, mask: VectorValue<'ctx>) -> R<IntValue<'ctx>> {
+        let lanes = mask.get_type().get_size();
+        let slot = match self.gen.as_ref().and_then(|g| g.slots.iter().find(|(n, _)| *n == lanes)) {
+            Some(&(_, s)) => s,
+            None => {
+                let words = gen_helpers::slot_words(lanes);
+                let s = self.pb.build_array_alloca(self.i64(), self.i32().const_int(words, false), "gen.lanes")?;
+                self.gen.as_mut().ok_or("not counting")?.slots.push((lanes, s));
+                s
+            }
+        };
+        let host = &self.gen.as_ref().ok_or("not counting")?.host;
+        gen_helpers::call(&self.ops(), helper, host, slot, addrs, mask)
+    }
+
+    /// The L3 lines and useful bytes of image access site `s`: a sampled read of one image
+    /// and sampler counts the lines of the pixels its filter loads
+    /// (`imagelib::softcl_image_sampled_lines`: a linear filter's 2, 4 or 8 corners per
+    /// lane); other accesses count each lane's pixel address
+    /// (`imagelib::softcl_image_texel_address`, for every lane: inactive ones are masked
+    /// off by the count) by the general form. The useful bytes are the active lanes' pixel
+    /// sizes, which the image bound at run time decides (`gen_abi::useful_bytes_word`).
+    fn gen_image_access(
+        &mut self,
+        s: u32,
+        image: Value,
+        sampler: Option<Value>,
+        coord: Value,
+        conflict: bool,
+    ) -> R<()> {
+        let vs = self.vec.as_ref().ok_or("not in vector mode")?;
+        let w = vs.width;
+        let mi = self.mask_info()?;
+        let i64t = self.i64();
+        let word = {
+            let plan = self.gen.as_ref().ok_or("not counting")?.plan;
+            gen_abi::useful_bytes_word(&plan.sites, plan.blocks.len(), s as usize)
+                .ok_or("an image site without a useful-bytes word")?
+        };
+        // Uniform operands in their scalar form, varying ones wide (lane k taken below).
+        let mut form = |v: Value| if self.is_uniform(v) { self.get(v) } else { self.get_wide(v) };
+        let (img, smp, crd) = (form(image)?, sampler.map(&mut form).transpose()?, form(coord)?);
+        // A sampled read of one image and sampler: the lines of its filter's pixels, counted
+        // by the host (a linear filter loads 2, 4 or 8 pixels per lane).
+        if let Some(sampler) = sampler {
+            if let Some(lines) = self.packet_sampled_lines(image, sampler, coord, mi.mask)? {
+                let pixel = self.image_pixel_bytes(img)?;
+                let useful = self.b.build_int_mul(mi.active, pixel, "")?;
+                self.gen_add_later(self.site_word(s, LINES)?, lines)?;
+                return self.gen_add_later(word as u32, useful);
+            }
+        }
+        let (addrs, useful) = if let Some((addrs, pixel)) = self.packet_texel_addresses(image, sampler, coord)? {
+            (addrs, self.b.build_int_mul(mi.active, pixel, "")?)
+        } else {
+            let uniform_pixel = if self.is_uniform(image) { Some(self.image_pixel_bytes(img)?) } else { None };
+            let mut addrs = i64t.vec_type(w).get_undef();
+            let mut useful = i64t.const_zero();
+            for k in 0..w {
+                let kc = self.i32().const_int(k as u64, false);
+                let lane = |s: &Self, v: Value, x: Val<'ctx>| -> R<Val<'ctx>> {
+                    if s.is_uniform(v) {
+                        Ok(x)
+                    } else {
+                        s.lane_of(x, s.f.value_type(v), kc)
+                    }
+                };
+                let li = lane(self, image, img)?;
+                let ls = match (sampler, smp) {
+                    (Some(v), Some(x)) => Some(lane(self, v, x)?),
+                    _ => None,
+                };
+                let lc = lane(self, coord, crd)?;
+                let a = self.image_texel_address(li, ls, lc)?;
+                addrs = self.b.build_insert_element(addrs, a, kc, "")?;
+                if uniform_pixel.is_none() {
+                    // Images that differ between lanes: each active lane's own pixel size.
+                    let on = self.b.build_extract_element(mi.mask, kc, "")?.into_int_value();
+                    let on = self.b.build_int_z_extend(on, i64t, "")?;
+                    let pixel = self.image_pixel_bytes(li)?;
+                    useful = self.b.build_int_add(useful, self.b.build_int_mul(on, pixel, "")?, "")?;
+                }
+            }
+            match uniform_pixel {
+                Some(pixel) => (addrs, self.b.build_int_mul(mi.active, pixel, "")?),
+                None => (addrs, useful),
+            }
+        };
+        // A pixel (1-16 bytes, aligned to its size) lies in one line: its first byte decides.
+        let lines = self.general_lines(addrs, mi.mask, 1, conflict)?;
+        self.gen_add_later(self.site_word(s, LINES)?, lines)?;
+        self.gen_add_later(word as u32, useful)
+    }
+
+    /// Distinct 64-byte lines touched by the lanes of `mask` accessing `bytes` bytes through
+    /// the pointers `pw` (`<W x ptr>`) of shape `shape`, added to counter `word`. A strided
+    /// access with a closed form is counted at the end of the block with the block's other
+    /// ones ([`Self::gen_flush`]).
+    fn gen_lines(
+        &mut self,
+        word: u32,
+        pw: VectorValue<'ctx>,
+        mi: MaskInfo<'ctx>,
+        shape: Shape,
+        bytes: u64,
+        conflict: bool,
+    ) -> R<()> {
+        let mask = mi.mask;
+        let i64t = self.i64();
+        let c64 = |x: u64| i64t.const_int(x, false);
+        let w = mask.get_type().get_size();
+        let addrs_of = |s: &Self| -> R<VectorValue<'ctx>> { Ok(s.b.build_ptr_to_int(pw, i64t.vec_type(w), "")?) };
+        let Shape::Strided(s) = shape else {
+            let addrs = addrs_of(self)?;
+            let lines = self.general_lines(addrs, mask, bytes, conflict)?;
+            return self.gen_add_later(word, lines);
+        };
+        let span = s != 0 && s.unsigned_abs() <= 64;
+        let line_per_lane = s.unsigned_abs().is_multiple_of(64) && bytes <= 64;
+        // Lane k's address is a0 + k * s (an inactive lane 0's own address may be anything).
+        let p0 = self.packet_base(pw, s)?;
+        let a0 = self.b.build_ptr_to_int(p0, i64t, "")?;
+        if !(span || line_per_lane) {
+            let addrs = self.strided_addrs(a0, s, w)?;
+            let lines = self.general_lines(addrs, mask, bytes, conflict)?;
+            return self.gen_add_later(word, lines);
+        }
+        // The condition for the closed form, and its value.
+        let (ok, closed) = if span {
+            // Contiguous mask: the first and last active lanes bound the lines.
+            let sc = i64t.const_int(s as u64, true);
+            let a_lo = self.b.build_int_add(a0, self.b.build_int_mul(mi.lo, sc, "")?, "")?;
+            let a_hi = self.b.build_int_add(a0, self.b.build_int_mul(mi.hi, sc, "")?, "")?;
+            let (amin, amax) = if s > 0 { (a_lo, a_hi) } else { (a_hi, a_lo) };
+            let first = self.b.build_right_shift(amin, c64(6), false, "")?;
+            let last = self.b.build_right_shift(self.b.build_int_add(amax, c64(bytes - 1), "")?, c64(6), false, "")?;
+            let n = self.b.build_int_add(self.b.build_int_sub(last, first, "")?, c64(1), "")?;
+            (mi.contiguous, self.b.build_int_mul(n, mi.any, "")?)
+        } else {
+            // Lanes a multiple of 64 bytes apart, none crossing a line: one line each.
+            let off = self.b.build_and(a0, c64(63), "")?;
+            let end = self.b.build_int_add(off, c64(bytes), "")?;
+            (self.b.build_int_compare(IntPredicate::ULE, end, c64(64), "")?, mi.active)
+        };
+        let pending = PendingLines { word, ok, closed, a0, stride: s, bytes, mask, conflict };
+        self.gen.as_mut().ok_or("not counting")?.pending.push(pending);
+        Ok(())
+    }
+
+    /// Makes the block's additions to its sites' counters: the strided messages' line
+    /// counts first, on one branch when every closed form holds (the usual case: a
+    /// contiguous mask) rather than one per message; then every addition, runs of
+    /// consecutive counters as one vector addition each. Called before the block's
+    /// terminator and before a barrier (whose resume point the values do not dominate).
+    pub fn gen_flush(&mut self) -> R<()> {
+        let pending = match self.gen.as_mut() {
+            Some(g) => std::mem::take(&mut g.pending),
+            None => return Ok(()),
+        };
+        if !pending.is_empty() {
+            let mut all_ok = pending[0].ok;
+            for p in &pending[1..] {
+                all_ok = self.b.build_and(all_ok, p.ok, "")?;
+            }
+            let from = self.b.get_insert_block().ok_or("builder not positioned")?;
+            let slow = self.cx().append_basic_block(self.llf, "gen.general");
+            let join = self.cx().append_basic_block(self.llf, "gen.counted");
+            self.b.build_conditional_branch(all_ok, join, slow)?;
+            self.b.position_at_end(slow);
+            let mut general = Vec::with_capacity(pending.len());
+            for p in &pending {
+                let w = p.mask.get_type().get_size();
+                general.push(self.closed_or(p.ok, p.closed, |sf| {
+                    let addrs = sf.strided_addrs(p.a0, p.stride, w)?;
+                    sf.general_lines(addrs, p.mask, p.bytes, p.conflict)
+                })?);
+            }
+            let slow_end = self.b.get_insert_block().ok_or("builder not positioned")?;
+            self.b.build_unconditional_branch(join)?;
+            self.b.position_at_end(join);
+            for (p, g) in pending.iter().zip(general) {
+                let phi = self.b.build_phi(self.i64(), "")?;
+                phi.add_incoming(&[(&p.closed, from), (&g, slow_end)]);
+                self.gen_add_later(p.word, phi.as_basic_value().into_int_value())?;
+            }
+        }
+        let mut adds = match self.gen.as_mut() {
+            Some(g) => std::mem::take(&mut g.adds),
+            None => return Ok(()),
+        };
+        adds.sort_by_key(|&(w, _)| w);
+        // Runs of consecutive words (a word added twice is summed first).
+        let mut k = 0;
+        while k < adds.len() {
+            let mut run: Vec<(u32, IntValue<'ctx>)> = vec![adds[k]];
+            k += 1;
+            while k < adds.len() {
+                let (w, v) = adds[k];
+                let last = run.len() - 1;
+                if w == run[last].0 {
+                    run[last].1 = self.b.build_int_add(run[last].1, v, "")?;
+                } else if w == run[last].0 + 1 && run.len() < ADDS_PER_VECTOR {
+                    run.push((w, v));
+                } else {
+                    break;
+                }
+                k += 1;
+            }
+            if let [(w, v)] = run[..] {
+                self.gen_add(w, v)?;
+                continue;
+            }
+            let vt = self.i64().vec_type(run.len() as u32);
+            let mut sum = vt.get_undef();
+            for (j, (_, v)) in run.iter().enumerate() {
+                sum = self.b.build_insert_element(sum, *v, self.i32().const_int(j as u64, false), "")?;
+            }
+            let p = self.gen_word(run[0].0)?;
+            let old = self.b.build_load(vt, p, "")?;
+            super::builtins::set_align(old, 8);
+            let new = self.b.build_int_add(old.into_vector_value(), sum, "")?;
+            let st = self.b.build_store(p, new)?;
+            st.set_alignment(8).map_err(|e| super::llvm::Error(e.to_string()))?;
+        }
+        Ok(())
+    }
+
+    /// `closed` when `ok`, else what `general` computes (on a branch of its own).
+    fn closed_or(
+        &mut self,
+        ok: IntValue<'ctx>,
+        closed: IntValue<'ctx>,
+        general: impl FnOnce(&mut Self) -> R<IntValue<'ctx>>,
+    ) -> R<IntValue<'ctx>> {
+        let from = self.b.get_insert_block().ok_or("builder not positioned")?;
+        let slow = self.cx().append_basic_block(self.llf, "gen.slow");
+        let join = self.cx().append_basic_block(self.llf, "gen.join");
+        self.b.build_conditional_branch(ok, join, slow)?;
+        self.b.position_at_end(slow);
+        let g = general(self)?;
+        let slow_end = self.b.get_insert_block().ok_or("builder not positioned")?;
+        self.b.build_unconditional_branch(join)?;
+        self.b.position_at_end(join);
+        let phi = self.b.build_phi(closed.get_type(), "")?;
+        phi.add_incoming(&[(&closed, from), (&g, slow_end)]);
+        Ok(phi.as_basic_value().into_int_value())
+    }
+
+    /// Distinct lines among the lanes' byte ranges (the shared helper).
+    fn general_lines(
+        &mut self,
+        addrs: VectorValue<'ctx>,
+        mask: VectorValue<'ctx>,
+        bytes: u64,
+        conflict: bool,
+    ) -> R<IntValue<'ctx>> {
+        let w = mask.get_type().get_size();
+        self.call_helper(Helper::Lines { w, bytes, conflict }, addrs, mask)
+    }
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}

@@ -1,0 +1,340 @@
+//! Gen instrumentation as an IR pass: the last pass of a Gen-instrumented build's module
+//! (`Target::gen` with a SIMD width; never the program's own build), which the lowering's
+//! hooks (`back::gen_hooks`) turn into counting code.
+//!
+//! For each kernel it plans the *sites* (every load, store and atomic that is a memory
+//! message: not the private scalars that live in registers, nor private arrays indexed only
+//! by constants; and every image read or write) and the *blocks*, with the static estimates
+//! of [`GenBlock`] (instructions, flops, a divergent branch, a source line), and leaves the
+//! plan on the kernel (`KernelInfo::gen`, the [`GenKernelInfo`] the lowering completes). Then
+//! it makes the counting
+//! explicit in the IR:
+//! - `gen.block <id>`, the first instruction of each block: one execution of the block under
+//!   the current mask (the block's messages, active lanes and useful bytes follow from it);
+//! - `gen.count <site>, <ptr>` (or `image`, `sampler`, `coord` for an image access) right
+//!   before each site's access: what the lanes' addresses decide (L3 lines, SLM cycles).
+//!
+//! The plan is made from the kernel function as the lowering sees it (after inlining) and is
+//! the same for every lane layout but the divergence it records, so variants share the
+//! counter layout. The validator checks the instructions against the plan (`ir::validate`:
+//! a site without its `gen.count` is an error).
+//!
+//! The pass runs last. A later pass that splits blocks (at barriers, say) leaves the new
+//! blocks without a `gen.block`: they count as part of the block they came from, as the
+//! lowering's resume points after a barrier do. The instructions count under the lowering's
+//! current lane mask; IR with explicit masks would give `gen.block` and `gen.count` the
+//! mask of their block as an operand.
+
+use crate::gen_abi::{AccessKind, GenBlock, GenKernelInfo, GenSite, SourceLoc};
+use crate::ir::{self, GenAccess, Inst, InstData, TypeData, Value, ValueDef};
+use crate::kernel_info::AddressSpace;
+use crate::vectorize::analysis::WorkItemAnalysis;
+
+/// The most sites an instrumented build is made for. Beyond it the kernel runs its scalar
+/// build on the Gen device, uncounted: a kernel of about a thousand messages in one block
+/// (the CTS's basic vector_creation builds dozens) took 11-32 s to compile instrumented,
+/// against about 1 s for the CPU device's vectorized build, LLVM's instruction scheduling of
+/// one long block growing quadratically with its memory operations.
+pub const MAX_SITES: usize = 1024;
+
+/// The pass: plans and instruments every kernel of `m` for packets of consecutive ids of
+/// dimension 0 (`linear_lanes` false) or of consecutive linear local ids (true).
+pub fn run(m: &mut ir::Module, linear_lanes: bool) -> Result<(), String> {
+    for k in 0..m.kernels.len() {
+        let func = m.kernels[k].func;
+        if !m.functions.is_valid(func) || m.functions[func].kind == ir::FuncKind::Import {
+            continue;
+        }
+        let f = &m.functions[func];
+        let wa = crate::vectorize::analysis::analyze_lanes(m, f, linear_lanes);
+        let (plan, counts) = plan(m, f, &wa);
+        if plan.sites.len() > MAX_SITES {
+            return Err(format!(
+                "kernel `{}` has {} memory messages after inlining; an instrumented build of more than {} \
+                 is not made (LLVM's instruction scheduling of such long blocks takes tens of seconds)",
+                m.kernels[k].info.name,
+                plan.sites.len(),
+                MAX_SITES
+            ));
+        }
+        let f = &mut m.functions[func];
+        for (id, &b) in f.layout.blocks.clone().iter().enumerate() {
+            let first = *f.layout.insts[b].first().ok_or_else(|| format!("{b} is empty"))?;
+            f.insert_inst_before(first, InstData::GenBlock { id: id as u32 }, None);
+        }
+        for (i, site, access) in counts {
+            f.insert_inst_before(i, InstData::GenCount { site, access }, None);
+        }
+        m.kernels[k].info.gen = Some(plan);
+    }
+    Ok(())
+}
+
+/// Whether private pointer `p` indexes its variable with a value known only at run time (a
+/// private array that lives in memory, scratch on Gen); constant indices become registers.
+fn dynamic_private(m: &ir::Module, f: &ir::Function, p: Value) -> bool {
+    let mut v = p;
+    for _ in 0..64 {
+        let Some(ValueDef::Result(i)) = f.values.get(v).map(|d| d.def) else { return false };
+        match &f.insts[i] {
+            InstData::AccessChain { base, element, indices, .. } => {
+                let is_const = |x: &Value| matches!(f.values.get(*x).map(|d| d.def), Some(ValueDef::Const(_)));
+                if element.iter().chain(indices.iter()).any(|x| !is_const(x)) {
+                    return true;
+                }
+                v = *base;
+            }
+            InstData::Convert { arg, .. } => v = *arg,
+            InstData::Variable { .. } => return false,
+            // A pointer chosen at run time (select, block parameter, load): memory.
+            _ => return !matches!(m.types.get(f.value_type(v)), TypeData::Void),
+        }
+    }
+    true
+}
+
+/// A site's access and what its `gen.count` counts.
+type Count = (Inst, u32, GenAccess);
+
+/// The sites and blocks of kernel function `f` (blocks in layout order, sites in program
+/// order), and the `gen.count` each site's access gets.
+pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis) -> (GenKernelInfo, Vec<Count>) {
+    let mut p = GenKernelInfo::default();
+    let mut counts = Vec::new();
+    let types = &m.types;
+    let loc = |i: Inst| -> Option<SourceLoc> { f.inst_locs[i] };
+    for &b in &f.layout.blocks {
+        let mut blk = GenBlock::default();
+        for &i in &f.layout.insts[b] {
+            let d = &f.insts[i];
+            if blk.loc.is_none() {
+                blk.loc = loc(i);
+            }
+            if d.is_instrumentation() {
+                continue;
+            }
+            let res_ty = f.inst_result[i].map(|r| f.value_type(r));
+            let lanes = |t: Option<ir::Type>| t.map_or(1, |t| types.lanes(t).max(1));
+            let float_bits = |t: Option<ir::Type>| -> Option<u16> {
+                let t = t?;
+                let e = match types.get(t) {
+                    TypeData::Vector { elem, .. } => *elem,
+                    _ => t,
+                };
+                match types.get(e) {
+                    TypeData::Float { bits } => Some(*bits),
+                    _ => None,
+                }
+            };
+            let mut add_flops = |n: u32| match float_bits(res_ty) {
+                Some(64) => blk.flops_f64 += n,
+                Some(_) => blk.flops += n,
+                None => {}
+            };
+            match d {
+                InstData::Variable { .. } => continue,
+                InstData::Binary { op, .. } => {
+                    use ir::BinaryOp::*;
+                    if matches!(op, FAdd | FSub | FMul | FDiv | FRem | FMod) {
+                        add_flops(lanes(res_ty));
+                    }
+                }
+                InstData::ExtInst { opcode, .. } => {
+                    use spirv::OpenclStd100Op as Op;
+                    let per = if matches!(Op::from_u32(*opcode), Some(Op::fma | Op::mad)) { 2 } else { 1 };
+                    add_flops(per * lanes(res_ty));
+                }
+                _ => {}
+            }
+            blk.instructions += match d {
+                InstData::Store { value, .. } => lanes(Some(f.value_type(*value))),
+                _ => lanes(res_ty),
+            };
+            let block = p.blocks.len() as u32;
+            // An image read or write: one message of the sampler / data port per execution,
+            // counted as a global access of the pixel each lane reads or writes (its size
+            // the bound image's, known at run time: `bytes_per_lane` 0, the useful bytes
+            // counted); its lines are those of the lanes' pixels.
+            if let InstData::Image { op, image, sampler, coord, .. } = d {
+                let kind = match op {
+                    ir::ImageOp::Sample | ir::ImageOp::Read => AccessKind::Load,
+                    ir::ImageOp::Write => AccessKind::Store,
+                    _ => continue,
+                };
+                let Some(coord) = *coord else { continue };
+                let access = GenAccess::Image { image: *image, sampler: *sampler, coord };
+                counts.push((i, p.sites.len() as u32, access));
+                p.sites.push(GenSite { block, space: AddressSpace::Global, kind, bytes_per_lane: 0, loc: loc(i) });
+                continue;
+            }
+            let (ptr, ty, kind) = match d {
+                InstData::Load { ptr, .. } => match res_ty {
+                    Some(t) => (*ptr, t, AccessKind::Load),
+                    None => continue,
+                },
+                InstData::Store { ptr, value, .. } => (*ptr, f.value_type(*value), AccessKind::Store),
+                InstData::Atomic { ptr, .. } => match types.get(f.value_type(*ptr)) {
+                    TypeData::Pointer { pointee, .. } => (*ptr, *pointee, AccessKind::Atomic),
+                    _ => continue,
+                },
+                _ => continue,
+            };
+            if wa.reg_candidates.contains(&ptr) {
+                continue;
+            }
+            let space = match types.get(f.value_type(ptr)) {
+                TypeData::Pointer { space, .. } => *space,
+                _ => continue,
+            };
+            if space == AddressSpace::Private && !dynamic_private(m, f, ptr) {
+                continue;
+            }
+            let space = if space == AddressSpace::Generic { AddressSpace::Global } else { space };
+            counts.push((i, p.sites.len() as u32, GenAccess::Memory { ptr }));
+            p.sites.push(GenSite {
+                block,
+                space,
+                kind,
+                bytes_per_lane: types.access_size(ty).max(1) as u32,
+                loc: loc(i),
+            });
+        }
+        if let Some(t) = f.layout.last_inst(b) {
+            blk.divergent_branch = wa.divergent_branches.contains(&t);
+        }
+        p.blocks.push(blk);
+    }
+    (p, counts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::passes::{run_pipeline, Pass};
+
+    const SOURCE: &str = "__kernel void k(__global const int *a, __global int *out, __local int *l) {\n\
+                          int g = get_global_id(0);\n\
+                          l[get_local_id(0)] = a[g];\n\
+                          barrier(CLK_LOCAL_MEM_FENCE);\n\
+                          if (g & 1)\n\
+                              out[g] = l[0] + a[g + 1];\n\
+                          }";
+
+    /// The kernel of `SOURCE` inlined and instrumented as a Gen variant's last passes do.
+    fn instrumented() -> ir::Module {
+        let mut m =
+            crate::compile_source(SOURCE, "", &crate::Target::default()).expect("the test kernel builds").module;
+        let passes = [
+            Pass { name: "inline_kernel_calls", run: |m| crate::vectorize::inline_kernel_calls(m, 256) },
+            Pass { name: "gen_instrument", run: |m| run(m, false) },
+        ];
+        run_pipeline(&mut m, &passes).expect("instrumented and valid");
+        m
+    }
+
+    fn kernel_text(m: &ir::Module) -> String {
+        m.display_function(m.kernels[0].func).to_string()
+    }
+
+    #[test]
+    fn every_block_and_message_is_instrumented() {
+        let m = instrumented();
+        let text = kernel_text(&m);
+        let plan = m.kernels[0].info.gen.as_ref().expect("a plan");
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        // Every block starts with its gen.block, numbered in layout order.
+        let blocks: Vec<usize> = (0..lines.len()).filter(|&k| lines[k].starts_with("block")).collect();
+        assert_eq!(blocks.len(), plan.blocks.len(), "{text}");
+        for (id, &k) in blocks.iter().enumerate() {
+            assert_eq!(lines[k + 1], format!("gen.block {id}"), "{text}");
+        }
+        // Every global and local load and store follows the gen.count of its site, whose
+        // operand is its pointer; sites in program order.
+        let mut site = 0;
+        for (k, line) in lines.iter().enumerate() {
+            let ptr = match line.split_once(" = load ").or_else(|| line.split_once("store ")) {
+                Some((_, rest)) if line.contains(" = load ") => rest.split(',').next().unwrap(),
+                Some((_, rest)) => rest.split(", ").nth(1).unwrap(),
+                None => continue,
+            };
+            assert_eq!(lines[k - 1], format!("gen.count {site}, {ptr}"), "{text}");
+            site += 1;
+        }
+        assert_eq!(site, plan.sites.len(), "{text}");
+        assert_eq!(text.matches("gen.count").count(), plan.sites.len(), "{text}");
+        // The plan as the module prints it: the entry (the inlined call), then a's load and
+        // l's store, then in the branch l's load, a's second load and out's store.
+        let module = m.to_string();
+        let printed: Vec<&str> = module.lines().filter(|l| l.starts_with("  gen.")).collect();
+        assert_eq!(
+            printed,
+            [
+                "  gen.blocks 5",
+                "  gen.site 0: block 1, global load, 4 bytes",
+                "  gen.site 1: block 1, local store, 4 bytes",
+                "  gen.site 2: block 2, local load, 4 bytes",
+                "  gen.site 3: block 2, global load, 4 bytes",
+                "  gen.site 4: block 2, global store, 4 bytes",
+            ],
+            "{module}"
+        );
+        assert!(plan.blocks.iter().any(|blk| blk.divergent_branch), "the branch on g & 1 diverges");
+    }
+
+    #[test]
+    fn a_site_without_its_count_is_invalid() {
+        let mut m = instrumented();
+        let kf = m.kernels[0].func;
+        let f = &mut m.functions[kf];
+        let count = f
+            .layout
+            .blocks
+            .iter()
+            .flat_map(|&b| f.layout.insts[b].iter().copied())
+            .find(|&i| matches!(f.insts[i], InstData::GenCount { site: 3, .. }))
+            .expect("site 3 is counted");
+        f.remove_inst(count);
+        let errors = ir::validate::validate(&m).expect_err("a site without its gen.count");
+        let text: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+        assert!(text.iter().any(|e| e.contains("site 3 of the Gen plan has 0 gen.count instructions")), "{text:?}");
+    }
+
+    #[test]
+    fn counts_must_precede_their_access_and_belong_to_a_plan() {
+        // A gen.count moved away from its access.
+        let mut m = instrumented();
+        let kf = m.kernels[0].func;
+        let f = &mut m.functions[kf];
+        let count = f
+            .layout
+            .blocks
+            .iter()
+            .flat_map(|&b| f.layout.insts[b].iter().copied())
+            .find(|&i| matches!(f.insts[i], InstData::GenCount { site: 0, .. }))
+            .expect("site 0 is counted");
+        let b = f.layout.inst_block[count].unwrap();
+        f.remove_inst(count);
+        let t = f.terminator(b).unwrap();
+        f.layout.insert_inst_before(t, count);
+        let errors = ir::validate::validate(&m).expect_err("misplaced");
+        assert!(errors.iter().any(|e| e.message.contains("gen.count 0 is not followed by the access it counts")));
+        // Instrumentation left in a kernel without a plan.
+        let mut m = instrumented();
+        m.kernels[0].info.gen = None;
+        let errors = ir::validate::validate(&m).expect_err("no plan");
+        assert!(errors.iter().any(|e| e.message.contains("no instrumented kernel")), "{errors:?}");
+    }
+
+    #[test]
+    fn too_many_messages_are_refused() {
+        let body: String = (0..MAX_SITES + 1).map(|j| format!("s += a[{j} * 3 + g];\n")).collect();
+        let src = format!(
+            "__kernel void k(__global const int *a, __global int *out) {{ int g = get_global_id(0); int s = 0;\n\
+             {body} out[g] = s; }}"
+        );
+        let mut m = crate::compile_source(&src, "", &crate::Target::default()).expect("builds").module;
+        crate::vectorize::inline_kernel_calls(&mut m, 256).unwrap();
+        let err = run(&mut m, false).expect_err("refused");
+        assert!(err.contains("1026 memory messages after inlining"), "{err}");
+    }
+}
