@@ -249,6 +249,8 @@ pub fn analyze_lanes(m: &ir::Module, f: &Function, linear_lanes: bool) -> WorkIt
     for &p in &f.blocks[entry].params {
         a.shapes[p] = Some(Shape::Uniform);
     }
+    // Masked blocks (`passes::linearize`) run under a mask as divergently reached ones do.
+    a.divergent_blocks.extend(f.layout.blocks.iter().copied().filter(|&b| f.blocks[b].mask.is_some()));
     // Irreducible control flow (run by the lane dispatcher): cycles that are not natural
     // loops escape the temporal-divergence rule above, so once any branch diverges, every
     // block but the entry runs under a mask and every value crossing blocks there varies.
