@@ -1,4 +1,14 @@
-//! Linearized control flow for vector code with divergent branches.
+//! Linearized control flow for vector code with divergent branches, decided while LLVM IR
+//! is emitted, and the lowering of masked blocks.
+//!
+//! Divergent branches that head acyclic regions are linearized before lowering, as an IR
+//! pass (`passes::linearize`): their blocks arrive here masked, and
+//! [`FnLower::enter_block_mask`] only sets the block's lane mask (the packet's lanes whose
+//! mask is true) and skips the block when no lane is in it. What follows is for functions
+//! the pass leaves alone: a divergent loop exit or a divergent branch around a loop
+//! (loop-mask form), irreducible control flow (the lane dispatcher), and the Gen device's
+//! instrumented builds, whose model reports per source block. A function has either masked
+//! blocks or divergent branches, never both.
 //!
 //! *Loop-mask form* (if-conversion, every reducible function): the blocks run in the
 //! loop-contiguous topological order of [`crate::analysis::Cfg::loop_order`], each under
@@ -733,6 +743,9 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         }
         for v in used {
             let Some(val) = self.val_of(v) else { continue };
+            if inkwell::values::BasicValue::as_instruction_value(&val).is_none() {
+                continue; // a constant (a printf format's address, which must stay one)
+            }
             let phi = pb.build_phi(val.get_type(), "")?;
             let zero = val.get_type().const_zero();
             phi.add_incoming(&[(&val, end), (&zero, guard)]);

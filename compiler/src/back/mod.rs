@@ -5,10 +5,13 @@
 //!    barrier inlined, for vector code every call inlined and short-circuit chains folded,
 //!    then `passes::align` gives every load, store and copy the alignment its address is
 //!    guaranteed, which the lowering uses as it is.
-//! 2. `llvm` translates each function reachable from a kernel; `workgroup` builds each
+//! 2. Each kernel's SIMD width is decided (`decide`); the divergent control flow of the
+//!    kernels vectorized on the CPU device is linearized into masked blocks on a copy of the
+//!    module (`passes::linearize`, validated), which the rest lowers.
+//! 3. `llvm` translates each function reachable from a kernel; `workgroup` builds each
 //!    kernel's work-item function (barrier regions, work-item state) and its work-group
 //!    entry with the [`crate::abi`] signature; `builtins` lowers OpenCL.std.
-//! 3. The module is verified, optimised with LLVM's O2 pipeline for the host CPU
+//! 4. The module is verified, optimised with LLVM's O2 pipeline for the host CPU
 //!    (`target`; O1 for the Gen device's scalar fallback build), emitted as an object file
 //!    in memory and linked by ORC LLJIT (`jit`).
 //!
@@ -306,7 +309,7 @@ fn emit(
         } else {
             &d.wa
         };
-        let pressure = d.pressure.clone();
+        let pressure = d.pressure;
         let gen_plan = gen_build.map(|_| gen_count::plan(m, func, wa, &target::HostTarget::of_machine(tm)));
         if let Some(p) = &gen_plan {
             if p.sites.len() > gen_count::MAX_SITES {

@@ -19,7 +19,8 @@
 //! loop and used outside it, and the parameters of its exit blocks, are varying (temporal
 //! divergence). In irreducible control flow (cycles that are not natural loops) a divergent
 //! branch makes every block but the entry divergent and every value used outside its
-//! non-entry block varying.
+//! non-entry block varying. Masked blocks (`passes::linearize`) run under a mask as
+//! divergently reached blocks do; the selects of their joins vary with their masks.
 //!
 //! Memory accesses are classified as uniform (one scalar access), consecutive (one vector
 //! access), strided or random (gather / scatter), and masked when they lie in a divergently
