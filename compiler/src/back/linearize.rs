@@ -652,8 +652,33 @@ fn plain_slots(
     (blended, plain)
 }
 
+/// A short block of arithmetic only (no memory, call, built-in or barrier): a masked one runs
+/// for every lane without a test (its values are only read under its mask).
+fn effect_free(f: &crate::ir::Function, b: Block) -> bool {
+    let insts = &f.layout.insts[b];
+    insts.len() <= 32
+        && insts.iter().all(|&i| {
+            matches!(
+                f.insts[i],
+                InstData::Binary { .. }
+                    | InstData::Unary { .. }
+                    | InstData::Compare { .. }
+                    | InstData::Select { .. }
+                    | InstData::Convert { .. }
+                    | InstData::ExtractElement { .. }
+                    | InstData::InsertElement { .. }
+                    | InstData::Shuffle { .. }
+                    | InstData::ExtractValue { .. }
+                    | InstData::InsertValue { .. }
+                    | InstData::Construct { .. }
+                    | InstData::AccessChain { .. }
+                    | InstData::Jump { .. }
+            )
+        })
+}
+
 /// Masked blocks (`passes::linearize`): the block's mask is the packet's lanes whose mask
-/// value is true; a block no lane is in is skipped.
+/// value is true; a block no lane is in is skipped (unless it is [`effect_free`]).
 impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     /// At the start of block `b` (the builder positioned there): sets the vector mask to the
     /// block's (the packet's lanes for a block without a mask) and, for a masked block that
@@ -683,6 +708,9 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             }
             None => self.get(m)?.into_int_value(),
         };
+        if effect_free(f, b) {
+            return Ok(None); // cheaper to run for every lane than to test
+        }
         let target = match f.terminator(b).map(|t| &f.insts[t]) {
             Some(InstData::Jump { dest })
                 if dest.args.is_empty()

@@ -30,7 +30,9 @@
 //! The original instructions stay in their (now masked) blocks: the lowering runs loads,
 //! stores, atomics, image accesses, printf and calls only for the block's active lanes, and
 //! guards integer division for every lane whatever the mask (`back::llvm`), so nothing
-//! traps for a lane that is off.
+//! traps for a lane that is off. The lowering may therefore run a masked block of arithmetic
+//! only for every lane (`back::linearize::effect_free`: cheaper than testing its mask); a
+//! block with any other instruction is skipped when no lane is in it.
 //!
 //! A function is linearized here only when every divergent branch lies in a region this pass
 //! handles (the outermost ones disjoint); otherwise (a divergent loop exit, a divergent
