@@ -787,6 +787,11 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let cfg = crate::analysis::Cfg::new(f);
         let order = cfg.rpo();
         let linearize = self.vec.as_ref().is_some_and(|v| !v.wa.divergent_branches.is_empty());
+        // Masked blocks (`passes::linearize`) set the mask of their code.
+        let masked = f.layout.blocks.iter().any(|&b| f.blocks[b].mask.is_some());
+        if masked && linearize {
+            return Err(self.err("masked blocks and divergent branches in one function"));
+        }
         // Blocks and phis first, so that branches can target anything.
         for &bb in order {
             let llb = self.cx().append_basic_block(self.llf, "");
@@ -820,6 +825,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             if linearize {
                 self.lin_enter(bb)?;
             }
+            let skip = if masked { self.enter_block_mask(bb)? } else { None };
             if bb == entry {
                 for (dst, src, size, align) in std::mem::take(&mut self.entry_copies) {
                     let n = self.i64().const_int(size, false);
@@ -843,6 +849,9 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             }
             if f.layout.last_inst(bb).is_none_or(|i| !f.insts[i].is_terminator()) {
                 return Err(self.err(format!("block {bb} has no terminator")));
+            }
+            if let Some(skip) = skip {
+                self.leave_block_mask(bb, skip)?;
             }
         }
         // The dispatch block: start of the body, or the resume point of a barrier.
@@ -1159,6 +1168,11 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     /// Whether `v` has a value at this point of the lowering.
     pub fn vals_has(&self, v: Value) -> bool {
         self.vals[v].is_some()
+    }
+
+    /// The value recorded for `v`, if any.
+    pub fn val_of(&self, v: Value) -> Option<Val<'ctx>> {
+        self.vals[v]
     }
 
     /// Records `x` as the value of `v` without keeping it anywhere.

@@ -7,10 +7,13 @@
 //!    guaranteed, which the lowering uses as it is; for a Gen-instrumented variant,
 //!    `passes::gen_instrument` last (the counting as `gen.block` / `gen.count`, lowered by
 //!    `gen_hooks`).
-//! 2. `llvm` translates each function reachable from a kernel; `workgroup` builds each
+//! 2. Each kernel's SIMD width is decided (`decide`); the divergent control flow of the
+//!    kernels vectorized on the CPU device is linearized into masked blocks on a copy of the
+//!    module (`passes::linearize`, validated), which the rest lowers.
+//! 3. `llvm` translates each function reachable from a kernel; `workgroup` builds each
 //!    kernel's work-item function (barrier regions, work-item state) and its work-group
 //!    entry with the [`crate::abi`] signature; `builtins` lowers OpenCL.std.
-//! 3. The module is verified, optimised with LLVM's O2 pipeline for the host CPU
+//! 4. The module is verified, optimised with LLVM's O2 pipeline for the host CPU
 //!    (`target`; O1 for the Gen device's scalar fallback build), emitted as an object file
 //!    in memory and linked by ORC LLJIT (`jit`).
 //!
@@ -253,6 +256,12 @@ fn emit(
     ir_text: Option<&mut String>,
 ) -> Result<Emitted, BuildError> {
     let t0 = std::time::Instant::now();
+    let decisions = m.kernels.iter().map(|k| decide(m, k, target)).collect::<Result<Vec<_>, _>>()?;
+    let lin = linearize_kernels(m, &decisions, target)?;
+    let (m, linearized) = match &lin {
+        Some((lm, changed)) => (lm, changed.clone()),
+        None => (m, Default::default()),
+    };
     let llm = context.create_module("softcl");
     llm.set_triple(&tm.get_triple());
     llm.set_data_layout(&tm.get_target_data().get_data_layout());
@@ -301,57 +310,25 @@ fn emit(
         }
         let analysis = workgroup::analyze(func, cfg.rpo());
         let plan = plan_state(&e, func, &kernel.info, &analysis).map_err(kerr)?;
-        let width = vectorize::width::choose(m, func, &kernel.info, &target.vectorizer)
-            .map_err(|msg| fail(format!("kernel `{}`: {msg}", kernel.info.name)))?;
+        let d = &decisions[k];
+        let lanes = d.lanes;
         let gen_build = target.gen.filter(|g| g.simd > 1);
-        let wa = vectorize::analysis::analyze_lanes(m, func, gen_build.is_some_and(|g| g.linear_lanes));
-        let pressure = vectorize::pressure::kernel_pressure(m, func, &wa);
-        let scalar_reason = if width.lanes <= 1 {
-            (target.vectorizer != crate::Vectorizer::Off).then(|| width.why.clone())
+        // A linearized kernel (`passes::linearize`) is analysed again as it is lowered.
+        let wa_lin;
+        let wa = if linearized.contains(&k) {
+            wa_lin = vectorize::analysis::analyze_lanes(m, func, gen_build.is_some_and(|g| g.linear_lanes));
+            &wa_lin
         } else {
-            vectorize::blocker(m, func, &wa, !analysis.barrier_ids.is_empty())
-                .or_else(|| match target.vectorizer {
-                    crate::Vectorizer::Auto { register_bytes } => vectorize::unprofitable(func, &wa)
-                        .or_else(|| vectorize::width::register_bound(m, func, &pressure, register_bytes)),
-                    _ => None,
-                })
-                .or_else(|| {
-                    let checked = matches!(target.vectorizer, crate::Vectorizer::Auto { .. }) || gen_build.is_some();
-                    checked.then(|| vectorize::linearization_bound(func, &wa)).flatten()
-                })
+            &d.wa
         };
-        let mut width = width;
-        if scalar_reason.is_none() && width.auto {
-            if let Some(i) = vectorize::width::interleave(m, func, &wa) {
-                width.lanes *= i.packets;
-                width.why = format!("{}; {}", width.why, i.why);
-            }
-        }
-        let lanes = if scalar_reason.is_none() { width.lanes.max(1) } else { 1 };
-        if let Some(g) = gen_build {
-            if lanes != g.simd {
-                let why = scalar_reason.clone().unwrap_or_else(|| width.why.clone());
-                return Err(fail(format!("kernel `{}` cannot run at SIMD{}: {why}", kernel.info.name, g.simd)));
-            }
-        }
+        let pressure = d.pressure;
         // The plan of `passes::gen_instrument`, whose instructions the hooks lower.
         let gen_plan = match gen_build {
             Some(_) => Some(kernel.info.gen.as_ref().ok_or_else(|| kerr(Error("no Gen instrumentation".into())))?),
             None => None,
         };
         let gen_host = target::HostTarget::of_machine(tm);
-        if target.vectorizer != crate::Vectorizer::Off && vectorize::report_enabled() {
-            let report = vectorize::Report {
-                kernel: kernel.info.name.clone(),
-                width: lanes,
-                why: width.why.clone(),
-                counts: wa.counts(func),
-                divergent_branches: wa.divergent_branches.len(),
-                control_flow: vectorize::control_flow(func, &wa),
-                per_lane: vectorize::per_lane_summary(m, func, &wa),
-                barrier_uniform: wa.barrier_uniform.len(),
-                scalar_reason,
-            };
+        if let Some(report) = &d.report {
             eprintln!("softcl {report}");
             log.push_str(&format!("{report}\n"));
         }
@@ -392,7 +369,7 @@ fn emit(
             && target.vectorizer != crate::Vectorizer::Off
             && vector::streaming_allowed(func, &target.knobs)
         {
-            vector::scalar_streaming_stores(m, func, &wa)
+            vector::scalar_streaming_stores(m, func, wa)
         } else {
             Default::default()
         };
@@ -417,7 +394,7 @@ fn emit(
                     l.restrict_params =
                         restrict.iter().enumerate().map(|(j, (i, _))| (*i, first_restrict + j as u32)).collect();
                     if lanes > 1 {
-                        l.enable_vector(lanes, &wa)?;
+                        l.enable_vector(lanes, wa)?;
                     }
                     if let Some(p) = gen_plan {
                         l.enable_gen_count(p, &gen_host)?;
@@ -492,6 +469,107 @@ fn emit(
         .map_err(|msg| fail(format!("LLVM code generation failed: {msg}")))?;
     let host_symbols = host::used_by(&e.m);
     Ok((buf.as_slice().to_vec(), infos, [t1 - t0, t2 - t1, t2.elapsed()], log, host_symbols))
+}
+
+/// What the back end decides for a kernel before lowering it, from the kernel as the middle
+/// end left it: its SIMD width, its work-item analysis, register pressure and report line.
+struct Decision {
+    lanes: u32,
+    wa: vectorize::analysis::WorkItemAnalysis,
+    pressure: crate::gen_abi::RegisterPressure,
+    report: Option<vectorize::Report>,
+}
+
+fn decide(m: &ir::Module, kernel: &ir::Kernel, target: &Target) -> Result<Decision, BuildError> {
+    if !m.functions.is_valid(kernel.func) || m.functions[kernel.func].kind == FuncKind::Import {
+        return Err(fail(format!("kernel `{}` has no body", kernel.info.name)));
+    }
+    let func = &m.functions[kernel.func];
+    let cfg = crate::analysis::Cfg::new(func);
+    let analysis = workgroup::analyze(func, cfg.rpo());
+    let width = vectorize::width::choose(m, func, &kernel.info, &target.vectorizer)
+        .map_err(|msg| fail(format!("kernel `{}`: {msg}", kernel.info.name)))?;
+    let gen_build = target.gen.filter(|g| g.simd > 1);
+    let wa = vectorize::analysis::analyze_lanes(m, func, gen_build.is_some_and(|g| g.linear_lanes));
+    let pressure = vectorize::pressure::kernel_pressure(m, func, &wa);
+    let scalar_reason = if width.lanes <= 1 {
+        (target.vectorizer != crate::Vectorizer::Off).then(|| width.why.clone())
+    } else {
+        vectorize::blocker(m, func, &wa, !analysis.barrier_ids.is_empty())
+            .or_else(|| match target.vectorizer {
+                crate::Vectorizer::Auto { register_bytes } => vectorize::unprofitable(func, &wa)
+                    .or_else(|| vectorize::width::register_bound(m, func, &pressure, register_bytes)),
+                _ => None,
+            })
+            .or_else(|| {
+                let checked = matches!(target.vectorizer, crate::Vectorizer::Auto { .. }) || gen_build.is_some();
+                checked.then(|| vectorize::linearization_bound(func, &wa)).flatten()
+            })
+    };
+    let mut width = width;
+    if scalar_reason.is_none() && width.auto {
+        if let Some(i) = vectorize::width::interleave(m, func, &wa) {
+            width.lanes *= i.packets;
+            width.why = format!("{}; {}", width.why, i.why);
+        }
+    }
+    let lanes = if scalar_reason.is_none() { width.lanes.max(1) } else { 1 };
+    if let Some(g) = gen_build {
+        if lanes != g.simd {
+            let why = scalar_reason.clone().unwrap_or_else(|| width.why.clone());
+            return Err(fail(format!("kernel `{}` cannot run at SIMD{}: {why}", kernel.info.name, g.simd)));
+        }
+    }
+    let report =
+        (target.vectorizer != crate::Vectorizer::Off && vectorize::report_enabled()).then(|| vectorize::Report {
+            kernel: kernel.info.name.clone(),
+            width: lanes,
+            why: width.why.clone(),
+            counts: wa.counts(func),
+            divergent_branches: wa.divergent_branches.len(),
+            control_flow: vectorize::control_flow(func, &wa),
+            per_lane: vectorize::per_lane_summary(m, func, &wa),
+            barrier_uniform: wa.barrier_uniform.len(),
+            scalar_reason,
+        });
+    Ok(Decision { lanes, wa, pressure, report })
+}
+
+/// The module with the divergent control flow of every kernel that runs at a width above 1
+/// linearized with masks (`passes::linearize`, validated), and the kernels it changed;
+/// `None` when it changed none. The Gen device's instrumented builds keep the lowering's
+/// linearization (`back::linearize`): the Gen model's report is per source block.
+fn linearize_kernels(
+    m: &ir::Module,
+    decisions: &[Decision],
+    target: &Target,
+) -> Result<Option<(ir::Module, std::collections::HashSet<usize>)>, BuildError> {
+    if target.gen.is_some() {
+        return Ok(None);
+    }
+    let wanted: Vec<usize> = (0..m.kernels.len())
+        .filter(|&k| decisions[k].lanes > 1 && !decisions[k].wa.divergent_branches.is_empty())
+        .collect();
+    if wanted.is_empty() {
+        return Ok(None);
+    }
+    let mut lin = m.clone();
+    let mut changed = std::collections::HashSet::new();
+    crate::passes::run_pass(&mut lin, "linearize", |lm| {
+        for &k in &wanted {
+            // Two kernels of one function: it is linearized once, for the first.
+            let func = lm.kernels[k].func;
+            if lm.kernels[..k].iter().any(|o| o.func == func) {
+                continue;
+            }
+            if crate::passes::linearize::run(lm, func, &decisions[k].wa)? {
+                changed.insert(k);
+            }
+        }
+        Ok(())
+    })
+    .map_err(fail)?;
+    Ok((!changed.is_empty()).then_some((lin, changed)))
 }
 
 /// Assigns work-item state offsets to demoted values, state variables and by-value copies.

@@ -26,6 +26,12 @@ pub struct ValueData {
 #[derive(Debug, Clone, Default)]
 pub struct BlockData {
     pub params: Vec<Value>,
+    /// A *masked* block (made by `passes::linearize` for vector code): a per-work-item
+    /// `bool` defined in a block that dominates this one. Only the work-items whose mask is
+    /// true run the block's instructions with effects (loads, stores, atomics, images,
+    /// printf, calls); what its other instructions compute is defined only for them. A
+    /// block whose mask is false for every work-item of a packet may be skipped whole.
+    pub mask: Option<Value>,
 }
 
 /// Program order: the blocks in order (the first is the entry), and each block's instructions.
@@ -252,6 +258,8 @@ impl Function {
         let (b, pos) = self.layout.position(at)?;
         let tail = self.layout.insts[b].split_off(pos);
         let new = self.create_block_after(b);
+        // Both halves run under the block's mask.
+        self.blocks[new].mask = self.blocks[b].mask;
         for &i in &tail {
             self.layout.inst_block[i] = Some(new);
         }

@@ -299,11 +299,13 @@ impl Display for FunctionDisplay<'_> {
         }
         for &block in &func.layout.blocks {
             let params = func.blocks.get(block).map(|b| b.params.clone()).unwrap_or_default();
+            // A masked block (`passes::linearize`): `block3 mask(v12):`.
+            let mask = func.blocks.get(block).and_then(|b| b.mask).map_or_else(String::new, |m| format!(" mask({m})"));
             if params.is_empty() {
-                writeln!(f, "{block}:")?;
+                writeln!(f, "{block}{mask}:")?;
             } else {
                 let params: Vec<String> = params.iter().map(|p| format!("{p}: {}", self.value_ty(*p))).collect();
-                writeln!(f, "{block}({}):", params.join(", "))?;
+                writeln!(f, "{block}({}){mask}:", params.join(", "))?;
             }
             for &inst in &func.layout.insts[block] {
                 let Some(data) = func.insts.get(inst) else {

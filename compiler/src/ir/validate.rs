@@ -11,7 +11,10 @@
 //!   unreachable from the entry are not checked for dominance);
 //! - instructions have a result exactly when they produce a value, with the type the
 //!   operation implies (binary operands alike, compares yield bool of the operand's lane
-//!   count, loads/stores match the pointee, calls match the callee's signature, ...).
+//!   count, loads/stores match the pointee, calls match the callee's signature, ...);
+//! - a block's mask (`passes::linearize`) is a scalar `bool` defined in a block that
+//!   strictly dominates it (or a constant); the entry block has none, and a masked block
+//!   holds no work-group barrier (every work-item must reach a barrier).
 //!
 //! - Gen instrumentation (`gen.block`, `gen.count`) matches its kernel's plan
 //!   (`validate_gen`).
@@ -352,12 +355,49 @@ impl<'m> FunctionValidator<'m> {
         }
         let dominators = DomTree::new(&Cfg::new(f));
         for &b in &f.layout.blocks {
+            self.check_mask(&dominators, entry, b);
+        }
+        for &b in &f.layout.blocks {
             let insts = f.layout.insts[b].clone();
             for (pos, i) in insts.into_iter().enumerate() {
                 self.check_operands(&dominators, b, pos, i);
                 self.check_result(i);
                 self.check_types(i);
             }
+        }
+    }
+
+    /// The mask of block `b`, if it has one.
+    fn check_mask(&mut self, dominators: &DomTree, entry: Block, b: Block) {
+        let f = self.function;
+        let Some(m) = f.blocks[b].mask else { return };
+        if b == entry {
+            self.error(format!("the entry block {b} has a mask"));
+            return;
+        }
+        let Some(data) = f.values.get(m) else {
+            self.error(format!("the mask {m} of {b} does not exist"));
+            return;
+        };
+        if !self.is_bool_with_lanes(data.ty, 1) {
+            self.error(format!("the mask {m} of {b} is not a bool"));
+        }
+        let def_block = match data.def {
+            ValueDef::Result(i) => self.position.get(&i).map(|p| p.0),
+            ValueDef::Param(pb, _) => Some(pb),
+            ValueDef::Const(_) => None,
+            ValueDef::Global(_) => {
+                self.error(format!("the mask {m} of {b} is an address"));
+                None
+            }
+        };
+        if let Some(db) = def_block {
+            if db == b || (dominators.is_reachable(b) && !dominators.dominates(db, b)) {
+                self.error(format!("the mask {m} of {b} (defined in {db}) does not dominate the block"));
+            }
+        }
+        if f.layout.insts[b].iter().any(|&i| crate::passes::inline::is_work_group_barrier(&f.insts[i])) {
+            self.error(format!("masked block {b} holds a work-group barrier"));
         }
     }
 

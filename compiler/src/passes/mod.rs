@@ -9,7 +9,8 @@
 //!
 //! The passes: inlining (`inline`), short-circuit chains folded into one branch
 //! (`short_circuit`), `vloadn` / `vstoren` as loads and stores (`vload_store`), the
-//! alignment every memory access is guaranteed (`align`), and for a Gen-instrumented
+//! alignment every memory access is guaranteed (`align`), divergent control flow of vector
+//! kernels on the CPU device as masked blocks (`linearize`), and for a Gen-instrumented
 //! variant only, last, the Gen instrumentation (`gen_instrument`: the plan of sites and
 //! blocks on the kernel, `gen.block` / `gen.count` instructions that the lowering's hooks,
 //! `back::gen_hooks`, turn into counting code).
@@ -17,6 +18,7 @@
 pub mod align;
 pub mod gen_instrument;
 pub mod inline;
+pub mod linearize;
 pub mod short_circuit;
 pub mod vload_store;
 
@@ -38,16 +40,22 @@ pub fn print_ir_enabled() -> bool {
 /// Runs `passes` on `m` in order, validating the module after each one. The error names the
 /// pass that failed or left invalid IR.
 pub fn run_pipeline(m: &mut Module, passes: &[Pass]) -> Result<(), String> {
-    let print = print_ir_enabled();
     for pass in passes {
-        (pass.run)(m).map_err(|e| format!("IR pass `{}`: {e}", pass.name))?;
-        if print {
-            eprintln!("; SoftCL IR after `{}`\n{m}", pass.name);
-        }
-        if let Err(errors) = ir::validate::validate(m) {
-            let msgs: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
-            return Err(format!("IR pass `{}` left invalid IR:\n{}", pass.name, msgs.join("\n")));
-        }
+        run_pass(m, pass.name, pass.run)?;
+    }
+    Ok(())
+}
+
+/// Runs one pass `run` named `name` (a closure: a pass that needs what the back end decided,
+/// such as `linearize`), printed and validated as [`run_pipeline`] does.
+pub fn run_pass(m: &mut Module, name: &str, run: impl FnOnce(&mut Module) -> Result<(), String>) -> Result<(), String> {
+    run(m).map_err(|e| format!("IR pass `{name}`: {e}"))?;
+    if print_ir_enabled() {
+        eprintln!("; SoftCL IR after `{name}`\n{m}");
+    }
+    if let Err(errors) = ir::validate::validate(m) {
+        let msgs: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+        return Err(format!("IR pass `{name}` left invalid IR:\n{}", msgs.join("\n")));
     }
     Ok(())
 }

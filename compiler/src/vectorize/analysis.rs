@@ -19,7 +19,8 @@
 //! loop and used outside it, and the parameters of its exit blocks, are varying (temporal
 //! divergence). In irreducible control flow (cycles that are not natural loops) a divergent
 //! branch makes every block but the entry divergent and every value used outside its
-//! non-entry block varying.
+//! non-entry block varying. Masked blocks (`passes::linearize`) run under a mask as
+//! divergently reached blocks do; the selects of their joins vary with their masks.
 //!
 //! Memory accesses are classified as uniform (one scalar access), consecutive (one vector
 //! access), strided or random (gather / scatter), and masked when they lie in a divergently
@@ -249,6 +250,8 @@ pub fn analyze_lanes(m: &ir::Module, f: &Function, linear_lanes: bool) -> WorkIt
     for &p in &f.blocks[entry].params {
         a.shapes[p] = Some(Shape::Uniform);
     }
+    // Masked blocks (`passes::linearize`) run under a mask as divergently reached ones do.
+    a.divergent_blocks.extend(f.layout.blocks.iter().copied().filter(|&b| f.blocks[b].mask.is_some()));
     // Irreducible control flow (run by the lane dispatcher): cycles that are not natural
     // loops escape the temporal-divergence rule above, so once any branch diverges, every
     // block but the entry runs under a mask and every value crossing blocks there varies.
