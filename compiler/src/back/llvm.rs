@@ -11,7 +11,7 @@
 //! what their addresses are guaranteed; variables get at least the alignment that pass
 //! counts on, and the argument block's values are read aligned to `abi::ARGS_ALIGN` at most.
 
-use super::workgroup::StatePlan;
+use super::workgroup::{ResumePoints, StatePlan};
 use crate::abi::WorkGroupContext;
 use crate::ir::{
     self, Block, CmpOp, ConstData, ConvertOp, EntityRef, Func, FuncKind, GlobalVar, Inst, InstData, Rounding,
@@ -669,7 +669,6 @@ pub struct FnLower<'a, 'ctx, 'ir> {
     /// Kernel whose local-memory layout applies.
     pub kernel: usize,
     mode: Mode<'a>,
-    state: Option<PointerValue<'ctx>>,
     vals: SecondaryMap<Value, Option<Val<'ctx>>>,
     blocks: SecondaryMap<Block, Option<BasicBlock<'ctx>>>,
     /// Per block parameter, its phi, or the parts of a varying vector split into `<W x T>`
@@ -677,10 +676,8 @@ pub struct FnLower<'a, 'ctx, 'ir> {
     phis: HashMap<Block, Vec<Vec<PhiValue<'ctx>>>>,
     wi_cache: HashMap<WorkItemQuery, [IntValue<'ctx>; 3]>,
     global_cache: HashMap<GlobalVar, PointerValue<'ctx>>,
-    dispatch: BasicBlock<'ctx>,
-    resume_blocks: Vec<(u32, BasicBlock<'ctx>)>,
-    /// Stores to do at the start of the entry block (byval copies into state).
-    entry_copies: Vec<(PointerValue<'ctx>, PointerValue<'ctx>, u64, u32)>,
+    /// The state pointer, the `resume_at` dispatch and the resume points (`workgroup`).
+    resume: ResumePoints<'ctx>,
     /// Vector mode (`back::vector`): W work-items per call.
     pub vec: Option<super::vector::VecState<'a, 'ctx>>,
     /// Linearized control flow (`back::linearize`) of a vector function with divergence.
@@ -739,15 +736,12 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             env,
             kernel,
             mode,
-            state,
             vals: SecondaryMap::default(),
             blocks: SecondaryMap::default(),
             phis: HashMap::new(),
             wi_cache: HashMap::new(),
             global_cache: HashMap::new(),
-            dispatch,
-            resume_blocks: Vec::new(),
-            entry_copies: Vec::new(),
+            resume: ResumePoints::new(state, dispatch),
             vec: None,
             lin: None,
             restrict_params: HashMap::new(),
@@ -821,7 +815,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 self.lin_enter(bb)?;
             }
             if bb == entry {
-                for (dst, src, size, align) in std::mem::take(&mut self.entry_copies) {
+                for (dst, src, size, align) in std::mem::take(&mut self.resume.entry_copies) {
                     let n = self.i64().const_int(size, false);
                     self.b.build_memcpy(dst, align, src, align, n)?;
                 }
@@ -853,22 +847,11 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             Some(lin) => lin.start,
             None => self.blocks[entry].ok_or_else(|| self.err("no entry block"))?,
         };
-        self.b.position_at_end(self.dispatch);
-        match (&self.mode, self.resume_blocks.is_empty()) {
-            (Mode::Kernel { .. }, false) => {
-                let resume = as_int(self.llf.get_nth_param(6).ok_or("missing resume parameter")?)?;
-                let cases: Vec<(IntValue<'ctx>, BasicBlock<'ctx>)> = self
-                    .resume_blocks
-                    .iter()
-                    .map(|(id, blk)| (self.i32().const_int(*id as u64, false), *blk))
-                    .collect();
-                self.b.build_switch(resume, body, &cases)?;
-            }
-            _ => {
-                self.b.build_unconditional_branch(body)?;
-            }
-        }
-        Ok(())
+        let resume_at = match &self.mode {
+            Mode::Kernel { .. } => Some(as_int(self.llf.get_nth_param(6).ok_or("missing resume parameter")?)?),
+            Mode::Function => None,
+        };
+        self.resume.build_dispatch(&self.b, resume_at, body)
     }
 
     fn setup_params(&mut self, entry: Block) -> R<()> {
@@ -923,15 +906,9 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                             let size = arg.size as u64;
                             let align = arg.align.clamp(1, 128) as u32;
                             let dst = if let Some(off) = plan.byval.get(&i) {
-                                let state = self.state.ok_or("no state pointer")?;
-                                let dst = gep(
-                                    &self.pb,
-                                    self.cx().i8_type().into(),
-                                    state,
-                                    &[self.i64().const_int(self.packet_off(*off), false)],
-                                    true,
-                                )?;
-                                self.entry_copies.push((dst, at, size, in_block.min(align)));
+                                let at_off = self.i64().const_int(self.packet_off(*off), false);
+                                let dst = self.resume.slot(&self.pb, self.cx().i8_type(), at_off)?;
+                                self.resume.entry_copies.push((dst, at, size, in_block.min(align)));
                                 dst
                             } else {
                                 let arr = self.cx().i8_type().array_type(size as u32);
@@ -999,9 +976,8 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 };
                 let ptr = match state_off {
                     Some(off) => {
-                        let state = self.state.ok_or("no state pointer")?;
                         let at = self.i64().const_int(self.packet_off(off), false);
-                        gep(&self.pb, self.cx().i8_type().into(), state, &[at], true)?
+                        self.resume.slot(&self.pb, self.cx().i8_type(), at)?
                     }
                     None => {
                         let a = self.pb.build_alloca(llty, "")?;
@@ -1030,18 +1006,6 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
 
     // ---------------------------------------------------------------- values
 
-    fn demoted_offset(&self, v: Value) -> Option<u64> {
-        match &self.mode {
-            Mode::Kernel { plan, .. } => plan.demoted.get(&v).copied(),
-            Mode::Function => None,
-        }
-    }
-
-    fn state_slot(&self, off: u64) -> R<PointerValue<'ctx>> {
-        let state = self.state.ok_or("no state pointer")?;
-        gep(&self.b, self.cx().i8_type().into(), state, &[self.i64().const_int(self.packet_off(off), false)], true)
-    }
-
     /// The offset in a packet's state of what a work-item keeps at `off`: packets keep W
     /// work-items' state in structure-of-arrays form (a varying value stored whole).
     pub fn packet_off(&self, off: u64) -> u64 {
@@ -1065,16 +1029,6 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             }
             ValueDef::Global(g) => Ok(self.global_address(g)?.into()),
             _ => {
-                if let Some(off) = self.demoted_offset(v) {
-                    let ty = self.value_llty(v)?;
-                    let slot = self.state_slot(off)?;
-                    let l = self.b.build_load(ty, slot, "")?;
-                    if self.vec.is_some() {
-                        // Packets keep W values in a row: aligned to the element only.
-                        set_align(l, 1);
-                    }
-                    return Ok(l);
-                }
                 if self.lin.is_some() && self.is_constant_address(v) {
                     // Recomputed where used (no slot): printf needs its format as a constant.
                     if let ValueDef::Result(i) = vd.def {
@@ -1099,27 +1053,11 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         }
     }
 
-    /// Records the value of `v` (and keeps it in the work-item state if it lives across a barrier).
+    /// Records the value of `v`.
     pub fn define(&mut self, v: Value, val: Val<'ctx>) -> R<()> {
         let want = self.value_llty(v)?;
         if val.get_type() != want {
             bail!("produces {} where the IR says {}", val.get_type(), want);
-        }
-        if let Some(off) = self.demoted_offset(v) {
-            let slot = self.state_slot(off)?;
-            let val = match (&self.vec, &self.lin) {
-                // Under divergence only the active lanes' part is theirs to write.
-                (Some(vs), Some(_)) if !self.is_uniform(v) => {
-                    let old = self.b.build_load(val.get_type(), slot, "")?;
-                    set_align(old, 1);
-                    self.blend(vs.mask, val, old)?
-                }
-                _ => val,
-            };
-            let st = self.b.build_store(slot, val)?;
-            if self.vec.is_some() {
-                let _ = st.set_alignment(1);
-            }
         }
         self.vals[v] = Some(val);
         self.lin_define(v, val)
@@ -1527,6 +1465,9 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         if self.gen.is_some() && self.f.insts[i].is_terminator() {
             self.gen_flush()?;
         }
+        if let InstData::BarrierResume { id, dest } = &self.f.insts[i] {
+            return self.lower_resume(*id, dest.block);
+        }
         if self.lin.is_some() && self.f.insts[i].is_terminator() {
             return self.lin_terminator(&self.f.insts[i]);
         }
@@ -1678,7 +1619,10 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 Some(self.work_item_value(*query, rt)?)
             }
             I::Barrier { .. } if crate::passes::inline::is_work_group_barrier(data) => {
-                self.lower_barrier(i)?;
+                // The `barrier_resume` after it returns to the work-group loop.
+                if !matches!(self.mode, Mode::Kernel { .. }) {
+                    bail!("barrier outside a kernel body (it should have been inlined)");
+                }
                 None
             }
             I::Barrier { .. } => {
@@ -1729,20 +1673,32 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 self.b.build_unreachable()?;
                 None
             }
+            I::BarrierResume { id, dest } => {
+                self.lower_resume(*id, dest.block)?;
+                None
+            }
         };
         Ok(result)
     }
 
-    fn lower_barrier(&mut self, i: Inst) -> R<()> {
-        let Mode::Kernel { plan, .. } = &self.mode else {
-            bail!("barrier outside a kernel body (it should have been inlined)");
-        };
-        let id = *plan.barrier_ids.get(&i).ok_or("barrier without an id")?;
+    /// `barrier_resume id, dest`: back to the work-group loop with `id`; the dispatch
+    /// continues at `dest` when called with `resume_at` = `id`, every lane of a packet active
+    /// (a barrier is never under divergence).
+    fn lower_resume(&mut self, id: u32, dest: Block) -> R<()> {
+        if !matches!(self.mode, Mode::Kernel { .. }) {
+            bail!("barrier_resume outside a kernel body");
+        }
         self.b.build_return(Some(&self.i32().const_int(id as u64, false)))?;
+        if self.lin.is_none() {
+            let target = self.blocks[dest].ok_or("resume point without a block")?;
+            self.resume.points.push((id, target));
+            return Ok(());
+        }
         let resume = self.cx().append_basic_block(self.llf, &format!("resume{id}"));
-        self.resume_blocks.push((id, resume));
+        self.resume.points.push((id, resume));
         self.b.position_at_end(resume);
-        self.lin_resume()
+        self.lin_resume()?;
+        self.lin_terminator(&InstData::Jump { dest: ir::BlockCall { block: dest, args: Vec::new() } })
     }
 
     pub(crate) fn lower_binary(&self, op: ir::BinaryOp, a: Val<'ctx>, b: Val<'ctx>) -> R<Val<'ctx>> {

@@ -117,6 +117,10 @@ pub struct Function {
     /// Source location of instructions (from SPIR-V OpLine, when the program was built with
     /// line information); `file` indexes `Module::source_files`.
     pub inst_locs: SecondaryMap<Inst, Option<crate::gen_abi::SourceLoc>>,
+    /// `Variable` instructions that are *work-item state* (`passes::barriers`): they live
+    /// in the per-work-item state the work-group loop keeps, so that they survive the
+    /// return at a barrier. Kernels with `BarrierResume` only.
+    pub state_vars: SecondaryMap<Inst, bool>,
 }
 
 impl Function {
@@ -133,6 +137,7 @@ impl Function {
             layout: Layout::default(),
             value_names: SecondaryMap::default(),
             inst_locs: SecondaryMap::default(),
+            state_vars: SecondaryMap::default(),
         }
     }
 
@@ -318,6 +323,16 @@ impl Function {
     /// A value standing for the address of a module variable (`ty` is its pointer type).
     pub fn global_value(&mut self, g: GlobalVar, ty: Type) -> Value {
         self.values.push(ValueData { ty, def: ValueDef::Global(g) })
+    }
+
+    /// Whether `i` is a `Variable` kept in work-item state.
+    pub fn is_state_var(&self, i: Inst) -> bool {
+        self.state_vars[i]
+    }
+
+    /// Whether `ptr` is the address of a work-item state variable.
+    pub fn is_state_address(&self, ptr: Value) -> bool {
+        matches!(self.values.get(ptr).map(|d| d.def), Some(ValueDef::Result(i)) if self.state_vars[i])
     }
 
     pub fn value_type(&self, v: Value) -> Type {

@@ -13,6 +13,8 @@
 //!   operation implies (binary operands alike, compares yield bool of the operand's lane
 //!   count, loads/stores match the pointee, calls match the callee's signature, ...).
 //!
+//! - barrier regions and work-item state as `regions` says (`passes::barriers`).
+//!
 //! It never panics, whatever the IR holds: it reports every problem it finds.
 
 use super::entities::{Block, Inst, Type, Value};
@@ -215,7 +217,8 @@ fn produces_value(module: &Module, data: &InstData) -> Option<bool> {
         | Branch { .. }
         | Switch { .. }
         | Return { .. }
-        | Unreachable => false,
+        | Unreachable
+        | BarrierResume { .. } => false,
         Atomic { op, .. } => *op != AtomicOp::Store,
         Image { op, .. } => *op != ImageOp::Write,
         Call { func, .. } => match module.functions.get(*func) {
@@ -352,6 +355,9 @@ impl<'m> FunctionValidator<'m> {
                 self.check_result(i);
                 self.check_types(i);
             }
+        }
+        for problem in super::regions::problems(f) {
+            self.error(problem);
         }
     }
 
@@ -877,7 +883,7 @@ impl<'m> FunctionValidator<'m> {
                     ),
                 }
             }
-            Jump { .. } => {}
+            Jump { .. } | BarrierResume { .. } => {}
             Branch { cond, .. } => expect(self.is_bool_with_lanes(ty(cond), 1), "branch condition is not a bool"),
             Switch { selector, .. } => expect(self.is_scalar_int(ty(selector)), "switch selector is not an integer"),
             Return { value } => {

@@ -8,10 +8,12 @@
 //! builds are not cached).
 //!
 //! The passes: inlining (`inline`), short-circuit chains folded into one branch
-//! (`short_circuit`), `vloadn` / `vstoren` as loads and stores (`vload_store`), the
+//! (`short_circuit`), `vloadn` / `vstoren` as loads and stores (`vload_store`), barrier
+//! regions with the values live across barriers in work-item state (`barriers`), the
 //! alignment every memory access is guaranteed (`align`).
 
 pub mod align;
+pub mod barriers;
 pub mod inline;
 pub mod short_circuit;
 pub mod vload_store;
