@@ -23,7 +23,7 @@
 //! The back end lays the state variables out (`back::workgroup::plan_state`) and lowers
 //! `barrier_resume` to `ret id` plus a case of the `switch resume_at` at the top.
 
-use crate::analysis::Cfg;
+use crate::analysis::{Cfg, DomTree};
 use crate::ir::{
     Block, BlockCall, ConvertOp, EntityRef, FuncKind, Function, Inst, InstData, Module, SecondaryMap, TypeTable, Value,
     ValueDef,
@@ -62,8 +62,9 @@ pub fn run(types: &mut TypeTable, f: &mut Function) {
     }
     let live = LiveAcross::of(f);
     let variables = state_variables(f, &live.across);
+    let regions = DomTree::of_regions(f);
     for v in live.demoted(f) {
-        demote(types, f, v);
+        demote(types, f, &regions, v);
     }
     for var in variables {
         f.state_vars[var] = true;
@@ -295,17 +296,26 @@ fn derived_pointers(
 }
 
 /// Keeps `v` in a new state variable: stored right after its definition, loaded before
-/// each use.
-fn demote(types: &mut TypeTable, f: &mut Function, v: Value) {
+/// each use in another barrier region (`regions`, the dominator tree of the regions: a use
+/// its definition dominates there runs in the same call of the work-item function).
+fn demote(types: &mut TypeTable, f: &mut Function, regions: &DomTree, v: Value) {
     let ty = f.value_type(v);
     let ptr_ty = types.pointer(AddressSpace::Private, ty);
     let align = super::align::variable_align(types, ty) as u32;
     let Some(entry) = f.layout.entry() else { return };
-    let Some(&first) = f.layout.insts[entry].first() else { return };
+    // After the state variables made so far.
+    let Some(&first) = f.layout.insts[entry].iter().find(|&&i| !f.is_state_var(i)) else { return };
+    let def_block = match f.values[v].def {
+        ValueDef::Result(d) => f.layout.inst_block[d],
+        ValueDef::Param(b, _) => Some(b),
+        _ => None,
+    };
+    let Some(def_block) = def_block else { return };
     let uses: Vec<Inst> = f
         .layout
         .blocks
         .iter()
+        .filter(|&&b| b != def_block && !regions.dominates(def_block, b))
         .flat_map(|&b| f.layout.insts[b].iter().copied())
         .filter(|&i| f.insts[i].operands().contains(&v))
         .collect();
