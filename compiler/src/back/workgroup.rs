@@ -186,7 +186,12 @@ impl<'ctx> ResumePoints<'ctx> {
 
     /// Fills the dispatch block: `switch resume_at` to the resume points, default `body`
     /// (a jump to `body` when there are none).
-    pub fn build_dispatch(&self, b: &Builder<'ctx>, resume_at: Option<IntValue<'ctx>>, body: BasicBlock<'ctx>) -> R<()> {
+    pub fn build_dispatch(
+        &self,
+        b: &Builder<'ctx>,
+        resume_at: Option<IntValue<'ctx>>,
+        body: BasicBlock<'ctx>,
+    ) -> R<()> {
         b.position_at_end(self.dispatch);
         match resume_at {
             Some(r) if !self.points.is_empty() => {
@@ -203,7 +208,12 @@ impl<'ctx> ResumePoints<'ctx> {
     }
 
     /// The address of the state at byte `off` (a packet's offset: `FnLower::packet_off`).
-    pub fn slot(&self, b: &Builder<'ctx>, i8t: inkwell::types::IntType<'ctx>, off: IntValue<'ctx>) -> R<PointerValue<'ctx>> {
+    pub fn slot(
+        &self,
+        b: &Builder<'ctx>,
+        i8t: inkwell::types::IntType<'ctx>,
+        off: IntValue<'ctx>,
+    ) -> R<PointerValue<'ctx>> {
         let state = self.state.ok_or("no state pointer")?;
         gep(b, i8t.into(), state, &[off], true)
     }

@@ -69,7 +69,9 @@ pub(super) fn problems(f: &Function) -> Vec<String> {
     let dom = DomTree::of_regions(f);
     let recomputed = |v| match f.values.get(v).map(|d| d.def) {
         Some(ValueDef::Param(b, _)) => b == entry,
-        Some(ValueDef::Result(d)) => matches!(f.insts.get(d), Some(InstData::WorkItem { .. } | InstData::Variable { .. })),
+        Some(ValueDef::Result(d)) => {
+            matches!(f.insts.get(d), Some(InstData::WorkItem { .. } | InstData::Variable { .. }))
+        }
         _ => true,
     };
     for &b in &f.layout.blocks {

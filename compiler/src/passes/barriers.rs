@@ -50,9 +50,11 @@ pub fn run_module(m: &mut Module) -> Result<(), String> {
 /// Splits kernel `f` at its barriers and moves what lives across them into state variables
 /// (nothing to do without barriers, or when `f` was split already).
 pub fn run(types: &mut TypeTable, f: &mut Function) {
-    let already = f.layout.blocks.iter().any(|&b| {
-        f.terminator(b).is_some_and(|t| matches!(f.insts[t], InstData::BarrierResume { .. }))
-    });
+    let already = f
+        .layout
+        .blocks
+        .iter()
+        .any(|&b| f.terminator(b).is_some_and(|t| matches!(f.insts[t], InstData::BarrierResume { .. })));
     if already {
         return;
     }
@@ -210,7 +212,9 @@ impl LiveAcross {
         self.across
             .iter()
             .map(Value::new)
-            .filter(|&v| !matches!(f.values[v].def, ValueDef::Result(i) if matches!(f.insts[i], InstData::Variable { .. })))
+            .filter(
+                |&v| !matches!(f.values[v].def, ValueDef::Result(i) if matches!(f.insts[i], InstData::Variable { .. })),
+            )
             .collect()
     }
 }
