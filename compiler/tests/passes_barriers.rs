@@ -225,3 +225,30 @@ fn only_variables_whose_address_crosses_a_barrier_are_state() {
     assert!(f.is_state_var(def(kept)), "{}", kernel_text(&m));
     assert!(!f.is_state_var(def(local)), "{}", kernel_text(&m));
 }
+
+/// The heuristic width does not count the state's loads and stores as data: a reduction
+/// whose 64-bit ids and counter live across its barriers keeps the width of its 32-bit data.
+#[test]
+fn state_accesses_do_not_narrow_the_heuristic_width() {
+    let src = "__kernel void r(__global const float *in, __global float *out, __local float *s) {
+        size_t lid = get_local_id(0), ls = get_local_size(0);
+        s[lid] = in[get_global_id(0)];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (size_t stride = ls / 2; stride > 0; stride >>= 1) {
+            if (lid < stride) s[lid] += s[lid + stride];
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        if (lid == 0) out[get_group_id(0)] = s[0];
+    }";
+    let t = softcl_compiler::Target::default();
+    let mut prog = softcl_compiler::compile_source(src, "", &t).expect("builds");
+    let m = &mut prog.module;
+    softcl_compiler::passes::inline::inline_barrier_calls(m).expect("inlines");
+    barriers::run_module(m).expect("the pass runs");
+    let k = m.kernels[0].clone();
+    let f = &m.functions[k.func];
+    assert!(f.layout.blocks.iter().any(|&b| f.layout.insts[b].iter().any(|&i| f.is_state_var(i))), "no state");
+    let auto = softcl_compiler::Vectorizer::Auto { register_bytes: 64 };
+    let w = softcl_compiler::vectorize::width::choose(m, f, &k.info, &auto).expect("a width");
+    assert_eq!(w.lanes, 16, "{}", w.why);
+}
