@@ -512,3 +512,45 @@ fn kernels_with_long_linearized_loop_nests_stay_scalar() {
         }
     }
 }
+
+#[test]
+fn private_pointer_retargeted_takes_the_meet_of_its_targets() {
+    // `pp` first holds the address of an int (lane copies 4 bytes apart: consecutive), then
+    // of a struct member (lane copies a struct apart). Unoptimised, `pp` is a register
+    // variable; the load through it may not keep the first target's stride.
+    let src = r#"typedef struct { uint m0; int m1[4]; int m2[8]; } S;
+        __kernel void k(__global const int *in, __global uint *out) {
+            int gid = get_global_id(0);
+            int i0 = in[gid];
+            S s = { .m1 = { 1, 1, in[gid + 1] } };
+            int *pp = &i0;
+            pp = &s.m1[2];
+            out[gid] = (uint)*pp;
+        }"#;
+    let t = Target::default();
+    let mut prog = compile_source(src, "-cl-opt-disable", &t).unwrap_or_else(|e| panic!("front end: {}", e.log));
+    softcl_compiler::vectorize::inline_kernel_calls(&mut prog.module, 256).unwrap();
+    let k = prog.module.kernel("k").expect("kernel");
+    let f = &prog.module.functions[k.func];
+    let a = analyze(&prog.module, f);
+    // The access through `pp`: a load whose address is itself loaded from a private variable.
+    let through_pp = f
+        .layout
+        .blocks
+        .iter()
+        .flat_map(|&b| f.layout.insts[b].iter().copied())
+        .filter(|&i| match &f.insts[i] {
+            InstData::Load { ptr, .. } => match f.values[*ptr].def {
+                softcl_compiler::ir::ValueDef::Result(d) => matches!(f.insts[d], InstData::Load { .. }),
+                _ => false,
+            },
+            _ => false,
+        })
+        .filter_map(|i| a.access(i))
+        .collect::<Vec<_>>();
+    assert!(!through_pp.is_empty(), "the load through pp is a memory access");
+    assert!(
+        through_pp.iter().all(|&c| c != Access::Consecutive),
+        "a pointer retargeted from `&i0` to `&s.m1[2]` is not consecutive: {through_pp:?}"
+    );
+}

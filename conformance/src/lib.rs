@@ -1242,6 +1242,48 @@ pub const VECTORIZER_MODES: [(&str, &[(&str, &str)]); 3] = [
     ("off", &[("CL_CONFIG_USE_VECTORIZER", "False")]),
 ];
 
+/// A named setting a test child runs under, with its environment.
+pub type TestMode = (&'static str, Vec<(&'static str, &'static str)>);
+
+/// The CPU device at every width this host runs: the heuristic width ("auto"), forced widths
+/// 4, 8 (AVX2) and 16 (AVX-512F) ("w4", "w8", "w16"), each with `vector_vars` added, then the
+/// vectorizer off ("off"); and the Gen device ("gen", no variables) when `gen` is set.
+pub fn every_width_modes(vector_vars: &[(&'static str, &'static str)], gen: bool) -> Vec<TestMode> {
+    let forced = |w: &'static str| {
+        let mut v = vector_vars.to_vec();
+        v.push(("CL_CONFIG_CPU_VECTORIZER_MODE", w));
+        v
+    };
+    let mut m = vec![("auto", vector_vars.to_vec()), ("w4", forced("4"))];
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx2") {
+            m.push(("w8", forced("8")));
+        }
+        if std::is_x86_feature_detected!("avx512f") {
+            m.push(("w16", forced("16")));
+        }
+    }
+    m.push(("off", vec![("CL_CONFIG_USE_VECTORIZER", "False")]));
+    if gen {
+        m.push(("gen", vec![]));
+    }
+    m
+}
+
+/// In the parent: runs test `name` of the current test binary in one child per entry of
+/// `modes` (with `child_var` set to the mode's name, [`run_test_child`]) and returns true.
+/// In a child: returns false (the test body runs there).
+pub fn run_in_modes(child_var: &str, name: &str, modes: &[TestMode]) -> bool {
+    if std::env::var(child_var).is_ok() {
+        return false;
+    }
+    for (mode, vars) in modes {
+        run_test_child(child_var, mode, name, vars);
+    }
+    true
+}
+
 /// Runs test `name` of the current test binary in one child process per entry of
 /// [`VECTORIZER_MODES`] (the knobs are read when the driver creates its devices, hence the
 /// processes), with `child_var` set to the mode's name, and calls `check(mode, stdout)` on
@@ -1304,13 +1346,15 @@ pub fn build_reported(
 }
 
 /// Runs test `name` of the current test binary in a child process with `child_var` set to
-/// `mode` and the environment `vars` (the vectorizer knobs removed first); fails the caller
+/// `mode` and the environment `vars` (the vectorizer and streaming-store knobs removed first); fails the caller
 /// when the child fails. Returns the child's stdout.
 pub fn run_test_child(child_var: &str, mode: &str, name: &str, vars: &[(&str, &str)]) -> String {
     let exe = std::env::current_exe().expect("test binary path");
     let mut cmd = std::process::Command::new(&exe);
     cmd.args([name, "--exact", "--nocapture", "--test-threads=1"]).env(child_var, mode);
-    cmd.env_remove("CL_CONFIG_USE_VECTORIZER").env_remove("CL_CONFIG_CPU_VECTORIZER_MODE");
+    for k in ["CL_CONFIG_USE_VECTORIZER", "CL_CONFIG_CPU_VECTORIZER_MODE", "SOFTCL_STREAMING_STORES"] {
+        cmd.env_remove(k);
+    }
     for (k, v) in vars {
         cmd.env(k, v);
     }

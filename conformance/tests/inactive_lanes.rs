@@ -14,31 +14,10 @@ use softcl_conformance::*;
 
 const CHILD: &str = "SOFTCL_INACTIVE_LANES_TEST_CHILD";
 
-fn modes() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
-    let mut m = vec![("auto", vec![]), ("w4", vec![("CL_CONFIG_CPU_VECTORIZER_MODE", "4")])];
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::is_x86_feature_detected!("avx2") {
-            m.push(("w8", vec![("CL_CONFIG_CPU_VECTORIZER_MODE", "8")]));
-        }
-        if std::is_x86_feature_detected!("avx512f") {
-            m.push(("w16", vec![("CL_CONFIG_CPU_VECTORIZER_MODE", "16")]));
-        }
-    }
-    m.push(("off", vec![("CL_CONFIG_USE_VECTORIZER", "False")]));
-    m
-}
-
 /// In the parent: runs test `name` in one child per setting and returns true. In a child:
 /// returns false (the test body runs there).
 fn run_in_every_mode(name: &str) -> bool {
-    if std::env::var(CHILD).is_ok() {
-        return false;
-    }
-    for (mode, vars) in modes() {
-        run_test_child(CHILD, mode, name, &vars);
-    }
-    true
+    run_in_modes(CHILD, name, &every_width_modes(&[], false))
 }
 
 const SRC: &str = r#"

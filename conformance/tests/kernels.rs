@@ -548,3 +548,67 @@ fn math_builtins_and_conversions() {
         }
     });
 }
+
+#[test]
+fn saturating_and_rounding_conversions_in_loops() {
+    // In a loop whose body comes after its exit block, clang's conversion is used before it
+    // is defined, and llvm-spirv-15 leaves the SaturatedConversion and FPRoundingMode
+    // decorations on an id nothing defines: without repair, the conversions truncated and
+    // rounded toward zero.
+    const SRC: &str = r#"
+        __kernel void conv(__global const int *in, __global const float *fin,
+                           __global uint *out, __global int *iout) {
+            int gid = get_global_id(0), l = get_local_id(0);
+            int p0[3] = {0};
+            int q0[3] = {0};
+            int i1 = in[gid];
+            float f = fin[gid];
+            for (int k = (l & 3) + 1; k > 0; k--) {
+                p0[0] = (int)as_uint(convert_short2_sat((int2)(i1, 0)));
+                q0[0] = convert_int_rtp(f);
+            }
+            out[gid] = p0[0];
+            iout[gid] = q0[0];
+        }"#;
+    let ints: Vec<i32> = vec![
+        0,
+        1,
+        -1,
+        32767,
+        32768,
+        -32768,
+        -32769,
+        70000,
+        -70000,
+        i32::MAX,
+        i32::MIN,
+        12345,
+        -12345,
+        65535,
+        65536,
+        100000,
+    ];
+    let floats: Vec<f32> =
+        vec![0.0, 0.25, -0.25, 1.5, -1.5, 2.0, 7.01, -7.99, 100.5, 3.0, -0.75, 0.999, 1e6, -2.5, 41.1, -41.1];
+    let n = ints.len();
+    for_each_device(|d| {
+        let env = d.env();
+        let k = env.kernel(SRC, "", "conv");
+        let bin = env.buffer_from(CL_MEM_READ_ONLY, &ints);
+        let bfin = env.buffer_from(CL_MEM_READ_ONLY, &floats);
+        let bout = env.buffer(CL_MEM_WRITE_ONLY, n * 4);
+        let biout = env.buffer(CL_MEM_WRITE_ONLY, n * 4);
+        arg_mem(&k, 0, &bin);
+        arg_mem(&k, 1, &bfin);
+        arg_mem(&k, 2, &bout);
+        arg_mem(&k, 3, &biout);
+        env.run(&k, &[n], Some(&[n]));
+        let out: Vec<u32> = env.read(&bout, n);
+        let iout: Vec<i32> = env.read(&biout, n);
+        for i in 0..n {
+            let sat = ints[i].clamp(-32768, 32767) as i16 as u16 as u32;
+            assert_eq!(out[i], sat, "convert_short2_sat(({}, 0)) in a loop", ints[i]);
+            assert_eq!(iout[i], floats[i].ceil() as i32, "convert_int_rtp({}) in a loop", floats[i]);
+        }
+    });
+}

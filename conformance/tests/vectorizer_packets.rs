@@ -14,51 +14,11 @@ use softcl_conformance::*;
 
 const CHILD: &str = "SOFTCL_PACKETS_TEST_CHILD";
 
-/// The settings each test runs under: name and environment.
-fn modes() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
-    let stream = ("SOFTCL_STREAMING_STORES", "all");
-    let report = ("SOFTCL_VECTORIZER_REPORT", "1");
-    let mut m =
-        vec![("auto", vec![report, stream]), ("w4", vec![report, stream, ("CL_CONFIG_CPU_VECTORIZER_MODE", "4")])];
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::is_x86_feature_detected!("avx2") {
-            m.push(("w8", vec![report, stream, ("CL_CONFIG_CPU_VECTORIZER_MODE", "8")]));
-        }
-        if std::is_x86_feature_detected!("avx512f") {
-            m.push(("w16", vec![report, stream, ("CL_CONFIG_CPU_VECTORIZER_MODE", "16")]));
-        }
-    }
-    m.push(("off", vec![("CL_CONFIG_USE_VECTORIZER", "False")]));
-    m
-}
-
 /// In the parent: runs test `name` in one child per setting and returns true. In a child:
 /// returns false (the test body runs there).
 fn run_in_every_mode(name: &str) -> bool {
-    if std::env::var(CHILD).is_ok() {
-        return false;
-    }
-    let exe = std::env::current_exe().expect("test binary path");
-    for (mode, vars) in modes() {
-        let mut cmd = std::process::Command::new(&exe);
-        cmd.args([name, "--exact", "--nocapture", "--test-threads=1"]).env(CHILD, mode);
-        for k in ["CL_CONFIG_USE_VECTORIZER", "CL_CONFIG_CPU_VECTORIZER_MODE", "SOFTCL_STREAMING_STORES"] {
-            cmd.env_remove(k);
-        }
-        for (k, v) in vars {
-            cmd.env(k, v);
-        }
-        let out = cmd.output().expect("run the test binary");
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            out.status.success() && stdout.contains("1 passed"),
-            "{name} with the vectorizer {mode} (status {:?}):\n{stdout}\n{stderr}",
-            out.status
-        );
-    }
-    true
+    let vector = [("SOFTCL_VECTORIZER_REPORT", "1"), ("SOFTCL_STREAMING_STORES", "all")];
+    run_in_modes(CHILD, name, &every_width_modes(&vector, false))
 }
 
 fn mode() -> String {

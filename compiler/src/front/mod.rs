@@ -14,6 +14,7 @@ pub mod options;
 pub mod specialize;
 mod spirv;
 mod spirv_body;
+mod spirv_repair;
 
 pub use options::{BuildOptions, ClStd, LinkOptions};
 

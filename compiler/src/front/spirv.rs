@@ -5,12 +5,14 @@
 //!
 //! Module-scope variables of Function storage, which llvm-spirv writes for the constant
 //! parts of a private aggregate's initializer (a struct holding `&x` and a constant array),
-//! become private data of the program that the kernels copy from.
+//! become private data of the program that the kernels copy from. Conversion decorations
+//! that llvm-spirv-15 leaves on an undefined id are moved back first
+//! ([`super::spirv_repair`]).
 //!
 //! Nothing read from the module is trusted: every operand access is checked and every
 //! problem becomes a [`TranslateError`], never a panic.
 
-use super::{kernel_args, spirv_body};
+use super::{kernel_args, spirv_body, spirv_repair};
 use crate::ir::{self, BuiltinVar, ConstData, FuncKind, GlobalVarData, Kernel, Type, TypeData, WorkItemQuery};
 use crate::kernel_info::AddressSpace;
 use rspirv::dr::{self, Operand};
@@ -511,6 +513,7 @@ pub fn translate_linked(words: &[u32], lines: &LinkedLines) -> TResult<ir::Modul
     let mut builder = ModuleBuilder::default();
     collect_debug_info(&mut info)?;
     collect_decorations(&mut info)?;
+    spirv_repair::move_orphan_conversion_decorations(&spv, &mut info.decorations);
     collect_ext_sets(&mut info)?;
     collect_source_files(&mut info, &mut builder, lines)?;
     translate_globals(&mut info, &mut builder)?;

@@ -315,9 +315,9 @@ pub fn analyze_lanes(m: &ir::Module, f: &Function, linear_lanes: bool) -> WorkIt
         for &b in &f.layout.blocks {
             for &i in &f.layout.insts[b] {
                 let InstData::Store { ptr, value, .. } = &f.insts[i] else { continue };
-                // Every store counts, also into a variable already known not to be uniform:
-                // its loads take the meet of all of them (a strided pointer, then a varying one).
-                if !a.reg_candidates.contains(ptr) {
+                // Every store counts until the variable is varying: one that holds a strided
+                // value (an address) can be given another stride later.
+                if !a.reg_candidates.contains(ptr) || a.var_shape.get(ptr) == Some(&Shape::Varying) {
                     continue;
                 }
                 let s = match f.values.get(*value).map(|d| d.def) {

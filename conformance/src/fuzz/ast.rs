@@ -26,6 +26,10 @@ pub enum Node {
 pub enum BlockKind {
     /// `if`: may be replaced by its body or its else body, its else body may be dropped.
     If,
+    /// An `if` whose condition is what makes its body defined (an index bound before a
+    /// load, a non-zero divisor): deleted whole or emptied, never replaced by its body, so
+    /// that a reduced kernel stays free of undefined behaviour.
+    Guard,
     /// A loop or `switch`: may be replaced by its body (when its body has no `break` or
     /// `continue` left, the result still builds).
     Loop,
@@ -150,7 +154,7 @@ fn collect(nodes: &[Node], at: &Path, out: &mut Vec<Edit>) {
                 }
             }
             Node::Block { body, else_body, kind, .. } => {
-                if *kind == BlockKind::Function {
+                if matches!(kind, BlockKind::Function | BlockKind::Guard) {
                     out.push(Edit::Remove(path.clone()));
                 } else if *kind != BlockKind::Fixed {
                     out.push(Edit::Remove(path.clone()));
@@ -280,5 +284,18 @@ mod tests {
         let second_body_line = Edit::Remove(vec![(1, false), (1, false)]);
         assert!(!emit(&apply(&nodes, &second_body_line).unwrap()).contains("y = 2"));
         assert_eq!(size_of(&nodes), 6);
+    }
+
+    #[test]
+    fn guards_are_removed_whole_never_unwrapped() {
+        let guard = Node::block(BlockKind::Guard, "if (gid + 1 < NITEMS)", vec![Node::line("x = in[gid + 1];")]);
+        let nodes = vec![Node::fixed("int x = 0;"), guard];
+        let all = edits(&nodes);
+        assert!(all.contains(&Edit::Remove(vec![(1, false)])));
+        assert!(!all.contains(&Edit::Unwrap(vec![(1, false)])), "{all:?}");
+        for e in &all {
+            let text = emit(&apply(&nodes, e).expect("an edit applies"));
+            assert!(!text.contains("in[gid + 1]") || text.contains("if (gid + 1 < NITEMS)"), "{text}");
+        }
     }
 }

@@ -69,7 +69,19 @@ impl Gen {
                 let h = self.rng.pick(&self.helpers_u).clone();
                 format!("{h}({}, {})", self.u(s, c, d), self.i(s, c, d))
             }
-            23 if self.f.floats && !s.float4s.is_empty() => format!("(uint)(int)({})", self.f(s, c, 2)),
+            23 if self.f.floats && !s.float4s.is_empty() => {
+                // Every rounding mode and saturation: the floats are multiples of 1/4, so
+                // ties and fractions of each side occur.
+                let conv = *self.rng.pick(&[
+                    "(int)",
+                    "convert_int_rte",
+                    "convert_int_rtz",
+                    "convert_int_rtp",
+                    "convert_int_rtn",
+                    "convert_int_sat_rtn",
+                ]);
+                format!("(uint){conv}({})", self.f(s, c, 2))
+            }
             24 | 25 if self.f.narrow_vectors => self.narrow_vector(s, c, d),
             _ => format!("(~{})", self.u(s, c, d)),
         }

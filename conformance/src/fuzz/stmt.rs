@@ -152,7 +152,7 @@ impl Gen {
                         format!("{x} = {a} {} {b};", self.rng.pick(&["/", "%"])),
                     )
                 };
-                Some(Node::block(BlockKind::If, head, vec![Node::line(body)]))
+                Some(Node::block(BlockKind::Guard, head, vec![Node::line(body)]))
             }
             9 if nest && self.f.loops && c.loops < 3 => Some(self.loop_stmt(s, c)),
             10 if nest && self.f.switch => Some(self.switch_stmt(s, c)),
@@ -260,7 +260,7 @@ impl Gen {
                 } else {
                     ("gid >= 3".to_string(), format!("{v} = vload4(0, in + (gid - 3));"))
                 };
-                return Some(Node::block(BlockKind::If, format!("if ({})", body.0), vec![Node::line(body.1)]));
+                return Some(Node::block(BlockKind::Guard, format!("if ({})", body.0), vec![Node::line(body.1)]));
             }
             _ => return None,
         };
@@ -269,7 +269,7 @@ impl Gen {
         } else {
             format!("{x} = (int)((uint){x} ^ (uint){load});")
         };
-        Some(Node::block(BlockKind::If, format!("if ({cond})"), vec![Node::line(assign)]))
+        Some(Node::block(BlockKind::Guard, format!("if ({cond})"), vec![Node::line(assign)]))
     }
 
     fn loop_stmt(&mut self, s: &Scope, c: &Ctx) -> Node {

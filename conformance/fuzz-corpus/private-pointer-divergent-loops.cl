@@ -1,7 +1,7 @@
-// softcl-fuzz regression kernel, pending: seed 17 (softcl-fuzz --emit 17 --without neighbours), reduced by softcl-fuzz, then by hand
+// softcl-fuzz regression kernel: seed 17 (softcl-fuzz --emit 17 --without neighbours), reduced by softcl-fuzz, then by hand
 // caught: a private pointer retargeted under divergent control in a loop (`pp = &i2` after a divergent `continue`), after another loop with a divergent `break`: vector code reads `*pp` from the old target (1 where the scalar run gives 2)
-// fails: mismatch on cpu-auto cpu-w4 cpu-w8 cpu-w16 gen-simd8 gen-simd16 gen-simd32
-// still open: this reduced kernel matches the scalar run on the current tree, but seeds 94, 155, 189 and 277 (softcl-fuzz --without neighbours) still differ in every vector configuration; the private-pointer defect is not fixed, only hidden here by the private memory layout
+// failed: mismatch on cpu-auto cpu-w4 cpu-w8 cpu-w16 gen-simd8 gen-simd16 gen-simd32
+// fixed: the work-item analysis followed a private pointer variable's stores only until it was not uniform, keeping the first target's stride (see private-pointer-two-targets.cl)
 // global: 240
 // local: 48
 // data: 6965797780890815516

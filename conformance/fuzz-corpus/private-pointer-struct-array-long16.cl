@@ -1,6 +1,7 @@
-// softcl-fuzz regression kernel, pending: seed 20 (softcl-fuzz --emit 20 --without neighbours), reduced by softcl-fuzz
+// softcl-fuzz regression kernel: seed 20 (softcl-fuzz --emit 20 --without neighbours), reduced by softcl-fuzz
 // caught: a private pointer retargeted to a private array element (`pp = &p0[1]` after `int *pp = &i0`) next to stores to members of an array of private structs holding a `long16` (`sa[l & 1].m3 = ...`): wrong results at forced widths and on the Gen device. It passes without the retarget (reading `p0[1]` directly), and also with the `long16` member made `long8` or `int16`: the pointer defect of private-pointer-*.cl, shown or hidden by the private memory layout; recheck it after the fix of misaligned member stores in structs with long16 too
-// fails: mismatch on cpu-auto cpu-w4 cpu-w8 cpu-w16 gen-simd8 gen-simd16
+// failed: mismatch on cpu-auto cpu-w4 cpu-w8 cpu-w16 gen-simd8 gen-simd16
+// fixed: the work-item analysis followed a private pointer variable's stores only until it was not uniform, keeping the first target's stride (see private-pointer-two-targets.cl)
 // global: 111
 // local: 33
 // data: 4210981483764132078

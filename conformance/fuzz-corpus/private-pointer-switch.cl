@@ -1,7 +1,7 @@
-// softcl-fuzz regression kernel, pending: seed 4 (softcl-fuzz --emit 4 --without neighbours), reduced by softcl-fuzz, then by hand
+// softcl-fuzz regression kernel: seed 4 (softcl-fuzz --emit 4 --without neighbours), reduced by softcl-fuzz, then by hand
 // caught: a private pointer retargeted to a private array element (`pp = &p0[2]` after `int *pp = &i0`), then a divergent `switch` with fall-through: vector code loses the value the switch assigns (`r` reads 0). Seeds 94, 155, 189, 266 and 277 (without `neighbours`) failed alike
-// fails: mismatch on cpu-auto cpu-w4 cpu-w8 cpu-w16 gen-simd8 gen-simd16 gen-simd32
-// still open: this reduced kernel matches the scalar run on the current tree, but seeds 94, 155, 189 and 277 (softcl-fuzz --without neighbours) still differ in every vector configuration; the private-pointer defect is not fixed, only hidden here by the private memory layout
+// failed: mismatch on cpu-auto cpu-w4 cpu-w8 cpu-w16 gen-simd8 gen-simd16 gen-simd32
+// fixed: the work-item analysis followed a private pointer variable's stores only until it was not uniform, keeping the first target's stride (see private-pointer-two-targets.cl)
 // global: 34
 // local: 17
 // data: 17266375461231991630
