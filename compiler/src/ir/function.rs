@@ -121,6 +121,9 @@ pub struct Function {
     /// in the per-work-item state the work-group loop keeps, so that they survive the
     /// return at a barrier. Kernels with `BarrierResume` only.
     pub state_vars: SecondaryMap<Inst, bool>,
+    /// The state variables `passes::barriers` made to keep an SSA value live across a
+    /// barrier (not the program's own variables): bookkeeping, not data the kernel moves.
+    pub state_values: SecondaryMap<Inst, bool>,
 }
 
 impl Function {
@@ -138,6 +141,7 @@ impl Function {
             value_names: SecondaryMap::default(),
             inst_locs: SecondaryMap::default(),
             state_vars: SecondaryMap::default(),
+            state_values: SecondaryMap::default(),
         }
     }
 
@@ -333,6 +337,11 @@ impl Function {
     /// Whether `ptr` is the address of a work-item state variable.
     pub fn is_state_address(&self, ptr: Value) -> bool {
         matches!(self.values.get(ptr).map(|d| d.def), Some(ValueDef::Result(i)) if self.state_vars[i])
+    }
+
+    /// Whether `ptr` is the address of a state variable holding a demoted SSA value.
+    pub fn is_state_value_address(&self, ptr: Value) -> bool {
+        matches!(self.values.get(ptr).map(|d| d.def), Some(ValueDef::Result(i)) if self.state_values[i])
     }
 
     pub fn value_type(&self, v: Value) -> Type {

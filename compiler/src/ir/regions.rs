@@ -27,6 +27,9 @@ pub(super) fn problems(f: &Function) -> Vec<String> {
         let insts = &f.layout.insts[b];
         for (pos, &i) in insts.iter().enumerate() {
             let Some(data) = f.insts.get(i) else { continue };
+            if f.state_values[i] && !f.is_state_var(i) {
+                out.push(format!("{i} keeps a value in work-item state but is not marked as state"));
+            }
             if f.is_state_var(i) {
                 if !matches!(data, InstData::Variable { .. }) {
                     out.push(format!("{i} is marked as work-item state but is not a variable"));

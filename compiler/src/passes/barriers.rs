@@ -326,6 +326,7 @@ fn demote(types: &mut TypeTable, f: &mut Function, regions: &DomTree, v: Value) 
     let (var, slot) = f.insert_inst_before(first, InstData::Variable { ty, init: None }, Some(ptr_ty));
     let Some(slot) = slot else { return };
     f.state_vars[var] = true;
+    f.state_values[var] = true;
     let store = InstData::Store { ptr: slot, value: v, align, volatile: false };
     match f.values[v].def {
         ValueDef::Result(def) => {

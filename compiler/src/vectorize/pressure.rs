@@ -11,8 +11,8 @@
 //! are immediates or addresses the compiler rematerialises (0). Private variables kept in
 //! registers (`WorkItemAnalysis::reg_candidates`) count as live everywhere (an
 //! over-estimate); private arrays in memory count nothing here (they are scratch traffic).
-//! A work-item state variable (`passes::barriers`) stands for the value it keeps across
-//! barriers, which the Gen device keeps in registers: live from its stores to its loads.
+//! The variables that keep a value across a barrier (`passes::barriers`) count nothing:
+//! the value counts where it is defined and where it is loaded.
 //! [`kernel_pressure`] measures the kernel with its calls inlined (as the Gen compiler
 //! inlines them); calls left over the limit count nothing.
 
@@ -68,11 +68,6 @@ pub fn register_pressure(m: &ir::Module, f: &Function, wa: &WorkItemAnalysis) ->
         let Some(d) = f.values.get(v) else { return (0, true) };
         match d.def {
             ValueDef::Const(_) | ValueDef::Global(_) => return (0, true),
-            // A work-item state variable stands for the value it keeps across barriers.
-            ValueDef::Result(i) if f.is_state_var(i) => {
-                let InstData::Variable { ty, .. } = &f.insts[i] else { return (0, true) };
-                return (m.types.size_of(*ty), !wa.private_regs.contains(&v));
-            }
             ValueDef::Result(i) if matches!(f.insts[i], InstData::Variable { .. }) => return (0, true),
             _ => {}
         }
@@ -92,15 +87,6 @@ pub fn register_pressure(m: &ir::Module, f: &Function, wa: &WorkItemAnalysis) ->
         let mut u = HashSet::new();
         let mut d: HashSet<Value> = f.blocks[b].params.iter().copied().collect();
         for &i in &f.layout.insts[b] {
-            if let Some(var) = state_store(f, i) {
-                if let InstData::Store { value, .. } = &f.insts[i] {
-                    if !d.contains(value) && weight(*value).0 > 0 {
-                        u.insert(*value);
-                    }
-                }
-                d.insert(var);
-                continue;
-            }
             f.insts[i].for_each_operand(|v| {
                 if !d.contains(&v) && weight(v).0 > 0 {
                     u.insert(v);
@@ -142,8 +128,8 @@ pub fn register_pressure(m: &ir::Module, f: &Function, wa: &WorkItemAnalysis) ->
     let (mut base_u, mut base_v) = (0u64, 0u64);
     for &var in &wa.reg_candidates {
         let Some(ValueDef::Result(i)) = f.values.get(var).map(|d| d.def) else { continue };
-        if f.is_state_var(i) {
-            continue; // live from its stores to its loads, as the value it keeps
+        if f.state_values[i] {
+            continue; // a value kept across barriers (`passes::barriers`): its loads count
         }
         let InstData::Variable { ty, .. } = &f.insts[i] else { continue };
         let bytes = m.types.size_of(*ty);
@@ -175,16 +161,6 @@ pub fn register_pressure(m: &ir::Module, f: &Function, wa: &WorkItemAnalysis) ->
         }
         consider(&live);
         for &i in f.layout.insts[b].iter().rev() {
-            if let Some(var) = state_store(f, i) {
-                live.remove(&var);
-                if let InstData::Store { value, .. } = &f.insts[i] {
-                    if weight(*value).0 > 0 {
-                        live.insert(*value);
-                    }
-                }
-                consider(&live);
-                continue;
-            }
             if let Some(r) = f.inst_result[i] {
                 live.insert(r);
                 consider(&live);
@@ -225,13 +201,4 @@ fn uses_subgroups(m: &ir::Module, f: &Function) -> bool {
         InstData::Call { func, .. } => m.functions.is_valid(*func) && m.functions[*func].name.contains("sub_group"),
         _ => false,
     })
-}
-
-/// The state variable `i` stores to, if it is a store into work-item state
-/// (`passes::barriers`): it defines the value the variable keeps.
-fn state_store(f: &Function, i: ir::Inst) -> Option<Value> {
-    match &f.insts[i] {
-        InstData::Store { ptr, .. } if f.is_state_address(*ptr) => Some(*ptr),
-        _ => None,
-    }
 }
