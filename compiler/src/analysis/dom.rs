@@ -188,6 +188,35 @@ impl DomTree {
         DomTree { tree }
     }
 
+    /// The dominator tree of the *barrier regions* of `f` (`passes::barriers`): the CFG
+    /// without the edges of `BarrierResume` terminators, walked from a virtual root that
+    /// leads to the entry and to every resume point (a work-item enters its code there, as
+    /// the lowering's dispatch does). Without barriers, the same as [`DomTree::new`].
+    pub fn of_regions(f: &crate::ir::Function) -> DomTree {
+        use crate::ir::InstData;
+        let n = f.blocks.len();
+        let root = n;
+        let mut succs: Vec<Vec<usize>> = vec![Vec::new(); n + 1];
+        let in_layout: std::collections::HashSet<Block> = f.layout.blocks.iter().copied().collect();
+        if let Some(entry) = f.layout.entry().filter(|b| f.blocks.is_valid(*b)) {
+            succs[root].push(entry.index());
+        }
+        for &b in &f.layout.blocks {
+            let Some(term) = f.layout.insts[b].last().and_then(|&i| f.insts.get(i)) else { continue };
+            let calls = term.successors();
+            let targets = calls.iter().map(|c| c.block).filter(|t| in_layout.contains(t) && t.index() < n);
+            match term {
+                InstData::BarrierResume { dest, .. } if in_layout.contains(&dest.block) && dest.block.index() < n => {
+                    succs[root].push(dest.block.index())
+                }
+                InstData::BarrierResume { .. } => {}
+                _ if b.index() < n => succs[b.index()].extend(targets.map(|t| t.index())),
+                _ => {}
+            }
+        }
+        DomTree { tree: Tree::build(&succs, root, |i| (i < n).then(|| Block::new(i))) }
+    }
+
     /// The immediate dominator of `b`; `None` for the entry and unreachable blocks.
     pub fn idom(&self, b: Block) -> Option<Block> {
         self.tree.parent(b)

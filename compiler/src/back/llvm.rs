@@ -10,8 +10,16 @@
 //! Loads, stores and copies take their alignment from the IR, which `passes::align` made
 //! what their addresses are guaranteed; variables get at least the alignment that pass
 //! counts on, and the argument block's values are read aligned to `abi::ARGS_ALIGN` at most.
+//!
+//! Here: [`FnLower`] (one function's lowering: parameters, variables, values, work-item
+//! ids, instructions, block parameters as phis, branches). By concern, in `llvm/`:
+//! `emitter` (the module-level [`Emitter`] and the helpers on LLVM types), `helpers`
+//! (typed operations, intrinsics, lanes), `arith` (arithmetic, compares, conversions),
+//! `aggregates` (access chains, shuffles, composites), `calls` (calls and atomics).
+//! Barriers are the IR's (`passes::barriers`): a `barrier_resume` is a `ret` and a case of
+//! the resume switch (`workgroup::ResumePoints`), a state variable a slot of the state.
 
-use super::workgroup::StatePlan;
+use super::workgroup::{ResumePoints, StatePlan};
 use crate::abi::WorkGroupContext;
 use crate::ir::{
     self, Block, CmpOp, ConstData, ConvertOp, EntityRef, Func, FuncKind, GlobalVar, Inst, InstData, Rounding,
@@ -62,6 +70,13 @@ macro_rules! bail {
 }
 pub(crate) use bail;
 
+mod aggregates;
+mod arith;
+mod calls;
+mod emitter;
+mod helpers;
+pub use emitter::*;
+
 /// Byte offsets of the `WorkGroupContext` fields.
 pub mod ctx_offsets {
     use super::WorkGroupContext;
@@ -101,547 +116,6 @@ pub fn gep<'ctx>(
     Ok(p)
 }
 
-/// Where a kernel's `__local` variables live in `ctx.local_memory`.
-#[derive(Debug, Clone, Default)]
-pub struct LocalLayout {
-    pub offsets: HashMap<GlobalVar, u64>,
-    pub size: u64,
-}
-
-/// Module-level state of the LLVM translation.
-pub struct Emitter<'ctx, 'ir> {
-    pub cx: &'ctx Context,
-    pub m: Module<'ctx>,
-    pub ir: &'ir ir::Module,
-    pub td: TargetData,
-    types: Vec<Option<BasicTypeEnum<'ctx>>>,
-    globals: HashMap<GlobalVar, PointerValue<'ctx>>,
-    /// LLVM functions by (IR function, kernel whose local layout it uses).
-    pub funcs: HashMap<(Func, Option<usize>), FunctionValue<'ctx>>,
-    pub layouts: Vec<LocalLayout>,
-    pub uses_local: Vec<bool>,
-    /// Widest SIMD register (bits) math built-ins may pass vectors in (`vecmath`); 0 = none.
-    pub math_vector_bits: u32,
-    /// `rsqrt` on float vectors by `vrsqrt14ps` and a Newton step (`vecmath::rsqrt`).
-    pub rsqrt14: bool,
-    /// The target's code-generation knobs (streaming stores, prefetches, vector math).
-    pub knobs: crate::CodegenKnobs,
-}
-
-pub fn is_local_var(g: &ir::GlobalVarData) -> bool {
-    g.space == ClSpace::Local && g.builtin.is_none()
-}
-
-impl<'ctx, 'ir> Emitter<'ctx, 'ir> {
-    pub fn new(cx: &'ctx Context, m: Module<'ctx>, ir: &'ir ir::Module, td: TargetData) -> R<Self> {
-        let mut e = Emitter {
-            cx,
-            m,
-            ir,
-            td,
-            types: Vec::new(),
-            globals: HashMap::new(),
-            funcs: HashMap::new(),
-            layouts: Vec::new(),
-            uses_local: Vec::new(),
-            math_vector_bits: 0,
-            rsqrt14: false,
-            knobs: crate::CodegenKnobs::default(),
-        };
-        e.build_types();
-        e.compute_uses_local();
-        Ok(e)
-    }
-
-    fn build_types(&mut self) {
-        let cx = self.cx;
-        let mut out: Vec<Option<BasicTypeEnum<'ctx>>> = Vec::with_capacity(self.ir.types.len());
-        for (_, data) in self.ir.types.iter() {
-            let get = |t: ir::Type| out.get(t.index()).copied().flatten();
-            let ty: Option<BasicTypeEnum<'ctx>> = match data {
-                TypeData::Void | TypeData::Function { .. } => None,
-                TypeData::Bool => Some(cx.bool_type().into()),
-                TypeData::Int { bits } if *bits > 0 && *bits <= 128 => {
-                    int_type(cx, *bits as u32).ok().map(|t| t.into())
-                }
-                TypeData::Int { .. } => None,
-                TypeData::Float { bits: 16 } => Some(cx.f16_type().into()),
-                TypeData::Float { bits: 32 } => Some(cx.f32_type().into()),
-                TypeData::Float { bits: 64 } => Some(cx.f64_type().into()),
-                TypeData::Float { .. } => None,
-                TypeData::Vector { elem, len } if *len > 0 => match get(*elem) {
-                    Some(BasicTypeEnum::IntType(t)) => Some(t.vec_type(*len).into()),
-                    Some(BasicTypeEnum::FloatType(t)) => Some(t.vec_type(*len).into()),
-                    Some(BasicTypeEnum::PointerType(t)) => Some(t.vec_type(*len).into()),
-                    _ => None,
-                },
-                TypeData::Vector { .. } => None,
-                TypeData::Pointer { .. } | TypeData::Opaque { .. } => Some(cx.ptr_type(AddressSpace::default()).into()),
-                TypeData::Array { elem, len } => match (get(*elem), u32::try_from(*len)) {
-                    (Some(t), Ok(n)) => Some(t.array_type(n).into()),
-                    _ => None,
-                },
-                TypeData::Struct { fields, packed } => {
-                    let fs: Option<Vec<BasicTypeEnum<'ctx>>> = fields.iter().map(|f| get(*f)).collect();
-                    fs.map(|fs| cx.struct_type(&fs, *packed).into())
-                }
-            };
-            out.push(ty);
-        }
-        self.types = out;
-    }
-
-    /// The LLVM type of an IR type that has values.
-    pub fn ty(&self, t: ir::Type) -> R<BasicTypeEnum<'ctx>> {
-        match self.types.get(t.index()).copied().flatten() {
-            Some(t) => Ok(t),
-            None => bail!("type {:?} has no machine representation", self.ir.types.get(t)),
-        }
-    }
-
-    pub fn is_void(&self, t: ir::Type) -> bool {
-        matches!(self.ir.types.get(t), TypeData::Void)
-    }
-
-    pub fn alloc_size(&self, t: BasicTypeEnum<'ctx>) -> u64 {
-        self.td.get_abi_size(&t)
-    }
-    pub fn abi_align(&self, t: BasicTypeEnum<'ctx>) -> u64 {
-        self.td.get_abi_alignment(&t) as u64
-    }
-
-    // ---------------------------------------------------------------- constants
-
-    pub fn constant(&self, c: ir::Const) -> R<Val<'ctx>> {
-        let Some(data) = self.ir.constants.get(c) else { bail!("unknown constant {c}") };
-        let ty = self.ty(data.ty())?;
-        Ok(match data {
-            // A sampler_t constant: its bits as the pointer-sized value a sampler is.
-            ConstData::Int { bits, .. } if ty.is_pointer_type() => {
-                self.cx.i64_type().const_int(*bits, false).const_to_pointer(ty.into_pointer_type()).into()
-            }
-            ConstData::Int { bits, .. } => const_int_like(ty, *bits)?,
-            ConstData::Float { bits, .. } => {
-                let elem = elem_type(ty);
-                let BasicTypeEnum::FloatType(ft) = elem else { bail!("float constant of a non-float type") };
-                let f = float_from_bits(ft, *bits);
-                splat_const(ty, f.into())?
-            }
-            ConstData::Null { .. } => ty.const_zero(),
-            ConstData::Undef { .. } => undef_of(ty),
-            ConstData::Composite { parts, .. } => {
-                let vals: Vec<Val<'ctx>> = parts.iter().map(|p| self.constant(*p)).collect::<R<_>>()?;
-                match ty {
-                    BasicTypeEnum::VectorType(vt) => {
-                        if vals.len() != vt.get_size() as usize {
-                            bail!("vector constant with {} parts for {} lanes", vals.len(), vt.get_size());
-                        }
-                        inkwell::types::VectorType::const_vector(&vals).into()
-                    }
-                    BasicTypeEnum::StructType(st) => {
-                        if vals.len() != st.count_fields() as usize {
-                            bail!("struct constant with the wrong number of fields");
-                        }
-                        for (i, v) in vals.iter().enumerate() {
-                            if st.get_field_type_at_index(i as u32) != Some(v.get_type()) {
-                                bail!("struct constant field {i} has the wrong type");
-                            }
-                        }
-                        st.const_named_struct(&vals).into()
-                    }
-                    BasicTypeEnum::ArrayType(at) => {
-                        if vals.len() != at.len() as usize {
-                            bail!("array constant with the wrong number of elements");
-                        }
-                        const_array(at.get_element_type(), &vals)?
-                    }
-                    _ => bail!("composite constant of a scalar type"),
-                }
-            }
-        })
-    }
-
-    // ---------------------------------------------------------------- module variables
-
-    /// Creates the LLVM globals of `__constant` and program-scope variables.
-    pub fn declare_globals(&mut self) -> R<()> {
-        for (g, data) in self.ir.globals.iter() {
-            if data.builtin.is_some() || is_local_var(data) {
-                continue;
-            }
-            let ty = self.ty(data.ty).map_err(|e| Error(format!("module variable `{}`: {}", data.name, e.0)))?;
-            let gv = self.m.add_global(ty, None, &format!("g{}.{}", g.index(), sanitize(&data.name)));
-            gv.set_linkage(Linkage::Internal);
-            let init = match data.init {
-                Some(c) => self.constant(c)?,
-                None => ty.const_zero(),
-            };
-            if init.get_type() != ty {
-                bail!("module variable `{}`: initializer of the wrong type", data.name);
-            }
-            gv.set_initializer(&init);
-            gv.set_constant(data.space == ClSpace::Constant);
-            let align = self.abi_align(ty).max(align::global_align(&self.ir.types, data));
-            if align.is_power_of_two() {
-                gv.set_alignment(align as u32);
-            }
-            self.globals.insert(g, gv.as_pointer_value());
-        }
-        Ok(())
-    }
-
-    pub fn global_ptr(&self, g: GlobalVar) -> Option<PointerValue<'ctx>> {
-        self.globals.get(&g).copied()
-    }
-
-    // ---------------------------------------------------------------- call graph
-
-    fn compute_uses_local(&mut self) {
-        let n = self.ir.functions.len();
-        let mut uses = vec![false; n];
-        let mut callees: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for (f, func) in self.ir.functions.iter() {
-            for (_, vd) in func.values.iter() {
-                if let ValueDef::Global(g) = vd.def {
-                    if self.ir.globals.get(g).is_some_and(is_local_var) {
-                        uses[f.index()] = true;
-                    }
-                }
-            }
-            for &b in &func.layout.blocks {
-                for &i in &func.layout.insts[b] {
-                    if let InstData::Call { func: c, .. } = &func.insts[i] {
-                        if c.index() < n {
-                            callees[f.index()].push(c.index());
-                        }
-                    }
-                }
-            }
-        }
-        loop {
-            let mut changed = false;
-            for f in 0..n {
-                if !uses[f] && callees[f].iter().any(|&c| uses[c]) {
-                    uses[f] = true;
-                    changed = true;
-                }
-            }
-            if !changed {
-                break;
-            }
-        }
-        self.uses_local = uses;
-    }
-
-    /// Functions reachable from `root` through calls (`root` included), in discovery order.
-    pub fn reachable_functions(&self, root: Func) -> Vec<Func> {
-        let mut seen = vec![false; self.ir.functions.len()];
-        let mut order = Vec::new();
-        let mut stack = vec![root];
-        while let Some(f) = stack.pop() {
-            if f.index() >= seen.len() || seen[f.index()] {
-                continue;
-            }
-            seen[f.index()] = true;
-            order.push(f);
-            let func = &self.ir.functions[f];
-            for &b in &func.layout.blocks {
-                for &i in &func.layout.insts[b] {
-                    if let InstData::Call { func: c, .. } = &func.insts[i] {
-                        stack.push(*c);
-                    }
-                }
-            }
-        }
-        order
-    }
-
-    /// Lays out the `__local` variables the kernel `k` (function `root`) reaches.
-    pub fn layout_locals(&mut self, k: usize, root: Func) -> R<()> {
-        let mut used: Vec<GlobalVar> = Vec::new();
-        for f in self.reachable_functions(root) {
-            for (_, vd) in self.ir.functions[f].values.iter() {
-                if let ValueDef::Global(g) = vd.def {
-                    if self.ir.globals.get(g).is_some_and(is_local_var) && !used.contains(&g) {
-                        used.push(g);
-                    }
-                }
-            }
-        }
-        used.sort();
-        let mut layout = LocalLayout::default();
-        let mut off = 0u64;
-        for g in used {
-            let data = &self.ir.globals[g];
-            let ty = self.ty(data.ty).map_err(|e| Error(format!("__local variable `{}`: {}", data.name, e.0)))?;
-            let align = self.abi_align(ty).max(align::global_align(&self.ir.types, data));
-            off = off.next_multiple_of(align);
-            layout.offsets.insert(g, off);
-            off += self.alloc_size(ty);
-        }
-        layout.size = off;
-        while self.layouts.len() <= k {
-            self.layouts.push(LocalLayout::default());
-        }
-        self.layouts[k] = layout;
-        Ok(())
-    }
-
-    /// The layout key of `f` when called in kernel `k`.
-    pub fn instance_key(&self, f: Func, k: usize) -> (Func, Option<usize>) {
-        let local = self.uses_local.get(f.index()).copied().unwrap_or(false);
-        (f, if local { Some(k) } else { None })
-    }
-
-    /// Declares the internal LLVM function for an IR function instance.
-    pub fn declare_function(&mut self, key: (Func, Option<usize>)) -> R<FunctionValue<'ctx>> {
-        if let Some(f) = self.funcs.get(&key) {
-            return Ok(*f);
-        }
-        let func = &self.ir.functions[key.0];
-        if func.kind == FuncKind::Import {
-            bail!("call to `{}`, which is declared but never defined", func.name);
-        }
-        let mut params: Vec<BasicMetadataTypeEnum<'ctx>> = Vec::new();
-        for &p in &func.params {
-            params.push(self.ty(p).map_err(|e| Error(format!("function `{}`: parameter: {}", func.name, e.0)))?.into());
-        }
-        let ptr = self.cx.ptr_type(AddressSpace::default());
-        let i64t = self.cx.i64_type();
-        params.extend::<[BasicMetadataTypeEnum<'ctx>; 4]>([ptr.into(), i64t.into(), i64t.into(), i64t.into()]);
-        let fn_ty = if self.is_void(func.ret) {
-            self.cx.void_type().fn_type(&params, false)
-        } else {
-            self.ty(func.ret)?.fn_type(&params, false)
-        };
-        let name = match key.1 {
-            Some(k) => format!("f{}.k{}.{}", key.0.index(), k, sanitize(&func.name)),
-            None => format!("f{}.{}", key.0.index(), sanitize(&func.name)),
-        };
-        let fv = self.m.add_function(&name, fn_ty, Some(Linkage::Internal));
-        self.add_fn_attr(fv, "nounwind");
-        self.funcs.insert(key, fv);
-        Ok(fv)
-    }
-
-    pub fn add_fn_attr(&self, f: FunctionValue<'ctx>, name: &str) {
-        let kind = Attribute::get_named_enum_kind_id(name);
-        if kind != 0 {
-            f.add_attribute(AttributeLoc::Function, self.cx.create_enum_attribute(kind, 0));
-        }
-    }
-
-    pub fn add_param_attr(&self, f: FunctionValue<'ctx>, param: u32, name: &str) {
-        let kind = Attribute::get_named_enum_kind_id(name);
-        if kind != 0 {
-            f.add_attribute(AttributeLoc::Param(param), self.cx.create_enum_attribute(kind, 0));
-        }
-    }
-
-    /// Declares (once) an external C function, such as a libm routine.
-    pub fn extern_fn(
-        &self,
-        name: &str,
-        ret: BasicTypeEnum<'ctx>,
-        params: &[BasicTypeEnum<'ctx>],
-        pure: bool,
-    ) -> FunctionValue<'ctx> {
-        if let Some(f) = self.m.get_function(name) {
-            return f;
-        }
-        let ps: Vec<BasicMetadataTypeEnum<'ctx>> = params.iter().map(|t| (*t).into()).collect();
-        let f = self.m.add_function(name, ret.fn_type(&ps, false), Some(Linkage::External));
-        self.add_fn_attr(f, "nounwind");
-        self.add_fn_attr(f, "willreturn");
-        if pure {
-            // memory(none): errno is of no interest to kernels.
-            let kind = Attribute::get_named_enum_kind_id("memory");
-            if kind != 0 {
-                f.add_attribute(AttributeLoc::Function, self.cx.create_enum_attribute(kind, 0));
-            }
-        }
-        f
-    }
-}
-
-/// The integer type of `bits` bits.
-pub fn int_type(cx: &Context, bits: u32) -> R<IntType<'_>> {
-    Ok(match bits {
-        1 => cx.bool_type(),
-        8 => cx.i8_type(),
-        16 => cx.i16_type(),
-        32 => cx.i32_type(),
-        64 => cx.i64_type(),
-        128 => cx.i128_type(),
-        n => match std::num::NonZeroU32::new(n).map(|n| cx.custom_width_int_type(n)) {
-            Some(Ok(t)) => t,
-            _ => bail!("no integer type of {n} bits"),
-        },
-    })
-}
-
-/// A name safe for LLVM symbols and dumps.
-pub fn sanitize(s: &str) -> String {
-    s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).take(64).collect()
-}
-
-// ---------------------------------------------------------------- type helpers
-
-pub fn elem_type(t: BasicTypeEnum<'_>) -> BasicTypeEnum<'_> {
-    match t {
-        BasicTypeEnum::VectorType(v) => v.get_element_type(),
-        t => t,
-    }
-}
-
-pub fn lanes(t: BasicTypeEnum<'_>) -> u32 {
-    match t {
-        BasicTypeEnum::VectorType(v) => v.get_size(),
-        _ => 1,
-    }
-}
-
-/// `ty` with the same number of lanes but element type `elem`.
-pub fn with_elem<'ctx>(ty: BasicTypeEnum<'ctx>, elem: BasicTypeEnum<'ctx>) -> R<BasicTypeEnum<'ctx>> {
-    let n = lanes(ty);
-    if !ty.is_vector_type() {
-        return Ok(elem);
-    }
-    Ok(match elem {
-        BasicTypeEnum::IntType(t) => t.vec_type(n).into(),
-        BasicTypeEnum::FloatType(t) => t.vec_type(n).into(),
-        BasicTypeEnum::PointerType(t) => t.vec_type(n).into(),
-        _ => bail!("vector of a non-scalar type"),
-    })
-}
-
-pub fn undef_of(ty: BasicTypeEnum<'_>) -> Val<'_> {
-    match ty {
-        BasicTypeEnum::ArrayType(t) => t.get_undef().into(),
-        BasicTypeEnum::FloatType(t) => t.get_undef().into(),
-        BasicTypeEnum::IntType(t) => t.get_undef().into(),
-        BasicTypeEnum::PointerType(t) => t.get_undef().into(),
-        BasicTypeEnum::StructType(t) => t.get_undef().into(),
-        BasicTypeEnum::VectorType(t) => t.get_undef().into(),
-        BasicTypeEnum::ScalableVectorType(t) => t.get_undef().into(),
-    }
-}
-
-pub fn float_from_bits(ft: FloatType<'_>, bits: u64) -> FloatValue<'_> {
-    let v = match ft.get_bit_width() {
-        16 => half_to_f64(bits as u16),
-        32 => f32::from_bits(bits as u32) as f64,
-        _ => f64::from_bits(bits),
-    };
-    ft.const_float(v)
-}
-
-pub fn half_to_f64(h: u16) -> f64 {
-    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let exp = ((h >> 10) & 0x1f) as i32;
-    let man = (h & 0x3ff) as f64;
-    match exp {
-        0 => sign * man * 2f64.powi(-24),
-        31 if man == 0.0 => sign * f64::INFINITY,
-        31 => f64::NAN,
-        e => sign * (1.0 + man / 1024.0) * 2f64.powi(e - 15),
-    }
-}
-
-/// A constant of `ty` (a scalar or a vector of it) with every lane `v`.
-pub fn splat_const<'ctx>(ty: BasicTypeEnum<'ctx>, v: Val<'ctx>) -> R<Val<'ctx>> {
-    match ty {
-        BasicTypeEnum::VectorType(vt) => {
-            let parts = vec![v; vt.get_size() as usize];
-            Ok(inkwell::types::VectorType::const_vector(&parts).into())
-        }
-        _ => Ok(v),
-    }
-}
-
-/// An integer constant of `ty` (int, bool, or vector of them; splatted).
-pub fn const_int_like(ty: BasicTypeEnum<'_>, bits: u64) -> R<Val<'_>> {
-    let BasicTypeEnum::IntType(it) = elem_type(ty) else { bail!("integer constant of a non-integer type") };
-    splat_const(ty, it.const_int(bits, false).into())
-}
-
-pub fn const_float_like(ty: BasicTypeEnum<'_>, v: f64) -> R<Val<'_>> {
-    let BasicTypeEnum::FloatType(ft) = elem_type(ty) else { bail!("float constant of a non-float type") };
-    splat_const(ty, ft.const_float(v).into())
-}
-
-fn const_array<'ctx>(elem: BasicTypeEnum<'ctx>, vals: &[Val<'ctx>]) -> R<Val<'ctx>> {
-    if vals.iter().any(|v| v.get_type() != elem) {
-        bail!("array constant element of the wrong type");
-    }
-    Ok(match elem {
-        BasicTypeEnum::IntType(t) => t.const_array(&vals.iter().map(|v| v.into_int_value()).collect::<Vec<_>>()).into(),
-        BasicTypeEnum::FloatType(t) => {
-            t.const_array(&vals.iter().map(|v| v.into_float_value()).collect::<Vec<_>>()).into()
-        }
-        BasicTypeEnum::PointerType(t) => {
-            t.const_array(&vals.iter().map(|v| v.into_pointer_value()).collect::<Vec<_>>()).into()
-        }
-        BasicTypeEnum::StructType(t) => {
-            t.const_array(&vals.iter().map(|v| v.into_struct_value()).collect::<Vec<_>>()).into()
-        }
-        BasicTypeEnum::ArrayType(t) => {
-            t.const_array(&vals.iter().map(|v| v.into_array_value()).collect::<Vec<_>>()).into()
-        }
-        BasicTypeEnum::VectorType(t) => {
-            t.const_array(&vals.iter().map(|v| v.into_vector_value()).collect::<Vec<_>>()).into()
-        }
-        BasicTypeEnum::ScalableVectorType(_) => bail!("scalable vectors are not supported"),
-    })
-}
-
-pub fn as_int<'ctx>(v: Val<'ctx>) -> R<IntValue<'ctx>> {
-    match v {
-        BasicValueEnum::IntValue(i) => Ok(i),
-        _ => bail!("expected an integer scalar, found {}", v.get_type()),
-    }
-}
-pub fn as_ptr<'ctx>(v: Val<'ctx>) -> R<PointerValue<'ctx>> {
-    match v {
-        BasicValueEnum::PointerValue(p) => Ok(p),
-        _ => bail!("expected a pointer, found {}", v.get_type()),
-    }
-}
-pub fn as_vec<'ctx>(v: Val<'ctx>) -> R<VectorValue<'ctx>> {
-    match v {
-        BasicValueEnum::VectorValue(p) => Ok(p),
-        _ => bail!("expected a vector, found {}", v.get_type()),
-    }
-}
-
-pub fn is_int_like(t: BasicTypeEnum<'_>) -> bool {
-    elem_type(t).is_int_type()
-}
-pub fn is_float_like(t: BasicTypeEnum<'_>) -> bool {
-    elem_type(t).is_float_type()
-}
-/// The largest value of a float type of `float_bits` bits (16, 32 or 64) that is at most `v`
-/// (`v` >= 0): `v` with its bits below the type's precision cleared, or the type's largest
-/// finite value.
-pub fn float_at_most(v: i128, float_bits: u32) -> f64 {
-    let (precision, max) = match float_bits {
-        16 => (11, 65504.0),
-        32 => (24, f64::from(f32::MAX)),
-        _ => (53, f64::MAX),
-    };
-    let len = 128 - v.leading_zeros();
-    let kept = if len > precision { v & !((1i128 << (len - precision)) - 1) } else { v };
-    (kept as f64).min(max)
-}
-
-pub fn int_width(t: BasicTypeEnum<'_>) -> u32 {
-    match elem_type(t) {
-        BasicTypeEnum::IntType(i) => i.get_bit_width(),
-        BasicTypeEnum::FloatType(f) => f.get_bit_width(),
-        _ => 64,
-    }
-}
-
 /// Where the code of a function gets the work-item and work-group values from.
 #[derive(Clone, Copy)]
 pub struct Env<'ctx> {
@@ -669,7 +143,6 @@ pub struct FnLower<'a, 'ctx, 'ir> {
     /// Kernel whose local-memory layout applies.
     pub kernel: usize,
     mode: Mode<'a>,
-    state: Option<PointerValue<'ctx>>,
     vals: SecondaryMap<Value, Option<Val<'ctx>>>,
     blocks: SecondaryMap<Block, Option<BasicBlock<'ctx>>>,
     /// Per block parameter, its phi, or the parts of a varying vector split into `<W x T>`
@@ -677,10 +150,8 @@ pub struct FnLower<'a, 'ctx, 'ir> {
     phis: HashMap<Block, Vec<Vec<PhiValue<'ctx>>>>,
     wi_cache: HashMap<WorkItemQuery, [IntValue<'ctx>; 3]>,
     global_cache: HashMap<GlobalVar, PointerValue<'ctx>>,
-    dispatch: BasicBlock<'ctx>,
-    resume_blocks: Vec<(u32, BasicBlock<'ctx>)>,
-    /// Stores to do at the start of the entry block (byval copies into state).
-    entry_copies: Vec<(PointerValue<'ctx>, PointerValue<'ctx>, u64, u32)>,
+    /// The state pointer, the `resume_at` dispatch and the resume points (`workgroup`).
+    resume: ResumePoints<'ctx>,
     /// Vector mode (`back::vector`): W work-items per call.
     pub vec: Option<super::vector::VecState<'a, 'ctx>>,
     /// Linearized control flow (`back::linearize`) of a vector function with divergence.
@@ -739,15 +210,12 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             env,
             kernel,
             mode,
-            state,
             vals: SecondaryMap::default(),
             blocks: SecondaryMap::default(),
             phis: HashMap::new(),
             wi_cache: HashMap::new(),
             global_cache: HashMap::new(),
-            dispatch,
-            resume_blocks: Vec::new(),
-            entry_copies: Vec::new(),
+            resume: ResumePoints::new(state, dispatch),
             vec: None,
             lin: None,
             restrict_params: HashMap::new(),
@@ -827,7 +295,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             }
             let skip = if masked { self.enter_block_mask(bb)? } else { None };
             if bb == entry {
-                for (dst, src, size, align) in std::mem::take(&mut self.entry_copies) {
+                for (dst, src, size, align) in std::mem::take(&mut self.resume.entry_copies) {
                     let n = self.i64().const_int(size, false);
                     self.b.build_memcpy(dst, align, src, align, n)?;
                 }
@@ -859,22 +327,11 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             Some(lin) => lin.start,
             None => self.blocks[entry].ok_or_else(|| self.err("no entry block"))?,
         };
-        self.b.position_at_end(self.dispatch);
-        match (&self.mode, self.resume_blocks.is_empty()) {
-            (Mode::Kernel { .. }, false) => {
-                let resume = as_int(self.llf.get_nth_param(6).ok_or("missing resume parameter")?)?;
-                let cases: Vec<(IntValue<'ctx>, BasicBlock<'ctx>)> = self
-                    .resume_blocks
-                    .iter()
-                    .map(|(id, blk)| (self.i32().const_int(*id as u64, false), *blk))
-                    .collect();
-                self.b.build_switch(resume, body, &cases)?;
-            }
-            _ => {
-                self.b.build_unconditional_branch(body)?;
-            }
-        }
-        Ok(())
+        let resume_at = match &self.mode {
+            Mode::Kernel { .. } => Some(as_int(self.llf.get_nth_param(6).ok_or("missing resume parameter")?)?),
+            Mode::Function => None,
+        };
+        self.resume.build_dispatch(&self.b, resume_at, body)
     }
 
     fn setup_params(&mut self, entry: Block) -> R<()> {
@@ -929,15 +386,9 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                             let size = arg.size as u64;
                             let align = arg.align.clamp(1, 128) as u32;
                             let dst = if let Some(off) = plan.byval.get(&i) {
-                                let state = self.state.ok_or("no state pointer")?;
-                                let dst = gep(
-                                    &self.pb,
-                                    self.cx().i8_type().into(),
-                                    state,
-                                    &[self.i64().const_int(self.packet_off(*off), false)],
-                                    true,
-                                )?;
-                                self.entry_copies.push((dst, at, size, in_block.min(align)));
+                                let at_off = self.i64().const_int(self.packet_off(*off), false);
+                                let dst = self.resume.slot(&self.pb, self.cx().i8_type(), at_off)?;
+                                self.resume.entry_copies.push((dst, at, size, in_block.min(align)));
                                 dst
                             } else {
                                 let arr = self.cx().i8_type().array_type(size as u32);
@@ -1005,9 +456,8 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 };
                 let ptr = match state_off {
                     Some(off) => {
-                        let state = self.state.ok_or("no state pointer")?;
                         let at = self.i64().const_int(self.packet_off(off), false);
-                        gep(&self.pb, self.cx().i8_type().into(), state, &[at], true)?
+                        self.resume.slot(&self.pb, self.cx().i8_type(), at)?
                     }
                     None => {
                         let a = self.pb.build_alloca(llty, "")?;
@@ -1036,18 +486,6 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
 
     // ---------------------------------------------------------------- values
 
-    fn demoted_offset(&self, v: Value) -> Option<u64> {
-        match &self.mode {
-            Mode::Kernel { plan, .. } => plan.demoted.get(&v).copied(),
-            Mode::Function => None,
-        }
-    }
-
-    fn state_slot(&self, off: u64) -> R<PointerValue<'ctx>> {
-        let state = self.state.ok_or("no state pointer")?;
-        gep(&self.b, self.cx().i8_type().into(), state, &[self.i64().const_int(self.packet_off(off), false)], true)
-    }
-
     /// The offset in a packet's state of what a work-item keeps at `off`: packets keep W
     /// work-items' state in structure-of-arrays form (a varying value stored whole).
     pub fn packet_off(&self, off: u64) -> u64 {
@@ -1071,16 +509,6 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             }
             ValueDef::Global(g) => Ok(self.global_address(g)?.into()),
             _ => {
-                if let Some(off) = self.demoted_offset(v) {
-                    let ty = self.value_llty(v)?;
-                    let slot = self.state_slot(off)?;
-                    let l = self.b.build_load(ty, slot, "")?;
-                    if self.vec.is_some() {
-                        // Packets keep W values in a row: aligned to the element only.
-                        set_align(l, 1);
-                    }
-                    return Ok(l);
-                }
                 if self.lin.is_some() && self.is_constant_address(v) {
                     // Recomputed where used (no slot): printf needs its format as a constant.
                     if let ValueDef::Result(i) = vd.def {
@@ -1105,27 +533,11 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         }
     }
 
-    /// Records the value of `v` (and keeps it in the work-item state if it lives across a barrier).
+    /// Records the value of `v`.
     pub fn define(&mut self, v: Value, val: Val<'ctx>) -> R<()> {
         let want = self.value_llty(v)?;
         if val.get_type() != want {
             bail!("produces {} where the IR says {}", val.get_type(), want);
-        }
-        if let Some(off) = self.demoted_offset(v) {
-            let slot = self.state_slot(off)?;
-            let val = match (&self.vec, &self.lin) {
-                // Under divergence only the active lanes' part is theirs to write.
-                (Some(vs), Some(_)) if !self.is_uniform(v) => {
-                    let old = self.b.build_load(val.get_type(), slot, "")?;
-                    set_align(old, 1);
-                    self.blend(vs.mask, val, old)?
-                }
-                _ => val,
-            };
-            let st = self.b.build_store(slot, val)?;
-            if self.vec.is_some() {
-                let _ = st.set_alignment(1);
-            }
         }
         self.vals[v] = Some(val);
         self.lin_define(v, val)
@@ -1312,207 +724,6 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         }
     }
 
-    // ---------------------------------------------------------------- generic helpers
-
-    pub fn binop(&self, op: InstructionOpcode, a: Val<'ctx>, b: Val<'ctx>) -> R<Val<'ctx>> {
-        if a.get_type() != b.get_type() {
-            bail!("operands of different types {} and {}", a.get_type(), b.get_type());
-        }
-        Ok(self.b.build_binop(op, a, b, "")?)
-    }
-
-    pub fn icmp(&self, p: IntPredicate, a: Val<'ctx>, b: Val<'ctx>) -> R<Val<'ctx>> {
-        Ok(match (a, b) {
-            (BasicValueEnum::IntValue(x), BasicValueEnum::IntValue(y)) if x.get_type() == y.get_type() => {
-                self.b.build_int_compare(p, x, y, "")?.into()
-            }
-            (BasicValueEnum::VectorValue(x), BasicValueEnum::VectorValue(y))
-                if x.get_type() == y.get_type() && is_int_like(x.get_type().into()) =>
-            {
-                self.b.build_int_compare(p, x, y, "")?.into()
-            }
-            (BasicValueEnum::PointerValue(x), BasicValueEnum::PointerValue(y)) => {
-                self.b.build_int_compare(p, x, y, "")?.into()
-            }
-            _ => bail!("integer comparison of {} and {}", a.get_type(), b.get_type()),
-        })
-    }
-
-    pub fn fcmp(&self, p: FloatPredicate, a: Val<'ctx>, b: Val<'ctx>) -> R<Val<'ctx>> {
-        Ok(match (a, b) {
-            (BasicValueEnum::FloatValue(x), BasicValueEnum::FloatValue(y)) if x.get_type() == y.get_type() => {
-                self.b.build_float_compare(p, x, y, "")?.into()
-            }
-            (BasicValueEnum::VectorValue(x), BasicValueEnum::VectorValue(y))
-                if x.get_type() == y.get_type() && is_float_like(x.get_type().into()) =>
-            {
-                self.b.build_float_compare(p, x, y, "")?.into()
-            }
-            _ => bail!("float comparison of {} and {}", a.get_type(), b.get_type()),
-        })
-    }
-
-    pub fn select(&self, c: Val<'ctx>, t: Val<'ctx>, f: Val<'ctx>) -> R<Val<'ctx>> {
-        if t.get_type() != f.get_type() {
-            bail!("select between {} and {}", t.get_type(), f.get_type());
-        }
-        Ok(match c {
-            BasicValueEnum::IntValue(x) if x.get_type().get_bit_width() == 1 => self.b.build_select(x, t, f, "")?,
-            BasicValueEnum::VectorValue(x)
-                if lanes(x.get_type().into()) == lanes(t.get_type()) && t.is_vector_value() =>
-            {
-                self.b.build_select(x, t, f, "")?
-            }
-            _ => bail!("select condition of type {}", c.get_type()),
-        })
-    }
-
-    pub fn cast(&self, op: InstructionOpcode, v: Val<'ctx>, ty: BasicTypeEnum<'ctx>) -> R<Val<'ctx>> {
-        if lanes(v.get_type()) != lanes(ty) || v.get_type().is_vector_type() != ty.is_vector_type() {
-            bail!("conversion from {} to {} changes the number of components", v.get_type(), ty);
-        }
-        Ok(self.b.build_cast(op, v, ty, "")?)
-    }
-
-    /// Integer width change (zero- or sign-extending), or nothing.
-    pub fn int_resize(&self, v: Val<'ctx>, ty: BasicTypeEnum<'ctx>, signed: bool) -> R<Val<'ctx>> {
-        let (from, to) = (int_width(v.get_type()), int_width(ty));
-        if !is_int_like(v.get_type()) || !is_int_like(ty) {
-            bail!("integer conversion from {} to {}", v.get_type(), ty);
-        }
-        if from == to {
-            return Ok(v);
-        }
-        let op = if from > to {
-            InstructionOpcode::Trunc
-        } else if signed {
-            InstructionOpcode::SExt
-        } else {
-            InstructionOpcode::ZExt
-        };
-        self.cast(op, v, ty)
-    }
-
-    /// A constant of the same type as `like` with every lane `bits`.
-    pub fn cint(&self, like: BasicTypeEnum<'ctx>, bits: u64) -> R<Val<'ctx>> {
-        const_int_like(like, bits)
-    }
-    pub fn cfloat(&self, like: BasicTypeEnum<'ctx>, v: f64) -> R<Val<'ctx>> {
-        const_float_like(like, v)
-    }
-
-    /// Calls an LLVM intrinsic, overloaded on `tys`.
-    pub fn intrinsic(&self, name: &str, tys: &[BasicTypeEnum<'ctx>], args: &[Val<'ctx>]) -> R<Val<'ctx>> {
-        call_intrinsic(&self.b, &self.e.m, name, tys, args)
-    }
-
-    /// Calls an intrinsic returning nothing.
-    pub fn intrinsic_void(&self, name: &str, tys: &[BasicTypeEnum<'ctx>], args: &[Val<'ctx>]) -> R<()> {
-        let Some(i) = Intrinsic::find(name) else { bail!("LLVM has no intrinsic {name}") };
-        let Some(decl) = i.get_declaration(&self.e.m, tys) else { bail!("cannot declare {name}") };
-        let args: Vec<BasicMetadataValueEnum<'ctx>> = args.iter().map(|a| (*a).into()).collect();
-        self.b.build_call(decl, &args, "")?;
-        Ok(())
-    }
-
-    /// Calls a unary/binary intrinsic overloaded on its first argument's type.
-    pub fn intr(&self, name: &str, args: &[Val<'ctx>]) -> R<Val<'ctx>> {
-        let t = args.first().ok_or("intrinsic without arguments")?.get_type();
-        self.intrinsic(name, &[t], args)
-    }
-
-    pub fn extract(&self, v: Val<'ctx>, lane: u32) -> R<Val<'ctx>> {
-        match v {
-            BasicValueEnum::VectorValue(vv) => {
-                Ok(self.b.build_extract_element(vv, self.i32().const_int(lane as u64, false), "")?)
-            }
-            _ if lane == 0 => Ok(v),
-            _ => bail!("lane {lane} of a scalar"),
-        }
-    }
-
-    /// A vector of `ty` from its lanes (or the scalar itself).
-    pub fn gather(&self, ty: BasicTypeEnum<'ctx>, parts: &[Val<'ctx>]) -> R<Val<'ctx>> {
-        match ty {
-            BasicTypeEnum::VectorType(vt) => {
-                if parts.len() != vt.get_size() as usize {
-                    bail!("{} components for {}", parts.len(), ty);
-                }
-                let mut acc = vt.get_undef();
-                for (i, p) in parts.iter().enumerate() {
-                    if p.get_type() != vt.get_element_type() {
-                        bail!("component of type {} for {}", p.get_type(), ty);
-                    }
-                    acc = self.b.build_insert_element(acc, *p, self.i32().const_int(i as u64, false), "")?;
-                }
-                Ok(acc.into())
-            }
-            _ => parts.first().copied().ok_or_else(|| Error("no components".into())),
-        }
-    }
-
-    /// `v` (a scalar) broadcast to `ty` if `ty` is a vector; vectors pass through.
-    pub fn splat_to(&self, v: Val<'ctx>, ty: BasicTypeEnum<'ctx>) -> R<Val<'ctx>> {
-        match ty {
-            BasicTypeEnum::VectorType(vt) if !v.is_vector_value() => {
-                let n = vt.get_size() as usize;
-                self.gather(ty, &vec![v; n])
-            }
-            _ => Ok(v),
-        }
-    }
-
-    /// Applies `f` to each lane (scalars: once) and gathers a result of `ret_ty`.
-    pub fn per_lane(
-        &self,
-        ret_ty: BasicTypeEnum<'ctx>,
-        args: &[Val<'ctx>],
-        mut f: impl FnMut(&Self, &[Val<'ctx>]) -> R<Val<'ctx>>,
-    ) -> R<Val<'ctx>> {
-        let n = lanes(ret_ty);
-        if !ret_ty.is_vector_type() {
-            return f(self, args);
-        }
-        let mut out = Vec::with_capacity(n as usize);
-        for lane in 0..n {
-            let la: Vec<Val<'ctx>> = args
-                .iter()
-                .map(|a| if a.is_vector_value() { self.extract(*a, lane) } else { Ok(*a) })
-                .collect::<R<_>>()?;
-            out.push(f(self, &la)?);
-        }
-        self.gather(ret_ty, &out)
-    }
-
-    /// Calls a C function per lane: `name32` for f32 lanes, `name64` for f64 lanes (f16
-    /// lanes go through f32).
-    pub fn libm(&self, name32: &str, name64: &str, ret_ty: BasicTypeEnum<'ctx>, args: &[Val<'ctx>]) -> R<Val<'ctx>> {
-        self.per_lane(ret_ty, args, |s, la| {
-            let BasicTypeEnum::FloatType(ft) = elem_type(ret_ty) else { bail!("{name32} of a non-float type") };
-            let wide = ft.get_bit_width() == 64;
-            let ct: FloatType<'ctx> = if wide { s.cx().f64_type() } else { s.cx().f32_type() };
-            let mut cargs = Vec::new();
-            let mut ptys = Vec::new();
-            for a in la {
-                let a = match a {
-                    BasicValueEnum::FloatValue(fv) if fv.get_type() != ct => s.b.build_float_cast(*fv, ct, "")?.into(),
-                    other => *other,
-                };
-                ptys.push(a.get_type());
-                cargs.push(a.into());
-            }
-            let f = s.e.extern_fn(if wide { name64 } else { name32 }, ct.into(), &ptys, true);
-            let r = s.b.build_call(f, &cargs, "")?.try_as_basic_value().basic().ok_or("libm call without result")?;
-            let r = r.into_float_value();
-            Ok(if ct != ft { s.b.build_float_cast(r, ft, "")?.into() } else { r.into() })
-        })
-    }
-
-    /// An alloca in the prologue (scratch for out-parameters).
-    pub fn scratch(&self, ty: BasicTypeEnum<'ctx>) -> R<PointerValue<'ctx>> {
-        Ok(self.pb.build_alloca(ty, "")?)
-    }
-
     // ---------------------------------------------------------------- instructions
 
     fn result_ty(&self, i: Inst) -> R<Option<BasicTypeEnum<'ctx>>> {
@@ -1538,6 +749,9 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         // Gen instrumentation: lowered by its hooks alone.
         if self.gen_hook(i)? {
             return Ok(());
+        }
+        if let InstData::BarrierResume { id, dest } = &self.f.insts[i] {
+            return self.lower_resume(*id, dest.block);
         }
         if self.lin.is_some() && self.f.insts[i].is_terminator() {
             return self.lin_terminator(&self.f.insts[i]);
@@ -1687,7 +901,10 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 Some(self.work_item_value(*query, rt)?)
             }
             I::Barrier { .. } if crate::passes::inline::is_work_group_barrier(data) => {
-                self.lower_barrier(i)?;
+                // The `barrier_resume` after it returns to the work-group loop.
+                if !matches!(self.mode, Mode::Kernel { .. }) {
+                    bail!("barrier outside a kernel body (it should have been inlined)");
+                }
                 None
             }
             I::Barrier { .. } => {
@@ -1740,855 +957,32 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             }
             // Lowered by `gen_hook` before this.
             I::GenBlock { .. } | I::GenCount { .. } => bail!("Gen instrumentation outside its hooks"),
+            I::BarrierResume { id, dest } => {
+                self.lower_resume(*id, dest.block)?;
+                None
+            }
         };
         Ok(result)
     }
 
-    fn lower_barrier(&mut self, i: Inst) -> R<()> {
-        let Mode::Kernel { plan, .. } = &self.mode else {
-            bail!("barrier outside a kernel body (it should have been inlined)");
-        };
-        let id = *plan.barrier_ids.get(&i).ok_or("barrier without an id")?;
+    /// `barrier_resume id, dest`: back to the work-group loop with `id`; the dispatch
+    /// continues at `dest` when called with `resume_at` = `id`, every lane of a packet active
+    /// (a barrier is never under divergence).
+    fn lower_resume(&mut self, id: u32, dest: Block) -> R<()> {
+        if !matches!(self.mode, Mode::Kernel { .. }) {
+            bail!("barrier_resume outside a kernel body");
+        }
         self.b.build_return(Some(&self.i32().const_int(id as u64, false)))?;
+        if self.lin.is_none() {
+            let target = self.blocks[dest].ok_or("resume point without a block")?;
+            self.resume.points.push((id, target));
+            return Ok(());
+        }
         let resume = self.cx().append_basic_block(self.llf, &format!("resume{id}"));
-        self.resume_blocks.push((id, resume));
+        self.resume.points.push((id, resume));
         self.b.position_at_end(resume);
-        self.lin_resume()
-    }
-
-    pub(crate) fn lower_binary(&self, op: ir::BinaryOp, a: Val<'ctx>, b: Val<'ctx>) -> R<Val<'ctx>> {
-        use ir::BinaryOp as B;
-        use InstructionOpcode as O;
-        let ty = a.get_type();
-        let is_int = is_int_like(ty);
-        let is_float = is_float_like(ty);
-        let need_int = || -> R<()> {
-            if is_int {
-                Ok(())
-            } else {
-                bail!("integer operation on {ty}")
-            }
-        };
-        let need_float = || -> R<()> {
-            if is_float {
-                Ok(())
-            } else {
-                bail!("float operation on {ty}")
-            }
-        };
-        Ok(match op {
-            B::IAdd => {
-                need_int()?;
-                self.binop(O::Add, a, b)?
-            }
-            B::ISub => {
-                need_int()?;
-                self.binop(O::Sub, a, b)?
-            }
-            B::IMul => {
-                need_int()?;
-                self.binop(O::Mul, a, b)?
-            }
-            B::UDiv | B::URem => {
-                need_int()?;
-                // Division by zero is undefined in OpenCL; it must not trap the host.
-                let zero = self.cint(ty, 0)?;
-                let one = self.cint(ty, 1)?;
-                let is0 = self.icmp(IntPredicate::EQ, b, zero)?;
-                let d = self.select(is0, one, b)?;
-                self.binop(if op == B::UDiv { O::UDiv } else { O::URem }, a, d)?
-            }
-            B::SDiv | B::SRem | B::SMod => {
-                need_int()?;
-                let zero = self.cint(ty, 0)?;
-                let one = self.cint(ty, 1)?;
-                let minus1 = self.cint(ty, u64::MAX)?;
-                let is0 = self.icmp(IntPredicate::EQ, b, zero)?;
-                let ism1 = self.icmp(IntPredicate::EQ, b, minus1)?;
-                let bad = self.binop(O::Or, is0, ism1)?;
-                let d = self.select(bad, one, b)?;
-                match op {
-                    B::SDiv => {
-                        // x / -1 = -x (wrapping, so INT_MIN / -1 does not trap).
-                        let q = self.binop(O::SDiv, a, d)?;
-                        let neg = self.binop(O::Sub, zero, a)?;
-                        self.select(ism1, neg, q)?
-                    }
-                    B::SRem => {
-                        let r = self.binop(O::SRem, a, d)?;
-                        self.select(ism1, zero, r)?
-                    }
-                    _ => {
-                        let r = self.binop(O::SRem, a, d)?;
-                        let r = self.select(ism1, zero, r)?;
-                        // Sign of the divisor: add the divisor when signs differ.
-                        let nz = self.icmp(IntPredicate::NE, r, zero)?;
-                        let x = self.binop(O::Xor, r, b)?;
-                        let diff = self.icmp(IntPredicate::SLT, x, zero)?;
-                        let fix = self.binop(O::And, nz, diff)?;
-                        let adj = self.binop(O::Add, r, b)?;
-                        self.select(fix, adj, r)?
-                    }
-                }
-            }
-            B::FAdd => {
-                need_float()?;
-                self.binop(O::FAdd, a, b)?
-            }
-            B::FSub => {
-                need_float()?;
-                self.binop(O::FSub, a, b)?
-            }
-            B::FMul => {
-                need_float()?;
-                self.binop(O::FMul, a, b)?
-            }
-            B::FDiv => {
-                need_float()?;
-                self.binop(O::FDiv, a, b)?
-            }
-            B::FRem => {
-                need_float()?;
-                self.binop(O::FRem, a, b)?
-            }
-            B::FMod => {
-                need_float()?;
-                let r = self.binop(O::FRem, a, b)?;
-                let zero = self.cfloat(ty, 0.0)?;
-                let nz = self.fcmp(FloatPredicate::ONE, r, zero)?;
-                let rneg = self.fcmp(FloatPredicate::OLT, r, zero)?;
-                let bneg = self.fcmp(FloatPredicate::OLT, b, zero)?;
-                let diff = self.binop(O::Xor, rneg, bneg)?;
-                let fix = self.binop(O::And, nz, diff)?;
-                let adj = self.binop(O::FAdd, r, b)?;
-                self.select(fix, adj, r)?
-            }
-            B::Shl | B::LShr | B::AShr => {
-                need_int()?;
-                // Shift counts are taken modulo the bit width (OpenCL C), never poison.
-                let b = if b.get_type() != ty { self.int_resize(b, ty, false)? } else { b };
-                let w = int_width(ty) as u64;
-                let mask = self.cint(ty, w - 1)?;
-                let n = self.binop(O::And, b, mask)?;
-                let opc = match op {
-                    B::Shl => O::Shl,
-                    B::LShr => O::LShr,
-                    _ => O::AShr,
-                };
-                self.binop(opc, a, n)?
-            }
-            B::And | B::LogicalAnd => {
-                need_int()?;
-                self.binop(O::And, a, b)?
-            }
-            B::Or | B::LogicalOr => {
-                need_int()?;
-                self.binop(O::Or, a, b)?
-            }
-            B::Xor | B::LogicalNe => {
-                need_int()?;
-                self.binop(O::Xor, a, b)?
-            }
-            B::LogicalEq => self.icmp(IntPredicate::EQ, a, b)?,
-        })
-    }
-
-    pub(crate) fn lower_unary(&self, op: UnaryOp, a: Val<'ctx>, rt: BasicTypeEnum<'ctx>) -> R<Val<'ctx>> {
-        use InstructionOpcode as O;
-        let ty = a.get_type();
-        Ok(match op {
-            UnaryOp::INeg => {
-                let zero = self.cint(ty, 0)?;
-                self.binop(O::Sub, zero, a)?
-            }
-            UnaryOp::FNeg => {
-                if !is_float_like(ty) {
-                    bail!("fneg of {ty}");
-                }
-                match a {
-                    BasicValueEnum::FloatValue(f) => self.b.build_float_neg(f, "")?.into(),
-                    BasicValueEnum::VectorValue(v) => self.b.build_float_neg(v, "")?.into(),
-                    _ => bail!("fneg of {ty}"),
-                }
-            }
-            UnaryOp::Not | UnaryOp::LogicalNot => {
-                let ones = self.cint(ty, u64::MAX)?;
-                self.binop(O::Xor, a, ones)?
-            }
-            UnaryOp::BitCount => {
-                let c = self.intr("llvm.ctpop", &[a])?;
-                if c.get_type() != rt {
-                    self.int_resize(c, rt, false)?
-                } else {
-                    c
-                }
-            }
-            UnaryOp::BitReverse => self.intr("llvm.bitreverse", &[a])?,
-            UnaryOp::IsNan => self.fcmp(FloatPredicate::UNO, a, a)?,
-            UnaryOp::IsInf | UnaryOp::IsFinite | UnaryOp::IsNormal => {
-                let abs = self.intr("llvm.fabs", &[a])?;
-                let inf = self.cfloat(ty, f64::INFINITY)?;
-                match op {
-                    UnaryOp::IsInf => self.fcmp(FloatPredicate::OEQ, abs, inf)?,
-                    UnaryOp::IsFinite => self.fcmp(FloatPredicate::ONE, abs, inf)?,
-                    _ => {
-                        let min_normal = match int_width(ty) {
-                            16 => 6.103515625e-05,
-                            32 => f32::MIN_POSITIVE as f64,
-                            _ => f64::MIN_POSITIVE,
-                        };
-                        let m = self.cfloat(ty, min_normal)?;
-                        let ge = self.fcmp(FloatPredicate::OGE, abs, m)?;
-                        let lt = self.fcmp(FloatPredicate::OLT, abs, inf)?;
-                        self.binop(O::And, ge, lt)?
-                    }
-                }
-            }
-            UnaryOp::SignBitSet => {
-                let w = int_width(ty);
-                let it = with_elem(ty, int_type(self.cx(), w)?.into())?;
-                let bits = self.cast(O::BitCast, a, it)?;
-                let zero = self.cint(it, 0)?;
-                self.icmp(IntPredicate::SLT, bits, zero)?
-            }
-            UnaryOp::Any | UnaryOp::All => {
-                if !ty.is_vector_type() {
-                    a
-                } else {
-                    let name = if op == UnaryOp::Any { "llvm.vector.reduce.or" } else { "llvm.vector.reduce.and" };
-                    self.intr(name, &[a])?
-                }
-            }
-        })
-    }
-
-    pub(crate) fn lower_compare(&self, op: CmpOp, a: Val<'ctx>, b: Val<'ctx>) -> R<Val<'ctx>> {
-        use CmpOp as C;
-        let ip = |p| self.icmp(p, a, b);
-        let fp = |p| self.fcmp(p, a, b);
-        match op {
-            C::IEq => ip(IntPredicate::EQ),
-            C::INe => ip(IntPredicate::NE),
-            C::ULt => ip(IntPredicate::ULT),
-            C::ULe => ip(IntPredicate::ULE),
-            C::UGt => ip(IntPredicate::UGT),
-            C::UGe => ip(IntPredicate::UGE),
-            C::SLt => ip(IntPredicate::SLT),
-            C::SLe => ip(IntPredicate::SLE),
-            C::SGt => ip(IntPredicate::SGT),
-            C::SGe => ip(IntPredicate::SGE),
-            C::FOrdEq => fp(FloatPredicate::OEQ),
-            C::FOrdNe => fp(FloatPredicate::ONE),
-            C::FOrdLt => fp(FloatPredicate::OLT),
-            C::FOrdLe => fp(FloatPredicate::OLE),
-            C::FOrdGt => fp(FloatPredicate::OGT),
-            C::FOrdGe => fp(FloatPredicate::OGE),
-            C::FUnordEq => fp(FloatPredicate::UEQ),
-            C::FUnordNe => fp(FloatPredicate::UNE),
-            C::FUnordLt => fp(FloatPredicate::ULT),
-            C::FUnordLe => fp(FloatPredicate::ULE),
-            C::FUnordGt => fp(FloatPredicate::UGT),
-            C::FUnordGe => fp(FloatPredicate::UGE),
-            C::FOrdered => fp(FloatPredicate::ORD),
-            C::FUnordered => fp(FloatPredicate::UNO),
-        }
-    }
-
-    pub fn lower_convert(
-        &self,
-        op: ConvertOp,
-        a: Val<'ctx>,
-        rt: BasicTypeEnum<'ctx>,
-        saturate: bool,
-        rounding: Option<Rounding>,
-    ) -> R<Val<'ctx>> {
-        use ConvertOp as C;
-        use InstructionOpcode as O;
-        let at = a.get_type();
-        Ok(match op {
-            C::UConvert | C::SConvert | C::SatSToU | C::SatUToS => {
-                if !is_int_like(at) || !is_int_like(rt) {
-                    bail!("integer conversion from {at} to {rt}");
-                }
-                let (from, to) = (int_width(at), int_width(rt));
-                let signed_src = matches!(op, C::SConvert | C::SatSToU);
-                let sat = saturate || matches!(op, C::SatSToU | C::SatUToS);
-                if !sat {
-                    return self.int_resize(a, rt, signed_src);
-                }
-                let max_u = |w: u32| if w >= 64 { u64::MAX } else { (1u64 << w) - 1 };
-                let max_s = |w: u32| max_u(w) >> 1;
-                match op {
-                    C::UConvert => {
-                        let x = if to < from { self.intr("llvm.umin", &[a, self.cint(at, max_u(to))?])? } else { a };
-                        self.int_resize(x, rt, false)?
-                    }
-                    C::SConvert => {
-                        let x = if to < from {
-                            let hi = self.intr("llvm.smin", &[a, self.cint(at, max_s(to))?])?;
-                            self.intr("llvm.smax", &[hi, self.cint(at, !max_s(to))?])?
-                        } else {
-                            a
-                        };
-                        self.int_resize(x, rt, true)?
-                    }
-                    C::SatSToU => {
-                        let x = self.intr("llvm.smax", &[a, self.cint(at, 0)?])?;
-                        let x = if to < from { self.intr("llvm.umin", &[x, self.cint(at, max_u(to))?])? } else { x };
-                        self.int_resize(x, rt, false)?
-                    }
-                    _ => {
-                        let x = if to <= from { self.intr("llvm.umin", &[a, self.cint(at, max_s(to))?])? } else { a };
-                        self.int_resize(x, rt, false)?
-                    }
-                }
-            }
-            C::FConvert => {
-                if !is_float_like(at) || !is_float_like(rt) {
-                    bail!("float conversion from {at} to {rt}");
-                }
-                let (from, to) = (int_width(at), int_width(rt));
-                if from == to {
-                    a
-                } else if from < to {
-                    self.cast(O::FPExt, a, rt)?
-                } else {
-                    let f = self.cast(O::FPTrunc, a, rt)?;
-                    match rounding {
-                        None | Some(Rounding::NearestEven) => f,
-                        Some(mode) => {
-                            let back = self.cast(O::FPExt, f, at)?;
-                            let gt = self.fcmp(FloatPredicate::OGT, back, a)?;
-                            let lt = self.fcmp(FloatPredicate::OLT, back, a)?;
-                            self.round_adjust(f, gt, lt, mode)?
-                        }
-                    }
-                }
-            }
-            C::FToU | C::FToS => {
-                if !is_float_like(at) || !is_int_like(rt) {
-                    bail!("float to integer conversion from {at} to {rt}");
-                }
-                let x = match rounding {
-                    None | Some(Rounding::TowardZero) => a,
-                    Some(Rounding::NearestEven) => self.intr("llvm.roundeven", &[a])?,
-                    Some(Rounding::TowardPositive) => self.intr("llvm.ceil", &[a])?,
-                    Some(Rounding::TowardNegative) => self.intr("llvm.floor", &[a])?,
-                };
-                // Always saturating: out-of-range conversions are undefined in OpenCL C
-                // without _sat, and LLVM's fptosi would turn them into poison.
-                let _ = saturate;
-                self.fp_to_int_sat(x, rt, op == C::FToS)?
-            }
-            C::UToF | C::SToF => {
-                if !is_int_like(at) || !is_float_like(rt) {
-                    bail!("integer to float conversion from {at} to {rt}");
-                }
-                let signed = op == C::SToF;
-                let f = self.cast(if signed { O::SIToFP } else { O::UIToFP }, a, rt)?;
-                let from = int_width(at);
-                let mant = match int_width(rt) {
-                    16 => 11,
-                    32 => 24,
-                    _ => 53,
-                };
-                let exact = if signed { from - 1 <= mant } else { from <= mant };
-                match rounding {
-                    None | Some(Rounding::NearestEven) => f,
-                    Some(_) if exact => f,
-                    Some(mode) => {
-                        // Compare the rounded value with the integer exactly.
-                        let limit = if signed { 2f64.powi(from as i32 - 1) } else { 2f64.powi(from as i32) };
-                        let big = self.fcmp(FloatPredicate::OGE, f, self.cfloat(rt, limit)?)?;
-                        // Below the limit the rounded value is an integer of the source type
-                        // (rounding to nearest never passes its minimum), so converting it
-                        // back is exact; the lanes at or above it convert 0 instead of poison.
-                        let in_range = self.select(big, self.cfloat(rt, 0.0)?, f)?;
-                        let back = self.cast(if signed { O::FPToSI } else { O::FPToUI }, in_range, at)?;
-                        let (pgt, plt) = if signed {
-                            (IntPredicate::SGT, IntPredicate::SLT)
-                        } else {
-                            (IntPredicate::UGT, IntPredicate::ULT)
-                        };
-                        let gt0 = self.icmp(pgt, back, a)?;
-                        let gt = self.binop(O::Or, big, gt0)?;
-                        let lt0 = self.icmp(plt, back, a)?;
-                        let nbig = self.binop(O::Xor, big, self.cint(big.get_type(), 1)?)?;
-                        let lt = self.binop(O::And, nbig, lt0)?;
-                        self.round_adjust(f, gt, lt, mode)?
-                    }
-                }
-            }
-            C::Bitcast => {
-                let agg = |t: BasicTypeEnum<'_>| t.is_struct_type() || t.is_array_type();
-                if at == rt || (at.is_pointer_type() && rt.is_pointer_type()) {
-                    a
-                } else if at.is_pointer_type() && rt.is_int_type() {
-                    self.cast(O::PtrToInt, a, rt)?
-                } else if at.is_int_type() && rt.is_pointer_type() {
-                    self.cast(O::IntToPtr, a, rt)?
-                } else if agg(at) || agg(rt) {
-                    bail!("bitcast from {at} to {rt}");
-                } else if self.e.td.get_bit_size(&at) == self.e.td.get_bit_size(&rt) {
-                    self.b.build_bit_cast(a, rt, "")?
-                } else if self.e.alloc_size(at) == self.e.alloc_size(rt) {
-                    // A 3-component vector and a 4-component one of the same size (as_type):
-                    // through memory; the extra component is undefined.
-                    let tmp =
-                        self.scratch(if self.e.td.get_bit_size(&at) > self.e.td.get_bit_size(&rt) { at } else { rt })?;
-                    self.b.build_store(tmp, a)?;
-                    self.b.build_load(rt, tmp, "")?
-                } else {
-                    bail!("bitcast from {at} to {rt}");
-                }
-            }
-            C::PtrToInt => {
-                if !at.is_pointer_type() || !rt.is_int_type() {
-                    bail!("ptrtoint from {at} to {rt}");
-                }
-                self.cast(O::PtrToInt, a, rt)?
-            }
-            C::IntToPtr => {
-                if !at.is_int_type() || !rt.is_pointer_type() {
-                    bail!("inttoptr from {at} to {rt}");
-                }
-                self.cast(O::IntToPtr, a, rt)?
-            }
-            C::PtrCast => {
-                if at != rt {
-                    bail!("address-space cast from {at} to {rt}");
-                }
-                a
-            }
-        })
-    }
-
-    /// `x` (already rounded to an integral value, or truncated by the conversion) converted to
-    /// the integer type `rt`, saturating: NaN gives 0, values beyond the range its minimum or
-    /// maximum. Not LLVM's `fptosi.sat` / `fptoui.sat`: the x86 back end converts those lane by
-    /// lane with a compare and branch each (a float16 conversion at SIMD32 was 512 branches
-    /// and two seconds of instruction selection). Lanes in range convert with a plain
-    /// `fptosi` / `fptoui` (one vector instruction on AVX-512), the others are given their
-    /// bound by a select.
-    pub fn fp_to_int_sat(&self, x: Val<'ctx>, rt: BasicTypeEnum<'ctx>, signed: bool) -> R<Val<'ctx>> {
-        use InstructionOpcode as O;
-        let at = x.get_type();
-        let n = int_width(rt);
-        let float_bits = int_width(at);
-        let (lo, hi): (i128, i128) =
-            if signed { (-(1i128 << (n - 1)), (1i128 << (n - 1)) - 1) } else { (0, (1i128 << n) - 1) };
-        let lo_f = -float_at_most(-lo, float_bits);
-        let hi_f = float_at_most(hi, float_bits);
-        let (lo_c, hi_c) = (self.cfloat(at, lo_f)?, self.cfloat(at, hi_f)?);
-        let below = self.fcmp(FloatPredicate::OLT, x, lo_c)?;
-        let above = self.fcmp(FloatPredicate::OGT, x, hi_c)?;
-        let ge_lo = self.fcmp(FloatPredicate::OGE, x, lo_c)?;
-        let le_hi = self.fcmp(FloatPredicate::OLE, x, hi_c)?;
-        // NaN is in neither bound's range: it converts 0.
-        let in_range = self.binop(O::And, ge_lo, le_hi)?;
-        let safe = self.select(in_range, x, self.cfloat(at, 0.0)?)?;
-        let r = self.cast(if signed { O::FPToSI } else { O::FPToUI }, safe, rt)?;
-        let r = self.select(above, self.cint(rt, hi as u64)?, r)?;
-        self.select(below, self.cint(rt, lo as u64)?, r)
-    }
-
-    /// Moves `f` (rounded to nearest) one step toward the rounding direction `mode` where it
-    /// overshot: `gt` = f is above the exact value, `lt` = below.
-    pub fn round_adjust(&self, f: Val<'ctx>, gt: Val<'ctx>, lt: Val<'ctx>, mode: Rounding) -> R<Val<'ctx>> {
-        use InstructionOpcode as O;
-        let ty = f.get_type();
-        let w = int_width(ty);
-        let it = with_elem(ty, int_type(self.cx(), w)?.into())?;
-        let bits = self.cast(O::BitCast, f, it)?;
-        let zero = self.cint(it, 0)?;
-        let one = self.cint(it, 1)?;
-        let sign = self.cint(it, 1u64 << (w - 1))?;
-        let neg = self.icmp(IntPredicate::SLT, bits, zero)?;
-        let mag = self.binop(O::And, bits, self.cint(it, (1u64 << (w - 1)) - 1)?)?;
-        let is_zero = self.icmp(IntPredicate::EQ, mag, zero)?;
-        let plus1 = self.binop(O::Add, bits, one)?;
-        let minus1 = self.binop(O::Sub, bits, one)?;
-        // One step toward +inf and toward -inf.
-        let up_nonzero = self.select(neg, minus1, plus1)?;
-        let up = self.select(is_zero, one, up_nonzero)?;
-        let down_nonzero = self.select(neg, plus1, minus1)?;
-        let neg_tiny = self.binop(O::Or, sign, one)?;
-        let down = self.select(is_zero, neg_tiny, down_nonzero)?;
-        let r = match mode {
-            Rounding::NearestEven => bits,
-            Rounding::TowardPositive => self.select(lt, up, bits)?,
-            Rounding::TowardNegative => self.select(gt, down, bits)?,
-            Rounding::TowardZero => {
-                let pos = self.binop(O::Xor, neg, self.cint(neg.get_type(), 1)?)?;
-                let dn = self.binop(O::And, gt, pos)?;
-                let upc = self.binop(O::And, lt, neg)?;
-                let r1 = self.select(dn, down, bits)?;
-                self.select(upc, up, r1)?
-            }
-        };
-        self.cast(O::BitCast, r, ty)
-    }
-
-    fn lower_access_chain(
-        &mut self,
-        base: Value,
-        element: Option<Value>,
-        indices: &[Value],
-        in_bounds: bool,
-    ) -> R<PointerValue<'ctx>> {
-        let types = &self.e.ir.types;
-        let base_ty = self.f.value_type(base);
-        let TypeData::Pointer { pointee, .. } = types.get(base_ty) else { bail!("access chain on a non-pointer") };
-        let mut cur = *pointee;
-        let p = as_ptr(self.get(base)?)?;
-        let src_ty: BasicTypeEnum<'ctx> = match types.get(cur) {
-            TypeData::Void | TypeData::Function { .. } | TypeData::Opaque { .. } => self.cx().i8_type().into(),
-            _ => self.ty(cur)?,
-        };
-        let mut idx: Vec<IntValue<'ctx>> = Vec::with_capacity(indices.len() + 1);
-        match element {
-            Some(e) => idx.push(as_int(self.get(e)?)?),
-            None => idx.push(self.i32().const_zero()),
-        }
-        for &ix in indices {
-            match types.get(cur).clone() {
-                TypeData::Struct { fields, .. } => {
-                    let Some(n) = self.const_index(ix) else { bail!("struct member index is not a constant") };
-                    if n >= fields.len() as u64 {
-                        bail!("struct member index {n} out of range");
-                    }
-                    idx.push(self.i32().const_int(n, false));
-                    cur = fields[n as usize];
-                }
-                TypeData::Array { elem, .. } | TypeData::Vector { elem, .. } => {
-                    idx.push(as_int(self.get(ix)?)?);
-                    cur = elem;
-                }
-                other => bail!("access chain index into {other:?}"),
-            }
-        }
-        if idx.len() == 1 && element.is_none() {
-            return Ok(p);
-        }
-        gep(&self.b, src_ty, p, &idx, in_bounds)
-    }
-
-    pub(crate) fn const_index(&self, v: Value) -> Option<u64> {
-        match self.f.values.get(v)?.def {
-            ValueDef::Const(c) => match self.e.ir.constants.get(c)? {
-                ConstData::Int { bits, .. } => Some(*bits),
-                ConstData::Null { .. } => Some(0),
-                _ => None,
-            },
-            _ => None,
-        }
-    }
-
-    fn lower_shuffle(&self, a: VectorValue<'ctx>, b: VectorValue<'ctx>, mask: &[Option<u32>]) -> R<Val<'ctx>> {
-        let (na, nb) = (a.get_type().get_size(), b.get_type().get_size());
-        if a.get_type().get_element_type() != b.get_type().get_element_type() {
-            bail!("shuffle of vectors with different element types");
-        }
-        let n = na.max(nb);
-        // Both operands must have the same length for LLVM: widen the shorter one.
-        let widen = |v: VectorValue<'ctx>, len: u32| -> R<VectorValue<'ctx>> {
-            if len == n {
-                return Ok(v);
-            }
-            let m: Vec<IntValue<'ctx>> = (0..n)
-                .map(|i| if i < len { self.i32().const_int(i as u64, false) } else { self.i32().get_undef() })
-                .collect();
-            let mv = inkwell::types::VectorType::const_vector(&m);
-            Ok(self.b.build_shuffle_vector(v, v.get_type().get_undef(), mv, "")?)
-        };
-        let wa = widen(a, na)?;
-        let wb = widen(b, nb)?;
-        let mut m = Vec::with_capacity(mask.len());
-        for c in mask {
-            m.push(match c {
-                Some(i) if *i < na => self.i32().const_int(*i as u64, false),
-                Some(i) if *i < na + nb => self.i32().const_int((*i - na + n) as u64, false),
-                Some(i) => bail!("shuffle component {i} out of range"),
-                None => self.i32().get_undef(),
-            });
-        }
-        if m.is_empty() {
-            bail!("empty shuffle");
-        }
-        let mv = inkwell::types::VectorType::const_vector(&m);
-        Ok(self.b.build_shuffle_vector(wa, wb, mv, "")?.into())
-    }
-
-    fn extract_path(&self, agg: Val<'ctx>, ty: ir::Type, indices: &[u32]) -> R<Val<'ctx>> {
-        let mut cur = agg;
-        let mut t = ty;
-        for &ix in indices {
-            let (next_t, v) = match self.e.ir.types.get(t).clone() {
-                TypeData::Vector { elem, len } => {
-                    if ix >= len {
-                        bail!("component {ix} of a {len}-vector");
-                    }
-                    (elem, self.extract(cur, ix)?)
-                }
-                TypeData::Struct { fields, .. } => {
-                    let Some(ft) = fields.get(ix as usize) else { bail!("member {ix} out of range") };
-                    let BasicValueEnum::StructValue(sv) = cur else { bail!("extract from a non-struct") };
-                    (*ft, self.b.build_extract_value(sv, ix, "")?)
-                }
-                TypeData::Array { elem, len } => {
-                    if ix as u64 >= len {
-                        bail!("element {ix} out of range");
-                    }
-                    let BasicValueEnum::ArrayValue(av) = cur else { bail!("extract from a non-array") };
-                    (elem, self.b.build_extract_value(av, ix, "")?)
-                }
-                other => bail!("extract from {other:?}"),
-            };
-            cur = v;
-            t = next_t;
-        }
-        Ok(cur)
-    }
-
-    fn insert_path(&self, agg: Val<'ctx>, ty: ir::Type, indices: &[u32], value: Val<'ctx>) -> R<Val<'ctx>> {
-        let Some((&ix, rest)) = indices.split_first() else {
-            return Ok(value);
-        };
-        let sub_ty = match self.e.ir.types.get(ty) {
-            TypeData::Vector { elem, .. } | TypeData::Array { elem, .. } => *elem,
-            TypeData::Struct { fields, .. } => *fields.get(ix as usize).ok_or("member index out of range")?,
-            other => bail!("insert into {other:?}"),
-        };
-        let sub = if rest.is_empty() {
-            value
-        } else {
-            let old = self.extract_path(agg, ty, &[ix])?;
-            self.insert_path(old, sub_ty, rest, value)?
-        };
-        match agg {
-            BasicValueEnum::VectorValue(v) => {
-                if ix >= v.get_type().get_size() || sub.get_type() != v.get_type().get_element_type() {
-                    bail!("bad vector insert");
-                }
-                Ok(self.b.build_insert_element(v, sub, self.i32().const_int(ix as u64, false), "")?.into())
-            }
-            BasicValueEnum::StructValue(s) => {
-                if s.get_type().get_field_type_at_index(ix) != Some(sub.get_type()) {
-                    bail!("bad struct insert");
-                }
-                Ok(self.b.build_insert_value(s, sub, ix, "")?.as_basic_value_enum())
-            }
-            BasicValueEnum::ArrayValue(a) => {
-                if ix >= a.get_type().len() || a.get_type().get_element_type() != sub.get_type() {
-                    bail!("bad array insert");
-                }
-                Ok(self.b.build_insert_value(a, sub, ix, "")?.as_basic_value_enum())
-            }
-            _ => bail!("insert into a scalar"),
-        }
-    }
-
-    fn lower_construct(&self, rt: BasicTypeEnum<'ctx>, parts: &[Val<'ctx>]) -> R<Val<'ctx>> {
-        match rt {
-            BasicTypeEnum::VectorType(_) => {
-                let mut lanes_v = Vec::new();
-                for p in parts {
-                    match p {
-                        BasicValueEnum::VectorValue(v) => {
-                            for l in 0..v.get_type().get_size() {
-                                lanes_v.push(self.extract(*p, l)?);
-                            }
-                        }
-                        other => lanes_v.push(*other),
-                    }
-                }
-                self.gather(rt, &lanes_v)
-            }
-            BasicTypeEnum::StructType(st) => {
-                if parts.len() != st.count_fields() as usize {
-                    bail!("struct of {} members built from {} parts", st.count_fields(), parts.len());
-                }
-                let mut acc: Val<'ctx> = st.get_undef().into();
-                for (i, p) in parts.iter().enumerate() {
-                    if st.get_field_type_at_index(i as u32) != Some(p.get_type()) {
-                        bail!("struct member {i} of the wrong type");
-                    }
-                    acc = self.b.build_insert_value(acc.into_struct_value(), *p, i as u32, "")?.as_basic_value_enum();
-                }
-                Ok(acc)
-            }
-            BasicTypeEnum::ArrayType(at) => {
-                if parts.len() != at.len() as usize {
-                    bail!("array of {} elements built from {} parts", at.len(), parts.len());
-                }
-                let mut acc: Val<'ctx> = at.get_undef().into();
-                for (i, p) in parts.iter().enumerate() {
-                    if at.get_element_type() != p.get_type() {
-                        bail!("array element {i} of the wrong type");
-                    }
-                    acc = self.b.build_insert_value(acc.into_array_value(), *p, i as u32, "")?.as_basic_value_enum();
-                }
-                Ok(acc)
-            }
-            _ => bail!("construct of a scalar type {rt}"),
-        }
-    }
-
-    fn lower_call(&mut self, i: Inst, callee: Func, args: &[Value]) -> R<Option<Val<'ctx>>> {
-        let Some(cf) = self.e.ir.functions.get(callee) else { bail!("call of an unknown function") };
-        if cf.kind == FuncKind::Import {
-            bail!("call to `{}`, which is declared but never defined (unresolved import)", cf.name);
-        }
-        let key = self.e.instance_key(callee, self.kernel);
-        let Some(&fv) = self.e.funcs.get(&key) else { bail!("function `{}` was not declared", cf.name) };
-        let mut cargs: Vec<BasicMetadataValueEnum<'ctx>> = Vec::with_capacity(args.len() + 4);
-        let ptys = fv.get_type().get_param_types();
-        if ptys.len() != args.len() + 4 {
-            bail!("call of `{}` with {} arguments", cf.name, args.len());
-        }
-        for (k, a) in args.iter().enumerate() {
-            let v = self.get(*a)?;
-            if BasicMetadataTypeEnum::from(v.get_type()) != ptys[k] {
-                bail!("argument {k} of `{}` has type {}", cf.name, v.get_type());
-            }
-            cargs.push(v.into());
-        }
-        cargs.push(self.env.ctx.into());
-        for l in self.env.lid {
-            cargs.push(l.into());
-        }
-        let call = self.b.build_call(fv, &cargs, "")?;
-        let _ = i;
-        Ok(call.try_as_basic_value().basic())
-    }
-
-    fn lower_atomic(
-        &mut self,
-        op: ir::AtomicOp,
-        ptr: Value,
-        value: Option<Value>,
-        comparator: Option<Value>,
-        rt: Option<BasicTypeEnum<'ctx>>,
-    ) -> R<Option<Val<'ctx>>> {
-        let p = as_ptr(self.get(ptr)?)?;
-        let val = match value {
-            Some(v) => Some(self.get(v)?),
-            None => None,
-        };
-        let cmp = match comparator {
-            Some(c) => Some(self.get(c)?),
-            None => None,
-        };
-        self.atomic_on(op, p, val, cmp, rt)
-    }
-
-    /// An atomic operation on LLVM values (one work-item's).
-    pub(crate) fn atomic_on(
-        &mut self,
-        op: ir::AtomicOp,
-        p: PointerValue<'ctx>,
-        val: Option<Val<'ctx>>,
-        cmp: Option<Val<'ctx>>,
-        rt: Option<BasicTypeEnum<'ctx>>,
-    ) -> R<Option<Val<'ctx>>> {
-        use ir::AtomicOp as A;
-        let sc = AtomicOrdering::SequentiallyConsistent;
-        let need_val = || val.ok_or_else(|| Error("atomic operation without an operand".into()));
-        let rmw = |s: &Self, op: AtomicRMWBinOp, v: Val<'ctx>| -> R<Val<'ctx>> {
-            match v {
-                BasicValueEnum::IntValue(iv) => Ok(s.b.build_atomicrmw(op, p, iv, sc)?.into()),
-                _ => bail!("atomic {op:?} on {}", v.get_type()),
-            }
-        };
-        Ok(match op {
-            A::Load => {
-                let t = rt.ok_or("atomic load without a result")?;
-                let l = self.b.build_load(t, p, "")?;
-                let inst = l.as_instruction_value().ok_or("atomic load folded")?;
-                let align = self.e.td.get_store_size(&t).max(1) as u32;
-                let _ = inst.set_alignment(align);
-                inst.set_atomic_ordering(sc).map_err(|e| Error(format!("atomic load: {e}")))?;
-                Some(l)
-            }
-            A::Store => {
-                let v = need_val()?;
-                let s = self.b.build_store(p, v)?;
-                let align = self.e.td.get_store_size(&v.get_type()).max(1) as u32;
-                let _ = s.set_alignment(align);
-                s.set_atomic_ordering(sc).map_err(|e| Error(format!("atomic store: {e}")))?;
-                None
-            }
-            A::Exchange => {
-                let v = need_val()?;
-                match v {
-                    BasicValueEnum::FloatValue(fv) => {
-                        let it = int_type(self.cx(), fv.get_type().get_bit_width())?;
-                        let iv = self.b.build_bit_cast(fv, it, "")?.into_int_value();
-                        let old = self.b.build_atomicrmw(AtomicRMWBinOp::Xchg, p, iv, sc)?;
-                        Some(self.b.build_bit_cast(old, fv.get_type(), "")?)
-                    }
-                    _ => Some(rmw(self, AtomicRMWBinOp::Xchg, v)?),
-                }
-            }
-            A::CompareExchange => {
-                let v = need_val()?;
-                let c = cmp.ok_or("compare-exchange without a comparator")?;
-                if v.get_type() != c.get_type() {
-                    bail!("compare-exchange operands of different types");
-                }
-                let pair = self.b.build_cmpxchg(p, c, v, sc, sc)?;
-                Some(self.b.build_extract_value(pair, 0, "")?)
-            }
-            A::IIncrement | A::IDecrement => {
-                let t = rt.ok_or("atomic increment without a result")?;
-                let one = as_int(self.cint(t, 1)?)?;
-                let o = if op == A::IIncrement { AtomicRMWBinOp::Add } else { AtomicRMWBinOp::Sub };
-                Some(self.b.build_atomicrmw(o, p, one, sc)?.into())
-            }
-            A::IAdd => Some(rmw(self, AtomicRMWBinOp::Add, need_val()?)?),
-            A::ISub => Some(rmw(self, AtomicRMWBinOp::Sub, need_val()?)?),
-            A::SMin => Some(rmw(self, AtomicRMWBinOp::Min, need_val()?)?),
-            A::UMin => Some(rmw(self, AtomicRMWBinOp::UMin, need_val()?)?),
-            A::SMax => Some(rmw(self, AtomicRMWBinOp::Max, need_val()?)?),
-            A::UMax => Some(rmw(self, AtomicRMWBinOp::UMax, need_val()?)?),
-            A::And => Some(rmw(self, AtomicRMWBinOp::And, need_val()?)?),
-            A::Or => Some(rmw(self, AtomicRMWBinOp::Or, need_val()?)?),
-            A::Xor => Some(rmw(self, AtomicRMWBinOp::Xor, need_val()?)?),
-            A::FAdd => {
-                let v = need_val()?;
-                let BasicValueEnum::FloatValue(fv) = v else { bail!("atomic fadd on {}", v.get_type()) };
-                Some(self.atomic_fadd(p, fv)?.into())
-            }
-        })
-    }
-
-    /// Atomic float add as a compare-exchange loop on the bits (inkwell builds only integer
-    /// read-modify-writes; LLVM expands `atomicrmw fadd` into the same loop on x86).
-    fn atomic_fadd(&self, p: PointerValue<'ctx>, v: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
-        let ft = v.get_type();
-        let it = int_type(self.cx(), ft.get_bit_width())?;
-        let pre = self.b.get_insert_block().ok_or("builder not positioned")?;
-        let first = self.b.build_load(it, p, "")?;
-        let inst = first.as_instruction_value().ok_or("atomic load folded")?;
-        let _ = inst.set_alignment(ft.get_bit_width() / 8);
-        inst.set_atomic_ordering(AtomicOrdering::Monotonic).map_err(|e| Error(format!("atomic load: {e}")))?;
-        let lp = self.cx().insert_basic_block_after(pre, "fadd.loop");
-        let done = self.cx().insert_basic_block_after(lp, "fadd.done");
-        self.b.build_unconditional_branch(lp)?;
-        self.b.position_at_end(lp);
-        let cur = self.b.build_phi(it, "")?;
-        let cur_i = cur.as_basic_value().into_int_value();
-        let cur_f = self.b.build_bit_cast(cur_i, ft, "")?.into_float_value();
-        let sum = self.b.build_float_add(cur_f, v, "")?;
-        let sum_i = self.b.build_bit_cast(sum, it, "")?.into_int_value();
-        let sc = AtomicOrdering::SequentiallyConsistent;
-        let pair = self.b.build_cmpxchg(p, cur_i, sum_i, sc, sc)?;
-        let seen = self.b.build_extract_value(pair, 0, "")?.into_int_value();
-        let ok = self.b.build_extract_value(pair, 1, "")?.into_int_value();
-        self.b.build_conditional_branch(ok, done, lp)?;
-        cur.add_incoming(&[(&first, pre), (&seen, lp)]);
-        self.b.position_at_end(done);
-        Ok(self.b.build_bit_cast(cur_i, ft, "")?.into_float_value())
+        self.lin_resume()?;
+        self.lin_terminator(&InstData::Jump { dest: ir::BlockCall { block: dest, args: Vec::new() } })
     }
 
     /// How a block parameter of LLVM type `ty` is carried between blocks: `Some((n, part))`

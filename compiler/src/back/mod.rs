@@ -3,16 +3,17 @@
 //! 1. The middle end's IR passes (`prepare`, through `passes::run_pipeline`, which validates
 //!    the module after each): `vloadn` / `vstoren` as loads and stores, calls that reach a
 //!    barrier inlined, for vector code every call inlined and short-circuit chains folded,
-//!    then `passes::align` gives every load, store and copy the alignment its address is
-//!    guaranteed, which the lowering uses as it is; for a Gen-instrumented variant,
-//!    `passes::gen_instrument` last (the counting as `gen.block` / `gen.count`, lowered by
-//!    `gen_hooks`).
+//!    kernels split into barrier regions with what lives across barriers in work-item
+//!    state variables (`passes::barriers`), then `passes::align` gives every load, store
+//!    and copy the alignment its address is guaranteed, which the lowering uses as it is;
+//!    for a Gen-instrumented variant, `passes::gen_instrument` last (the counting as
+//!    `gen.block` / `gen.count`, lowered by `gen_hooks`).
 //! 2. Each kernel's SIMD width is decided (`decide`); the divergent control flow of the
 //!    kernels vectorized on the CPU device is linearized into masked blocks on a copy of the
 //!    module (`passes::linearize`, validated), which the rest lowers.
-//! 3. `llvm` translates each function reachable from a kernel; `workgroup` builds each
-//!    kernel's work-item function (barrier regions, work-item state) and its work-group
-//!    entry with the [`crate::abi`] signature; `builtins` lowers OpenCL.std.
+//! 3. `llvm` translates each function reachable from a kernel; `workgroup` lays out each
+//!    kernel's work-item state, lowers its resume points and builds its work-group entry
+//!    with the [`crate::abi`] signature; `builtins` lowers OpenCL.std.
 //! 4. The module is verified, optimised with LLVM's O2 pipeline for the host CPU
 //!    (`target`; O1 for the Gen device's scalar fallback build), emitted as an object file
 //!    in memory and linked by ORC LLJIT (`jit`).
@@ -91,8 +92,9 @@ fn check_device_features(module: &ir::Module, target: &Target) -> Result<(), Bui
 /// The module as the back end lowers it: features checked, then the middle end's passes
 /// (`passes::run_pipeline`, the module validated after each): `vloadn` / `vstoren` made
 /// loads and stores, calls that reach a barrier inlined and, for vector code, every call in
-/// a kernel inlined and its short-circuit chains folded; last, every memory access given the
-/// alignment its address is guaranteed (`passes::align`, once inlining exposed the addresses).
+/// a kernel inlined and its short-circuit chains folded; kernels with barriers split into
+/// barrier regions (`passes::barriers`); last, every memory access given the alignment its
+/// address is guaranteed (`passes::align`, once inlining exposed the addresses).
 fn prepare(module: &ir::Module, target: &Target) -> Result<ir::Module, BuildError> {
     use crate::passes::{self, Pass};
     check_device_features(module, target)?;
@@ -117,6 +119,7 @@ fn prepare(module: &ir::Module, target: &Target) -> Result<ir::Module, BuildErro
             },
         });
     }
+    pipeline.push(Pass { name: "barriers", run: passes::barriers::run_module });
     pipeline.push(Pass {
         name: "align",
         run: |m| {
@@ -308,8 +311,7 @@ fn emit(
         if cfg.entry().is_none() {
             return Err(fail(format!("kernel `{}` has no body", kernel.info.name)));
         }
-        let analysis = workgroup::analyze(func, cfg.rpo());
-        let plan = plan_state(&e, func, &kernel.info, &analysis).map_err(kerr)?;
+        let plan = workgroup::plan_state(&e, func, &kernel.info).map_err(kerr)?;
         let d = &decisions[k];
         let lanes = d.lanes;
         let gen_build = target.gen.filter(|g| g.simd > 1);
@@ -431,7 +433,7 @@ fn emit(
 
         let mut info = kernel.info.clone();
         info.static_local_mem_size = e.layouts.get(k).map(|l| l.size).unwrap_or(0);
-        info.barrier_count = analysis.barrier_ids.len() as u32;
+        info.barrier_count = plan.barriers;
         info.work_item_state_size = plan.size;
         info.private_mem_size = private_bytes(&e, kernel.func, &plan);
         info.simd_width = if lanes > 1 { lanes } else { 0 };
@@ -485,8 +487,9 @@ fn decide(m: &ir::Module, kernel: &ir::Kernel, target: &Target) -> Result<Decisi
         return Err(fail(format!("kernel `{}` has no body", kernel.info.name)));
     }
     let func = &m.functions[kernel.func];
-    let cfg = crate::analysis::Cfg::new(func);
-    let analysis = workgroup::analyze(func, cfg.rpo());
+    let has_barriers = func.layout.blocks.iter().any(|&b| {
+        func.terminator(b).is_some_and(|t| matches!(func.insts[t], ir::InstData::BarrierResume { .. }))
+    });
     let width = vectorize::width::choose(m, func, &kernel.info, &target.vectorizer)
         .map_err(|msg| fail(format!("kernel `{}`: {msg}", kernel.info.name)))?;
     let gen_build = target.gen.filter(|g| g.simd > 1);
@@ -495,7 +498,7 @@ fn decide(m: &ir::Module, kernel: &ir::Kernel, target: &Target) -> Result<Decisi
     let scalar_reason = if width.lanes <= 1 {
         (target.vectorizer != crate::Vectorizer::Off).then(|| width.why.clone())
     } else {
-        vectorize::blocker(m, func, &wa, !analysis.barrier_ids.is_empty())
+        vectorize::blocker(m, func, &wa, has_barriers)
             .or_else(|| match target.vectorizer {
                 crate::Vectorizer::Auto { register_bytes } => vectorize::unprofitable(func, &wa)
                     .or_else(|| vectorize::width::register_bound(m, func, &pressure, register_bytes)),
@@ -570,51 +573,6 @@ fn linearize_kernels(
     })
     .map_err(fail)?;
     Ok((!changed.is_empty()).then_some((lin, changed)))
-}
-
-/// Assigns work-item state offsets to demoted values, state variables and by-value copies.
-fn plan_state(
-    e: &Emitter<'_, '_>,
-    func: &ir::Function,
-    info: &KernelInfo,
-    a: &workgroup::BarrierAnalysis,
-) -> Result<StatePlan, Error> {
-    let mut plan =
-        StatePlan { barrier_ids: a.barrier_ids.clone(), state_noalias: a.state_noalias, ..Default::default() };
-    if a.barrier_ids.is_empty() {
-        return Ok(plan);
-    }
-    let mut off = 0u64;
-    let mut max_align = 8u64;
-    let mut place = |size: u64, align: u64| -> u64 {
-        let align = align.clamp(1, 128);
-        max_align = max_align.max(align);
-        off = off.next_multiple_of(align);
-        let at = off;
-        off += size.max(1);
-        at
-    };
-    // Variables first (largest alignment needs), then spilled values.
-    for &i in &a.state_vars {
-        let InstData::Variable { ty, .. } = &func.insts[i] else { continue };
-        let t = e.ty(*ty)?;
-        let align = e.abi_align(t).max(crate::passes::align::variable_align(&e.ir.types, *ty));
-        plan.state_vars.insert(i, place(e.alloc_size(t), align));
-    }
-    if let Some(entry) = func.layout.entry() {
-        for (i, (&p, arg)) in func.blocks[entry].params.iter().zip(&info.args).enumerate() {
-            let is_ptr = matches!(e.ir.types.get(func.value_type(p)), ir::TypeData::Pointer { .. });
-            if is_ptr && arg.kind == ArgKind::Value {
-                plan.byval.insert(i, place(arg.size as u64, arg.align.max(16) as u64));
-            }
-        }
-    }
-    for &v in &a.demoted {
-        let t = e.ty(func.value_type(v))?;
-        plan.demoted.insert(v, place(e.alloc_size(t), e.abi_align(t)));
-    }
-    plan.size = off.next_multiple_of(max_align);
-    Ok(plan)
 }
 
 /// Private memory of one work-item: variables of the kernel and the functions it reaches

@@ -864,12 +864,29 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 let p = as_ptr(self.get(*ptr)?)?;
                 let ty = self.value_llty(r)?;
                 let x = self.b.build_load(ty, p, "")?;
+                self.state_align(*ptr, x.as_instruction_value());
                 self.define(r, x)?;
                 return Ok(true);
             }
             I::Store { ptr, value, .. } if self.is_register_var(*ptr) => {
                 let p = as_ptr(self.get(*ptr)?)?;
                 let x = self.get_wide(*value)?;
+                if self.f.is_state_address(*ptr) {
+                    // Work-item state (`passes::barriers`): packets keep W values in a row,
+                    // aligned to the element only.
+                    let v = if self.lin.is_some() {
+                        // Under divergence only the active lanes' part is theirs to write.
+                        let mask = self.vec.as_ref().ok_or("not in vector mode")?.mask;
+                        let old = self.b.build_load(x.get_type(), p, "")?;
+                        self.state_align(*ptr, old.as_instruction_value());
+                        self.blend(mask, x, old)?
+                    } else {
+                        x
+                    };
+                    let st = self.b.build_store(p, v)?;
+                    self.state_align(*ptr, Some(st));
+                    return Ok(true);
+                }
                 self.register_store(p, x)?;
                 return Ok(true);
             }
@@ -1256,6 +1273,14 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             })
         })?;
         self.define_lane_results(res, acc)
+    }
+
+    /// Work-item state is aligned to the element only in a packet (`workgroup::plan_state`
+    /// places each work-item's copy; a packet's W copies are in a row).
+    fn state_align(&self, ptr: Value, inst: Option<inkwell::values::InstructionValue<'ctx>>) {
+        if let Some(inst) = inst.filter(|_| self.f.is_state_address(ptr)) {
+            let _ = inst.set_alignment(1);
+        }
     }
 
     fn is_register_var(&self, p: Value) -> bool {

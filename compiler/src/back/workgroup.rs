@@ -1,36 +1,36 @@
-//! The work-group entry and the barrier regions of a kernel.
+//! The work-group entry and the work-item state of a kernel.
 //!
 //! A kernel body becomes a *work-item function*
 //! `u32 wi(args, ctx, lx, ly, lz, state, resume_at)` that runs one work-item from resume
 //! point `resume_at` (0 = the start) to the next barrier (returning its 1-based id) or to
-//! the end (returning `FINISHED`). Each barrier ends its block with `ret id`; the rest of
-//! the block becomes a new LLVM block reached from a `switch resume_at` at the top.
-//!
-//! SSA values live across a barrier (including block parameters) are *demoted*: stored to
-//! the work-item's state right after their definition and loaded at each use, so that they
-//! survive the return. Private variables whose address is live across a barrier (or escapes
-//! into memory) live in the state too; the others stay allocas. Kernel arguments, work-item
-//! ids and variable addresses are recomputed at every entry, so they never take state.
+//! the end (returning `FINISHED`). The IR says where: `passes::barriers` ended each
+//! barrier's block with `barrier_resume id, dest` and moved what lives across barriers into
+//! variables marked as work-item state. The lowering ([`ResumePoints`]) makes each
+//! `barrier_resume` a `ret id` and a case of the `switch resume_at` at the top that leads
+//! to `dest`; [`plan_state`] lays the state variables out in the work-item's state (the
+//! others stay allocas). Kernel arguments, work-item ids and variable addresses are
+//! recomputed at every entry, so they never take state.
 //!
 //! The work-group entry walks the linear local ids `first..end` as nested loops (row
 //! segments of dimension 0, then y and z) and calls the work-item function, which LLVM
 //! inlines; a vectorized kernel's entry steps x by the width W (see [`build_entry`]).
 
 use super::llvm::{bail, ctx_offsets, gep, Emitter, Val, R};
-use crate::ir::{Block, ConvertOp, EntityRef, Function, Inst, InstData, SecondaryMap, Value, ValueDef};
+use crate::ir::{self, Function, Inst, InstData, Value};
+use crate::kernel_info::{ArgKind, KernelInfo};
+use inkwell::basic_block::BasicBlock;
+use inkwell::builder::Builder;
 use inkwell::module::Linkage;
 use inkwell::values::{BasicMetadataValueEnum, BasicValue, FunctionValue, IntValue, PointerValue};
 use inkwell::IntPredicate;
 use std::collections::{HashMap, HashSet};
 
-/// Where each value and variable of a kernel with barriers lives in the work-item state.
+/// Where each state variable of a kernel with barriers lives in the work-item state.
 #[derive(Debug, Default, Clone)]
 pub struct StatePlan {
-    /// Barrier instruction -> resume id (1-based).
-    pub barrier_ids: HashMap<Inst, u32>,
-    /// Demoted SSA value -> byte offset in the state.
-    pub demoted: HashMap<Value, u64>,
-    /// `Variable` instruction -> byte offset in the state.
+    /// Resume points (`barrier_resume`) of the kernel.
+    pub barriers: u32,
+    /// State `Variable` instruction -> byte offset in the state.
     pub state_vars: HashMap<Inst, u64>,
     /// Kernel parameter index of a by-value struct -> byte offset of its copy in the state.
     pub byval: HashMap<usize, u64>,
@@ -40,253 +40,188 @@ pub struct StatePlan {
     pub state_noalias: bool,
 }
 
-/// What the barrier analysis found, before sizes are known.
-#[derive(Debug, Default)]
-pub struct BarrierAnalysis {
-    pub barrier_ids: HashMap<Inst, u32>,
-    /// Values to keep in the state, in a deterministic order.
-    pub demoted: Vec<Value>,
-    /// Variables to keep in the state.
-    pub state_vars: Vec<Inst>,
-    pub state_noalias: bool,
-}
-
-/// A dense bit set over value indices.
-#[derive(Clone, PartialEq)]
-struct Bits(Vec<u64>);
-
-impl Bits {
-    fn new(n: usize) -> Self {
-        Bits(vec![0; n.div_ceil(64)])
+/// Lays out the work-item state of kernel `func`: its state variables (`Function::
+/// state_vars`), then, in a kernel with barriers, a copy of each by-value struct argument
+/// (whose address the kernel may keep across a barrier).
+pub fn plan_state(e: &Emitter<'_, '_>, func: &Function, info: &KernelInfo) -> R<StatePlan> {
+    let barriers = func
+        .layout
+        .blocks
+        .iter()
+        .filter(|&&b| func.terminator(b).is_some_and(|t| matches!(func.insts[t], InstData::BarrierResume { .. })))
+        .count() as u32;
+    let mut plan = StatePlan { barriers, state_noalias: state_noalias(func), ..Default::default() };
+    if barriers == 0 {
+        return Ok(plan);
     }
-    fn set(&mut self, i: usize) {
-        self.0[i / 64] |= 1 << (i % 64);
-    }
-    fn clear(&mut self, i: usize) {
-        self.0[i / 64] &= !(1 << (i % 64));
-    }
-    fn get(&self, i: usize) -> bool {
-        self.0[i / 64] & (1 << (i % 64)) != 0
-    }
-    /// self |= other & !mask; returns whether self changed.
-    fn union_minus(&mut self, other: &Bits, mask: &Bits) -> bool {
-        let mut changed = false;
-        for ((a, b), m) in self.0.iter_mut().zip(&other.0).zip(&mask.0) {
-            let n = *a | (b & !m);
-            changed |= n != *a;
-            *a = n;
-        }
-        changed
-    }
-    fn union(&mut self, other: &Bits) -> bool {
-        let mut changed = false;
-        for (a, b) in self.0.iter_mut().zip(&other.0) {
-            let n = *a | b;
-            changed |= n != *a;
-            *a = n;
-        }
-        changed
-    }
-    fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.0
-            .iter()
-            .enumerate()
-            .flat_map(|(w, &bits)| (0..64).filter(move |b| bits & (1u64 << b) != 0).map(move |b| w * 64 + b))
-    }
-}
-
-/// Finds the barriers of `f` (after inlining), the values live across them and the
-/// variables that must live in the work-item state.
-pub fn analyze(f: &Function, order: &[Block]) -> BarrierAnalysis {
-    let mut out = BarrierAnalysis { state_noalias: true, ..Default::default() };
-    let Some(&entry) = order.first() else { return out };
-    let mut next_id = 1u32;
-    for &b in order {
-        for &i in &f.layout.insts[b] {
-            if crate::passes::inline::is_work_group_barrier(&f.insts[i]) {
-                out.barrier_ids.insert(i, next_id);
-                next_id += 1;
-            }
-        }
-    }
-    if out.barrier_ids.is_empty() {
-        return out;
-    }
-
-    let n = f.values.len();
-    // Values that are recomputed at every entry are never demoted.
-    let tracked = |v: Value| -> bool {
-        match f.values.get(v).map(|d| d.def) {
-            Some(ValueDef::Result(i)) => !matches!(f.insts[i], InstData::WorkItem { .. }),
-            Some(ValueDef::Param(b, _)) => b != entry,
-            _ => false,
-        }
+    let mut off = 0u64;
+    let mut max_align = 8u64;
+    let mut place = |size: u64, align: u64| -> u64 {
+        let align = align.clamp(1, 128);
+        max_align = max_align.max(align);
+        off = off.next_multiple_of(align);
+        let at = off;
+        off += size.max(1);
+        at
     };
-
-    // Upward-exposed uses and definitions per block.
-    let mut ue: SecondaryMap<Block, Option<Bits>> = SecondaryMap::with_default(None);
-    let mut defs: SecondaryMap<Block, Option<Bits>> = SecondaryMap::with_default(None);
-    for &b in order {
-        let mut u = Bits::new(n);
-        let mut d = Bits::new(n);
-        for &p in &f.blocks[b].params {
-            d.set(p.index());
-        }
-        for &i in &f.layout.insts[b] {
-            f.insts[i].for_each_operand(|v| {
-                if v.index() < n && tracked(v) && !d.get(v.index()) {
-                    u.set(v.index());
-                }
-            });
-            if let Some(r) = f.inst_result[i] {
-                d.set(r.index());
+    // Variables whose address crosses a barrier first (largest alignment needs), then the
+    // copies of by-value arguments, then the variables holding demoted values.
+    let mut vars: Vec<Inst> = Vec::new();
+    for &b in &func.layout.blocks {
+        vars.extend(func.layout.insts[b].iter().copied().filter(|&i| func.is_state_var(i)));
+    }
+    let holds_value = |i: Inst| func.inst_result[i].is_some_and(|r| only_whole_accesses(func, r));
+    vars.sort_by_key(|&i| holds_value(i));
+    let split = vars.iter().position(|&i| holds_value(i)).unwrap_or(vars.len());
+    let mut place_var = |i: Inst, place: &mut dyn FnMut(u64, u64) -> u64| -> R<()> {
+        let InstData::Variable { ty, .. } = &func.insts[i] else { bail!("state {i} is not a variable") };
+        let t = e.ty(*ty)?;
+        let align = e.abi_align(t).max(crate::passes::align::variable_align(&e.ir.types, *ty));
+        plan.state_vars.insert(i, place(e.alloc_size(t), align));
+        Ok(())
+    };
+    for &i in &vars[..split] {
+        place_var(i, &mut place)?;
+    }
+    if let Some(entry) = func.layout.entry() {
+        for (i, (&p, arg)) in func.blocks[entry].params.iter().zip(&info.args).enumerate() {
+            let is_ptr = matches!(e.ir.types.get(func.value_type(p)), ir::TypeData::Pointer { .. });
+            if is_ptr && arg.kind == ArgKind::Value {
+                plan.byval.insert(i, place(arg.size as u64, arg.align.max(16) as u64));
             }
         }
-        ue[b] = Some(u);
-        defs[b] = Some(d);
     }
+    for &i in &vars[split..] {
+        let InstData::Variable { ty, .. } = &func.insts[i] else { bail!("state {i} is not a variable") };
+        let t = e.ty(*ty)?;
+        plan.state_vars.insert(i, place(e.alloc_size(t), e.abi_align(t)));
+    }
+    plan.size = off.next_multiple_of(max_align);
+    Ok(plan)
+}
 
-    // live_in(b) = ue(b) | (live_out(b) - defs(b)); live_out(b) = union of live_in(succ).
-    let mut live_in: SecondaryMap<Block, Option<Bits>> = SecondaryMap::with_default(None);
-    let mut live_out: SecondaryMap<Block, Option<Bits>> = SecondaryMap::with_default(None);
-    for &b in order {
-        live_in[b] = ue[b].clone();
-        live_out[b] = Some(Bits::new(n));
+/// Whether the address `var` is only loaded from and stored to whole (a variable that
+/// holds a demoted value, or any such variable).
+fn only_whole_accesses(f: &Function, var: Value) -> bool {
+    f.layout.blocks.iter().flat_map(|&b| f.layout.insts[b].iter()).all(|&i| match &f.insts[i] {
+        InstData::Load { .. } => true,
+        InstData::Store { value, .. } => *value != var,
+        d => !d.operands().contains(&var),
+    })
+}
+
+/// Whether the state pointer may be `noalias`: no pointer derived from a state variable
+/// is stored anywhere (loads of it would not be "based on" the state argument, and LLVM
+/// could take an access through one for different memory than the state's).
+fn state_noalias(f: &Function) -> bool {
+    let mut into_state: HashSet<Value> = HashSet::new();
+    for (i, d) in f.insts.iter() {
+        if f.layout.inst_block[i].is_none() {
+            continue;
+        }
+        if let (InstData::Variable { .. }, Some(r)) = (d, f.inst_result[i]) {
+            if f.is_state_var(i) {
+                into_state.insert(r);
+            }
+        }
     }
+    // Pointers derived from state variables (access chains, casts, selects, block
+    // arguments, call results), to a fixed point.
     let mut changed = true;
     while changed {
         changed = false;
-        for &b in order.iter().rev() {
-            let mut out_b = live_out[b].take().unwrap_or_else(|| Bits::new(n));
-            for s in f.successors(b) {
-                if let Some(li) = &live_in[s] {
-                    out_b.union(li);
+        for &b in &f.layout.blocks {
+            for &i in &f.layout.insts[b] {
+                let d = &f.insts[i];
+                let derived = match d {
+                    InstData::AccessChain { base, .. } => into_state.contains(base),
+                    InstData::Convert { op: ir::ConvertOp::PtrCast | ir::ConvertOp::Bitcast, arg, .. } => {
+                        into_state.contains(arg)
+                    }
+                    InstData::Select { if_true, if_false, .. } => {
+                        into_state.contains(if_true) || into_state.contains(if_false)
+                    }
+                    InstData::Call { args, .. } => args.iter().any(|a| into_state.contains(a)),
+                    // An aggregate holding such a pointer, stored whole.
+                    InstData::InsertValue { value, .. } | InstData::InsertElement { value, .. } => {
+                        into_state.contains(value)
+                    }
+                    InstData::Construct { parts } => parts.iter().any(|a| into_state.contains(a)),
+                    _ => false,
+                };
+                if derived {
+                    if let Some(r) = f.inst_result[i] {
+                        changed |= into_state.insert(r);
+                    }
+                }
+                for call in d.successors() {
+                    for (a, &p) in call.args.iter().zip(&f.blocks[call.block].params) {
+                        if into_state.contains(a) {
+                            changed |= into_state.insert(p);
+                        }
+                    }
                 }
             }
-            if let (Some(li), Some(d)) = (live_in[b].as_mut(), defs[b].as_ref()) {
-                changed |= li.union_minus(&out_b, d);
-            }
-            live_out[b] = Some(out_b);
         }
+    }
+    !f.layout.blocks.iter().flat_map(|&b| f.layout.insts[b].iter()).any(|&i| {
+        matches!(&f.insts[i], InstData::Store { value, .. } if into_state.contains(value))
+    })
+}
+
+/// The barrier side of a kernel's work-item function: the state pointer, the block that
+/// dispatches on `resume_at`, the resume points, and the copies into the state that the
+/// entry block makes.
+pub struct ResumePoints<'ctx> {
+    /// The work-item's state (parameter 5 of the work-item function).
+    pub state: Option<PointerValue<'ctx>>,
+    /// The first block after the prologue: `switch resume_at` (or a jump to the body).
+    pub dispatch: BasicBlock<'ctx>,
+    /// Resume id -> the block that continues there.
+    pub points: Vec<(u32, BasicBlock<'ctx>)>,
+    /// (destination, source, bytes, alignment) copies at the start of the entry block
+    /// (by-value arguments kept in the state).
+    pub entry_copies: Vec<(PointerValue<'ctx>, PointerValue<'ctx>, u64, u32)>,
+}
+
+impl<'ctx> ResumePoints<'ctx> {
+    pub fn new(state: Option<PointerValue<'ctx>>, dispatch: BasicBlock<'ctx>) -> Self {
+        ResumePoints { state, dispatch, points: Vec::new(), entry_copies: Vec::new() }
     }
 
-    // Live across some barrier: scan each block with barriers backwards.
-    let mut across = Bits::new(n);
-    for &b in order {
-        let insts = &f.layout.insts[b];
-        if !insts.iter().any(|i| out.barrier_ids.contains_key(i)) {
-            continue;
-        }
-        let mut live = live_out[b].clone().unwrap_or_else(|| Bits::new(n));
-        for &i in insts.iter().rev() {
-            if out.barrier_ids.contains_key(&i) {
-                across.union(&live);
-                continue;
+    /// Fills the dispatch block: `switch resume_at` to the resume points, default `body`
+    /// (a jump to `body` when there are none).
+    pub fn build_dispatch(
+        &self,
+        b: &Builder<'ctx>,
+        resume_at: Option<IntValue<'ctx>>,
+        body: BasicBlock<'ctx>,
+    ) -> R<()> {
+        b.position_at_end(self.dispatch);
+        match resume_at {
+            Some(r) if !self.points.is_empty() => {
+                let i32t = r.get_type();
+                let cases: Vec<(IntValue<'ctx>, BasicBlock<'ctx>)> =
+                    self.points.iter().map(|(id, blk)| (i32t.const_int(*id as u64, false), *blk)).collect();
+                b.build_switch(r, body, &cases)?;
             }
-            if let Some(r) = f.inst_result[i] {
-                live.clear(r.index());
+            _ => {
+                b.build_unconditional_branch(body)?;
             }
-            f.insts[i].for_each_operand(|v| {
-                if v.index() < n && tracked(v) {
-                    live.set(v.index());
-                }
-            });
         }
+        Ok(())
     }
 
-    // Variables: follow the pointers derived from each one.
-    let mut users: HashMap<Value, Vec<Inst>> = HashMap::new();
-    let mut flows: HashMap<Value, Vec<Value>> = HashMap::new();
-    let mut variables = Vec::new();
-    for &b in order {
-        for &i in &f.layout.insts[b] {
-            let d = &f.insts[i];
-            d.for_each_operand(|v| users.entry(v).or_default().push(i));
-            for bc in d.successors() {
-                for (a, p) in bc.args.iter().zip(&f.blocks[bc.block].params) {
-                    flows.entry(*a).or_default().push(*p);
-                }
-            }
-            if matches!(d, InstData::Variable { .. }) {
-                variables.push(i);
-            }
-        }
+    /// The address of the state at byte `off` (a packet's offset: `FnLower::packet_off`).
+    pub fn slot(
+        &self,
+        b: &Builder<'ctx>,
+        i8t: inkwell::types::IntType<'ctx>,
+        off: IntValue<'ctx>,
+    ) -> R<PointerValue<'ctx>> {
+        let state = self.state.ok_or("no state pointer")?;
+        gep(b, i8t.into(), state, &[off], true)
     }
-    let mut derived_of_state_vars: HashSet<Value> = HashSet::new();
-    for &var in &variables {
-        let Some(root) = f.inst_result[var] else { continue };
-        let mut derived: HashSet<Value> = HashSet::from([root]);
-        let mut work = vec![root];
-        let mut escapes = false;
-        while let Some(v) = work.pop() {
-            let mut add = |x: Value, work: &mut Vec<Value>| {
-                if derived.insert(x) {
-                    work.push(x);
-                }
-            };
-            for &p in flows.get(&v).map(|x| x.as_slice()).unwrap_or(&[]) {
-                add(p, &mut work);
-            }
-            for &u in users.get(&v).map(|x| x.as_slice()).unwrap_or(&[]) {
-                let r = f.inst_result[u];
-                match &f.insts[u] {
-                    InstData::AccessChain { base, .. } if *base == v => {
-                        if let Some(r) = r {
-                            add(r, &mut work)
-                        }
-                    }
-                    InstData::Convert { op: ConvertOp::PtrCast | ConvertOp::Bitcast, .. } => {
-                        if let Some(r) = r {
-                            add(r, &mut work)
-                        }
-                    }
-                    InstData::Convert { op: ConvertOp::PtrToInt, .. } => escapes = true,
-                    InstData::Select { if_true, if_false, .. } if *if_true == v || *if_false == v => {
-                        if let Some(r) = r {
-                            add(r, &mut work)
-                        }
-                    }
-                    InstData::Store { value, .. } if *value == v => escapes = true,
-                    InstData::Atomic { value, comparator, .. } if *value == Some(v) || *comparator == Some(v) => {
-                        escapes = true
-                    }
-                    InstData::InsertValue { value, .. } | InstData::InsertElement { value, .. } if *value == v => {
-                        escapes = true
-                    }
-                    InstData::Construct { .. } => escapes = true,
-                    InstData::Call { .. } => {
-                        if let Some(r) = r {
-                            add(r, &mut work)
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
-        let live = derived.iter().any(|v| v.index() < n && across.get(v.index()));
-        if live || escapes {
-            out.state_vars.push(var);
-            derived_of_state_vars.extend(derived);
-        }
-        if escapes {
-            // Its address is kept in memory (a struct member, another variable): loads of
-            // it are not "based on" the state argument either.
-            out.state_noalias = false;
-        }
-    }
-    let var_results: HashSet<Value> = variables.iter().filter_map(|&i| f.inst_result[i]).collect();
-    for vi in across.iter() {
-        let v = Value::new(vi);
-        if !var_results.contains(&v) {
-            out.demoted.push(v);
-            if derived_of_state_vars.contains(&v) {
-                // A pointer into the state is kept in the state: loads of it are not
-                // "based on" the state argument, so `noalias` would be wrong.
-                out.state_noalias = false;
-            }
-        }
-    }
-    out
 }
 
 /// What the work-group entry needs to know besides the work-item function ([`build_entry`]).
@@ -296,7 +231,7 @@ pub struct EntryOptions<'a> {
     /// Bytes of the argument block (it is `dereferenceable` that far).
     pub args_size: u64,
     /// A Gen-instrumented build: the entry passes the counter array at `ctx.gen_counters`
-    /// to the work-item function as its last argument (`gen_hooks::entry_counter_array`).
+    /// to the work-item function as its last argument (`gen_count::entry_counter_array`).
     pub gen_counters: bool,
 }
 

@@ -123,6 +123,13 @@ pub struct Function {
     /// Source location of instructions (from SPIR-V OpLine, when the program was built with
     /// line information); `file` indexes `Module::source_files`.
     pub inst_locs: SecondaryMap<Inst, Option<crate::gen_abi::SourceLoc>>,
+    /// `Variable` instructions that are *work-item state* (`passes::barriers`): they live
+    /// in the per-work-item state the work-group loop keeps, so that they survive the
+    /// return at a barrier. Kernels with `BarrierResume` only.
+    pub state_vars: SecondaryMap<Inst, bool>,
+    /// The state variables `passes::barriers` made to keep an SSA value live across a
+    /// barrier (not the program's own variables): bookkeeping, not data the kernel moves.
+    pub state_values: SecondaryMap<Inst, bool>,
 }
 
 impl Function {
@@ -139,6 +146,8 @@ impl Function {
             layout: Layout::default(),
             value_names: SecondaryMap::default(),
             inst_locs: SecondaryMap::default(),
+            state_vars: SecondaryMap::default(),
+            state_values: SecondaryMap::default(),
         }
     }
 
@@ -326,6 +335,21 @@ impl Function {
     /// A value standing for the address of a module variable (`ty` is its pointer type).
     pub fn global_value(&mut self, g: GlobalVar, ty: Type) -> Value {
         self.values.push(ValueData { ty, def: ValueDef::Global(g) })
+    }
+
+    /// Whether `i` is a `Variable` kept in work-item state.
+    pub fn is_state_var(&self, i: Inst) -> bool {
+        self.state_vars[i]
+    }
+
+    /// Whether `ptr` is the address of a work-item state variable.
+    pub fn is_state_address(&self, ptr: Value) -> bool {
+        matches!(self.values.get(ptr).map(|d| d.def), Some(ValueDef::Result(i)) if self.state_vars[i])
+    }
+
+    /// Whether `ptr` is the address of a state variable holding a demoted SSA value.
+    pub fn is_state_value_address(&self, ptr: Value) -> bool {
+        matches!(self.values.get(ptr).map(|d| d.def), Some(ValueDef::Result(i)) if self.state_values[i])
     }
 
     pub fn value_type(&self, v: Value) -> Type {

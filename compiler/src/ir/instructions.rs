@@ -390,6 +390,14 @@ pub enum InstData {
         value: Option<Value>,
     },
     Unreachable,
+    /// The end of a barrier region (`passes::barriers`): right after a work-group barrier,
+    /// the work-item returns `id` (1-based, unique in the kernel) to the work-group loop and,
+    /// once every work-item got there, resumes at `dest` (no arguments: what lives across
+    /// the barrier is in work-item state variables). Kernels only.
+    BarrierResume {
+        id: u32,
+        dest: BlockCall,
+    },
 }
 
 impl InstData {
@@ -401,6 +409,7 @@ impl InstData {
                 | InstData::Switch { .. }
                 | InstData::Return { .. }
                 | InstData::Unreachable
+                | InstData::BarrierResume { .. }
         )
     }
 
@@ -499,6 +508,7 @@ impl InstData {
                 sampler.iter().copied().for_each(&mut f);
                 f(*coord)
             }
+            BarrierResume { dest, .. } => dest.args.iter().copied().for_each(f),
         }
     }
 
@@ -585,13 +595,14 @@ impl InstData {
                 sampler.iter_mut().for_each(&mut f);
                 f(coord)
             }
+            BarrierResume { dest, .. } => dest.args.iter_mut().for_each(f),
         }
     }
 
     /// The successor blocks of a terminator (empty for other instructions).
     pub fn successors(&self) -> Vec<&BlockCall> {
         match self {
-            InstData::Jump { dest } => vec![dest],
+            InstData::Jump { dest } | InstData::BarrierResume { dest, .. } => vec![dest],
             InstData::Branch { then_dest, else_dest, .. } => vec![then_dest, else_dest],
             InstData::Switch { default, cases, .. } => {
                 let mut v = vec![default];
@@ -604,7 +615,7 @@ impl InstData {
 
     pub fn successors_mut(&mut self) -> Vec<&mut BlockCall> {
         match self {
-            InstData::Jump { dest } => vec![dest],
+            InstData::Jump { dest } | InstData::BarrierResume { dest, .. } => vec![dest],
             InstData::Branch { then_dest, else_dest, .. } => vec![then_dest, else_dest],
             InstData::Switch { default, cases, .. } => {
                 let mut v = vec![default];

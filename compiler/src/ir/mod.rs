@@ -13,6 +13,7 @@ pub mod entities;
 pub mod function;
 pub mod instructions;
 pub mod print;
+mod regions;
 pub mod types;
 pub mod validate;
 mod validate_gen;

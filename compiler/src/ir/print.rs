@@ -4,7 +4,9 @@
 //! (`i32`, `<4 x f32>`, `ptr<global> f32`, `[16 x f32]`, `{f32, i32}`);
 //! `Function` alone prints types by reference (`t3`); [`Module::display_function`] prints
 //! one function with types spelled out. Instructions read as
-//! `v5: i32 = iadd v1, v2` and branches as `brif v3, block1(v4), block2`.
+//! `v5: i32 = iadd v1, v2` and branches as `brif v3, block1(v4), block2`; a barrier's
+//! resume point as `barrier_resume 1, block4`, a variable in work-item state as
+//! `v7: ptr<private> f32 = state_variable f32`.
 
 use super::entities::{Func, Type, Value};
 use super::function::{FuncKind, Function, ValueDef};
@@ -237,6 +239,7 @@ impl FunctionDisplay<'_> {
                 let _ = write!(s, ", coord {coord}");
                 s
             }
+            BarrierResume { id, dest } => format!("barrier_resume {id}, {}", self.call(dest)),
         }
     }
 }
@@ -312,7 +315,11 @@ impl Display for FunctionDisplay<'_> {
                     writeln!(f, "    <invalid {inst}>")?;
                     continue;
                 };
-                let text = self.inst_text(data);
+                let mut text = self.inst_text(data);
+                if func.is_state_var(inst) {
+                    // Work-item state (`passes::barriers`).
+                    text = format!("state_{text}");
+                }
                 match func.inst_result[inst] {
                     Some(v) => {
                         let name = func.value_names[v].as_ref().map_or_else(String::new, |n| format!("    ; {n}"));

@@ -19,6 +19,8 @@
 //! - Gen instrumentation (`gen.block`, `gen.count`) matches its kernel's plan
 //!   (`validate_gen`).
 //!
+//! - barrier regions and work-item state as `regions` says (`passes::barriers`).
+//!
 //! It never panics, whatever the IR holds: it reports every problem it finds.
 
 use super::entities::{Block, Inst, Type, Value};
@@ -224,7 +226,8 @@ fn produces_value(module: &Module, data: &InstData) -> Option<bool> {
         | Return { .. }
         | Unreachable
         | GenBlock { .. }
-        | GenCount { .. } => false,
+        | GenCount { .. }
+        | BarrierResume { .. } => false,
         Atomic { op, .. } => *op != AtomicOp::Store,
         Image { op, .. } => *op != ImageOp::Write,
         Call { func, .. } => match module.functions.get(*func) {
@@ -364,6 +367,9 @@ impl<'m> FunctionValidator<'m> {
                 self.check_result(i);
                 self.check_types(i);
             }
+        }
+        for problem in super::regions::problems(f) {
+            self.error(problem);
         }
     }
 
@@ -925,7 +931,7 @@ impl<'m> FunctionValidator<'m> {
                     ),
                 }
             }
-            Jump { .. } => {}
+            Jump { .. } | BarrierResume { .. } => {}
             Branch { cond, .. } => expect(self.is_bool_with_lanes(ty(cond), 1), "branch condition is not a bool"),
             Switch { selector, .. } => expect(self.is_scalar_int(ty(selector)), "switch selector is not an integer"),
             Return { value } => {

@@ -133,6 +133,10 @@ pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis) -> (GenKern
             };
             match d {
                 InstData::Variable { .. } => continue,
+                // Work-item state (`passes::barriers`): a Gen thread keeps these values in
+                // registers across a barrier; the resume point is no instruction there.
+                InstData::Load { ptr, .. } | InstData::Store { ptr, .. } if f.is_state_value_address(*ptr) => continue,
+                InstData::BarrierResume { .. } => continue,
                 InstData::Binary { op, .. } => {
                     use ir::BinaryOp::*;
                     if matches!(op, FAdd | FSub | FMul | FDiv | FRem | FMod) {

@@ -8,7 +8,8 @@
 //! builds are not cached).
 //!
 //! The passes: inlining (`inline`), short-circuit chains folded into one branch
-//! (`short_circuit`), `vloadn` / `vstoren` as loads and stores (`vload_store`), the
+//! (`short_circuit`), `vloadn` / `vstoren` as loads and stores (`vload_store`), barrier
+//! regions with the values live across barriers in work-item state (`barriers`), the
 //! alignment every memory access is guaranteed (`align`), divergent control flow of vector
 //! kernels on the CPU device as masked blocks (`linearize`), and for a Gen-instrumented
 //! variant only, last, the Gen instrumentation (`gen_instrument`: the plan of sites and
@@ -16,6 +17,7 @@
 //! `back::gen_hooks`, turn into counting code).
 
 pub mod align;
+pub mod barriers;
 pub mod gen_instrument;
 pub mod inline;
 pub mod linearize;

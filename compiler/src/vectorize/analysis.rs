@@ -257,6 +257,10 @@ pub fn analyze_lanes(m: &ir::Module, f: &Function, linear_lanes: bool) -> WorkIt
     // block but the entry runs under a mask and every value crossing blocks there varies.
     let irreducible = loops.is_irreducible();
     let mut irreducible_forced = false;
+    // A branch on a condition whose shape is still unknown (it waits for a store into a
+    // register variable further down, such as the state variables of `passes::barriers`)
+    // waits too; once nothing changes, unknown conditions count as varying.
+    let mut unknown_varies = false;
     // Fixed point: shapes only move up (unknown -> uniform -> strided -> varying) and the set
     // of divergent blocks only grows.
     loop {
@@ -344,6 +348,11 @@ pub fn analyze_lanes(m: &ir::Module, f: &Function, linear_lanes: bool) -> WorkIt
                 InstData::Switch { selector, .. } => *selector,
                 _ => continue,
             };
+            let unknown = matches!(f.values.get(cond).map(|d| d.def), Some(ValueDef::Result(_) | ValueDef::Param(..)))
+                && a.shapes[cond].is_none();
+            if unknown && !unknown_varies {
+                continue;
+            }
             if a.shape(f, cond).is_uniform() || a.divergent_branches.contains(&t) {
                 continue;
             }
@@ -424,6 +433,10 @@ pub fn analyze_lanes(m: &ir::Module, f: &Function, linear_lanes: bool) -> WorkIt
                     });
                 }
             }
+        }
+        if !changed && !unknown_varies {
+            unknown_varies = true;
+            continue;
         }
         if !changed {
             break;

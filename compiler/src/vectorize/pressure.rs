@@ -11,6 +11,8 @@
 //! are immediates or addresses the compiler rematerialises (0). Private variables kept in
 //! registers (`WorkItemAnalysis::reg_candidates`) count as live everywhere (an
 //! over-estimate); private arrays in memory count nothing here (they are scratch traffic).
+//! The variables that keep a value across a barrier (`passes::barriers`) count nothing:
+//! the value counts where it is defined and where it is loaded.
 //! [`kernel_pressure`] measures the kernel with its calls inlined (as the Gen compiler
 //! inlines them); calls left over the limit count nothing.
 
@@ -126,6 +128,9 @@ pub fn register_pressure(m: &ir::Module, f: &Function, wa: &WorkItemAnalysis) ->
     let (mut base_u, mut base_v) = (0u64, 0u64);
     for &var in &wa.reg_candidates {
         let Some(ValueDef::Result(i)) = f.values.get(var).map(|d| d.def) else { continue };
+        if f.state_values[i] {
+            continue; // a value kept across barriers (`passes::barriers`): its loads count
+        }
         let InstData::Variable { ty, .. } = &f.insts[i] else { continue };
         let bytes = m.types.size_of(*ty);
         if wa.private_regs.contains(&var) {

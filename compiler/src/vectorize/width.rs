@@ -44,6 +44,8 @@ pub fn widest_data_bits(m: &ir::Module, func: &ir::Function) -> u32 {
     for &b in &func.layout.blocks {
         for &i in &func.layout.insts[b] {
             let bits = match &func.insts[i] {
+                // Work-item state (`passes::barriers`) is no data the kernel moves.
+                InstData::Load { ptr, .. } | InstData::Store { ptr, .. } if func.is_state_value_address(*ptr) => 0,
                 InstData::Load { .. } => func.inst_result[i].map_or(0, |v| elem_bits(func.value_type(v))),
                 InstData::Store { value, .. } => elem_bits(func.value_type(*value)),
                 _ => match func.inst_result[i] {

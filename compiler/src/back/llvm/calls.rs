@@ -1,0 +1,162 @@
+//! Calls of IR functions and atomic operations.
+
+use super::*;
+
+impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
+    pub(super) fn lower_call(&mut self, i: Inst, callee: Func, args: &[Value]) -> R<Option<Val<'ctx>>> {
+        let Some(cf) = self.e.ir.functions.get(callee) else { bail!("call of an unknown function") };
+        if cf.kind == FuncKind::Import {
+            bail!("call to `{}`, which is declared but never defined (unresolved import)", cf.name);
+        }
+        let key = self.e.instance_key(callee, self.kernel);
+        let Some(&fv) = self.e.funcs.get(&key) else { bail!("function `{}` was not declared", cf.name) };
+        let mut cargs: Vec<BasicMetadataValueEnum<'ctx>> = Vec::with_capacity(args.len() + 4);
+        let ptys = fv.get_type().get_param_types();
+        if ptys.len() != args.len() + 4 {
+            bail!("call of `{}` with {} arguments", cf.name, args.len());
+        }
+        for (k, a) in args.iter().enumerate() {
+            let v = self.get(*a)?;
+            if BasicMetadataTypeEnum::from(v.get_type()) != ptys[k] {
+                bail!("argument {k} of `{}` has type {}", cf.name, v.get_type());
+            }
+            cargs.push(v.into());
+        }
+        cargs.push(self.env.ctx.into());
+        for l in self.env.lid {
+            cargs.push(l.into());
+        }
+        let call = self.b.build_call(fv, &cargs, "")?;
+        let _ = i;
+        Ok(call.try_as_basic_value().basic())
+    }
+
+    pub(super) fn lower_atomic(
+        &mut self,
+        op: ir::AtomicOp,
+        ptr: Value,
+        value: Option<Value>,
+        comparator: Option<Value>,
+        rt: Option<BasicTypeEnum<'ctx>>,
+    ) -> R<Option<Val<'ctx>>> {
+        let p = as_ptr(self.get(ptr)?)?;
+        let val = match value {
+            Some(v) => Some(self.get(v)?),
+            None => None,
+        };
+        let cmp = match comparator {
+            Some(c) => Some(self.get(c)?),
+            None => None,
+        };
+        self.atomic_on(op, p, val, cmp, rt)
+    }
+
+    /// An atomic operation on LLVM values (one work-item's).
+    pub(crate) fn atomic_on(
+        &mut self,
+        op: ir::AtomicOp,
+        p: PointerValue<'ctx>,
+        val: Option<Val<'ctx>>,
+        cmp: Option<Val<'ctx>>,
+        rt: Option<BasicTypeEnum<'ctx>>,
+    ) -> R<Option<Val<'ctx>>> {
+        use ir::AtomicOp as A;
+        let sc = AtomicOrdering::SequentiallyConsistent;
+        let need_val = || val.ok_or_else(|| Error("atomic operation without an operand".into()));
+        let rmw = |s: &Self, op: AtomicRMWBinOp, v: Val<'ctx>| -> R<Val<'ctx>> {
+            match v {
+                BasicValueEnum::IntValue(iv) => Ok(s.b.build_atomicrmw(op, p, iv, sc)?.into()),
+                _ => bail!("atomic {op:?} on {}", v.get_type()),
+            }
+        };
+        Ok(match op {
+            A::Load => {
+                let t = rt.ok_or("atomic load without a result")?;
+                let l = self.b.build_load(t, p, "")?;
+                let inst = l.as_instruction_value().ok_or("atomic load folded")?;
+                let align = self.e.td.get_store_size(&t).max(1) as u32;
+                let _ = inst.set_alignment(align);
+                inst.set_atomic_ordering(sc).map_err(|e| Error(format!("atomic load: {e}")))?;
+                Some(l)
+            }
+            A::Store => {
+                let v = need_val()?;
+                let s = self.b.build_store(p, v)?;
+                let align = self.e.td.get_store_size(&v.get_type()).max(1) as u32;
+                let _ = s.set_alignment(align);
+                s.set_atomic_ordering(sc).map_err(|e| Error(format!("atomic store: {e}")))?;
+                None
+            }
+            A::Exchange => {
+                let v = need_val()?;
+                match v {
+                    BasicValueEnum::FloatValue(fv) => {
+                        let it = int_type(self.cx(), fv.get_type().get_bit_width())?;
+                        let iv = self.b.build_bit_cast(fv, it, "")?.into_int_value();
+                        let old = self.b.build_atomicrmw(AtomicRMWBinOp::Xchg, p, iv, sc)?;
+                        Some(self.b.build_bit_cast(old, fv.get_type(), "")?)
+                    }
+                    _ => Some(rmw(self, AtomicRMWBinOp::Xchg, v)?),
+                }
+            }
+            A::CompareExchange => {
+                let v = need_val()?;
+                let c = cmp.ok_or("compare-exchange without a comparator")?;
+                if v.get_type() != c.get_type() {
+                    bail!("compare-exchange operands of different types");
+                }
+                let pair = self.b.build_cmpxchg(p, c, v, sc, sc)?;
+                Some(self.b.build_extract_value(pair, 0, "")?)
+            }
+            A::IIncrement | A::IDecrement => {
+                let t = rt.ok_or("atomic increment without a result")?;
+                let one = as_int(self.cint(t, 1)?)?;
+                let o = if op == A::IIncrement { AtomicRMWBinOp::Add } else { AtomicRMWBinOp::Sub };
+                Some(self.b.build_atomicrmw(o, p, one, sc)?.into())
+            }
+            A::IAdd => Some(rmw(self, AtomicRMWBinOp::Add, need_val()?)?),
+            A::ISub => Some(rmw(self, AtomicRMWBinOp::Sub, need_val()?)?),
+            A::SMin => Some(rmw(self, AtomicRMWBinOp::Min, need_val()?)?),
+            A::UMin => Some(rmw(self, AtomicRMWBinOp::UMin, need_val()?)?),
+            A::SMax => Some(rmw(self, AtomicRMWBinOp::Max, need_val()?)?),
+            A::UMax => Some(rmw(self, AtomicRMWBinOp::UMax, need_val()?)?),
+            A::And => Some(rmw(self, AtomicRMWBinOp::And, need_val()?)?),
+            A::Or => Some(rmw(self, AtomicRMWBinOp::Or, need_val()?)?),
+            A::Xor => Some(rmw(self, AtomicRMWBinOp::Xor, need_val()?)?),
+            A::FAdd => {
+                let v = need_val()?;
+                let BasicValueEnum::FloatValue(fv) = v else { bail!("atomic fadd on {}", v.get_type()) };
+                Some(self.atomic_fadd(p, fv)?.into())
+            }
+        })
+    }
+
+    /// Atomic float add as a compare-exchange loop on the bits (inkwell builds only integer
+    /// read-modify-writes; LLVM expands `atomicrmw fadd` into the same loop on x86).
+    pub(super) fn atomic_fadd(&self, p: PointerValue<'ctx>, v: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
+        let ft = v.get_type();
+        let it = int_type(self.cx(), ft.get_bit_width())?;
+        let pre = self.b.get_insert_block().ok_or("builder not positioned")?;
+        let first = self.b.build_load(it, p, "")?;
+        let inst = first.as_instruction_value().ok_or("atomic load folded")?;
+        let _ = inst.set_alignment(ft.get_bit_width() / 8);
+        inst.set_atomic_ordering(AtomicOrdering::Monotonic).map_err(|e| Error(format!("atomic load: {e}")))?;
+        let lp = self.cx().insert_basic_block_after(pre, "fadd.loop");
+        let done = self.cx().insert_basic_block_after(lp, "fadd.done");
+        self.b.build_unconditional_branch(lp)?;
+        self.b.position_at_end(lp);
+        let cur = self.b.build_phi(it, "")?;
+        let cur_i = cur.as_basic_value().into_int_value();
+        let cur_f = self.b.build_bit_cast(cur_i, ft, "")?.into_float_value();
+        let sum = self.b.build_float_add(cur_f, v, "")?;
+        let sum_i = self.b.build_bit_cast(sum, it, "")?.into_int_value();
+        let sc = AtomicOrdering::SequentiallyConsistent;
+        let pair = self.b.build_cmpxchg(p, cur_i, sum_i, sc, sc)?;
+        let seen = self.b.build_extract_value(pair, 0, "")?.into_int_value();
+        let ok = self.b.build_extract_value(pair, 1, "")?.into_int_value();
+        self.b.build_conditional_branch(ok, done, lp)?;
+        cur.add_incoming(&[(&first, pre), (&seen, lp)]);
+        self.b.position_at_end(done);
+        Ok(self.b.build_bit_cast(cur_i, ft, "")?.into_float_value())
+    }
+}
