@@ -6,12 +6,15 @@
 mod front_common;
 
 use front_common::assert_valid;
+use softcl_compiler::front::opencl_c::freeze_as_select;
 use softcl_compiler::{compile_source, Program, Target};
 
 /// clang -O2 leaves a `freeze` (loop unswitching) that the translator cannot translate.
 const FREEZE: &str = include_str!("../../conformance/fuzz-corpus/spirv-freeze.cl");
 /// clang -O2 narrows a `switch` condition to an `i3`: "InvalidBitWidth".
 const BIT_WIDTH: &str = include_str!("../../conformance/fuzz-corpus/spirv-invalid-bit-width.cl");
+/// A `freeze` from clang's early passes, and a module the translator asserts on at -O0.
+const FREEZE_EARLY: &str = include_str!("../../conformance/fuzz-corpus/spirv-freeze-early.cl");
 /// The translator dies on an assertion (`cast<ConstantInt>`) on clang's -O2 module.
 const CAST: &str = include_str!("../../conformance/fuzz-corpus/spirv-cast-assertion.cl");
 
@@ -73,4 +76,23 @@ fn translated_kernel_has_no_note() {
         &Target::default(),
     );
     assert!(!program.log.contains("SPIR-V translation"), "{}", program.log);
+}
+
+#[test]
+fn freeze_from_the_early_passes_is_rescued() {
+    assert_rescued(FREEZE_EARLY, "freeze");
+    let program = build_on(FREEZE_EARLY, "-cl-std=CL3.0", &Target::default());
+    assert!(program.log.contains("`freeze` instruction(s) removed"), "{}", program.log);
+}
+
+#[test]
+fn freeze_is_written_as_the_value_it_freezes() {
+    let ir = "  %5 = freeze i32 %4\n  %v = freeze <4 x i32> %w, !dbg !12\n  ; %a = freeze i32 %b\n  ret void\n";
+    let (text, count) = freeze_as_select(ir);
+    assert_eq!(count, 2);
+    assert_eq!(
+        text,
+        "  %5 = select i1 true, i32 %4, i32 %4\n  %v = select i1 true, <4 x i32> %w, <4 x i32> %w, !dbg !12\n  \
+         ; %a = freeze i32 %b\n  ret void\n"
+    );
 }

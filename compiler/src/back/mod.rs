@@ -487,9 +487,11 @@ fn decide(m: &ir::Module, kernel: &ir::Kernel, target: &Target) -> Result<Decisi
         return Err(fail(format!("kernel `{}` has no body", kernel.info.name)));
     }
     let func = &m.functions[kernel.func];
-    let has_barriers = func.layout.blocks.iter().any(|&b| {
-        func.terminator(b).is_some_and(|t| matches!(func.insts[t], ir::InstData::BarrierResume { .. }))
-    });
+    let has_barriers = func
+        .layout
+        .blocks
+        .iter()
+        .any(|&b| func.terminator(b).is_some_and(|t| matches!(func.insts[t], ir::InstData::BarrierResume { .. })));
     let width = vectorize::width::choose(m, func, &kernel.info, &target.vectorizer)
         .map_err(|msg| fail(format!("kernel `{}`: {msg}", kernel.info.name)))?;
     let gen_build = target.gen.filter(|g| g.simd > 1);

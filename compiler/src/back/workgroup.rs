@@ -164,9 +164,11 @@ fn state_noalias(f: &Function) -> bool {
             }
         }
     }
-    !f.layout.blocks.iter().flat_map(|&b| f.layout.insts[b].iter()).any(|&i| {
-        matches!(&f.insts[i], InstData::Store { value, .. } if into_state.contains(value))
-    })
+    !f.layout
+        .blocks
+        .iter()
+        .flat_map(|&b| f.layout.insts[b].iter())
+        .any(|&i| matches!(&f.insts[i], InstData::Store { value, .. } if into_state.contains(value)))
 }
 
 /// The barrier side of a kernel's work-item function: the state pointer, the block that

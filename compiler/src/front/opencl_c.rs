@@ -21,6 +21,13 @@
 //!    pipeline: the passes that leave what the translator refuses run late (loop
 //!    unswitching's `freeze`), while the early ones fold the constant expressions of step 1.
 //!
+//! 4. The module of step 2 through the whole `-O2` pipeline as LLVM assembly, with each
+//!    `freeze` written as the value it freezes (`select i1 true, T x, T x`, which the
+//!    translator takes) and assembled again without optimisation: for a `freeze` that the
+//!    early passes already make (InstCombine), when the unoptimised module is refused too.
+//!    A `freeze` only pins a value an optimisation speculated, which a kernel free of
+//!    undefined behaviour never uses; SPIR-V has no such instruction.
+//!
 //! Step 1 comes first so that kernels it rescued before steps 2 and 3 existed keep the module
 //! and the build time they had.
 //!
@@ -347,6 +354,9 @@ pub fn compile_to_spirv(source: &str, options: &BuildOptions, target: &Target) -
         if let Some((bytes, limit, passes)) = front.shortened_pipeline(&ir)? {
             return rescued(bytes, &format!("a module optimised by the first {limit} of {passes} optimisation passes"));
         }
+        if let Some((bytes, count)) = front.optimised_without_freeze(&ir)? {
+            return rescued(bytes, &format!("the optimised module with its {count} `freeze` instruction(s) removed"));
+        }
     }
     if first.line_tables {
         let retry = Attempt { optimize: false, line_tables: false };
@@ -457,6 +467,30 @@ impl FrontEnd<'_> {
         Ok((optimised.status.success() && translated.status.success()).then_some(translated.stdout))
     }
 
+    /// The `-O2` pipeline on `ir` as LLVM assembly, its `freeze` instructions written as the
+    /// values they freeze ([`freeze_as_select`]), assembled at `-O0` and translated (step 4
+    /// of the module documentation). Returns the SPIR-V and the number of `freeze`s; `None`
+    /// when there were none or a tool failed.
+    fn optimised_without_freeze(&self, ir: &str) -> Result<Option<(Vec<u8>, usize)>, BuildError> {
+        let mut args = ir_arguments(None);
+        args[0] = "-S".into();
+        let optimised = self.clang.run_with_input(&args, ir.as_bytes().to_vec())?;
+        if !optimised.status.success() {
+            return Ok(None);
+        }
+        let (text, count) = freeze_as_select(&String::from_utf8_lossy(&optimised.stdout));
+        if count == 0 {
+            return Ok(None);
+        }
+        let assemble: Vec<String> =
+            ["-c", "--target=spir64", "-O0", "-fno-color-diagnostics", "-emit-llvm", "-x", "ir", "-", "-o", "-"]
+                .map(String::from)
+                .to_vec();
+        let (assembled, translated) =
+            pipe(self.clang, &assemble, text.into_bytes(), self.translator, self.translator_args)?;
+        Ok((assembled.status.success() && translated.status.success()).then_some((translated.stdout, count)))
+    }
+
     /// A long prefix of the `-O2` pipeline (`-opt-bisect-limit`: the passes skipped are
     /// optional, so the module keeps its meaning) whose module translates, searched in eighths
     /// from the top; the passes that leave what the translator refuses (`freeze` from loop
@@ -481,6 +515,39 @@ impl FrontEnd<'_> {
         }
         Ok(None)
     }
+}
+
+/// `ir` (LLVM assembly) with every `%x = freeze T v` written as `%x = select i1 true, T v,
+/// T v`, and how many there were.
+pub fn freeze_as_select(ir: &str) -> (String, usize) {
+    let mut count = 0;
+    let mut out = String::with_capacity(ir.len());
+    for line in ir.split_inclusive('\n') {
+        let body = line.trim_end_matches('\n');
+        let rewritten = body.split_once(" = freeze ").and_then(|(lhs, rest)| {
+            if !lhs.trim_start().starts_with('%') || lhs.contains(';') {
+                return None;
+            }
+            // Metadata attachments (`, !dbg !12`) follow the operand.
+            let (operand, meta) = match rest.find(", !") {
+                Some(k) => (&rest[..k], &rest[k..]),
+                None => (rest, ""),
+            };
+            let (ty, value) = operand.trim_end().rsplit_once(' ')?;
+            Some(format!("{lhs} = select i1 true, {ty} {value}, {ty} {value}{meta}"))
+        });
+        match rewritten {
+            Some(text) => {
+                count += 1;
+                out.push_str(&text);
+                if line.ends_with('\n') {
+                    out.push('\n');
+                }
+            }
+            None => out.push_str(line),
+        }
+    }
+    (out, count)
 }
 
 /// clang's arguments to optimise LLVM assembly from stdin at `-O2` (with `-opt-bisect-limit`
