@@ -385,7 +385,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             loaded.push((p, self.b.build_load(ty, slot, "")?));
         }
         for (p, v) in loaded {
-            // Through `define`: a parameter live across a barrier goes to the state too.
+            // Values live across a barrier are already in state variables (`passes::barriers`).
             self.define(p, v)?;
         }
         Ok(())
