@@ -285,18 +285,22 @@ mod tests {
         assert!(plan.blocks.iter().any(|blk| blk.divergent_branch), "the branch on g & 1 diverges");
     }
 
+    /// The `gen.count` of plan site `site` in `f`.
+    fn count_of_site(f: &ir::Function, site: u32) -> Inst {
+        f.layout
+            .blocks
+            .iter()
+            .flat_map(|&b| f.layout.insts[b].iter().copied())
+            .find(|&i| matches!(f.insts[i], InstData::GenCount { site: s, .. } if s == site))
+            .unwrap_or_else(|| panic!("site {site} is counted"))
+    }
+
     #[test]
     fn a_site_without_its_count_is_invalid() {
         let mut m = instrumented();
         let kf = m.kernels[0].func;
         let f = &mut m.functions[kf];
-        let count = f
-            .layout
-            .blocks
-            .iter()
-            .flat_map(|&b| f.layout.insts[b].iter().copied())
-            .find(|&i| matches!(f.insts[i], InstData::GenCount { site: 3, .. }))
-            .expect("site 3 is counted");
+        let count = count_of_site(f, 3);
         f.remove_inst(count);
         let errors = ir::validate::validate(&m).expect_err("a site without its gen.count");
         let text: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
@@ -309,13 +313,7 @@ mod tests {
         let mut m = instrumented();
         let kf = m.kernels[0].func;
         let f = &mut m.functions[kf];
-        let count = f
-            .layout
-            .blocks
-            .iter()
-            .flat_map(|&b| f.layout.insts[b].iter().copied())
-            .find(|&i| matches!(f.insts[i], InstData::GenCount { site: 0, .. }))
-            .expect("site 0 is counted");
+        let count = count_of_site(f, 0);
         let b = f.layout.inst_block[count].unwrap();
         f.remove_inst(count);
         let t = f.terminator(b).unwrap();
