@@ -193,3 +193,58 @@ fn guarded_accesses_before_the_own_index_on_the_gen_device() {
         check_all(&d.env());
     }
 }
+
+/// Private variables live across a barrier (work-item state), written under divergent
+/// control flow: unoptimised code (`-cl-opt-disable`) keeps `x` in memory, and an
+/// inactive lane's copy must keep its value. The state store of a masked block wrote every
+/// lane of the packet (the odd lanes' 5 reached the even ones), and a divergent loop's
+/// state stores must stop for the lanes that left it.
+#[test]
+fn state_written_under_a_mask_keeps_the_inactive_lanes_values() {
+    if run_in_every_mode("state_written_under_a_mask_keeps_the_inactive_lanes_values") {
+        return;
+    }
+    const STATE: &str = r#"
+        __kernel void odd_five(__global int *out, __local int *t) {
+            int lid = get_local_id(0);
+            int x = 0;
+            if (lid & 1)
+                x = 5;
+            t[lid] = lid;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            out[get_global_id(0)] = x + t[(lid + 1) % get_local_size(0)];
+        }
+        __kernel void steps(__global int *out, __local int *t) {
+            int lid = get_local_id(0);
+            int x = 0;
+            for (int k = 0; k < lid % 5; k++)
+                x += k + 1;
+            t[lid] = x;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            out[get_global_id(0)] = x * 100 + t[(lid + 1) % get_local_size(0)];
+        }"#;
+    let env = device(DeviceKind::Cpu).expect("the CPU device").env();
+    for options in ["", "-cl-opt-disable"] {
+        let program = env.build(STATE, options);
+        let n = 96usize;
+        let out = env.buffer(CL_MEM_WRITE_ONLY, n * 4);
+        for local in [16usize, 48, 12] {
+            for name in ["odd_five", "steps"] {
+                let k = kernel_of(&program, name);
+                k.set_mem(0, &out);
+                k.set_local(1, local * 4);
+                env.run(&k, &[n], Some(&[local]));
+                let got: Vec<i32> = env.read(&out, n);
+                let steps = |l: usize| ((l % 5) * (l % 5 + 1) / 2) as i32;
+                for (g, &v) in got.iter().enumerate() {
+                    let (l, next) = (g % local, (g % local + 1) % local);
+                    let want = match name {
+                        "odd_five" => 5 * (l & 1) as i32 + next as i32,
+                        _ => steps(l) * 100 + steps(next),
+                    };
+                    assert_eq!(v, want, "{name} out[{g}], local size {local}, options `{options}`");
+                }
+            }
+        }
+    }
+}

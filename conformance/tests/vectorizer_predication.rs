@@ -1,5 +1,5 @@
 //! If-conversion in the CPU device's vectorizer, through the loader: loop-free kernels with
-//! divergent branches run every block once under its lane mask (no lane dispatcher), with
+//! divergent branches run every block once under its lane mask, with
 //! masked loads and stores, so lanes that do not take a side never touch its memory.
 //!
 //! As in `vectorizer.rs`, each test runs in child processes of this test binary, once per
@@ -25,9 +25,9 @@ fn mode() -> String {
 
 /// Builds `src` on the CPU device and checks the build log ([`build_reported`]): with the
 /// vectorizer on, each kernel of `kernels` is vectorized and its divergent branches
-/// if-converted; off, no report line.
+/// linearized with masks; off, no report line.
 fn build(env: &TestEnv, src: &str, kernels: &[&str]) -> Program {
-    build_reported(env, src, "-cl-std=CL3.0", &mode(), kernels, &["if-converted"])
+    build_reported(env, src, "-cl-std=CL3.0", &mode(), kernels, &["linearized with masks"])
 }
 
 #[test]

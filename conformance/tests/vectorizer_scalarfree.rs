@@ -276,7 +276,7 @@ fn barriers_under_uniform_but_unprovable_conditions() {
 }
 
 /// A loop with two entries (goto into its middle): irreducible control flow with divergent
-/// branches, run by the lane dispatcher.
+/// branches, made natural loops by copying the second entry's part, then linearized.
 #[test]
 fn irreducible_loop_with_divergent_exits() {
     if run_in_vectorizer_modes(CHILD, "irreducible_loop_with_divergent_exits", |_, _| {}) {
@@ -319,7 +319,7 @@ fn irreducible_loop_with_divergent_exits() {
         acc + n * 1000
     }
     let env = cpu_env();
-    let p = build(&env, SRC, &["irr"], &["lane dispatcher (irreducible control flow"]);
+    let p = build(&env, SRC, &["irr"], &["linearized with masks", "loop mask, runs while any lane is active"]);
     let k = kernel_of(&p, "irr");
     let n = 70usize;
     let input: Vec<i32> = (0..n as i32).map(|g| (g * 37) % 101 - 10).collect();

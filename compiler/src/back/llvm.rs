@@ -154,8 +154,6 @@ pub struct FnLower<'a, 'ctx, 'ir> {
     resume: ResumePoints<'ctx>,
     /// Vector mode (`back::vector`): W work-items per call.
     pub vec: Option<super::vector::VecState<'a, 'ctx>>,
-    /// Linearized control flow (`back::linearize`) of a vector function with divergence.
-    pub lin: Option<super::linearize::Lin<'ctx>>,
     /// Kernel argument index of a `restrict` buffer -> the `noalias` parameter holding it.
     pub restrict_params: HashMap<usize, u32>,
     /// Scalar code: stores that stream (non-temporal) when their ND-range is large and
@@ -217,7 +215,6 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             global_cache: HashMap::new(),
             resume: ResumePoints::new(state, dispatch),
             vec: None,
-            lin: None,
             restrict_params: HashMap::new(),
             stream_stores: Default::default(),
             ndrange_items: None,
@@ -254,17 +251,17 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let entry = f.layout.entry().ok_or_else(|| self.err("has no body"))?;
         let cfg = crate::analysis::Cfg::new(f);
         let order = cfg.rpo();
-        let linearize = self.vec.as_ref().is_some_and(|v| !v.wa.divergent_branches.is_empty());
-        // Masked blocks (`passes::linearize`) set the mask of their code.
-        let masked = f.layout.blocks.iter().any(|&b| f.blocks[b].mask.is_some());
-        if masked && linearize {
-            return Err(self.err("masked blocks and divergent branches in one function"));
+        // Vector code has no divergent branch left: `passes::linearize` made them masked
+        // blocks, which set the mask of their code.
+        if self.vec.as_ref().is_some_and(|v| !v.wa.divergent_branches.is_empty()) {
+            return Err(self.err("divergent branches in vector code that was not linearized"));
         }
+        let masked = f.layout.blocks.iter().any(|&b| f.blocks[b].mask.is_some());
         // Blocks and phis first, so that branches can target anything.
         for &bb in order {
             let llb = self.cx().append_basic_block(self.llf, "");
             self.blocks[bb] = Some(llb);
-            if bb != entry && !linearize {
+            if bb != entry {
                 self.b.position_at_end(llb);
                 let mut phis = Vec::new();
                 for &p in &f.blocks[bb].params {
@@ -283,29 +280,24 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         }
         self.setup_params(entry)?;
         self.setup_variables(order)?;
-        if linearize {
-            self.setup_linearized(entry)?;
-        }
 
         for &bb in order {
             let llb = self.blocks[bb].ok_or_else(|| self.err("block not created"))?;
             self.b.position_at_end(llb);
-            if linearize {
-                self.lin_enter(bb)?;
-            }
-            let skip = if masked { self.enter_block_mask(bb)? } else { None };
             if bb == entry {
                 for (dst, src, size, align) in std::mem::take(&mut self.resume.entry_copies) {
                     let n = self.i64().const_int(size, false);
                     self.b.build_memcpy(dst, align, src, align, n)?;
                 }
-            } else if !linearize {
+            } else {
                 let phis = self.phis.get(&bb).cloned().unwrap_or_default();
                 for (&p, parts) in f.blocks[bb].params.iter().zip(phis) {
                     let v = self.join_phi_parts(&parts)?;
                     self.define(p, v)?;
                 }
             }
+            // After the parameters: a linearized loop's header is masked by its own.
+            let skip = if masked { self.enter_block_mask(bb)? } else { None };
             for &i in &f.layout.insts[bb] {
                 self.lower_inst(i).map_err(|e| {
                     if e.0.starts_with("function `") {
@@ -323,10 +315,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             }
         }
         // The dispatch block: start of the body, or the resume point of a barrier.
-        let body = match &self.lin {
-            Some(lin) => lin.start,
-            None => self.blocks[entry].ok_or_else(|| self.err("no entry block"))?,
-        };
+        let body = self.blocks[entry].ok_or_else(|| self.err("no entry block"))?;
         let resume_at = match &self.mode {
             Mode::Kernel { .. } => Some(as_int(self.llf.get_nth_param(6).ok_or("missing resume parameter")?)?),
             Mode::Function => None,
@@ -508,28 +497,10 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 Ok(val)
             }
             ValueDef::Global(g) => Ok(self.global_address(g)?.into()),
-            _ => {
-                if self.lin.is_some() && self.is_constant_address(v) {
-                    // Recomputed where used (no slot): printf needs its format as a constant.
-                    if let ValueDef::Result(i) = vd.def {
-                        if let InstData::AccessChain { base, element, indices, in_bounds } = &self.f.insts[i] {
-                            return Ok(self.lower_access_chain(*base, *element, indices, *in_bounds)?.into());
-                        }
-                        if let InstData::Convert { arg, .. } = &self.f.insts[i] {
-                            let a = self.get(*arg)?;
-                            let ty = self.ty(vd.ty)?;
-                            return Ok(if a.get_type() == ty { a } else { self.b.build_bit_cast(a, ty, "")? });
-                        }
-                    }
-                }
-                if let Some(x) = self.lin_get(v)? {
-                    return Ok(x);
-                }
-                match self.vals[v] {
-                    Some(x) => Ok(x),
-                    None => bail!("value {v} is used where its definition does not reach"),
-                }
-            }
+            _ => match self.vals[v] {
+                Some(x) => Ok(x),
+                None => bail!("value {v} is used where its definition does not reach"),
+            },
         }
     }
 
@@ -540,7 +511,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             bail!("produces {} where the IR says {}", val.get_type(), want);
         }
         self.vals[v] = Some(val);
-        self.lin_define(v, val)
+        Ok(())
     }
 
     /// The LLVM block of `b`, once created.
@@ -753,9 +724,6 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         if let InstData::BarrierResume { id, dest } = &self.f.insts[i] {
             return self.lower_resume(*id, dest.block);
         }
-        if self.lin.is_some() && self.f.insts[i].is_terminator() {
-            return self.lin_terminator(&self.f.insts[i]);
-        }
         if self.vec.is_some() && self.lower_vector_inst(i)? {
             return Ok(());
         }
@@ -796,6 +764,8 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 let f = self.get(*if_false)?;
                 Some(self.select(c, t, f)?)
             }
+            // The work-item alone: its own condition.
+            I::AnyActive { cond } => Some(self.get(*cond)?),
             I::Convert { op, arg, saturate, rounding } => {
                 let a = self.get(*arg)?;
                 let (_, rt) = self.need_result(i)?;
@@ -973,16 +943,9 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             bail!("barrier_resume outside a kernel body");
         }
         self.b.build_return(Some(&self.i32().const_int(id as u64, false)))?;
-        if self.lin.is_none() {
-            let target = self.blocks[dest].ok_or("resume point without a block")?;
-            self.resume.points.push((id, target));
-            return Ok(());
-        }
-        let resume = self.cx().append_basic_block(self.llf, &format!("resume{id}"));
-        self.resume.points.push((id, resume));
-        self.b.position_at_end(resume);
-        self.lin_resume()?;
-        self.lin_terminator(&InstData::Jump { dest: ir::BlockCall { block: dest, args: Vec::new() } })
+        let target = self.blocks[dest].ok_or("resume point without a block")?;
+        self.resume.points.push((id, target));
+        Ok(())
     }
 
     /// How a block parameter of LLVM type `ty` is carried between blocks: `Some((n, part))`

@@ -27,8 +27,8 @@ pub mod gen_hooks;
 pub mod host;
 pub mod imagelib;
 pub mod jit;
-pub mod linearize;
 pub mod llvm;
+pub mod masked;
 pub mod mathlib;
 pub mod printf;
 pub mod target;
@@ -118,6 +118,7 @@ fn prepare(module: &ir::Module, target: &Target) -> Result<ir::Module, BuildErro
                 Ok(())
             },
         });
+        pipeline.push(Pass { name: "reducible", run: passes::reducible::run_module });
     }
     pipeline.push(Pass { name: "barriers", run: passes::barriers::run_module });
     pipeline.push(Pass {
@@ -260,7 +261,7 @@ fn emit(
 ) -> Result<Emitted, BuildError> {
     let t0 = std::time::Instant::now();
     let decisions = m.kernels.iter().map(|k| decide(m, k, target)).collect::<Result<Vec<_>, _>>()?;
-    let lin = linearize_kernels(m, &decisions, target)?;
+    let lin = linearize_kernels(m, &decisions)?;
     let (m, linearized) = match &lin {
         Some((lm, changed)) => (lm, changed.clone()),
         None => (m, Default::default()),
@@ -501,9 +502,14 @@ fn decide(m: &ir::Module, kernel: &ir::Kernel, target: &Target) -> Result<Decisi
         (target.vectorizer != crate::Vectorizer::Off).then(|| width.why.clone())
     } else {
         vectorize::blocker(m, func, &wa, has_barriers)
+            .or_else(|| {
+                crate::passes::linearize::check(func, &wa)
+                    .map(|why| format!("divergent control flow that cannot be linearized: {why}"))
+            })
             .or_else(|| match target.vectorizer {
-                crate::Vectorizer::Auto { register_bytes } => vectorize::unprofitable(func, &wa)
-                    .or_else(|| vectorize::width::register_bound(m, func, &pressure, register_bytes)),
+                crate::Vectorizer::Auto { register_bytes } => {
+                    vectorize::width::register_bound(m, func, &pressure, register_bytes)
+                }
                 _ => None,
             })
             .or_else(|| {
@@ -542,16 +548,12 @@ fn decide(m: &ir::Module, kernel: &ir::Kernel, target: &Target) -> Result<Decisi
 
 /// The module with the divergent control flow of every kernel that runs at a width above 1
 /// linearized with masks (`passes::linearize`, validated), and the kernels it changed;
-/// `None` when it changed none. The Gen device's instrumented builds keep the lowering's
-/// linearization (`back::linearize`): the Gen model's report is per source block.
+/// `None` when it changed none. The Gen device's instrumented builds too: their counting
+/// instructions count under the masks of their blocks.
 fn linearize_kernels(
     m: &ir::Module,
     decisions: &[Decision],
-    target: &Target,
 ) -> Result<Option<(ir::Module, std::collections::HashSet<usize>)>, BuildError> {
-    if target.gen.is_some() {
-        return Ok(None);
-    }
     let wanted: Vec<usize> = (0..m.kernels.len())
         .filter(|&k| decisions[k].lanes > 1 && !decisions[k].wa.divergent_branches.is_empty())
         .collect();

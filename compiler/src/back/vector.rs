@@ -874,9 +874,10 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 if self.f.is_state_address(*ptr) {
                     // Work-item state (`passes::barriers`): packets keep W values in a row,
                     // aligned to the element only.
-                    let v = if self.lin.is_some() {
-                        // Under divergence only the active lanes' part is theirs to write.
-                        let mask = self.vec.as_ref().ok_or("not in vector mode")?.mask;
+                    let vs = self.vec.as_ref().ok_or("not in vector mode")?;
+                    let v = if vs.mask != vs.static_mask {
+                        // In a masked block only the active lanes' part is theirs to write.
+                        let mask = vs.mask;
                         let old = self.b.build_load(x.get_type(), p, "")?;
                         self.state_align(*ptr, old.as_instruction_value());
                         self.blend(mask, x, old)?
@@ -888,6 +889,20 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                     return Ok(true);
                 }
                 self.register_store(p, x)?;
+                return Ok(true);
+            }
+            I::AnyActive { cond } => {
+                let r = res.ok_or("any_active without result")?;
+                let any = if self.is_uniform(*cond) {
+                    self.get(*cond)?
+                } else {
+                    // The packet's active lanes (an unmasked block's: the work-items that exist).
+                    let mask = self.vec.as_ref().ok_or("not in vector mode")?.mask;
+                    let c = self.get_wide(*cond)?.into_vector_value();
+                    let on = self.b.build_and(c, mask, "")?;
+                    self.intr("llvm.vector.reduce.or", &[on.into()])?
+                };
+                self.define(r, any)?;
                 return Ok(true);
             }
             _ if self.runs_per_lane(i) => {
@@ -979,6 +994,19 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             I::Compare { op, lhs, rhs } => {
                 let (a, b) = (self.get_wide(*lhs)?, self.get_wide(*rhs)?);
                 self.lower_compare(*op, a, b)?
+            }
+            I::Select { cond, if_true, if_false }
+                if !self.is_uniform(*cond)
+                    && matches!(
+                        self.e.ir.types.get(ir_ty),
+                        ir::TypeData::Struct { .. } | ir::TypeData::Array { .. }
+                    ) =>
+            {
+                // A struct or array per lane (a join of `passes::linearize`): lane by lane.
+                let c = self.get_wide(*cond)?.into_vector_value();
+                let t = self.get_wide(*if_true)?;
+                let e = self.get_wide(*if_false)?;
+                self.blend(c, t, e)?
             }
             I::Select { cond, if_true, if_false } => {
                 let c = if self.is_uniform(*cond) && !f.value_type(*cond).eq(&f.value_type(*if_true)) {

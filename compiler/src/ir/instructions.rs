@@ -372,6 +372,14 @@ pub enum InstData {
         access: GenAccess,
     },
 
+    /// Whether `cond` (a `bool`) is true for any work-item that runs this code together with
+    /// this one: the active lanes of the packet in vector code, the work-item alone in a
+    /// scalar build. The result is the same for all of them (uniform). Only
+    /// `passes::linearize` makes it, for the latch of a linearized loop.
+    AnyActive {
+        cond: Value,
+    },
+
     // Terminators.
     Jump {
         dest: BlockCall,
@@ -433,7 +441,7 @@ impl InstData {
                 f(*lhs);
                 f(*rhs)
             }
-            Unary { arg, .. } | Convert { arg, .. } => f(*arg),
+            Unary { arg, .. } | Convert { arg, .. } | AnyActive { cond: arg } => f(*arg),
             Select { cond, if_true, if_false } => {
                 f(*cond);
                 f(*if_true);
@@ -520,7 +528,7 @@ impl InstData {
                 f(lhs);
                 f(rhs)
             }
-            Unary { arg, .. } | Convert { arg, .. } => f(arg),
+            Unary { arg, .. } | Convert { arg, .. } | AnyActive { cond: arg } => f(arg),
             Select { cond, if_true, if_false } => {
                 f(cond);
                 f(if_true);

@@ -138,6 +138,7 @@ impl FunctionDisplay<'_> {
             Unary { op, arg } => format!("{} {arg}", lower(op)),
             Compare { op, lhs, rhs } => format!("cmp.{} {lhs}, {rhs}", lower(op)),
             Select { cond, if_true, if_false } => format!("select {cond}, {if_true}, {if_false}"),
+            AnyActive { cond } => format!("any_active {cond}"),
             Convert { op, arg, saturate, rounding } => {
                 let mut s = lower(op);
                 if *saturate {

@@ -13,7 +13,8 @@
 //!   operation implies (binary operands alike, compares yield bool of the operand's lane
 //!   count, loads/stores match the pointee, calls match the callee's signature, ...);
 //! - a block's mask (`passes::linearize`) is a scalar `bool` defined in a block that
-//!   strictly dominates it (or a constant); the entry block has none, and a masked block
+//!   strictly dominates it, a parameter of the block itself (a linearized loop's header),
+//!   or a constant; the entry block has none, and a masked block
 //!   holds no work-group barrier (every work-item must reach a barrier).
 //!
 //! - Gen instrumentation (`gen.block`, `gen.count`) matches its kernel's plan
@@ -215,6 +216,7 @@ fn produces_value(module: &Module, data: &InstData) -> Option<bool> {
         | ExtractValue { .. }
         | InsertValue { .. }
         | Construct { .. }
+        | AnyActive { .. }
         | WorkItem { .. } => true,
         Store { .. }
         | CopyMemory { .. }
@@ -390,6 +392,8 @@ impl<'m> FunctionValidator<'m> {
         }
         let def_block = match data.def {
             ValueDef::Result(i) => self.position.get(&i).map(|p| p.0),
+            // A loop mask: the header's own parameter.
+            ValueDef::Param(pb, _) if pb == b => None,
             ValueDef::Param(pb, _) => Some(pb),
             ValueDef::Const(_) => None,
             ValueDef::Global(_) => {
@@ -682,6 +686,10 @@ impl<'m> FunctionValidator<'m> {
                 let cond_ok =
                     self.is_bool_with_lanes(c, 1) || (self.is_bool_with_lanes(c, self.lanes(t)) && self.lanes(t) > 1);
                 expect(cond_ok, "select condition must be a bool or a bool vector of the operands' lane count");
+            }
+            AnyActive { cond } => {
+                expect(self.is_bool_with_lanes(ty(cond), 1), "any_active of a value that is not a bool");
+                expect(result.is_some_and(|r| self.is_bool_with_lanes(r, 1)), "any_active's result must be a bool");
             }
             Convert { op, arg, .. } => {
                 let from = ty(arg);

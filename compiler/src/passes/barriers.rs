@@ -25,8 +25,7 @@
 
 use crate::analysis::{Cfg, DomTree};
 use crate::ir::{
-    Block, BlockCall, ConvertOp, EntityRef, FuncKind, Function, Inst, InstData, Module, SecondaryMap, TypeTable, Value,
-    ValueDef,
+    Block, BlockCall, ConvertOp, EntityRef, Function, Inst, InstData, Module, SecondaryMap, TypeTable, Value, ValueDef,
 };
 use crate::kernel_info::AddressSpace;
 use std::collections::{HashMap, HashSet};
@@ -35,16 +34,10 @@ use super::inline::is_work_group_barrier;
 
 /// Splits every kernel of `m` that has work-group barriers into barrier regions.
 pub fn run_module(m: &mut Module) -> Result<(), String> {
-    let kernels: Vec<_> = m.kernels.iter().map(|k| k.func).collect();
-    let Module { types, functions, .. } = m;
-    for func in kernels {
-        let Some(f) = functions.get(func) else { continue };
-        if f.kind != FuncKind::Kernel {
-            continue;
-        }
-        run(types, &mut functions[func]);
-    }
-    Ok(())
+    super::for_each_kernel(m, |types, f| {
+        run(types, f);
+        Ok(())
+    })
 }
 
 /// Splits kernel `f` at its barriers and moves what lives across them into state variables
@@ -303,9 +296,6 @@ fn derived_pointers(
 /// each use in another barrier region (`regions`, the dominator tree of the regions: a use
 /// its definition dominates there runs in the same call of the work-item function).
 fn demote(types: &mut TypeTable, f: &mut Function, regions: &DomTree, v: Value) {
-    let ty = f.value_type(v);
-    let ptr_ty = types.pointer(AddressSpace::Private, ty);
-    let align = super::align::variable_align(types, ty) as u32;
     let Some(entry) = f.layout.entry() else { return };
     // After the state variables made so far.
     let Some(&first) = f.layout.insts[entry].iter().find(|&&i| !f.is_state_var(i)) else { return };
@@ -323,26 +313,37 @@ fn demote(types: &mut TypeTable, f: &mut Function, regions: &DomTree, v: Value) 
         .flat_map(|&b| f.layout.insts[b].iter().copied())
         .filter(|&i| f.insts[i].operands().contains(&v))
         .collect();
-    let (var, slot) = f.insert_inst_before(first, InstData::Variable { ty, init: None }, Some(ptr_ty));
-    let Some(slot) = slot else { return };
-    f.state_vars[var] = true;
-    f.state_values[var] = true;
-    let store = InstData::Store { ptr: slot, value: v, align, volatile: false };
-    match f.values[v].def {
-        ValueDef::Result(def) => {
-            f.insert_inst_after(def, store, None);
-        }
-        ValueDef::Param(b, _) => {
-            if let Some(&at) = f.layout.insts[b].first() {
-                f.insert_inst_before(at, store, None);
-            }
-        }
-        _ => return,
+    if let Some(var) = demote_value(types, f, first, v, &uses) {
+        f.state_vars[var] = true;
+        f.state_values[var] = true;
     }
-    for u in uses {
+}
+
+/// Keeps SSA value `v` in a new private variable (made right before `at`, an instruction of
+/// the entry block) instead: stored where `v` is defined, loaded right before each of
+/// `uses`, which read the load. Returns the variable; `None` when `v` is not an
+/// instruction's result or a block parameter.
+pub(crate) fn demote_value(types: &mut TypeTable, f: &mut Function, at: Inst, v: Value, uses: &[Inst]) -> Option<Inst> {
+    let ty = f.value_type(v);
+    let ptr_ty = types.pointer(AddressSpace::Private, ty);
+    let align = super::align::variable_align(types, ty) as u32;
+    let store_at = match f.values[v].def {
+        ValueDef::Result(def) => Err(def),
+        ValueDef::Param(b, _) => Ok(*f.layout.insts[b].first()?),
+        _ => return None,
+    };
+    let (var, slot) = f.insert_inst_before(at, InstData::Variable { ty, init: None }, Some(ptr_ty));
+    let slot = slot?;
+    let store = InstData::Store { ptr: slot, value: v, align, volatile: false };
+    match store_at {
+        Err(def) => f.insert_inst_after(def, store, None),
+        Ok(first) => f.insert_inst_before(first, store, None),
+    };
+    for &u in uses {
         let (_, loaded) = f.insert_inst_before(u, InstData::Load { ptr: slot, align, volatile: false }, Some(ty));
         if let Some(l) = loaded {
             f.replace_uses_in(u, v, l);
         }
     }
+    Some(var)
 }

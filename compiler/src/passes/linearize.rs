@@ -4,11 +4,18 @@
 //! true for the work-items that would have run a block, and a *masked block*
 //! ([`crate::ir::BlockData::mask`]) runs its instructions with effects only for them.
 //!
-//! A *region* is the code between a divergent branch (or switch) of the work-item analysis
-//! and its immediate post-dominator `P` (or the function's end when its paths reach different
-//! returns). A region this pass handles is acyclic: it holds no loop header and no back edge,
-//! no work-group barrier, and is entered only through its branch. Its blocks run one after
-//! the other in reverse post-order, each behind a *control block* (unmasked) that computes:
+//! **Zones** (`zones`). A divergent branch (or switch) of the work-item analysis makes a
+//! zone of the blocks between it and its immediate post-dominator `P` (or the function's end
+//! when its paths reach different returns). When a path from the branch comes back to it,
+//! the branch decides when lanes leave a loop: the zone is then the outermost such loop,
+//! from its header up to the first post-dominator of the header outside the loop. A zone
+//! control enters elsewhere than at its entry grows to the zone of the loop around it, and
+//! at last to the whole function; zones nested in others are linearized with them. A zone
+//! holds no work-group barrier (a barrier is never under divergence in a valid program).
+//!
+//! **Blocks.** A zone's blocks run one after the other in the loop-contiguous topological
+//! order ([`crate::analysis::LoopInfo::block_order`]), each behind a *control block*
+//! (unmasked) that computes:
 //! - the edge masks of the previous block's terminator: `select(mask, cond, false)` for the
 //!   then edge, `select(mask, !cond, false)` for the else edge, the cases of a switch in
 //!   order (a case takes the work-items no earlier case took);
@@ -16,139 +23,135 @@
 //! - its parameters as a chain of selects over the edges' arguments (a select only where the
 //!   edges pass different values: a value every edge passes stays what it is, uniform too).
 //!
-//! The divergent branches become jumps; after the last block a control block computes `P`'s
-//! arguments the same way and jumps to `P` (or returns). Uniform branches inside a region are
-//! linearized with it; branches outside regions stay branches. Nested divergent regions are
-//! linearized as part of the outermost one.
+//! Branches inside a zone, uniform ones too, become jumps; after the last block a control
+//! block computes `P`'s arguments the same way and jumps to `P` (or returns).
+//!
+//! **Loops** inside a zone keep their back edge, now taken while any lane goes on:
+//! - the header gets a parameter, the *loop mask* (the lanes in this iteration), which is
+//!   its mask; on entry it is the `or` of the entering edges, and when no lane enters, a
+//!   branch on `any_active` skips the loop;
+//! - after the loop's last block a *latch* control block computes the continuing lanes (the
+//!   `or` of the back edges' masks) and the header's arguments for them, and branches on
+//!   `any_active` of that mask back to the header or on to the block after the loop;
+//! - lanes leave in different iterations, so what leaves is kept per lane in more header
+//!   parameters, updated by the latch: for each exit target the lanes that took it so far
+//!   (`or`) and its arguments (a select under the exit edge's mask), and for each value of
+//!   the loop used after it, its value in the iteration the lane left (a select under the
+//!   lanes that left in this iteration). They start false (masks) or undefined;
+//! - the block after the loop receives them as parameters (from the latch, or the initial
+//!   values from the skip): its exit edges go on from there, and the uses after the loop
+//!   read those parameters.
 //!
 //! Speculation (every rule of this pass, in one place): the only instructions the pass adds
-//! are selects, `or`, `not` and integer compares of a switch's selector, which cannot trap
-//! and touch nothing, in unmasked control blocks: they run for every work-item that reached
-//! the region. They read values of masked blocks (a condition, a branch argument) only under
-//! a `select` on that block's mask, never through `and`, so what an inactive work-item's copy
-//! of such a value holds (undefined, even poison in LLVM) never reaches a mask or a join.
-//! The original instructions stay in their (now masked) blocks: the lowering runs loads,
-//! stores, atomics, image accesses, printf and calls only for the block's active lanes, and
-//! guards integer division for every lane whatever the mask (`back::llvm`), so nothing
-//! traps for a lane that is off. The lowering may therefore run a masked block of arithmetic
-//! only for every lane (`back::linearize::effect_free`: cheaper than testing its mask); a
-//! block with any other instruction is skipped when no lane is in it.
+//! are selects, `or`, `not`, `any_active` and integer compares of a switch's selector,
+//! which cannot trap and touch nothing, in unmasked control blocks: they run for every
+//! work-item that reached the zone. They read values of masked blocks (a condition, a
+//! branch argument, a value used after a loop) only under a `select` on a mask that holds
+//! only for work-items that ran that block, never through `and`, so what an inactive
+//! work-item's copy of such a value holds (undefined, even poison in LLVM) never reaches a
+//! mask, a join or a value kept for after a loop; `any_active` reads only masks. A loop's
+//! header parameters carry whatever the back edge passes for the lanes that stopped: they
+//! are read only under the loop mask. The original instructions stay in their (now masked)
+//! blocks: the lowering runs loads, stores, atomics, image accesses, printf and calls only
+//! for the block's active lanes, and guards integer division for every lane whatever the
+//! mask (`back::llvm`), so nothing traps for a lane that is off. The lowering may
+//! therefore run a masked block of arithmetic only for every lane (`back::masked::effect_free`:
+//! cheaper than testing its mask); a block with any other instruction is skipped when no
+//! lane is in it.
 //!
-//! A function is linearized here only when every divergent branch lies in a region this pass
-//! handles (the outermost ones disjoint); otherwise (a divergent loop exit, a divergent
-//! branch around a loop, irreducible flow) it is left as it is and the lowering's
-//! `back::linearize` (loop-mask form, lane dispatcher) runs the whole function. The Gen
-//! device's instrumented builds keep that path too: its model reports per source block.
+//! A function this pass cannot linearize ([`check`] says why: irreducible control flow that
+//! `passes::reducible` left, a barrier inside a zone, a private variable declared in a
+//! divergent loop and used after it) stays scalar;
+//! the back end asks before it picks a width. The Gen device's instrumented builds are
+//! linearized the same way: their `gen.block` / `gen.count` count under the block's mask.
 
-use crate::analysis::{Cfg, DomTree, LoopInfo, PostDomTree};
+mod zones;
+
 use crate::ir::{
-    BinaryOp, Block, BlockCall, CmpOp, ConstData, Func, Function, InstData, Module, Type, TypeData, UnaryOp, Value,
+    BinaryOp, Block, BlockCall, CmpOp, Const, ConstData, Func, Function, Inst, InstData, Module, Type, UnaryOp, Value,
 };
 use crate::vectorize::analysis::WorkItemAnalysis;
 use std::collections::{HashMap, HashSet};
+use zones::{Entry, Shapes};
 
-/// One region to linearize.
-struct Region {
-    /// The block ending in the divergent branch (it runs unmasked).
-    head: Block,
-    /// The blocks between it and `exit`, in reverse post-order.
-    blocks: Vec<Block>,
-    /// The immediate post-dominator of `head`; `None`: the region ends in returns.
-    exit: Option<Block>,
-}
-
-/// The regions of `f` (outermost, disjoint) when every divergent branch lies in one this
-/// pass handles; `None` otherwise.
-fn regions(m: &Module, f: &Function, wa: &WorkItemAnalysis) -> Option<Vec<Region>> {
-    let cfg = Cfg::new(f);
-    let dom = DomTree::new(&cfg);
-    let pdom = PostDomTree::new(&cfg);
-    let loops = LoopInfo::new(&cfg, &dom);
-    if loops.is_irreducible() {
+/// Why the divergent control flow of `f` cannot be linearized; `None` when it can (or there
+/// is none).
+pub fn check(f: &Function, wa: &WorkItemAnalysis) -> Option<String> {
+    if wa.divergent_branches.is_empty() {
         return None;
     }
-    let headers: HashSet<Block> = loops.loops().iter().map(|l| l.header).collect();
-    let joinable =
-        |v: &Value| !matches!(m.types.get(f.value_type(*v)), TypeData::Struct { .. } | TypeData::Array { .. });
-    let mut found: Vec<(Region, HashSet<Block>)> = Vec::new();
-    for &t in &wa.divergent_branches {
-        let head = f.layout.inst_block[t]?;
-        let exit = pdom.ipdom(head);
-        let mut set = HashSet::new();
-        let mut work: Vec<Block> = cfg.succs(head).to_vec();
-        while let Some(x) = work.pop() {
-            if Some(x) == exit || !set.insert(x) {
-                continue;
-            }
-            work.extend(cfg.succs(x).iter().copied());
-        }
-        if set.contains(&head) || set.iter().any(|b| headers.contains(b)) {
-            return None; // a cycle through the region
-        }
-        for &x in &set {
-            let entered_inside = cfg.preds(x).iter().all(|p| *p == head || set.contains(p));
-            let back_edge = cfg.succs(x).iter().any(|&s| set.contains(&s) && dom.dominates(s, x));
-            let barrier = f.layout.insts[x].iter().any(|&i| crate::passes::inline::is_work_group_barrier(&f.insts[i]));
-            let term_ok = match f.terminator(x).map(|i| &f.insts[i]) {
-                Some(InstData::Jump { .. } | InstData::Branch { .. } | InstData::Switch { .. }) => true,
-                Some(InstData::Return { value: None } | InstData::Unreachable) => exit.is_none(),
-                _ => false,
-            };
-            if !entered_inside || back_edge || barrier || !term_ok || !f.blocks[x].params.iter().all(joinable) {
-                return None;
-            }
-        }
-        if exit.is_some_and(|p| !f.blocks[p].params.iter().all(joinable)) {
-            return None;
-        }
-        let blocks: Vec<Block> = cfg.rpo().iter().copied().filter(|b| set.contains(b)).collect();
-        found.push((Region { head, blocks, exit }, set));
-    }
-    // The outermost regions; nested ones are linearized with them.
-    let outer: Vec<usize> = (0..found.len())
-        .filter(|&i| !(0..found.len()).any(|j| j != i && found[j].1.contains(&found[i].0.head)))
-        .collect();
-    let mut taken: HashSet<Block> = HashSet::new();
-    let mut out = Vec::new();
-    for i in outer.into_iter().rev() {
-        let (r, set) = found.swap_remove(i);
-        if taken.contains(&r.head) || set.iter().any(|b| !taken.insert(*b)) {
-            return None;
-        }
-        out.push(r);
-    }
-    out.reverse();
-    Some(out)
+    zones::zones(&Shapes::new(f), wa).err()
 }
 
-/// Linearizes the divergent regions of the kernel function `func` (whose work-item analysis
-/// is `wa`) when it can handle all of them: returns whether it changed the function.
+/// A zone as the pass walks it.
+struct Plan {
+    entry: Entry,
+    /// The zone's blocks in loop-contiguous topological order.
+    blocks: Vec<Block>,
+    exit: Option<Block>,
+    /// The loops of the zone: header -> the loop's blocks.
+    loops: HashMap<Block, HashSet<Block>>,
+}
+
+/// Linearizes the divergent control flow of the kernel function `func` (whose work-item
+/// analysis is `wa`): returns whether it changed the function, an error when it cannot
+/// ([`check`]).
 pub fn run(m: &mut Module, func: Func, wa: &WorkItemAnalysis) -> Result<bool, String> {
     if wa.divergent_branches.is_empty() {
         return Ok(false);
     }
-    let Some(regs) = regions(m, &m.functions[func], wa) else { return Ok(false) };
-    if regs.is_empty() {
+    let plans: Vec<Plan> = {
+        let f = &m.functions[func];
+        let s = Shapes::new(f);
+        let zs = zones::zones(&s, wa)?;
+        let order = s.loops.block_order(&s.cfg);
+        zs.into_iter()
+            .map(|z| Plan {
+                entry: z.entry,
+                blocks: order.iter().copied().filter(|b| z.blocks.contains(b)).collect(),
+                exit: z.exit,
+                loops: s
+                    .loops
+                    .loops()
+                    .iter()
+                    .filter(|l| z.blocks.contains(&l.header))
+                    .map(|l| (l.header, l.blocks.iter().copied().collect()))
+                    .collect(),
+            })
+            .collect()
+    };
+    if plans.is_empty() {
         return Ok(false);
     }
     let bool_ty = m.types.bool();
     let t = m.add_const(ConstData::Int { ty: bool_ty, bits: 1 });
     let fl = m.add_const(ConstData::Int { ty: bool_ty, bits: 0 });
-    // The case values of the switches in regions, as constants of their selector's type.
+    // The case values of the switches in zones, as constants of their selector's type, and
+    // an undefined value of each type a loop may keep for after it.
     let mut keys: HashSet<(Type, u64)> = HashSet::new();
+    let mut types: HashSet<Type> = HashSet::new();
     {
         let f = &m.functions[func];
-        for r in &regs {
-            for &b in std::iter::once(&r.head).chain(&r.blocks) {
-                if let Some(InstData::Switch { selector, cases, .. }) = f.terminator(b).map(|i| &f.insts[i]) {
-                    let ty = f.value_type(*selector);
-                    keys.extend(cases.iter().map(|(v, _)| (ty, *v)));
-                }
+        let heads = plans.iter().filter_map(|p| match p.entry {
+            Entry::Branch(b) => Some(b),
+            Entry::Loop(_) => None,
+        });
+        for b in heads.chain(plans.iter().flat_map(|p| p.blocks.iter().copied())) {
+            if let Some(InstData::Switch { selector, cases, .. }) = f.terminator(b).map(|i| &f.insts[i]) {
+                let ty = f.value_type(*selector);
+                keys.extend(cases.iter().map(|(v, _)| (ty, *v)));
+            }
+        }
+        for p in plans.iter().filter(|p| !p.loops.is_empty()) {
+            for &b in p.blocks.iter().chain(&p.exit) {
+                types.extend(f.blocks[b].params.iter().map(|&v| f.value_type(v)));
+                types.extend(f.layout.insts[b].iter().filter_map(|&i| f.inst_result[i]).map(|v| f.value_type(v)));
             }
         }
     }
-    let case_consts: HashMap<(Type, u64), crate::ir::Const> =
+    let case_consts: HashMap<(Type, u64), Const> =
         keys.into_iter().map(|(ty, v)| ((ty, v), m.add_const(ConstData::Int { ty, bits: v }))).collect();
+    let undefs: HashMap<Type, Const> = types.into_iter().map(|ty| (ty, m.add_const(ConstData::Undef { ty }))).collect();
     let f = &mut m.functions[func];
     let mut lin = Lin {
         tru: f.const_value(t, bool_ty),
@@ -156,26 +159,109 @@ pub fn run(m: &mut Module, func: Func, wa: &WorkItemAnalysis) -> Result<bool, St
         bool_ty,
         case_consts,
         consts: HashMap::new(),
+        undefs,
+        undef_values: HashMap::new(),
     };
-    for r in &regs {
-        lin.region(f, r)?;
+    for p in &plans {
+        let head = match p.entry {
+            Entry::Branch(b) => b,
+            Entry::Loop(_) => preheader(f, p)?,
+        };
+        lin.zone(f, head, p)?;
     }
     Ok(true)
+}
+
+/// A block before the header of a loop zone that every edge from outside the zone now
+/// enters through, passing the header's arguments on: the zone's entry.
+fn preheader(f: &mut Function, p: &Plan) -> Result<Block, String> {
+    let h = *p.blocks.first().ok_or("an empty zone")?;
+    let zone: HashSet<Block> = p.blocks.iter().copied().collect();
+    let z = f.create_block();
+    let types: Vec<Type> = f.blocks[h].params.iter().map(|&v| f.value_type(v)).collect();
+    let args: Vec<Value> = types.into_iter().map(|ty| f.append_block_param(z, ty)).collect();
+    let outside: Vec<Block> = f.layout.blocks.iter().copied().filter(|b| !zone.contains(b) && *b != z).collect();
+    for b in outside {
+        let Some(t) = f.terminator(b) else { continue };
+        for call in f.insts[t].successors_mut() {
+            if call.block == h {
+                call.block = z;
+            }
+        }
+    }
+    f.append_inst(z, InstData::Jump { dest: BlockCall { block: h, args } }, None);
+    f.layout.blocks.retain(|&b| b != z);
+    let at = f.layout.blocks.iter().position(|&b| b == h).ok_or("the loop's header is not placed")?;
+    f.layout.blocks.insert(at, z);
+    Ok(z)
 }
 
 struct Lin {
     tru: Value,
     fls: Value,
     bool_ty: Type,
-    case_consts: HashMap<(Type, u64), crate::ir::Const>,
+    case_consts: HashMap<(Type, u64), Const>,
     /// The case constants as values of the function.
     consts: HashMap<(Type, u64), Value>,
+    undefs: HashMap<Type, Const>,
+    undef_values: HashMap<Type, Value>,
 }
 
 /// An edge taken by the work-items of `mask`, passing `args`.
 struct Edge {
     mask: Value,
     args: Vec<Value>,
+}
+
+/// A loop of a zone being linearized.
+struct OpenLoop {
+    header: Block,
+    /// The loop's blocks (as the function had them).
+    members: HashSet<Block>,
+    /// The header's own parameters (before the loop mask).
+    params: usize,
+    /// The branch (or jump) into the header, which gets the initial values of what the
+    /// loop keeps for after it.
+    enter: Inst,
+    /// The block after the loop.
+    after: Block,
+    /// This iteration's back edges and exits (target `None`: a return).
+    back: Vec<Edge>,
+    exits: Vec<(Option<Block>, Edge)>,
+    /// Where the header is in the zone's chain.
+    start: usize,
+}
+
+/// The state of a zone's walk.
+struct Walk {
+    /// Edges not yet taken into their target, by target.
+    incoming: HashMap<Block, Vec<Edge>>,
+    /// Edges to the zone's exit (or returns).
+    leaving: Vec<Edge>,
+    open: Vec<OpenLoop>,
+    /// The zone's blocks and control blocks in their new order.
+    chain: Vec<Block>,
+    exit: Option<Block>,
+}
+
+impl Walk {
+    /// Files edge `e` to `target` as a back edge or an exit of the innermost open loop, or
+    /// as an edge into a block still to come.
+    fn take(&mut self, target: Option<Block>, e: Edge) -> Result<(), String> {
+        if let Some(l) = self.open.last_mut() {
+            match target {
+                Some(t) if t == l.header => l.back.push(e),
+                Some(t) if l.members.contains(&t) => self.incoming.entry(t).or_default().push(e),
+                _ => l.exits.push((target, e)),
+            }
+            return Ok(());
+        }
+        match target {
+            Some(t) if Some(t) != self.exit => self.incoming.entry(t).or_default().push(e),
+            _ => self.leaving.push(e),
+        }
+        Ok(())
+    }
 }
 
 impl Lin {
@@ -272,70 +358,246 @@ impl Lin {
         Ok(out)
     }
 
-    fn region(&mut self, f: &mut Function, r: &Region) -> Result<(), String> {
-        let mut incoming: HashMap<Block, Vec<Edge>> = HashMap::new();
-        let mut leaving: Vec<Edge> = Vec::new();
-        let mut masks: HashMap<Block, Value> = HashMap::from([(r.head, self.tru)]);
-        let mut chain: Vec<Block> = Vec::new();
-        let mut prev = r.head;
-        let blocks: Vec<Option<Block>> = r.blocks.iter().copied().map(Some).chain([None]).collect();
-        for x in blocks {
-            // The control block after `prev`: `prev`'s edges.
-            let c = f.create_block();
-            chain.push(c);
-            let term = f.terminator(prev).ok_or("a block without a terminator")?;
-            let data =
-                std::mem::replace(&mut f.insts[term], InstData::Jump { dest: BlockCall { block: c, args: vec![] } });
-            let mask = *masks.get(&prev).ok_or("a block without a mask")?;
-            for (target, edge) in self.edges(f, c, mask, &data)? {
-                match target {
-                    Some(t) if Some(t) != r.exit => incoming.entry(t).or_default().push(edge),
-                    _ => leaving.push(edge),
-                }
+    /// An undefined value of type `ty` (the start of what a loop keeps for after it).
+    fn undef(&mut self, f: &mut Function, ty: Type) -> Result<Value, String> {
+        if let Some(&v) = self.undef_values.get(&ty) {
+            return Ok(v);
+        }
+        let c = *self.undefs.get(&ty).ok_or("no undefined constant of a kept value's type")?;
+        let v = f.const_value(c, ty);
+        self.undef_values.insert(ty, v);
+        Ok(v)
+    }
+
+    /// Linearizes the zone `p`, entered by the terminator of `head`.
+    fn zone(&mut self, f: &mut Function, head: Block, p: &Plan) -> Result<(), String> {
+        let mut w =
+            Walk { incoming: HashMap::new(), leaving: Vec::new(), open: Vec::new(), chain: Vec::new(), exit: p.exit };
+        let mut cur = self.after_block(f, &mut w, head, self.tru)?;
+        for &x in &p.blocks {
+            while w.open.last().is_some_and(|l| !l.members.contains(&x)) {
+                cur = self.close(f, &mut w, cur)?;
             }
-            let Some(x) = x else {
-                // After the last block: on to the post-dominator with its joined arguments.
-                match r.exit {
-                    Some(p) => {
-                        let params = f.blocks[p].params.clone();
-                        let mut args = Vec::with_capacity(params.len());
-                        for (k, &pv) in params.iter().enumerate() {
-                            let ty = f.value_type(pv);
-                            args.push(self.join(f, c, &leaving, k, ty)?);
-                        }
-                        f.append_inst(c, InstData::Jump { dest: BlockCall { block: p, args } }, None);
-                    }
-                    None => {
-                        f.append_inst(c, InstData::Return { value: None }, None);
-                    }
-                }
-                break;
-            };
-            let ins = incoming.remove(&x).ok_or("a region block no edge reaches")?;
-            let mut m = self.fls;
+            let ins = w.incoming.remove(&x).ok_or("a zone block no edge reaches")?;
+            let mut mask = self.fls;
             for e in &ins {
-                m = self.or(f, c, m, e.mask)?;
+                mask = self.or(f, cur, mask, e.mask)?;
             }
-            let params = std::mem::take(&mut f.blocks[x].params);
-            for (k, &pv) in params.iter().enumerate() {
-                let ty = f.value_type(pv);
-                let v = self.join(f, c, &ins, k, ty)?;
-                f.replace_all_uses(pv, v);
-                // Arguments already collected for later joins cannot name `pv` (its block
-                // comes later), so only the instructions needed rewriting.
+            if let Some(members) = p.loops.get(&x) {
+                let params = f.blocks[x].params.clone();
+                let mut args = Vec::with_capacity(params.len() + 1);
+                for (k, &pv) in params.iter().enumerate() {
+                    let ty = f.value_type(pv);
+                    args.push(self.join(f, cur, &ins, k, ty)?);
+                }
+                args.push(mask);
+                let lm = f.append_block_param(x, self.bool_ty);
+                let after = f.create_block();
+                let into = BlockCall { block: x, args };
+                let enter = if mask == self.tru {
+                    f.append_inst(cur, InstData::Jump { dest: into }, None).0
+                } else {
+                    // No lane enters: on past the loop.
+                    let any = self.inst(f, cur, InstData::AnyActive { cond: mask }, self.bool_ty)?;
+                    let past = BlockCall { block: after, args: Vec::new() };
+                    f.append_inst(cur, InstData::Branch { cond: any, then_dest: into, else_dest: past }, None).0
+                };
+                f.blocks[x].mask = Some(lm);
+                w.open.push(OpenLoop {
+                    header: x,
+                    members: members.clone(),
+                    params: params.len(),
+                    enter,
+                    after,
+                    back: Vec::new(),
+                    exits: Vec::new(),
+                    start: w.chain.len(),
+                });
+            } else {
+                let params = std::mem::take(&mut f.blocks[x].params);
+                for (k, &pv) in params.iter().enumerate() {
+                    let ty = f.value_type(pv);
+                    let v = self.join(f, cur, &ins, k, ty)?;
+                    f.replace_all_uses(pv, v);
+                    // Arguments already collected for later joins cannot name `pv` (its block
+                    // comes later), so only the instructions needed rewriting.
+                }
+                if mask != self.tru {
+                    f.blocks[x].mask = Some(mask);
+                }
+                f.append_inst(cur, InstData::Jump { dest: BlockCall { block: x, args: vec![] } }, None);
             }
-            f.blocks[x].mask = Some(m);
-            masks.insert(x, m);
-            f.append_inst(c, InstData::Jump { dest: BlockCall { block: x, args: vec![] } }, None);
-            chain.push(x);
-            prev = x;
+            w.chain.push(x);
+            let m = f.blocks[x].mask.unwrap_or(self.tru);
+            cur = self.after_block(f, &mut w, x, m)?;
+        }
+        while !w.open.is_empty() {
+            cur = self.close(f, &mut w, cur)?;
+        }
+        if !w.incoming.is_empty() {
+            return Err("edges into blocks the zone's walk never reached".into());
+        }
+        // After the last block: on to the zone's exit with its joined arguments.
+        match p.exit {
+            Some(x) => {
+                let params = f.blocks[x].params.clone();
+                let mut args = Vec::with_capacity(params.len());
+                for (k, &pv) in params.iter().enumerate() {
+                    let ty = f.value_type(pv);
+                    args.push(self.join(f, cur, &w.leaving, k, ty)?);
+                }
+                f.append_inst(cur, InstData::Jump { dest: BlockCall { block: x, args } }, None);
+            }
+            None => {
+                f.append_inst(cur, InstData::Return { value: None }, None);
+            }
         }
         // Layout: the chain right after the head.
-        let moved: HashSet<Block> = chain.iter().copied().collect();
+        let moved: HashSet<Block> = w.chain.iter().copied().collect();
         f.layout.blocks.retain(|b| !moved.contains(b));
-        let at = f.layout.blocks.iter().position(|b| *b == r.head).ok_or("the region's head is not placed")? + 1;
-        f.layout.blocks.splice(at..at, chain);
+        let at = f.layout.blocks.iter().position(|b| *b == head).ok_or("the zone's head is not placed")? + 1;
+        f.layout.blocks.splice(at..at, w.chain);
         Ok(())
+    }
+
+    /// The control block after `b` (which runs under `mask`): `b` now jumps there, and it
+    /// computes `b`'s edges, which the walk files.
+    fn after_block(&mut self, f: &mut Function, w: &mut Walk, b: Block, mask: Value) -> Result<Block, String> {
+        let c = f.create_block();
+        w.chain.push(c);
+        let term = f.terminator(b).ok_or("a block without a terminator")?;
+        let data = std::mem::replace(&mut f.insts[term], InstData::Jump { dest: BlockCall { block: c, args: vec![] } });
+        for (target, edge) in self.edges(f, c, mask, &data)? {
+            w.take(target, edge)?;
+        }
+        Ok(c)
+    }
+
+    /// Closes the innermost open loop in control block `cur`, right after its last block:
+    /// the latch, what the loop keeps for after it, and the block after it, which it
+    /// returns (the walk goes on there).
+    fn close(&mut self, f: &mut Function, w: &mut Walk, cur: Block) -> Result<Block, String> {
+        let l = w.open.pop().ok_or("no loop to close")?;
+        let h = l.header;
+        let mut cm = self.fls;
+        for e in &l.back {
+            cm = self.or(f, cur, cm, e.mask)?;
+        }
+        let mut back_args = Vec::with_capacity(l.params + 1);
+        for k in 0..l.params {
+            let ty = f.value_type(f.blocks[h].params[k]);
+            back_args.push(self.join(f, cur, &l.back, k, ty)?);
+        }
+        back_args.push(cm);
+        // Kept per lane: (header parameter, its value for the next iteration and after the
+        // loop, its value on entry).
+        let mut kept: Vec<(Value, Value, Value)> = Vec::new();
+        // Exit targets: (target, index in `kept` of its mask, of its first argument, count).
+        let mut targets: Vec<(Option<Block>, usize, usize)> = Vec::new();
+        for (t, _) in &l.exits {
+            if targets.iter().any(|(x, ..)| x == t) {
+                continue;
+            }
+            let edges: Vec<&Edge> = l.exits.iter().filter(|(x, _)| x == t).map(|(_, e)| e).collect();
+            let pm = f.append_block_param(h, self.bool_ty);
+            let mut nm = pm;
+            for e in &edges {
+                nm = self.inst(
+                    f,
+                    cur,
+                    InstData::Binary { op: BinaryOp::LogicalOr, lhs: nm, rhs: e.mask },
+                    self.bool_ty,
+                )?;
+            }
+            let at = kept.len();
+            kept.push((pm, nm, self.fls));
+            let n = edges[0].args.len();
+            for k in 0..n {
+                let ty = f.value_type(edges[0].args[k]);
+                let pa = f.append_block_param(h, ty);
+                let mut v = pa;
+                for e in &edges {
+                    v = self.inst(f, cur, InstData::Select { cond: e.mask, if_true: e.args[k], if_false: v }, ty)?;
+                }
+                let init = self.undef(f, ty)?;
+                kept.push((pa, v, init));
+            }
+            targets.push((*t, at, n));
+        }
+        // The loop's values used after it, as each lane last saw them.
+        let in_loop: HashSet<Block> = w.chain[l.start..].iter().copied().collect();
+        let mut defined: HashSet<Value> = HashSet::new();
+        for &b in &in_loop {
+            defined.extend(f.blocks[b].params.iter().copied());
+            for &i in &f.layout.insts[b] {
+                if let (Some(r), false) = (f.inst_result[i], matches!(f.insts[i], InstData::Variable { .. })) {
+                    defined.insert(r);
+                }
+            }
+        }
+        let mut live: Vec<Value> = Vec::new();
+        let mut users: Vec<Inst> = Vec::new();
+        for &b in f.layout.blocks.iter().filter(|b| !in_loop.contains(b)) {
+            for &i in &f.layout.insts[b] {
+                let mut uses = false;
+                f.insts[i].for_each_operand(|v| {
+                    if defined.contains(&v) {
+                        uses = true;
+                        if !live.contains(&v) {
+                            live.push(v);
+                        }
+                    }
+                });
+                if uses {
+                    users.push(i);
+                }
+            }
+        }
+        let first_live = kept.len();
+        if !live.is_empty() {
+            let mut left = self.fls;
+            for (_, e) in &l.exits {
+                left = self.or(f, cur, left, e.mask)?;
+            }
+            for &v in &live {
+                let ty = f.value_type(v);
+                let pa = f.append_block_param(h, ty);
+                let nv = self.inst(f, cur, InstData::Select { cond: left, if_true: v, if_false: pa }, ty)?;
+                let init = self.undef(f, ty)?;
+                kept.push((pa, nv, init));
+            }
+        }
+        // The latch, and the block after the loop with what the loop keeps.
+        let outs: Vec<Value> = kept.iter().map(|k| k.1).collect();
+        let kept_types: Vec<Type> = kept.iter().map(|k| f.value_type(k.0)).collect();
+        let after_params: Vec<Value> = kept_types.into_iter().map(|ty| f.append_block_param(l.after, ty)).collect();
+        back_args.extend(outs.iter().copied());
+        let any = self.inst(f, cur, InstData::AnyActive { cond: cm }, self.bool_ty)?;
+        f.append_inst(
+            cur,
+            InstData::Branch {
+                cond: any,
+                then_dest: BlockCall { block: h, args: back_args },
+                else_dest: BlockCall { block: l.after, args: outs },
+            },
+            None,
+        );
+        let inits: Vec<Value> = kept.iter().map(|k| k.2).collect();
+        for call in f.insts[l.enter].successors_mut() {
+            call.args.extend(inits.iter().copied());
+        }
+        for (j, &v) in live.iter().enumerate() {
+            let p = after_params[first_live + j];
+            for &i in &users {
+                f.replace_uses_in(i, v, p);
+            }
+        }
+        w.chain.push(l.after);
+        for (t, at, n) in targets {
+            let e = Edge { mask: after_params[at], args: after_params[at + 1..at + 1 + n].to_vec() };
+            w.take(t, e)?;
+        }
+        Ok(l.after)
     }
 }
 

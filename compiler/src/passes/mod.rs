@@ -21,6 +21,7 @@ pub mod barriers;
 pub mod gen_instrument;
 pub mod inline;
 pub mod linearize;
+pub mod reducible;
 pub mod short_circuit;
 pub mod vload_store;
 
@@ -32,6 +33,25 @@ pub struct Pass {
     /// What the build log calls it.
     pub name: &'static str,
     pub run: fn(&mut Module) -> Result<(), String>,
+}
+
+/// Runs `run` on the function of every kernel of `m` (with the module's type table), once
+/// per function; the first error stops it.
+pub fn for_each_kernel(
+    m: &mut Module,
+    mut run: impl FnMut(&mut ir::TypeTable, &mut ir::Function) -> Result<(), String>,
+) -> Result<(), String> {
+    let mut kernels: Vec<_> = m.kernels.iter().map(|k| k.func).collect();
+    kernels.dedup();
+    let Module { types, functions, .. } = m;
+    for func in kernels {
+        let Some(f) = functions.get(func) else { continue };
+        if f.kind != ir::FuncKind::Kernel {
+            continue;
+        }
+        run(types, &mut functions[func])?;
+    }
+    Ok(())
 }
 
 /// Whether `SOFTCL_PRINT_IR` asks for the module after each pass.

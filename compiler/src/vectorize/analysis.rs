@@ -252,9 +252,10 @@ pub fn analyze_lanes(m: &ir::Module, f: &Function, linear_lanes: bool) -> WorkIt
     }
     // Masked blocks (`passes::linearize`) run under a mask as divergently reached ones do.
     a.divergent_blocks.extend(f.layout.blocks.iter().copied().filter(|&b| f.blocks[b].mask.is_some()));
-    // Irreducible control flow (run by the lane dispatcher): cycles that are not natural
-    // loops escape the temporal-divergence rule above, so once any branch diverges, every
-    // block but the entry runs under a mask and every value crossing blocks there varies.
+    // Irreducible control flow (what `passes::reducible` could not split stays scalar):
+    // cycles that are not natural loops escape the temporal-divergence rule above, so once
+    // any branch diverges, every block but the entry is divergent and every value crossing
+    // blocks there varies.
     let irreducible = loops.is_irreducible();
     let mut irreducible_forced = false;
     // A branch on a condition whose shape is still unknown (it waits for a store into a
@@ -710,6 +711,8 @@ fn inst_shape(m: &ir::Module, f: &Function, a: &WorkItemAnalysis, i: Inst) -> Op
         InstData::InsertValue { aggregate, value, .. } => elementwise(&[*aggregate, *value])?,
         InstData::Construct { parts } => elementwise(parts)?,
         InstData::ExtInst { args, .. } => elementwise(args)?,
+        // One answer for every active work-item of the packet.
+        InstData::AnyActive { .. } => Uniform,
         _ => Varying,
     })
 }

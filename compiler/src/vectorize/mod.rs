@@ -153,62 +153,6 @@ pub fn inline_kernel_calls(m: &mut ir::Module, limit: usize) -> Result<(), Strin
     Ok(())
 }
 
-/// Whether a function with divergent branches is if-converted (`back::linearize`: its
-/// blocks run in a loop-contiguous topological order under their masks, loops in loop-mask
-/// form: a loop runs again while any lane took a back edge) rather than run by the lane
-/// dispatcher: its control flow is reducible (every cycle is a natural loop).
-pub fn if_convertible(f: &ir::Function) -> bool {
-    let cfg = crate::analysis::Cfg::new(f);
-    let dom = crate::analysis::DomTree::new(&cfg);
-    !crate::analysis::LoopInfo::new(&cfg, &dom).is_irreducible() && cfg.entry().is_some_and(|e| cfg.preds(e).is_empty())
-}
-
-/// The heuristic width's cost check: divergent branches in a short kernel without loops
-/// whose control flow is irreducible, so the packet would run through the lane dispatcher
-/// (2-3x slower than the scalar work-item loop, which LLVM vectorizes itself, for a 5-point
-/// stencil and a float4 particle update on the 2-core AVX-512 machine).
-///
-/// If-convertible kernels of this kind used to stay scalar too: their packet measured
-/// 1.35-1.5x the scalar loop's CPU cycles (the stencil: four divergent branches, one per
-/// term of its border test, each with its own masks and guards). Since short-circuit chains
-/// fold into one branch (`passes::short_circuit`), the context loads leave the packet loop
-/// and consecutive loads prefetch their streams (`back::vector::prefetched_loads`), the
-/// vector stencil takes 0.85-0.9x the scalar loop's time and CPU time (4096^2: 4.5-5.1 ms
-/// against 5.2-5.5 ms) and the vector particle update the same time as the scalar one
-/// (10.3-10.8 ms against 10.4-10.9 ms), so they vectorize.
-/// A forced width (`CL_CONFIG_CPU_VECTORIZER_MODE`) skips it.
-pub fn unprofitable(f: &ir::Function, wa: &WorkItemAnalysis) -> Option<String> {
-    if wa.divergent_branches.is_empty() || if_convertible(f) {
-        return None;
-    }
-    let cfg = crate::analysis::Cfg::new(f);
-    let dom = crate::analysis::DomTree::new(&cfg);
-    let loops = crate::analysis::LoopInfo::new(&cfg, &dom);
-    // Irreducible cycles are loops too (not natural ones): the kernel is not short.
-    if !loops.loops().is_empty() || loops.is_irreducible() {
-        return None;
-    }
-    let work = f
-        .layout
-        .blocks
-        .iter()
-        .flat_map(|&b| f.layout.insts[b].iter())
-        .filter(|&&i| match &f.insts[i] {
-            InstData::Variable { .. } => false,
-            InstData::Load { ptr, .. } | InstData::Store { ptr, .. } => !wa.reg_candidates.contains(ptr),
-            d => !d.is_terminator() && !d.is_instrumentation(),
-        })
-        .count();
-    const SHORT: usize = 64;
-    (work < SHORT).then(|| {
-        format!(
-            "{} divergent branch(es) in a short kernel without loops ({work} operations): \
-             the lane dispatcher measured slower than the scalar work-item loop",
-            wa.divergent_branches.len()
-        )
-    })
-}
-
 /// Instructions a kernel may run under masks (after its calls are inlined) for the vector
 /// lowering when it also has more than [`MAX_LOOP_MASK_LOOPS`] loops in loop-mask form: see
 /// [`linearization_bound`].
@@ -291,12 +235,6 @@ pub fn control_flow(f: &ir::Function, wa: &WorkItemAnalysis) -> Option<String> {
     if wa.divergent_branches.is_empty() {
         return None;
     }
-    if !if_convertible(f) {
-        return Some(
-            "linearized with the lane dispatcher (irreducible control flow: the loop-mask form needs natural loops)"
-                .into(),
-        );
-    }
     let cfg = crate::analysis::Cfg::new(f);
     let dom = crate::analysis::DomTree::new(&cfg);
     let pdom = crate::analysis::PostDomTree::new(&cfg);
@@ -335,7 +273,7 @@ pub fn control_flow(f: &ir::Function, wa: &WorkItemAnalysis) -> Option<String> {
         };
         clauses.push(how);
     }
-    let mut out = String::from("if-converted, no lane dispatcher");
+    let mut out = String::from("linearized with masks");
     if clauses.is_empty() {
         out.push_str(": every block runs once under its mask");
     } else {

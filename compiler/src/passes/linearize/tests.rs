@@ -36,6 +36,25 @@ fn stores(f: &Function) -> Vec<crate::ir::Inst> {
         .collect()
 }
 
+/// The blocks that branches on `any_active` lead to when it holds (a loop's header, from its
+/// latch or its entry).
+fn any_active_branches(f: &Function) -> Vec<crate::ir::Block> {
+    f.layout
+        .blocks
+        .iter()
+        .filter_map(|&b| f.terminator(b))
+        .filter_map(|t| match &f.insts[t] {
+            InstData::Branch { cond, then_dest, .. } => match f.values[*cond].def {
+                crate::ir::ValueDef::Result(d) if matches!(f.insts[d], InstData::AnyActive { .. }) => {
+                    Some(then_dest.block)
+                }
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
 fn divergent_branches(m: &Module, func: Func) -> usize {
     analyze(m, &m.functions[func]).divergent_branches.len()
 }
@@ -130,7 +149,7 @@ fn switches_and_early_returns_are_linearized() {
 }
 
 #[test]
-fn a_loop_with_a_divergent_exit_is_left_to_the_lowering() {
+fn a_loop_with_a_divergent_exit_runs_while_any_lane_goes_on() {
     let src = "__kernel void k(__global int *p, __global const int *c) {\n\
                size_t i = get_global_id(0);\n\
                int n = 0;\n\
@@ -139,10 +158,21 @@ fn a_loop_with_a_divergent_exit_is_left_to_the_lowering() {
                }";
     let (mut m, func) = kernel(src);
     assert!(divergent_branches(&m, func) >= 1);
-    let before = m.display_function(func).to_string();
     let (changed, text) = linearize(&mut m, func);
-    assert!(!changed);
-    assert_eq!(before, text);
+    assert!(changed, "{text}");
+    let f = &m.functions[func];
+    assert_eq!(divergent_branches(&m, func), 0, "every branch left is uniform:\n{text}");
+    // The back edge is taken on `any_active` of the continuing lanes' mask.
+    let latch = *any_active_branches(f).first().unwrap_or_else(|| panic!("no branch on any_active:\n{text}"));
+    // The header's mask is its own parameter, the loop mask.
+    let mask = f.blocks[latch].mask.unwrap_or_else(|| panic!("the header {latch} has no mask:\n{text}"));
+    assert!(f.blocks[latch].params.contains(&mask), "{text}");
+    // The store after the loop stores `n` as each lane left it: a value the latch keeps
+    // under the mask of the lanes that left.
+    let st = stores(f);
+    let InstData::Store { value, .. } = &f.insts[*st.last().unwrap()] else { unreachable!() };
+    let wa = analyze(&m, f);
+    assert_eq!(wa.shape(f, *value), Shape::Varying, "{text}");
 }
 
 #[test]
@@ -205,4 +235,34 @@ fn the_validator_checks_masks() {
         .expect("a value in the masked block");
     bad.functions[func].blocks[masked].mask = Some(own);
     assert!(errors(&bad).contains("does not dominate the block"), "{}", errors(&bad));
+}
+
+#[test]
+fn a_return_from_a_nested_loop_leaves_both_loops() {
+    // The inner loop's return is an exit of the outer loop too: the lanes that return are
+    // kept by both latches, and the code after the loops runs only for the others.
+    let src = "__kernel void k(__global int *p, __global const int *c, int n) {\n\
+               size_t i = get_global_id(0);\n\
+               int s = 0;\n\
+               for (int a = 0; a < c[i]; a++) {\n\
+                 for (int b = 0; b < n; b++) {\n\
+                   s += c[a + b];\n\
+                   if (s > 1000) return;\n\
+                 }\n\
+               }\n\
+               p[i] = s;\n\
+               }";
+    let (mut m, func) = kernel(src);
+    assert!(divergent_branches(&m, func) >= 2);
+    let (changed, text) = linearize(&mut m, func);
+    assert!(changed, "{text}");
+    let f = &m.functions[func];
+    assert_eq!(divergent_branches(&m, func), 0, "{text}");
+    let latches = any_active_branches(f).len();
+    // Two latches and two entries that skip a loop no lane enters.
+    assert_eq!(latches, 4, "{text}");
+    // The store runs only under a mask (the lanes that did not return).
+    let st = stores(f);
+    let b = f.layout.inst_block[*st.last().unwrap()].unwrap();
+    assert!(f.blocks[b].mask.is_some(), "{text}");
 }
