@@ -5,7 +5,7 @@
 //! read the mask (`back::vector`), so an inactive lane never touches memory.
 
 use super::llvm::{bail, FnLower, R};
-use crate::ir::{Block, InstData, Value};
+use crate::ir::{Block, InstData, Value, ValueDef};
 use inkwell::basic_block::BasicBlock;
 use inkwell::values::{IntValue, VectorValue};
 use inkwell::IntPredicate;
@@ -31,29 +31,37 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     }
 }
 
-/// A short block of arithmetic only (no memory, call, built-in or barrier): a masked one runs
-/// for every lane without a test (its values are only read under its mask).
+/// OpenCL.std instructions that touch memory or have effects: the pointer-result math
+/// functions (fract, frexp, lgamma_r, modf, remquo, sincos), vload / vstore, printf and
+/// prefetch. The others compute a value from their operands and trap on nothing.
+const EXT_WITH_EFFECTS: &[u32] =
+    &[30, 31, 36, 45, 52, 58, 171, 172, 173, 174, 175, 176, 177, 178, 179, 180, 181, 184, 185];
+
+/// A short block of arithmetic only (no memory, call, barrier or effect; OpenCL.std math
+/// counts four instructions, some of it being calls): a masked one runs for every lane
+/// without a test (its values are only read under its mask).
 fn effect_free(f: &crate::ir::Function, b: Block) -> bool {
-    let insts = &f.layout.insts[b];
-    insts.len() <= 32
-        && insts.iter().all(|&i| {
-            matches!(
-                f.insts[i],
-                InstData::Binary { .. }
-                    | InstData::Unary { .. }
-                    | InstData::Compare { .. }
-                    | InstData::Select { .. }
-                    | InstData::Convert { .. }
-                    | InstData::ExtractElement { .. }
-                    | InstData::InsertElement { .. }
-                    | InstData::Shuffle { .. }
-                    | InstData::ExtractValue { .. }
-                    | InstData::InsertValue { .. }
-                    | InstData::Construct { .. }
-                    | InstData::AccessChain { .. }
-                    | InstData::Jump { .. }
-            )
-        })
+    let mut cost = 0;
+    f.layout.insts[b].iter().all(|&i| {
+        cost += match &f.insts[i] {
+            InstData::Binary { .. }
+            | InstData::Unary { .. }
+            | InstData::Compare { .. }
+            | InstData::Select { .. }
+            | InstData::Convert { .. }
+            | InstData::ExtractElement { .. }
+            | InstData::InsertElement { .. }
+            | InstData::Shuffle { .. }
+            | InstData::ExtractValue { .. }
+            | InstData::InsertValue { .. }
+            | InstData::Construct { .. }
+            | InstData::AccessChain { .. }
+            | InstData::Jump { .. } => 1,
+            InstData::ExtInst { opcode, .. } if !EXT_WITH_EFFECTS.contains(opcode) => 4,
+            _ => return false,
+        };
+        cost <= 32
+    })
 }
 
 /// Masked blocks (`passes::linearize`): the block's mask is the packet's lanes whose mask
@@ -87,7 +95,11 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             }
             None => self.get(m)?.into_int_value(),
         };
-        if effect_free(f, b) {
+        // A linearized loop's header (masked by its own parameter, the loop mask) is entered
+        // only when `any_active` of that mask holds, from the loop's entry or its latch: a
+        // lane is always in it.
+        let loop_header = matches!(f.values[m].def, ValueDef::Param(pb, _) if pb == b);
+        if effect_free(f, b) || loop_header {
             return Ok(None); // cheaper to run for every lane than to test
         }
         let target = match f.terminator(b).map(|t| &f.insts[t]) {
