@@ -256,8 +256,35 @@ fn loads_outside_loops_prefetch_past_two_streams_and_loop_loads_do_not() {
             out[i] = in[i] + in[i - 1] + in[i + 1] + in[i - w] + in[i + w];
         }"#;
     let ir = optimized_ir(stencil, Some(16));
+    // (full packet, masked packet): the full packet's code is printed from `packet.full:` to
+    // `packet.masked:`, the masked packet's after it. The masked packet places a span on one
+    // of two paths (lane 0 active, or the first active lane), and LLVM may thread a prefetch
+    // into both.
+    let by_packet = |ir: &str| {
+        let (mut full, mut masked, mut at) = (0, 0, 0);
+        for l in ir.lines() {
+            if l.starts_with("define ") {
+                at = 0;
+            } else if l.starts_with("packet.full:") {
+                at = 1;
+            } else if l.starts_with("packet.masked:") {
+                at = 2;
+            } else if l.contains("call void @llvm.prefetch") {
+                match at {
+                    1 => full += 1,
+                    2 => masked += 1,
+                    _ => {}
+                }
+            }
+        }
+        (full, masked)
+    };
     let prefetches = |ir: &str| ir.lines().filter(|l| l.contains("call void @llvm.prefetch")).count();
-    assert_eq!(prefetches(&ir), 2, "the leading row prefetches, in the full and the masked packet:\n{ir}");
+    let streams = |ir: &str, n: usize| {
+        let (full, masked) = by_packet(ir);
+        full == n && (n..=2 * n).contains(&masked) && prefetches(ir) == full + masked
+    };
+    assert!(streams(&ir, 1), "the leading row prefetches, in the full and the masked packet:\n{ir}");
     assert!(
         ir.lines()
             .filter(|l| l.contains("@llvm.prefetch"))
@@ -290,7 +317,7 @@ fn loads_outside_loops_prefetch_past_two_streams_and_loop_loads_do_not() {
             out[i] = in[i] + in[i + n] + in[i + 2 * n];
         }"#;
     let ir = optimized_ir(thirds, Some(16));
-    assert_eq!(prefetches(&ir), 3 * 2, "three streams prefetch, in the full and the masked packet:\n{ir}");
+    assert!(streams(&ir, 3), "three streams prefetch, in the full and the masked packet:\n{ir}");
     let matmul = r#"
         __kernel void mm(int n, __global const float *restrict a, __global const float *restrict b, __global float *restrict c) {
             int col = get_global_id(0), row = get_global_id(1);
