@@ -100,7 +100,7 @@ pub fn run(m: &mut Module, func: Func, wa: &WorkItemAnalysis) -> Result<bool, St
     if wa.divergent_branches.is_empty() {
         return Ok(false);
     }
-    let plans: Vec<Plan> = {
+    let mut plans: Vec<Plan> = {
         let f = &m.functions[func];
         let s = Shapes::new(f);
         let zs = zones::zones(&s, wa)?;
@@ -162,11 +162,24 @@ pub fn run(m: &mut Module, func: Func, wa: &WorkItemAnalysis) -> Result<bool, St
         undefs,
         undef_values: HashMap::new(),
     };
+    // Preheaders first: a zone's exit may be the header of a loop zone after it, whose
+    // preheader then takes the edges into it.
+    let mut heads = Vec::with_capacity(plans.len());
+    let mut preheaders: HashMap<Block, Block> = HashMap::new();
     for p in &plans {
-        let head = match p.entry {
+        heads.push(match p.entry {
             Entry::Branch(b) => b,
-            Entry::Loop(_) => preheader(f, p)?,
-        };
+            Entry::Loop(_) => {
+                let z = preheader(f, p)?;
+                preheaders.insert(*p.blocks.first().ok_or("an empty zone")?, z);
+                z
+            }
+        });
+    }
+    for (p, head) in plans.iter_mut().zip(heads) {
+        if let Some(z) = p.exit.and_then(|x| preheaders.get(&x)) {
+            p.exit = Some(*z);
+        }
         lin.zone(f, head, p)?;
     }
     Ok(true)
