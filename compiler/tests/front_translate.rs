@@ -225,14 +225,22 @@ fn struct_passed_by_value() {
     assert_eq!(arg.address_space, AddressSpace::Private);
     let kernel_fn = &m.functions[m.kernel("apply").unwrap().func];
     assert_eq!(type_name(m, kernel_fn.params[1]), "ptr<private> {f32, i32, <4 x f32>}");
-    // Members are read through access chains with constant member indices.
+    // The body function works on its own copy of the ByVal parameter (copied at its entry),
+    // and reads members through access chains with constant member indices.
     let body = kernel_body(m, "apply");
+    let param = body.blocks[body.layout.blocks[0]].params[1];
+    let copy = insts(body)
+        .iter()
+        .find_map(|(d, _)| match d {
+            InstData::CopyMemory { dst, src, .. } if *src == param => Some(*dst),
+            _ => None,
+        })
+        .expect("the by-value parameter is copied at the body's entry");
     let member_reads = insts(body)
         .iter()
-        .filter(|(d, _)| {
-            matches!(d, InstData::AccessChain { base, indices, .. }
-            if *base == body.blocks[body.layout.blocks[0]].params[1] && !indices.is_empty())
-        })
+        .filter(
+            |(d, _)| matches!(d, InstData::AccessChain { base, indices, .. } if *base == copy && !indices.is_empty()),
+        )
         .count();
     assert!(member_reads >= 2, "{member_reads}");
 }

@@ -612,3 +612,49 @@ fn saturating_and_rounding_conversions_in_loops() {
         }
     });
 }
+
+#[test]
+fn a_struct_passed_by_value_is_the_callees_own_copy() {
+    // `sa[1]` is a plain copy of `s0`, so clang passes `&s0` for `hs(sa[1], ...)` and relies
+    // on the callee to copy its ByVal parameter before writing to it: without that copy the
+    // first call's writes reached `s0`, and the second call started from them.
+    const SRC: &str = r#"
+        typedef struct { uint m0; volatile int m1; long16 m2; short m3; } S;
+        static S hs(S v, uint a) {
+            int x = (int)a;
+            for (int k = 3; k > 0; k--)
+                v.m0 ^= clamp((uint)k, min((uint)v.m1, (uint)x), max((uint)v.m1, (uint)x)) * (uint)v.m1;
+            return v;
+        }
+        __kernel void byval(__global const int *in, __global uint *out) {
+            int gid = get_global_id(0), l = get_local_id(0);
+            S s0 = { .m1 = in[gid], .m2 = (long16)((long)in[gid]), .m3 = (short)100 };
+            S sa[2] = { s0, s0 };
+            sa[1] = hs(sa[1], (uint)sa[l & 1].m2.s6);
+            s0 = hs(s0, 0xFFFFFFFDu);
+            out[gid] = s0.m0 * 1000 + sa[1].m0 * 10 + sa[0].m0;
+        }"#;
+    // The helper on the host: three rounds of m0 ^= clamp(k, min(m1, x), max(m1, x)) * m1.
+    fn hs(m0: u32, m1: i32, a: u32) -> u32 {
+        let (m, x) = (m1 as u32, a);
+        (1..=3u32).rev().fold(m0, |acc, k| acc ^ k.clamp(m.min(x), m.max(x)).wrapping_mul(m))
+    }
+    let input: Vec<i32> = vec![2, 3, 1, 7, 2, 5, 4, 2];
+    let n = input.len();
+    for_each_device(|d| {
+        let env = d.env();
+        let k = env.kernel(SRC, "", "byval");
+        let bin = env.buffer_from(CL_MEM_READ_ONLY, &input);
+        let bout = env.buffer(CL_MEM_WRITE_ONLY, n * 4);
+        arg_mem(&k, 0, &bin);
+        arg_mem(&k, 1, &bout);
+        env.run(&k, &[n], Some(&[n]));
+        let out: Vec<u32> = env.read(&bout, n);
+        for (i, &m1) in input.iter().enumerate() {
+            let sa1 = hs(0, m1, m1 as u32);
+            let s0 = hs(0, m1, 0xFFFF_FFFD);
+            let want = s0.wrapping_mul(1000).wrapping_add(sa1 * 10);
+            assert_eq!(out[i], want, "work-item {i}, m1 = {m1}");
+        }
+    });
+}

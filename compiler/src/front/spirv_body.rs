@@ -348,7 +348,26 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
                 return Err(malformed(format!("parameter %{id} does not match the function type")));
             }
             let value = self.function.append_block_param(entry, ty);
-            self.define(id, value);
+            // A struct passed by value (FuncParamAttr ByVal) is the callee's own copy: it may
+            // write to it, and the caller, relying on that, may pass the address of its own
+            // object (clang forwards `S t = s; f(t)` to `f(&s)`). The copy is made here.
+            let byval =
+                self.info.decorations(id).is_some_and(|d| d.has_param_attr(spirv::FunctionParameterAttribute::ByVal));
+            let pointee = match self.types().get(ty) {
+                TypeData::Pointer { space: AddressSpace::Private, pointee } if byval => Some(*pointee),
+                _ => None,
+            };
+            match pointee {
+                Some(pointee) => {
+                    self.current = Some(entry);
+                    let copy = self.emit_value(InstData::Variable { ty: pointee, init: None }, ty)?;
+                    let size = self.int_value(64, self.types().size_of(pointee));
+                    let align = self.types().align_of(pointee) as u32;
+                    self.emit(InstData::CopyMemory { dst: copy, src: value, size, align }, None);
+                    self.define(id, copy);
+                }
+                None => self.define(id, value),
+            }
         }
 
         // OpPhi -> block parameters.
