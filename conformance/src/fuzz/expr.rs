@@ -131,8 +131,9 @@ impl Gen {
                 format!("({} {op} {})", self.i(s, c, d), self.i(s, c, d))
             }
             10 => format!("mul24(({} & 0xfff) - 0x800, ({} & 0xfff) - 0x800)", self.i(s, c, d), self.i(s, c, d)),
+            // The addend is bounded so that the signed sum cannot overflow (undefined).
             11 => format!(
-                "mad24(({} & 0xfff) - 0x800, ({} & 0xfff) - 0x800, {})",
+                "mad24(({} & 0xfff) - 0x800, ({} & 0xfff) - 0x800, ({} & 0x3fffffff) - 0x20000000)",
                 self.i(s, c, d),
                 self.i(s, c, d),
                 self.i(s, c, d)
