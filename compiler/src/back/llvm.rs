@@ -253,8 +253,11 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let order = cfg.rpo();
         // Vector code has no divergent branch left: `passes::linearize` made them masked
         // blocks, which set the mask of their code.
-        if self.vec.as_ref().is_some_and(|v| !v.wa.divergent_branches.is_empty()) {
-            return Err(self.err("divergent branches in vector code that was not linearized"));
+        if let Some(v) = self.vec.as_ref().filter(|v| !v.wa.divergent_branches.is_empty()) {
+            let at: Vec<String> =
+                v.wa.divergent_branches.iter().filter_map(|&t| f.layout.inst_block[t]).map(|b| b.to_string()).collect();
+            return Err(self
+                .err(format!("divergent branches in vector code that was not linearized (ending {})", at.join(", "))));
         }
         let masked = f.layout.blocks.iter().any(|&b| f.blocks[b].mask.is_some());
         // Blocks and phis first, so that branches can target anything.

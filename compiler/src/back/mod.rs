@@ -314,7 +314,7 @@ fn emit(
         }
         let plan = workgroup::plan_state(&e, func, &kernel.info).map_err(kerr)?;
         let d = &decisions[k];
-        let lanes = d.lanes;
+        let mut lanes = d.lanes;
         let gen_build = target.gen.filter(|g| g.simd > 1);
         // A linearized kernel (`passes::linearize`) is analysed again as it is lowered.
         let wa_lin;
@@ -324,6 +324,21 @@ fn emit(
         } else {
             &d.wa
         };
+        // Divergence the analysis finds only in the linearized kernel (a value that was
+        // uniform now comes through a select under a mask) has no vector form: the kernel
+        // runs scalar, masked blocks and all (one work-item's masks are its own conditions).
+        if lanes > 1 && !wa.divergent_branches.is_empty() {
+            let why = "divergent control flow left after linearization";
+            if let Some(g) = gen_build {
+                return Err(fail(format!("kernel `{}` cannot run at SIMD{}: {why}", kernel.info.name, g.simd)));
+            }
+            let line = format!("vectorizer: kernel `{}`: scalar after all: {why}", kernel.info.name);
+            if vectorize::report_enabled() {
+                eprintln!("softcl {line}");
+            }
+            log.push_str(&format!("{line}\n"));
+            lanes = 1;
+        }
         let pressure = d.pressure;
         // The plan of `passes::gen_instrument`, whose instructions the hooks lower.
         let gen_plan = match gen_build {

@@ -38,6 +38,11 @@
 //!   (`or`) and its arguments (a select under the exit edge's mask), and for each value of
 //!   the loop used after it, its value in the iteration the lane left (a select under the
 //!   lanes that left in this iteration). They start false (masks) or undefined;
+//! - in a loop whose lanes all leave in the same iteration (no divergent branch inside
+//!   decides where a lane goes outside it), a value the work-item analysis found uniform
+//!   is kept under `any_active` of the lanes leaving rather than under their mask, so it
+//!   stays uniform, and so does what depends on it after the loop (a branch there stays a
+//!   branch, as the analysis before the pass assumed);
 //! - the block after the loop receives them as parameters (from the latch, or the initial
 //!   values from the skip): its exit edges go on from there, and the uses after the loop
 //!   read those parameters.
@@ -91,6 +96,9 @@ struct Plan {
     exit: Option<Block>,
     /// The loops of the zone: header -> the loop's blocks.
     loops: HashMap<Block, HashSet<Block>>,
+    /// The headers of the loops whose lanes leave together: no divergent branch inside
+    /// decides where a lane goes outside the loop.
+    lockstep: HashSet<Block>,
 }
 
 /// Linearizes the divergent control flow of the kernel function `func` (whose work-item
@@ -117,7 +125,27 @@ pub fn run(m: &mut Module, func: Func, wa: &WorkItemAnalysis) -> Result<bool, St
                     .filter(|l| z.blocks.contains(&l.header))
                     .map(|l| (l.header, l.blocks.iter().copied().collect()))
                     .collect(),
+                lockstep: s
+                    .loops
+                    .loops()
+                    .iter()
+                    .filter(|l| z.blocks.contains(&l.header))
+                    .filter(|l| crate::vectorize::divergent_exit(f, wa, &s.pdom, l) != Some(true))
+                    .map(|l| l.header)
+                    .collect(),
             })
+            .collect()
+    };
+    // The values the work-item analysis found uniform (kept uniform after lock-step loops).
+    let uniform: HashSet<Value> = {
+        let f = &m.functions[func];
+        f.layout
+            .blocks
+            .iter()
+            .flat_map(|&b| {
+                f.blocks[b].params.iter().copied().chain(f.layout.insts[b].iter().filter_map(|&i| f.inst_result[i]))
+            })
+            .filter(|&v| wa.shape(f, v).is_uniform())
             .collect()
     };
     if plans.is_empty() {
@@ -161,6 +189,7 @@ pub fn run(m: &mut Module, func: Func, wa: &WorkItemAnalysis) -> Result<bool, St
         consts: HashMap::new(),
         undefs,
         undef_values: HashMap::new(),
+        uniform,
     };
     // Preheaders first: a zone's exit may be the header of a loop zone after it, whose
     // preheader then takes the edges into it.
@@ -218,6 +247,8 @@ struct Lin {
     consts: HashMap<(Type, u64), Value>,
     undefs: HashMap<Type, Const>,
     undef_values: HashMap<Type, Value>,
+    /// The function's values the work-item analysis found uniform.
+    uniform: HashSet<Value>,
 }
 
 /// An edge taken by the work-items of `mask`, passing `args`.
@@ -243,6 +274,8 @@ struct OpenLoop {
     exits: Vec<(Option<Block>, Edge)>,
     /// Where the header is in the zone's chain.
     start: usize,
+    /// Its lanes leave together (`Plan::lockstep`).
+    lockstep: bool,
 }
 
 /// The state of a zone's walk.
@@ -425,6 +458,7 @@ impl Lin {
                     back: Vec::new(),
                     exits: Vec::new(),
                     start: w.chain.len(),
+                    lockstep: p.lockstep.contains(&x),
                 });
             } else {
                 let params = std::mem::take(&mut f.blocks[x].params);
@@ -486,6 +520,19 @@ impl Lin {
         Ok(c)
     }
 
+    /// The condition under which a loop keeps a value for after it, in control block `c`:
+    /// the lanes of `mask` (those leaving now), or, for a value every lane has alike
+    /// (`same`: uniform, in a loop whose lanes leave together), whether any lane leaves now:
+    /// all of them do then, and the kept value stays uniform, so what depends on it after
+    /// the loop stays uniform too.
+    fn kept_under(&self, f: &mut Function, c: Block, mask: Value, same: bool) -> Result<Value, String> {
+        if same {
+            self.inst(f, c, InstData::AnyActive { cond: mask }, self.bool_ty)
+        } else {
+            Ok(mask)
+        }
+    }
+
     /// Closes the innermost open loop in control block `cur`, right after its last block:
     /// the latch, what the loop keeps for after it, and the block after it, which it
     /// returns (the walk goes on there).
@@ -529,8 +576,10 @@ impl Lin {
                 let ty = f.value_type(edges[0].args[k]);
                 let pa = f.append_block_param(h, ty);
                 let mut v = pa;
+                let same = l.lockstep && edges.iter().all(|e| self.uniform.contains(&e.args[k]));
                 for e in &edges {
-                    v = self.inst(f, cur, InstData::Select { cond: e.mask, if_true: e.args[k], if_false: v }, ty)?;
+                    let cond = self.kept_under(f, cur, e.mask, same)?;
+                    v = self.inst(f, cur, InstData::Select { cond, if_true: e.args[k], if_false: v }, ty)?;
                 }
                 let init = self.undef(f, ty)?;
                 kept.push((pa, v, init));
@@ -575,7 +624,8 @@ impl Lin {
             for &v in &live {
                 let ty = f.value_type(v);
                 let pa = f.append_block_param(h, ty);
-                let nv = self.inst(f, cur, InstData::Select { cond: left, if_true: v, if_false: pa }, ty)?;
+                let cond = self.kept_under(f, cur, left, l.lockstep && self.uniform.contains(&v))?;
+                let nv = self.inst(f, cur, InstData::Select { cond, if_true: v, if_false: pa }, ty)?;
                 let init = self.undef(f, ty)?;
                 kept.push((pa, nv, init));
             }

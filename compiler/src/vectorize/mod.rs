@@ -286,7 +286,7 @@ pub fn control_flow(f: &ir::Function, wa: &WorkItemAnalysis) -> Option<String> {
 /// Whether loop `l` of `f` holds divergent branches (`None` if it holds none) and whether
 /// one of them leaves it: lanes may then leave in different iterations, and the loop runs in
 /// loop-mask form.
-fn divergent_exit(
+pub(crate) fn divergent_exit(
     f: &ir::Function,
     wa: &WorkItemAnalysis,
     pdom: &crate::analysis::PostDomTree,
