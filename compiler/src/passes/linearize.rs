@@ -293,20 +293,19 @@ struct Walk {
 impl Walk {
     /// Files edge `e` to `target` as a back edge or an exit of the innermost open loop, or
     /// as an edge into a block still to come.
-    fn take(&mut self, target: Option<Block>, e: Edge) -> Result<(), String> {
+    fn take(&mut self, target: Option<Block>, e: Edge) {
         if let Some(l) = self.open.last_mut() {
             match target {
                 Some(t) if t == l.header => l.back.push(e),
                 Some(t) if l.members.contains(&t) => self.incoming.entry(t).or_default().push(e),
                 _ => l.exits.push((target, e)),
             }
-            return Ok(());
+            return;
         }
         match target {
             Some(t) if Some(t) != self.exit => self.incoming.entry(t).or_default().push(e),
             _ => self.leaving.push(e),
         }
-        Ok(())
     }
 }
 
@@ -515,7 +514,7 @@ impl Lin {
         let term = f.terminator(b).ok_or("a block without a terminator")?;
         let data = std::mem::replace(&mut f.insts[term], InstData::Jump { dest: BlockCall { block: c, args: vec![] } });
         for (target, edge) in self.edges(f, c, mask, &data)? {
-            w.take(target, edge)?;
+            w.take(target, edge);
         }
         Ok(c)
     }
@@ -658,7 +657,7 @@ impl Lin {
         w.chain.push(l.after);
         for (t, at, n) in targets {
             let e = Edge { mask: after_params[at], args: after_params[at + 1..at + 1 + n].to_vec() };
-            w.take(t, e)?;
+            w.take(t, e);
         }
         Ok(l.after)
     }

@@ -224,7 +224,7 @@ fn check(s: &Shapes, z: &Zone) -> Result<(), String> {
 }
 
 /// The block defining each value made in `f` (parameters of blocks and results).
-pub(super) fn defs(f: &Function) -> HashMap<Value, Block> {
+fn defs(f: &Function) -> HashMap<Value, Block> {
     let mut out = HashMap::new();
     for &b in &f.layout.blocks {
         for &p in &f.blocks[b].params {
