@@ -656,18 +656,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         closed: IntValue<'ctx>,
         general: impl FnOnce(&mut Self) -> R<IntValue<'ctx>>,
     ) -> R<IntValue<'ctx>> {
-        let from = self.b.get_insert_block().ok_or("builder not positioned")?;
-        let slow = self.cx().append_basic_block(self.llf, "gen.slow");
-        let join = self.cx().append_basic_block(self.llf, "gen.join");
-        self.b.build_conditional_branch(ok, join, slow)?;
-        self.b.position_at_end(slow);
-        let g = general(self)?;
-        let slow_end = self.b.get_insert_block().ok_or("builder not positioned")?;
-        self.b.build_unconditional_branch(join)?;
-        self.b.position_at_end(join);
-        let phi = self.b.build_phi(closed.get_type(), "")?;
-        phi.add_incoming(&[(&closed, from), (&g, slow_end)]);
-        Ok(phi.as_basic_value().into_int_value())
+        Ok(self.unless_slow(ok, closed.into(), |s| general(s).map(Into::into))?.into_int_value())
     }
 
     /// Distinct lines among the lanes' byte ranges (the shared helper).

@@ -446,38 +446,28 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     /// first active lane's needs every lane's address and a variable extract (a stencil's
     /// masked loads spent a quarter of their time there). Under a full packet's constant
     /// mask the branch folds away.
-    pub(super) fn packet_base(&self, pw: VectorValue<'ctx>, stride: i64) -> R<PointerValue<'ctx>> {
+    pub(super) fn packet_base(&mut self, pw: VectorValue<'ctx>, stride: i64) -> R<PointerValue<'ctx>> {
         let mask = self.vec.as_ref().ok_or("not in vector mode")?.mask;
         let zero = self.i64().const_zero();
         let lane0 = self.b.build_extract_element(mask, zero, "")?.into_int_value();
-        let fast = self.cx().append_basic_block(self.llf, "span.lane0");
-        let slow = self.cx().append_basic_block(self.llf, "span.first");
-        let join = self.cx().append_basic_block(self.llf, "span");
-        self.b.build_conditional_branch(lane0, fast, slow)?;
-        self.b.position_at_end(fast);
-        let p0 = self.b.build_extract_element(pw, zero, "")?.into_pointer_value();
-        self.b.build_unconditional_branch(join)?;
-        self.b.position_at_end(slow);
-        let w = mask.get_type().get_size();
-        let n = std::num::NonZeroU32::new(w).ok_or("an empty mask")?;
-        let it = self.cx().custom_width_int_type(n).map_err(|e| Error(e.to_string()))?;
-        let bits = self.b.build_bit_cast(mask, it, "")?.into_int_value();
-        let no = self.cx().bool_type().const_zero();
-        let tz = self.call_intrinsic("llvm.cttz", &[it.into()], &[bits.into(), no.into()])?;
-        let tz = tz.try_as_basic_value().basic().ok_or("cttz without result")?.into_int_value();
-        let tz = self.b.build_int_z_extend_or_bit_cast(tz, self.i64(), "")?;
-        let last = self.i64().const_int(u64::from(w - 1), false);
-        let in_range = self.b.build_int_compare(IntPredicate::ULE, tz, last, "")?;
-        let first = self.b.build_select(in_range, tz, zero, "")?.into_int_value();
-        let p = self.b.build_extract_element(pw, first, "")?.into_pointer_value();
-        let back = self.b.build_int_mul(first, self.i64().const_int(stride.wrapping_neg() as u64, true), "")?;
-        let pk = super::llvm::gep(&self.b, self.cx().i8_type().into(), p, &[back], false)?;
-        let slow_end = self.b.get_insert_block().ok_or("builder not positioned")?;
-        self.b.build_unconditional_branch(join)?;
-        self.b.position_at_end(join);
-        let phi = self.b.build_phi(self.ptr_type(), "span")?;
-        phi.add_incoming(&[(&p0, fast), (&pk, slow_end)]);
-        Ok(phi.as_basic_value().into_pointer_value())
+        let p0 = self.b.build_extract_element(pw, zero, "")?;
+        let base = self.unless_slow(lane0, p0, |s| {
+            let w = mask.get_type().get_size();
+            let n = std::num::NonZeroU32::new(w).ok_or("an empty mask")?;
+            let it = s.cx().custom_width_int_type(n).map_err(|e| Error(e.to_string()))?;
+            let bits = s.b.build_bit_cast(mask, it, "")?.into_int_value();
+            let no = s.cx().bool_type().const_zero();
+            let tz = s.call_intrinsic("llvm.cttz", &[it.into()], &[bits.into(), no.into()])?;
+            let tz = tz.try_as_basic_value().basic().ok_or("cttz without result")?.into_int_value();
+            let tz = s.b.build_int_z_extend_or_bit_cast(tz, s.i64(), "")?;
+            let last = s.i64().const_int(u64::from(w - 1), false);
+            let in_range = s.b.build_int_compare(IntPredicate::ULE, tz, last, "")?;
+            let first = s.b.build_select(in_range, tz, zero, "")?.into_int_value();
+            let p = s.b.build_extract_element(pw, first, "")?.into_pointer_value();
+            let back = s.b.build_int_mul(first, s.i64().const_int(stride.wrapping_neg() as u64, true), "")?;
+            Ok(super::llvm::gep(&s.b, s.cx().i8_type().into(), p, &[back], false)?.into())
+        })?;
+        Ok(base.into_pointer_value())
     }
 
     /// The address of lane 0's struct of member access `ptr` (`stride` bytes from one lane's

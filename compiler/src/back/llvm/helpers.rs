@@ -42,6 +42,28 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         })
     }
 
+    /// `fast` when `ok`, else what `slow` computes, on a branch of its own: code only the
+    /// slow value needs is built there, and LLVM keeps it off the fast path.
+    pub fn unless_slow(
+        &mut self,
+        ok: IntValue<'ctx>,
+        fast: Val<'ctx>,
+        slow: impl FnOnce(&mut Self) -> R<Val<'ctx>>,
+    ) -> R<Val<'ctx>> {
+        let from = self.b.get_insert_block().ok_or("builder not positioned")?;
+        let slow_bb = self.cx().append_basic_block(self.llf, "slow");
+        let join = self.cx().append_basic_block(self.llf, "join");
+        self.b.build_conditional_branch(ok, join, slow_bb)?;
+        self.b.position_at_end(slow_bb);
+        let v = slow(self)?;
+        let slow_end = self.b.get_insert_block().ok_or("builder not positioned")?;
+        self.b.build_unconditional_branch(join)?;
+        self.b.position_at_end(join);
+        let phi = self.b.build_phi(fast.get_type(), "")?;
+        phi.add_incoming(&[(&fast, from), (&v, slow_end)]);
+        Ok(phi.as_basic_value())
+    }
+
     pub fn select(&self, c: Val<'ctx>, t: Val<'ctx>, f: Val<'ctx>) -> R<Val<'ctx>> {
         if t.get_type() != f.get_type() {
             bail!("select between {} and {}", t.get_type(), f.get_type());
