@@ -90,7 +90,7 @@ impl Default for CodegenKnobs {
 /// compiles one lazily, at the first launch that needs its width). With `simd` = 8, 16 or 32
 /// the kernel is vectorized at exactly that width, one call of the work-group entry per
 /// hardware thread, and counts its messages and blocks in generated code
-/// ([`crate::gen_abi`], `passes/gen_instrument.rs`, `back/gen_hooks.rs`, `back/gen_count.rs`).
+/// ([`crate::gen_abi`], `passes/gen_instrument.rs`, `back/gen/`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct GenBuild {
     pub simd: u32,
@@ -288,7 +288,7 @@ pub struct NativeKernel {
     pub info: KernelInfo,
     pub(crate) entry: WorkGroupEntry,
     /// A Gen device's program build: what [`NativeKernel::gen_variant`] compiles from.
-    pub(crate) gen_source: Option<Arc<back::gen_count::GenSource>>,
+    pub(crate) gen_source: Option<Arc<back::gen::GenSource>>,
 }
 
 impl NativeKernel {

@@ -11,11 +11,17 @@
 //! what their addresses are guaranteed; variables get at least the alignment that pass
 //! counts on, and the argument block's values are read aligned to `abi::ARGS_ALIGN` at most.
 //!
-//! Here: [`FnLower`] (one function's lowering: parameters, variables, values, work-item
-//! ids, instructions, block parameters as phis, branches). By concern, in `llvm/`:
-//! `emitter` (the module-level [`Emitter`] and the helpers on LLVM types), `helpers`
-//! (typed operations, intrinsics, lanes), `arith` (arithmetic, compares, conversions),
-//! `aggregates` (access chains, shuffles, composites), `calls` (calls and atomics).
+//! Here: [`FnLower`], the lowering core (one function's lowering: parameters, variables,
+//! values, work-item ids, instructions, block parameters as phis, branches), and
+//! [`LowerHook`], through which vector mode (`back::vector`) and the Gen counting
+//! (`back::gen`) take over the instructions and blocks they lower; they use the core and
+//! the core knows nothing of them. By concern, in `llvm/`: `emitter` (the module-level
+//! [`Emitter`] and the helpers on LLVM types), `helpers` (typed operations, intrinsics),
+//! `lanes` (the shapes of values in a packet, [`VecState`], and the operations on them),
+//! `masked` (masked blocks, in scalar and vector code),
+//! `ops` ([`Ops`], mask and vector operations on any builder), `arith` (arithmetic,
+//! compares, conversions), `aggregates` (access chains, shuffles, composites), `calls`
+//! (calls and atomics), `images` (image instructions).
 //! Barriers are the IR's (`passes::barriers`): a `barrier_resume` is a `ret` and a case of
 //! the resume switch (`workgroup::ResumePoints`), a state variable a slot of the state.
 
@@ -75,7 +81,14 @@ mod arith;
 mod calls;
 mod emitter;
 mod helpers;
+mod images;
+mod lanes;
+mod masked;
+mod ops;
 pub use emitter::*;
+pub use lanes::{wide_ty, VecState};
+pub use masked::BlockSkip;
+pub use ops::Ops;
 
 /// Byte offsets of the `WorkGroupContext` fields.
 pub mod ctx_offsets {
@@ -153,7 +166,7 @@ pub struct FnLower<'a, 'ctx, 'ir> {
     /// The state pointer, the `resume_at` dispatch and the resume points (`workgroup`).
     resume: ResumePoints<'ctx>,
     /// Vector mode (`back::vector`): W work-items per call.
-    pub vec: Option<super::vector::VecState<'a, 'ctx>>,
+    pub vec: Option<VecState<'a, 'ctx>>,
     /// Kernel argument index of a `restrict` buffer -> the `noalias` parameter holding it.
     pub restrict_params: HashMap<usize, u32>,
     /// Scalar code: stores that stream (non-temporal) when their ND-range is large and
@@ -161,10 +174,18 @@ pub struct FnLower<'a, 'ctx, 'ir> {
     pub stream_stores: std::collections::HashSet<Inst>,
     /// The number of work-items of the ND-range, once asked for (`back::vector`).
     pub ndrange_items: Option<IntValue<'ctx>>,
-    /// A Gen-instrumented build's counting (`back::gen_hooks`).
-    pub gen: Option<super::gen_hooks::GenState<'a, 'ctx>>,
-    /// One lane's operands while an instruction runs lane by lane (`back::vector_lanes`).
+    /// One lane's operands while an instruction runs lane by lane (`back::vector`).
     pub lane_vals: HashMap<Value, Val<'ctx>>,
+    /// The parts that take over instructions and blocks ([`LowerHook`]), asked in order.
+    hooks: Vec<Box<dyn LowerHook<'a, 'ctx, 'ir> + 'a>>,
+}
+
+/// A part of the lowering that uses the core and takes over some of its work: vector mode
+/// (`back::vector`: packet forms) and Gen counting (`back::gen`). The core asks the hooks
+/// in order for every instruction before lowering it itself.
+pub trait LowerHook<'a, 'ctx, 'ir> {
+    /// Lowers `i` (true), or leaves it to the next hook and the core (false).
+    fn inst(&mut self, l: &mut FnLower<'a, 'ctx, 'ir>, i: Inst) -> R<bool>;
 }
 
 impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
@@ -218,9 +239,30 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             restrict_params: HashMap::new(),
             stream_stores: Default::default(),
             ndrange_items: None,
-            gen: None,
             lane_vals: HashMap::new(),
+            hooks: Vec::new(),
         })
+    }
+
+    /// Adds a hook, asked after those added before it.
+    pub fn add_hook(&mut self, h: Box<dyn LowerHook<'a, 'ctx, 'ir> + 'a>) {
+        self.hooks.push(h);
+    }
+
+    /// Adds a hook asked before every other.
+    pub fn add_first_hook(&mut self, h: Box<dyn LowerHook<'a, 'ctx, 'ir> + 'a>) {
+        self.hooks.insert(0, h);
+    }
+
+    /// Runs `f` with the hooks taken out of `self` (a hook gets the core, not the hooks).
+    fn with_hooks<T>(
+        &mut self,
+        f: impl FnOnce(&mut Self, &mut [Box<dyn LowerHook<'a, 'ctx, 'ir> + 'a>]) -> R<T>,
+    ) -> R<T> {
+        let mut hooks = std::mem::take(&mut self.hooks);
+        let r = f(self, &mut hooks);
+        self.hooks = hooks;
+        r
     }
 
     fn err(&self, msg: impl std::fmt::Display) -> Error {
@@ -430,7 +472,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 // (or a variable whose address is used) has W copies, lane k's at k * size.
                 let mut lane_copies = None;
                 let llty = match &self.vec {
-                    Some(vs) if vs.wa.private_regs.contains(&r) => super::vector::wide_ty(self.ty(*ty)?, vs.width)?,
+                    Some(vs) if vs.wa.private_regs.contains(&r) => wide_ty(self.ty(*ty)?, vs.width)?,
                     Some(vs) if !vs.wa.reg_candidates.contains(&r) => {
                         let one = self.ty(*ty)?;
                         let size = self.e.ir.types.size_of(*ty).max(1);
@@ -720,15 +762,22 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     }
 
     fn lower_inst(&mut self, i: Inst) -> R<()> {
-        // Gen instrumentation: lowered by its hooks alone.
-        if self.gen_hook(i)? {
+        // Gen counting and vector mode first (neither takes a `barrier_resume`).
+        if self.with_hooks(|l, hooks| {
+            for h in hooks.iter_mut() {
+                if h.inst(l, i)? {
+                    return Ok(true);
+                }
+            }
+            Ok(false)
+        })? {
             return Ok(());
+        }
+        if self.f.insts[i].is_instrumentation() {
+            bail!("Gen instrumentation in a build without counters");
         }
         if let InstData::BarrierResume { id, dest } = &self.f.insts[i] {
             return self.lower_resume(*id, dest.block);
-        }
-        if self.vec.is_some() && self.lower_vector_inst(i)? {
-            return Ok(());
         }
         let result = self.lower_scalar(i)?;
         match (result, self.f.inst_result[i]) {

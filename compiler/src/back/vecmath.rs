@@ -454,20 +454,7 @@ fn rare_fix<'ctx>(
     alt: impl FnOnce() -> R<Val<'ctx>>,
 ) -> R<Val<'ctx>> {
     let any = fx.intr("llvm.vector.reduce.or", &[bad])?.into_int_value();
-    let cx = fx.cx();
-    let from = fx.b.get_insert_block().ok_or("builder not positioned")?;
-    let fix_bb = cx.append_basic_block(fx.llf, "math.fix");
-    let done = cx.append_basic_block(fx.llf, "math.done");
-    fx.b.build_conditional_branch(any, fix_bb, done)?;
-    fx.b.position_at_end(fix_bb);
-    let a = alt()?;
-    let fixed = fx.select(bad, a, r)?;
-    let fix_end = fx.b.get_insert_block().ok_or("builder not positioned")?;
-    fx.b.build_unconditional_branch(done)?;
-    fx.b.position_at_end(done);
-    let phi = fx.b.build_phi(r.get_type(), "")?;
-    phi.add_incoming(&[(&r, from), (&fixed, fix_end)]);
-    Ok(phi.as_basic_value())
+    fx.unless_slow_shared(any, r, ("math.fix", "math.done"), || fx.select(bad, alt()?, r))
 }
 
 /// One call of the SLEEF function `name` (`super::host`) on `w`-lane vectors of `elem`.

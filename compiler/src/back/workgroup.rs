@@ -15,7 +15,7 @@
 //! segments of dimension 0, then y and z) and calls the work-item function, which LLVM
 //! inlines; a vectorized kernel's entry steps x by the width W (see [`build_entry`]).
 
-use super::llvm::{bail, ctx_offsets, gep, Emitter, Val, R};
+use super::llvm::{as_ptr, bail, ctx_offsets, gep, Emitter, Val, R};
 use crate::ir::{self, Function, Inst, InstData, Value};
 use crate::kernel_info::{ArgKind, KernelInfo};
 use inkwell::basic_block::BasicBlock;
@@ -233,7 +233,7 @@ pub struct EntryOptions<'a> {
     /// Bytes of the argument block (it is `dereferenceable` that far).
     pub args_size: u64,
     /// A Gen-instrumented build: the entry passes the counter array at `ctx.gen_counters`
-    /// to the work-item function as its last argument (`gen_count::entry_counter_array`).
+    /// to the work-item function as its last argument ([`entry_counter_array`]).
     pub gen_counters: bool,
 }
 
@@ -298,7 +298,7 @@ pub fn build_entry<'ctx>(
     // the counter array.
     let (state_base, mut trailing_args) = entry_pointers(e, &b, ctx, args, state_size, restrict_offsets)?;
     if opts.gen_counters {
-        trailing_args.push(super::gen_count::entry_counter_array(e, &b, ctx)?.into());
+        trailing_args.push(entry_counter_array(e, &b, ctx)?.into());
     }
     let any = b.build_int_compare(IntPredicate::ULT, first, end, "")?;
     b.build_conditional_branch(any, pre, exit)?;
@@ -565,4 +565,18 @@ pub(super) fn entry_pointers<'ctx>(
         restrict_ptrs.push(l.into());
     }
     Ok((state_base, restrict_ptrs))
+}
+
+/// In the entry block of a work-group entry (`b` there): the counter array at
+/// `ctx.gen_counters`, which the entry passes to every call of the work-item function as
+/// the last argument.
+pub(crate) fn entry_counter_array<'ctx>(
+    e: &Emitter<'ctx, '_>,
+    b: &inkwell::builder::Builder<'ctx>,
+    ctx: PointerValue<'ctx>,
+) -> R<PointerValue<'ctx>> {
+    let (i8t, i64t) = (e.cx.i8_type(), e.cx.i64_type());
+    let ptr = e.cx.ptr_type(inkwell::AddressSpace::default());
+    let at_ctx = gep(b, i8t.into(), ctx, &[i64t.const_int(super::llvm::ctx_offsets::GEN_COUNTERS, false)], true)?;
+    as_ptr(b.build_load(ptr, at_ctx, "gen.counters")?)
 }

@@ -361,7 +361,7 @@ pub enum InstData {
 
     /// Gen instrumentation (`passes::gen_instrument`, only in a Gen-instrumented build's
     /// kernel): one execution of block `id` of the kernel's plan (`KernelInfo::gen`) under
-    /// the current lane mask; the first instruction of its block. `back::gen_hooks` lowers it.
+    /// the current lane mask; the first instruction of its block. `back::gen::hooks` lowers it.
     GenBlock {
         id: u32,
     },

@@ -1,6 +1,6 @@
 //! Gen instrumentation as an IR pass: the last pass of a Gen-instrumented build's module
 //! (`Target::gen` with a SIMD width; never the program's own build), which the lowering's
-//! hooks (`back::gen_hooks`) turn into counting code.
+//! hooks (`back::gen::hooks`) turn into counting code.
 //!
 //! For each kernel it plans the *sites* (every load, store and atomic that is a memory
 //! message: not the private scalars that live in registers, nor private arrays indexed only

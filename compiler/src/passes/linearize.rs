@@ -60,7 +60,7 @@
 //! blocks: the lowering runs loads, stores, atomics, image accesses, printf and calls only
 //! for the block's active lanes, and guards integer division for every lane whatever the
 //! mask (`back::llvm`), so nothing traps for a lane that is off. The lowering may
-//! therefore run a masked block of arithmetic only for every lane (`back::masked::effect_free`:
+//! therefore run a masked block of arithmetic only for every lane (`back::vector::masked::effect_free`:
 //! cheaper than testing its mask); a block with any other instruction is skipped when no
 //! lane is in it.
 //!

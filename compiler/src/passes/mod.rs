@@ -14,7 +14,7 @@
 //! kernels on the CPU device as masked blocks (`linearize`), and for a Gen-instrumented
 //! variant only, last, the Gen instrumentation (`gen_instrument`: the plan of sites and
 //! blocks on the kernel, `gen.block` / `gen.count` instructions that the lowering's hooks,
-//! `back::gen_hooks`, turn into counting code).
+//! `back::gen::hooks`, turn into counting code).
 
 pub mod align;
 pub mod barriers;

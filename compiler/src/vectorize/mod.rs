@@ -10,7 +10,7 @@
 //! - [`blocker`]: what the vector lowering cannot do yet (sub-group built-ins, a barrier
 //!   under a branch whose condition is not element-wise; the kernel then runs scalar and the
 //!   report names the reason); [`per_lane`]: what runs lane by lane inside the vector body
-//!   (`back::vector_lanes`); [`Report`]: the `SOFTCL_VECTORIZER_REPORT` lines.
+//!   (`back::vector::lanes`); [`Report`]: the `SOFTCL_VECTORIZER_REPORT` lines.
 
 pub mod analysis;
 pub mod members;
@@ -55,7 +55,7 @@ pub fn blocker(_m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis, barrier
 }
 
 /// Why instruction `i` of kernel `f` runs lane by lane inside the vector body
-/// (`back::vector_lanes`), as a report phrase, or `None` if it has a vector form (or is
+/// (`back::vector::lanes`), as a report phrase, or `None` if it has a vector form (or is
 /// uniform). Calls always do: the callee may read its work-item's ids.
 pub fn per_lane(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis, i: ir::Inst) -> Option<&'static str> {
     let varying = |v: ir::Value| !wa.shape(f, v).is_uniform();

@@ -50,17 +50,60 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         fast: Val<'ctx>,
         slow: impl FnOnce(&mut Self) -> R<Val<'ctx>>,
     ) -> R<Val<'ctx>> {
-        let from = self.b.get_insert_block().ok_or("builder not positioned")?;
-        let slow_bb = self.cx().append_basic_block(self.llf, "slow");
-        let join = self.cx().append_basic_block(self.llf, "join");
-        self.b.build_conditional_branch(ok, join, slow_bb)?;
-        self.b.position_at_end(slow_bb);
+        let (from, join) = self.branch_to_slow(ok, false, ("slow", "join"))?;
         let v = slow(self)?;
+        self.join_slow(from, join, fast, v)
+    }
+
+    /// [`Self::unless_slow`] for code that holds the lowering shared: `fast` unless `slow_if`,
+    /// else what `slow` computes; `names`: the slow block's and the join's.
+    pub fn unless_slow_shared(
+        &self,
+        slow_if: IntValue<'ctx>,
+        fast: Val<'ctx>,
+        names: (&str, &str),
+        slow: impl FnOnce() -> R<Val<'ctx>>,
+    ) -> R<Val<'ctx>> {
+        let (from, join) = self.branch_to_slow(slow_if, true, names)?;
+        let v = slow()?;
+        self.join_slow(from, join, fast, v)
+    }
+
+    /// Ends the current block with a branch on `c` to a new slow block (where the builder
+    /// is left) when `c` is `slow_when`, else to the join; returns (the block branched
+    /// from, the join).
+    fn branch_to_slow(
+        &self,
+        c: IntValue<'ctx>,
+        slow_when: bool,
+        (slow_name, join_name): (&str, &str),
+    ) -> R<(BasicBlock<'ctx>, BasicBlock<'ctx>)> {
+        let from = self.b.get_insert_block().ok_or("builder not positioned")?;
+        let slow_bb = self.cx().append_basic_block(self.llf, slow_name);
+        let join = self.cx().append_basic_block(self.llf, join_name);
+        if slow_when {
+            self.b.build_conditional_branch(c, slow_bb, join)?;
+        } else {
+            self.b.build_conditional_branch(c, join, slow_bb)?;
+        }
+        self.b.position_at_end(slow_bb);
+        Ok((from, join))
+    }
+
+    /// Closes the slow block of [`Self::branch_to_slow`] at the join: `fast` from `from`,
+    /// `slow` from where the slow code ended.
+    fn join_slow(
+        &self,
+        from: BasicBlock<'ctx>,
+        join: BasicBlock<'ctx>,
+        fast: Val<'ctx>,
+        slow: Val<'ctx>,
+    ) -> R<Val<'ctx>> {
         let slow_end = self.b.get_insert_block().ok_or("builder not positioned")?;
         self.b.build_unconditional_branch(join)?;
         self.b.position_at_end(join);
         let phi = self.b.build_phi(fast.get_type(), "")?;
-        phi.add_incoming(&[(&fast, from), (&v, slow_end)]);
+        phi.add_incoming(&[(&fast, from), (&slow, slow_end)]);
         Ok(phi.as_basic_value())
     }
 

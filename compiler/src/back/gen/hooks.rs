@@ -1,9 +1,9 @@
-//! The lowering's hooks for Gen instrumentation: the counting code of a Gen-instrumented
-//! build (the contract is [`crate::gen_abi`]), the only place that lowers the IR's
-//! `gen.block` and `gen.count` (which `passes::gen_instrument` inserts, with the kernel's
-//! plan of sites and blocks). [`FnLower::gen_hook`] is called for every instruction the
-//! vector lowering meets: it lowers those two, and makes the block's pending additions
-//! before a terminator or a barrier.
+//! Gen counting, a hook of the lowering core ([`enable`], [`GenLower`]): the counting code
+//! of a Gen-instrumented build (the contract is [`crate::gen_abi`]), the only place that
+//! lowers the IR's `gen.block` and `gen.count` (which `passes::gen_instrument` inserts, with
+//! the kernel's plan of sites and blocks). The core asks it first for every instruction: it
+//! lowers those two, and makes the block's pending additions before a terminator or a
+//! barrier. It uses vector mode's packet forms (`back::vector`) for spans and texels.
 //!
 //! - `gen.block k`: the block's execution and active lanes under the current mask.
 //! - `gen.count s, ...`: by the rules of `gen_abi`, from the current mask and the lanes'
@@ -12,7 +12,7 @@
 //!   uniform address is one line (or the lines its bytes span); a strided access with a
 //!   scalar base and a contiguous mask has a closed form (the first and last line for strides
 //!   up to 64 bytes; one line per lane for multiples of 64 whose lanes do not cross a line);
-//!   anything else counts distinct lines among the lanes' addresses (`gen_helpers`: with
+//!   anything else counts distinct lines among the lanes' addresses (`helpers`: with
 //!   AVX-512 `vpconflictd` when the host has it, up to 16 values, else comparing each lane
 //!   with the earlier ones).
 //!
@@ -21,14 +21,17 @@
 //! work-group the same zeroed array reads the work-group's sum (`worst_bank_ways` is a
 //! maximum, kept as one).
 
-use super::gen_helpers::{self, Helper, Ops};
-use super::llvm::{as_ptr, bail, gep, Emitter, FnLower, Val, R};
-use super::target::HostTarget;
+use super::helpers::{self as gen_helpers, Helper};
+use crate::back::llvm::{as_ptr, bail, gep, FnLower, LowerHook, Val, R};
+use crate::back::target::HostTarget;
+use crate::back::vector::VecLower;
 use crate::gen_abi::{self, site_word, AccessKind, GenKernelInfo};
 use crate::ir::{GenAccess, Inst, InstData, Value};
 use crate::kernel_info::AddressSpace;
 use crate::vectorize::analysis::Shape;
+use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::types::VectorType;
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum};
 use inkwell::values::{IntValue, PointerValue, VectorValue};
 use inkwell::IntPredicate;
 
@@ -39,7 +42,7 @@ const LINES: usize = site_word::L3_LINES;
 const SLM_CYCLES: usize = site_word::SLM_CYCLES;
 const SLM_CONFLICTS: usize = site_word::SLM_CONFLICT_CYCLES;
 const WORST_WAYS: usize = site_word::WORST_BANK_WAYS;
-/// The most counters one vector addition of [`FnLower::gen_flush`] updates.
+/// The most counters one vector addition of [`GenLower::gen_flush`] updates.
 const ADDS_PER_VECTOR: usize = 8;
 
 /// The counting state of a function being lowered: the counters are the array at
@@ -53,7 +56,7 @@ pub struct GenState<'a, 'ctx> {
     plan: &'a GenKernelInfo,
     /// The host has AVX-512 CD (`vpconflictd`).
     conflict: bool,
-    /// The target the general counts' helpers are compiled for (`gen_helpers`).
+    /// The target the general counts' helpers are compiled for (`helpers`).
     host: HostTarget,
     /// The counter array.
     counters: PointerValue<'ctx>,
@@ -61,14 +64,14 @@ pub struct GenState<'a, 'ctx> {
     /// again after a barrier, whose resume point the earlier code does not dominate).
     mask: Option<MaskInfo<'ctx>>,
     /// L3-line counts of the block's strided messages whose closed forms wait for
-    /// [`FnLower::gen_flush`].
+    /// [`GenLower::gen_flush`].
     pending: Vec<PendingLines<'ctx>>,
     /// The block's additions to site counters (word, value), made together by
-    /// [`FnLower::gen_flush`]: the sites of a block have consecutive counters of each kind,
+    /// [`GenLower::gen_flush`]: the sites of a block have consecutive counters of each kind,
     /// so that a run of them is one vector addition, not one addition to memory each.
     adds: Vec<(u32, IntValue<'ctx>)>,
-    /// Where a general count's lanes and mask go for its helper (`gen_helpers::call`): per
-    /// number of lanes, one `alloca` of `gen_helpers::slot_words` words in the prologue,
+    /// Where a general count's lanes and mask go for its helper (`helpers::call`): per
+    /// number of lanes, one `alloca` of `helpers::slot_words` words in the prologue,
     /// made at the first such count.
     slots: Vec<(u32, PointerValue<'ctx>)>,
 }
@@ -86,20 +89,6 @@ struct PendingLines<'ctx> {
     conflict: bool,
 }
 
-/// In the entry block of a work-group entry (`b` there): the counter array at
-/// `ctx.gen_counters`, which the entry passes to every call of the work-item function as
-/// the last argument.
-pub(super) fn entry_counter_array<'ctx>(
-    e: &Emitter<'ctx, '_>,
-    b: &inkwell::builder::Builder<'ctx>,
-    ctx: PointerValue<'ctx>,
-) -> R<PointerValue<'ctx>> {
-    let (i8t, i64t) = (e.cx.i8_type(), e.cx.i64_type());
-    let ptr = e.cx.ptr_type(inkwell::AddressSpace::default());
-    let at_ctx = gep(b, i8t.into(), ctx, &[i64t.const_int(super::llvm::ctx_offsets::GEN_COUNTERS, false)], true)?;
-    as_ptr(b.build_load(ptr, at_ctx, "gen.counters")?)
-}
-
 /// Facts about a lane mask, shared by the block's sites.
 #[derive(Clone, Copy)]
 struct MaskInfo<'ctx> {
@@ -113,42 +102,59 @@ struct MaskInfo<'ctx> {
     hi: IntValue<'ctx>,
 }
 
+/// The Gen counting's lowering of one function, over the lowering core ([`FnLower`]) it
+/// uses, with the counting state.
+pub struct GenLower<'l, 'a, 'ctx, 'ir> {
+    pub l: &'l mut FnLower<'a, 'ctx, 'ir>,
+    g: &'l mut GenState<'a, 'ctx>,
+}
+
+/// Turns on counting for the function `l` lowers (vectorized first: `back::vector::enable`)
+/// for the kernel's `plan`, the general counts' helpers compiled for `host`. Its hook is
+/// asked before any other: it must see every instruction.
+pub fn enable<'a, 'ctx, 'ir>(l: &mut FnLower<'a, 'ctx, 'ir>, plan: &'a GenKernelInfo, host: &HostTarget) -> R<()> {
+    if l.vec.is_none() {
+        bail!("a Gen-instrumented build must be vectorized");
+    }
+    // The counter array is the work-item function's last parameter.
+    let counters = l.llf.get_last_param().ok_or("no counter parameter")?.into_pointer_value();
+    let state = GenState {
+        plan,
+        conflict: host.features.split(',').any(|x| x == "+avx512cd"),
+        host: host.clone(),
+        counters,
+        mask: None,
+        pending: Vec::new(),
+        adds: Vec::new(),
+        slots: Vec::new(),
+    };
+    l.add_first_hook(Box::new(CountingHook(state)));
+    Ok(())
+}
+
+/// The Gen counting as a hook of the lowering core.
+struct CountingHook<'a, 'ctx>(GenState<'a, 'ctx>);
+
+impl<'a, 'ctx, 'ir> LowerHook<'a, 'ctx, 'ir> for CountingHook<'a, 'ctx> {
+    fn inst(&mut self, l: &mut FnLower<'a, 'ctx, 'ir>, i: Inst) -> R<bool> {
+        GenLower { l, g: &mut self.0 }.gen_hook(i)
+    }
+}
+
 // ------------------------------------------------------------------------------------------
 // Counting code
 
-impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
-    /// Turns on counting (after [`FnLower::enable_vector`]) for the kernel's `plan`, the
-    /// general counts' helpers compiled for `host`.
-    pub fn enable_gen_count(&mut self, plan: &'a GenKernelInfo, host: &HostTarget) -> R<()> {
-        if self.vec.is_none() {
-            bail!("a Gen-instrumented build must be vectorized");
-        }
-        // The counter array is the work-item function's last parameter.
-        let counters = self.llf.get_last_param().ok_or("no counter parameter")?.into_pointer_value();
-        self.gen = Some(GenState {
-            plan,
-            conflict: host.features.split(',').any(|x| x == "+avx512cd"),
-            host: host.clone(),
-            counters,
-            mask: None,
-            pending: Vec::new(),
-            adds: Vec::new(),
-            slots: Vec::new(),
-        });
-        Ok(())
+impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
+    /// Vector mode's lowering, for the packet forms counting needs (spans, texels).
+    fn vec(&mut self) -> VecLower<'_, 'a, 'ctx, 'ir> {
+        VecLower { l: &mut *self.l }
     }
 
     /// The hook the lowering calls before instruction `i`: lowers `gen.block` and `gen.count`
     /// (true: nothing else to lower), and makes the block's pending additions before a
     /// terminator or a work-group barrier (whose resume point the values do not dominate).
     pub fn gen_hook(&mut self, i: Inst) -> R<bool> {
-        let d = &self.f.insts[i];
-        if self.gen.is_none() {
-            if d.is_instrumentation() {
-                bail!("Gen instrumentation in a build without counters");
-            }
-            return Ok(false);
-        }
+        let d = &self.l.f.insts[i];
         match d {
             InstData::GenBlock { id } => {
                 self.gen_block(*id)?;
@@ -165,9 +171,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             }
             d if crate::passes::inline::is_work_group_barrier(d) => {
                 self.gen_flush()?;
-                if let Some(g) = self.gen.as_mut() {
-                    g.mask = None;
-                }
+                self.g.mask = None;
                 Ok(false)
             }
             _ => Ok(false),
@@ -175,51 +179,46 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     }
 
     fn gen_word(&self, word: u32) -> R<PointerValue<'ctx>> {
-        let g = self.gen.as_ref().ok_or("not counting")?;
-        gep(&self.b, self.i64().into(), g.counters, &[self.i64().const_int(word as u64, false)], true)
+        let g = &*self.g;
+        gep(&self.l.b, self.l.i64().into(), g.counters, &[self.l.i64().const_int(word as u64, false)], true)
     }
 
     fn gen_add(&self, word: u32, v: IntValue<'ctx>) -> R<()> {
         let p = self.gen_word(word)?;
-        let old = self.b.build_load(self.i64(), p, "")?.into_int_value();
-        self.b.build_store(p, self.b.build_int_add(old, v, "")?)?;
+        let old = self.l.b.build_load(self.l.i64(), p, "")?.into_int_value();
+        self.l.b.build_store(p, self.l.b.build_int_add(old, v, "")?)?;
         Ok(())
     }
 
     /// Adds `v` to counter `word` at the block's [`Self::gen_flush`].
     fn gen_add_later(&mut self, word: u32, v: IntValue<'ctx>) -> R<()> {
-        self.gen.as_mut().ok_or("not counting")?.adds.push((word, v));
+        self.g.adds.push((word, v));
         Ok(())
     }
 
     /// The word of counter `field` (`gen_abi::site_word`) of site `s`.
     fn site_word(&self, s: u32, field: usize) -> R<u32> {
-        let sites = self.gen.as_ref().ok_or("not counting")?.plan.sites.len();
+        let sites = self.g.plan.sites.len();
         Ok(gen_abi::site_word_index(sites, s as usize, field) as u32)
     }
 
     fn gen_max(&self, word: u32, v: IntValue<'ctx>) -> R<()> {
         let p = self.gen_word(word)?;
-        let old = self.b.build_load(self.i64(), p, "")?.into_int_value();
-        self.b.build_store(p, self.umax(old, v)?)?;
+        let old = self.l.b.build_load(self.l.i64(), p, "")?.into_int_value();
+        self.l.b.build_store(p, self.umax(old, v)?)?;
         Ok(())
     }
 
-    /// The mask and vector operations of `gen_helpers`, built here.
-    fn ops(&self) -> Ops<'_, 'ctx> {
-        Ops { b: &self.b, m: &self.e.m, f: self.llf }
-    }
-
     fn umax(&self, a: IntValue<'ctx>, b: IntValue<'ctx>) -> R<IntValue<'ctx>> {
-        self.ops().umax(a, b)
+        self.l.ops().umax(a, b)
     }
 
     fn mask_bits(&self, m: VectorValue<'ctx>) -> R<IntValue<'ctx>> {
-        self.ops().mask_bits(m)
+        self.l.ops().mask_bits(m)
     }
 
     fn popcount(&self, m: VectorValue<'ctx>) -> R<IntValue<'ctx>> {
-        self.ops().popcount(m)
+        self.l.ops().popcount(m)
     }
 
     /// The lanes' addresses of a strided access: lane k at `a0 + k * stride` (what the
@@ -227,47 +226,45 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     /// that the pointers themselves are never widened to `W x i64`.
     fn strided_addrs(&self, a0: IntValue<'ctx>, stride: i64, n: u32) -> R<VectorValue<'ctx>> {
         let steps: Vec<IntValue<'ctx>> =
-            (0..n).map(|k| self.i64().const_int((k as i64).wrapping_mul(stride) as u64, true)).collect();
+            (0..n).map(|k| self.l.i64().const_int((k as i64).wrapping_mul(stride) as u64, true)).collect();
         let steps = VectorType::const_vector(&steps);
-        Ok(self.b.build_int_add(self.splat64(a0, n)?, steps, "")?)
+        Ok(self.l.b.build_int_add(self.splat64(a0, n)?, steps, "")?)
     }
 
     fn splat64(&self, x: IntValue<'ctx>, n: u32) -> R<VectorValue<'ctx>> {
-        self.ops().splat64(x, n)
+        self.l.ops().splat64(x, n)
     }
 
     /// The facts about the current mask (computed here unless known).
     fn mask_info(&mut self) -> R<MaskInfo<'ctx>> {
-        let mask = self.vec.as_ref().ok_or("not in vector mode")?.mask;
-        if let Some(m) = self.gen.as_ref().and_then(|g| g.mask).filter(|m| m.mask == mask) {
+        let mask = self.l.vec.as_ref().ok_or("not in vector mode")?.mask;
+        if let Some(m) = self.g.mask.filter(|m| m.mask == mask) {
             return Ok(m);
         }
         let w = mask.get_type().get_size() as u64;
-        let i64t = self.i64();
+        let i64t = self.l.i64();
         let active = self.popcount(mask)?;
-        let any = self.b.build_int_compare(IntPredicate::NE, active, i64t.const_zero(), "")?;
-        let any = self.b.build_int_z_extend(any, i64t, "")?;
+        let any = self.l.b.build_int_compare(IntPredicate::NE, active, i64t.const_zero(), "")?;
+        let any = self.l.b.build_int_z_extend(any, i64t, "")?;
         let bits = self.mask_bits(mask)?;
         let it = bits.get_type();
-        let f = self.cx().bool_type().const_zero();
-        let tz = self.intrinsic("llvm.cttz", &[it.into()], &[bits.into(), f.into()])?.into_int_value();
-        let lz = self.intrinsic("llvm.ctlz", &[it.into()], &[bits.into(), f.into()])?.into_int_value();
-        let lo = self.b.build_int_cast_sign_flag(tz, i64t, false, "")?;
-        let lz = self.b.build_int_cast_sign_flag(lz, i64t, false, "")?;
-        let hi = self.b.build_int_sub(i64t.const_int(w - 1, false), lz, "")?;
+        let f = self.l.cx().bool_type().const_zero();
+        let tz = self.l.intrinsic("llvm.cttz", &[it.into()], &[bits.into(), f.into()])?.into_int_value();
+        let lz = self.l.intrinsic("llvm.ctlz", &[it.into()], &[bits.into(), f.into()])?.into_int_value();
+        let lo = self.l.b.build_int_cast_sign_flag(tz, i64t, false, "")?;
+        let lz = self.l.b.build_int_cast_sign_flag(lz, i64t, false, "")?;
+        let hi = self.l.b.build_int_sub(i64t.const_int(w - 1, false), lz, "")?;
         // One run: hi - lo + 1 == active.
-        let span = self.b.build_int_add(self.b.build_int_sub(hi, lo, "")?, i64t.const_int(1, false), "")?;
-        let contiguous = self.b.build_int_compare(IntPredicate::EQ, span, active, "")?;
+        let span = self.l.b.build_int_add(self.l.b.build_int_sub(hi, lo, "")?, i64t.const_int(1, false), "")?;
+        let contiguous = self.l.b.build_int_compare(IntPredicate::EQ, span, active, "")?;
         let info = MaskInfo { mask, active, any, contiguous, lo, hi };
-        if let Some(g) = self.gen.as_mut() {
-            g.mask = Some(info);
-        }
+        self.g.mask = Some(info);
         Ok(info)
     }
 
     /// `gen.block k`: one execution of block `k` of the plan under the current mask.
     fn gen_block(&mut self, k: u32) -> R<()> {
-        let g = self.gen.as_mut().ok_or("not counting")?;
+        let g = &mut *self.g;
         g.mask = None;
         if k as usize >= g.plan.blocks.len() {
             bail!("gen.block {k} is not a block of the plan");
@@ -281,7 +278,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     /// `gen.count s, access`: the message of site `s` of the plan (the access that follows,
     /// not yet lowered) under the current mask.
     fn gen_count(&mut self, s: u32, access: GenAccess) -> R<()> {
-        let g = self.gen.as_ref().ok_or("not counting")?;
+        let g = &*self.g;
         let site = g.plan.sites.get(s as usize).ok_or_else(|| format!("gen.count {s} is not a site of the plan"))?;
         let site = site.clone();
         let conflict = g.conflict;
@@ -291,10 +288,10 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 return self.gen_image_access(s, image, sampler, coord, conflict);
             }
         };
-        let vs = self.vec.as_ref().ok_or("not in vector mode")?;
+        let vs = self.l.vec.as_ref().ok_or("not in vector mode")?;
         let (w, mask) = (vs.width, vs.mask);
-        let shape = vs.wa.shape(self.f, ptr);
-        let i64t = self.i64();
+        let shape = vs.wa.shape(self.l.f, ptr);
+        let i64t = self.l.i64();
         let c64 = |x: u64| i64t.const_int(x, false);
         let bytes = site.bytes_per_lane as u64;
 
@@ -304,27 +301,31 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let (active, any) = (mi.active, mi.any);
 
         let uniform_addr = if shape == Shape::Uniform {
-            let p = as_ptr(self.get(ptr)?)?;
-            Some(self.b.build_ptr_to_int(p, i64t, "")?)
+            let p = as_ptr(self.l.get(ptr)?)?;
+            Some(self.l.b.build_ptr_to_int(p, i64t, "")?)
         } else {
             None
         };
         // The lanes' pointers. Their addresses as a vector are made where a count needs them,
         // on the general forms' own branches: the closed forms read lane 0 only, so the hot
         // path of a strided message never widens the pointers to W x i64.
-        let pws = if uniform_addr.is_none() { Some(self.get_wide(ptr)?.into_vector_value()) } else { None };
+        let pws = if uniform_addr.is_none() { Some(self.l.get_wide(ptr)?.into_vector_value()) } else { None };
         let addrs_of = |s: &Self, pw: VectorValue<'ctx>| -> R<VectorValue<'ctx>> {
-            Ok(s.b.build_ptr_to_int(pw, i64t.vec_type(w), "")?)
+            Ok(s.l.b.build_ptr_to_int(pw, i64t.vec_type(w), "")?)
         };
 
         if site.space != AddressSpace::Local {
             return match (uniform_addr, pws) {
                 (Some(a), _) => {
-                    let first = self.b.build_right_shift(a, c64(6), false, "")?;
-                    let last =
-                        self.b.build_right_shift(self.b.build_int_add(a, c64(bytes - 1), "")?, c64(6), false, "")?;
-                    let n = self.b.build_int_add(self.b.build_int_sub(last, first, "")?, c64(1), "")?;
-                    let lines = self.b.build_int_mul(n, any, "")?;
+                    let first = self.l.b.build_right_shift(a, c64(6), false, "")?;
+                    let last = self.l.b.build_right_shift(
+                        self.l.b.build_int_add(a, c64(bytes - 1), "")?,
+                        c64(6),
+                        false,
+                        "",
+                    )?;
+                    let n = self.l.b.build_int_add(self.l.b.build_int_sub(last, first, "")?, c64(1), "")?;
+                    let lines = self.l.b.build_int_mul(n, any, "")?;
                     self.gen_add_later(self.site_word(s, LINES)?, lines)
                 }
                 (None, Some(pw)) => self.gen_lines(self.site_word(s, LINES)?, pw, mi, shape, bytes, conflict),
@@ -336,8 +337,8 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         // writes `dwords` consecutive dwords, each in its bank (`gen_abi`).
         let write = site.kind != AccessKind::Load;
         let dwords = bytes.div_ceil(4).max(1);
-        let requests = self.b.build_int_mul(active, c64(dwords), "")?;
-        let ceil16 = self.b.build_right_shift(self.b.build_int_add(requests, c64(15), "")?, c64(4), false, "")?;
+        let requests = self.l.b.build_int_mul(active, c64(dwords), "")?;
+        let ceil16 = self.l.b.build_right_shift(self.l.b.build_int_add(requests, c64(15), "")?, c64(4), false, "")?;
         let ways = match pws {
             // One address: one dword per bank for a read; every lane on the same bank for a write.
             None => {
@@ -354,12 +355,12 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 let packed = matches!(shape, Shape::Strided(st) if st.unsigned_abs() == 4 * dwords);
                 let distinct = write || matches!(shape, Shape::Strided(st) if st.unsigned_abs() >= 4 * dwords);
                 let addrs = addrs_of(self, pw)?;
-                let wide = |s: &mut Self| -> R<IntValue<'ctx>> {
+                let wide = |s: &mut GenLower<'_, 'a, 'ctx, 'ir>| -> R<IntValue<'ctx>> {
                     let (mut all, mut all_mask) = (addrs, mask);
                     for j in 1..dwords {
-                        let next = s.b.build_int_add(addrs, s.splat64(c64(4 * j), w)?, "")?;
-                        all = s.ops().concat2(all, next)?;
-                        all_mask = s.ops().concat2(all_mask, mask)?;
+                        let next = s.l.b.build_int_add(addrs, s.splat64(c64(4 * j), w)?, "")?;
+                        all = s.l.ops().concat2(all, next)?;
+                        all_mask = s.l.ops().concat2(all_mask, mask)?;
                     }
                     s.bank_ways(all, all_mask, distinct, conflict)
                 };
@@ -382,12 +383,15 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 };
                 match period {
                     Some(p) => {
-                        let closed =
-                            self.b.build_int_unsigned_div(self.b.build_int_add(active, c64(p - 1), "")?, c64(p), "")?;
+                        let closed = self.l.b.build_int_unsigned_div(
+                            self.l.b.build_int_add(active, c64(p - 1), "")?,
+                            c64(p),
+                            "",
+                        )?;
                         let ok = mi.contiguous;
                         let Shape::Strided(st) = shape else { bail!("a bank period without a stride") };
-                        let p0 = self.packet_base(pw, st)?;
-                        let a0 = self.b.build_ptr_to_int(p0, i64t, "")?;
+                        let p0 = self.vec().packet_base(pw, st)?;
+                        let a0 = self.l.b.build_ptr_to_int(p0, i64t, "")?;
                         self.closed_or(ok, closed, |s| {
                             let addrs = s.strided_addrs(a0, st, w)?;
                             s.bank_ways(addrs, mask, true, conflict)
@@ -403,7 +407,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         };
         let cycles = self.umax(ceil16, ways)?;
         self.gen_add_later(self.site_word(s, SLM_CYCLES)?, cycles)?;
-        let conflicts = self.b.build_int_sub(cycles, ceil16, "")?;
+        let conflicts = self.l.b.build_int_sub(cycles, ceil16, "")?;
         self.gen_add_later(self.site_word(s, SLM_CONFLICTS)?, conflicts)?;
         self.gen_max(self.site_word(s, WORST_WAYS)?, ways)
     }
@@ -424,17 +428,18 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     /// Calls the shared `helper` with the lanes' addresses `addrs` and `mask`.
     fn call_helper(&mut self, helper: Helper, addrs: VectorValue<'ctx>, mask: VectorValue<'ctx>) -> R<IntValue<'ctx>> {
         let lanes = mask.get_type().get_size();
-        let slot = match self.gen.as_ref().and_then(|g| g.slots.iter().find(|(n, _)| *n == lanes)) {
+        let slot = match self.g.slots.iter().find(|(n, _)| *n == lanes) {
             Some(&(_, s)) => s,
             None => {
                 let words = gen_helpers::slot_words(lanes);
-                let s = self.pb.build_array_alloca(self.i64(), self.i32().const_int(words, false), "gen.lanes")?;
-                self.gen.as_mut().ok_or("not counting")?.slots.push((lanes, s));
+                let s =
+                    self.l.pb.build_array_alloca(self.l.i64(), self.l.i32().const_int(words, false), "gen.lanes")?;
+                self.g.slots.push((lanes, s));
                 s
             }
         };
-        let host = &self.gen.as_ref().ok_or("not counting")?.host;
-        gen_helpers::call(&self.ops(), helper, host, slot, addrs, mask)
+        let host = &self.g.host;
+        gen_helpers::call(&self.l.ops(), helper, host, slot, addrs, mask)
     }
 
     /// The L3 lines and useful bytes of image access site `s`: a sampled read of one image
@@ -452,41 +457,41 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         coord: Value,
         conflict: bool,
     ) -> R<()> {
-        let vs = self.vec.as_ref().ok_or("not in vector mode")?;
+        let vs = self.l.vec.as_ref().ok_or("not in vector mode")?;
         let w = vs.width;
         let mi = self.mask_info()?;
-        let i64t = self.i64();
+        let i64t = self.l.i64();
         let word = {
-            let plan = self.gen.as_ref().ok_or("not counting")?.plan;
+            let plan = self.g.plan;
             gen_abi::useful_bytes_word(&plan.sites, plan.blocks.len(), s as usize)
                 .ok_or("an image site without a useful-bytes word")?
         };
         // Uniform operands in their scalar form, varying ones wide (lane k taken below).
-        let mut form = |v: Value| if self.is_uniform(v) { self.get(v) } else { self.get_wide(v) };
+        let mut form = |v: Value| if self.l.is_uniform(v) { self.l.get(v) } else { self.l.get_wide(v) };
         let (img, smp, crd) = (form(image)?, sampler.map(&mut form).transpose()?, form(coord)?);
         // A sampled read of one image and sampler: the lines of its filter's pixels, counted
         // by the host (a linear filter loads 2, 4 or 8 pixels per lane).
         if let Some(sampler) = sampler {
-            if let Some(lines) = self.packet_sampled_lines(image, sampler, coord, mi.mask)? {
+            if let Some(lines) = self.vec().packet_sampled_lines(image, sampler, coord, mi.mask)? {
                 let pixel = self.image_pixel_bytes(img)?;
-                let useful = self.b.build_int_mul(mi.active, pixel, "")?;
+                let useful = self.l.b.build_int_mul(mi.active, pixel, "")?;
                 self.gen_add_later(self.site_word(s, LINES)?, lines)?;
                 return self.gen_add_later(word as u32, useful);
             }
         }
-        let (addrs, useful) = if let Some((addrs, pixel)) = self.packet_texel_addresses(image, sampler, coord)? {
-            (addrs, self.b.build_int_mul(mi.active, pixel, "")?)
+        let (addrs, useful) = if let Some((addrs, pixel)) = self.vec().packet_texel_addresses(image, sampler, coord)? {
+            (addrs, self.l.b.build_int_mul(mi.active, pixel, "")?)
         } else {
-            let uniform_pixel = if self.is_uniform(image) { Some(self.image_pixel_bytes(img)?) } else { None };
+            let uniform_pixel = if self.l.is_uniform(image) { Some(self.image_pixel_bytes(img)?) } else { None };
             let mut addrs = i64t.vec_type(w).get_undef();
             let mut useful = i64t.const_zero();
             for k in 0..w {
-                let kc = self.i32().const_int(k as u64, false);
+                let kc = self.l.i32().const_int(k as u64, false);
                 let lane = |s: &Self, v: Value, x: Val<'ctx>| -> R<Val<'ctx>> {
-                    if s.is_uniform(v) {
+                    if s.l.is_uniform(v) {
                         Ok(x)
                     } else {
-                        s.lane_of(x, s.f.value_type(v), kc)
+                        s.l.lane_of(x, s.l.f.value_type(v), kc)
                     }
                 };
                 let li = lane(self, image, img)?;
@@ -496,17 +501,17 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 };
                 let lc = lane(self, coord, crd)?;
                 let a = self.image_texel_address(li, ls, lc)?;
-                addrs = self.b.build_insert_element(addrs, a, kc, "")?;
+                addrs = self.l.b.build_insert_element(addrs, a, kc, "")?;
                 if uniform_pixel.is_none() {
                     // Images that differ between lanes: each active lane's own pixel size.
-                    let on = self.b.build_extract_element(mi.mask, kc, "")?.into_int_value();
-                    let on = self.b.build_int_z_extend(on, i64t, "")?;
+                    let on = self.l.b.build_extract_element(mi.mask, kc, "")?.into_int_value();
+                    let on = self.l.b.build_int_z_extend(on, i64t, "")?;
                     let pixel = self.image_pixel_bytes(li)?;
-                    useful = self.b.build_int_add(useful, self.b.build_int_mul(on, pixel, "")?, "")?;
+                    useful = self.l.b.build_int_add(useful, self.l.b.build_int_mul(on, pixel, "")?, "")?;
                 }
             }
             match uniform_pixel {
-                Some(pixel) => (addrs, self.b.build_int_mul(mi.active, pixel, "")?),
+                Some(pixel) => (addrs, self.l.b.build_int_mul(mi.active, pixel, "")?),
                 None => (addrs, useful),
             }
         };
@@ -530,10 +535,10 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         conflict: bool,
     ) -> R<()> {
         let mask = mi.mask;
-        let i64t = self.i64();
+        let i64t = self.l.i64();
         let c64 = |x: u64| i64t.const_int(x, false);
         let w = mask.get_type().get_size();
-        let addrs_of = |s: &Self| -> R<VectorValue<'ctx>> { Ok(s.b.build_ptr_to_int(pw, i64t.vec_type(w), "")?) };
+        let addrs_of = |s: &Self| -> R<VectorValue<'ctx>> { Ok(s.l.b.build_ptr_to_int(pw, i64t.vec_type(w), "")?) };
         let Shape::Strided(s) = shape else {
             let addrs = addrs_of(self)?;
             let lines = self.general_lines(addrs, mask, bytes, conflict)?;
@@ -542,8 +547,8 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let span = s != 0 && s.unsigned_abs() <= 64;
         let line_per_lane = s.unsigned_abs().is_multiple_of(64) && bytes <= 64;
         // Lane k's address is a0 + k * s (an inactive lane 0's own address may be anything).
-        let p0 = self.packet_base(pw, s)?;
-        let a0 = self.b.build_ptr_to_int(p0, i64t, "")?;
+        let p0 = self.vec().packet_base(pw, s)?;
+        let a0 = self.l.b.build_ptr_to_int(p0, i64t, "")?;
         if !(span || line_per_lane) {
             let addrs = self.strided_addrs(a0, s, w)?;
             let lines = self.general_lines(addrs, mask, bytes, conflict)?;
@@ -553,21 +558,22 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let (ok, closed) = if span {
             // Contiguous mask: the first and last active lanes bound the lines.
             let sc = i64t.const_int(s as u64, true);
-            let a_lo = self.b.build_int_add(a0, self.b.build_int_mul(mi.lo, sc, "")?, "")?;
-            let a_hi = self.b.build_int_add(a0, self.b.build_int_mul(mi.hi, sc, "")?, "")?;
+            let a_lo = self.l.b.build_int_add(a0, self.l.b.build_int_mul(mi.lo, sc, "")?, "")?;
+            let a_hi = self.l.b.build_int_add(a0, self.l.b.build_int_mul(mi.hi, sc, "")?, "")?;
             let (amin, amax) = if s > 0 { (a_lo, a_hi) } else { (a_hi, a_lo) };
-            let first = self.b.build_right_shift(amin, c64(6), false, "")?;
-            let last = self.b.build_right_shift(self.b.build_int_add(amax, c64(bytes - 1), "")?, c64(6), false, "")?;
-            let n = self.b.build_int_add(self.b.build_int_sub(last, first, "")?, c64(1), "")?;
-            (mi.contiguous, self.b.build_int_mul(n, mi.any, "")?)
+            let first = self.l.b.build_right_shift(amin, c64(6), false, "")?;
+            let last =
+                self.l.b.build_right_shift(self.l.b.build_int_add(amax, c64(bytes - 1), "")?, c64(6), false, "")?;
+            let n = self.l.b.build_int_add(self.l.b.build_int_sub(last, first, "")?, c64(1), "")?;
+            (mi.contiguous, self.l.b.build_int_mul(n, mi.any, "")?)
         } else {
             // Lanes a multiple of 64 bytes apart, none crossing a line: one line each.
-            let off = self.b.build_and(a0, c64(63), "")?;
-            let end = self.b.build_int_add(off, c64(bytes), "")?;
-            (self.b.build_int_compare(IntPredicate::ULE, end, c64(64), "")?, mi.active)
+            let off = self.l.b.build_and(a0, c64(63), "")?;
+            let end = self.l.b.build_int_add(off, c64(bytes), "")?;
+            (self.l.b.build_int_compare(IntPredicate::ULE, end, c64(64), "")?, mi.active)
         };
         let pending = PendingLines { word, ok, closed, a0, stride: s, bytes, mask, conflict };
-        self.gen.as_mut().ok_or("not counting")?.pending.push(pending);
+        self.g.pending.push(pending);
         Ok(())
     }
 
@@ -577,20 +583,17 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     /// consecutive counters as one vector addition each. Called before the block's
     /// terminator and before a barrier (whose resume point the values do not dominate).
     pub fn gen_flush(&mut self) -> R<()> {
-        let pending = match self.gen.as_mut() {
-            Some(g) => std::mem::take(&mut g.pending),
-            None => return Ok(()),
-        };
+        let pending = std::mem::take(&mut self.g.pending);
         if !pending.is_empty() {
             let mut all_ok = pending[0].ok;
             for p in &pending[1..] {
-                all_ok = self.b.build_and(all_ok, p.ok, "")?;
+                all_ok = self.l.b.build_and(all_ok, p.ok, "")?;
             }
-            let from = self.b.get_insert_block().ok_or("builder not positioned")?;
-            let slow = self.cx().append_basic_block(self.llf, "gen.general");
-            let join = self.cx().append_basic_block(self.llf, "gen.counted");
-            self.b.build_conditional_branch(all_ok, join, slow)?;
-            self.b.position_at_end(slow);
+            let from = self.l.b.get_insert_block().ok_or("builder not positioned")?;
+            let slow = self.l.cx().append_basic_block(self.l.llf, "gen.general");
+            let join = self.l.cx().append_basic_block(self.l.llf, "gen.counted");
+            self.l.b.build_conditional_branch(all_ok, join, slow)?;
+            self.l.b.position_at_end(slow);
             let mut general = Vec::with_capacity(pending.len());
             for p in &pending {
                 let w = p.mask.get_type().get_size();
@@ -599,19 +602,16 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                     sf.general_lines(addrs, p.mask, p.bytes, p.conflict)
                 })?);
             }
-            let slow_end = self.b.get_insert_block().ok_or("builder not positioned")?;
-            self.b.build_unconditional_branch(join)?;
-            self.b.position_at_end(join);
+            let slow_end = self.l.b.get_insert_block().ok_or("builder not positioned")?;
+            self.l.b.build_unconditional_branch(join)?;
+            self.l.b.position_at_end(join);
             for (p, g) in pending.iter().zip(general) {
-                let phi = self.b.build_phi(self.i64(), "")?;
+                let phi = self.l.b.build_phi(self.l.i64(), "")?;
                 phi.add_incoming(&[(&p.closed, from), (&g, slow_end)]);
                 self.gen_add_later(p.word, phi.as_basic_value().into_int_value())?;
             }
         }
-        let mut adds = match self.gen.as_mut() {
-            Some(g) => std::mem::take(&mut g.adds),
-            None => return Ok(()),
-        };
+        let mut adds = std::mem::take(&mut self.g.adds);
         adds.sort_by_key(|&(w, _)| w);
         // Runs of consecutive words (a word added twice is summed first).
         let mut k = 0;
@@ -622,7 +622,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 let (w, v) = adds[k];
                 let last = run.len() - 1;
                 if w == run[last].0 {
-                    run[last].1 = self.b.build_int_add(run[last].1, v, "")?;
+                    run[last].1 = self.l.b.build_int_add(run[last].1, v, "")?;
                 } else if w == run[last].0 + 1 && run.len() < ADDS_PER_VECTOR {
                     run.push((w, v));
                 } else {
@@ -634,17 +634,17 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 self.gen_add(w, v)?;
                 continue;
             }
-            let vt = self.i64().vec_type(run.len() as u32);
+            let vt = self.l.i64().vec_type(run.len() as u32);
             let mut sum = vt.get_undef();
             for (j, (_, v)) in run.iter().enumerate() {
-                sum = self.b.build_insert_element(sum, *v, self.i32().const_int(j as u64, false), "")?;
+                sum = self.l.b.build_insert_element(sum, *v, self.l.i32().const_int(j as u64, false), "")?;
             }
             let p = self.gen_word(run[0].0)?;
-            let old = self.b.build_load(vt, p, "")?;
-            super::builtins::set_align(old, 8);
-            let new = self.b.build_int_add(old.into_vector_value(), sum, "")?;
-            let st = self.b.build_store(p, new)?;
-            st.set_alignment(8).map_err(|e| super::llvm::Error(e.to_string()))?;
+            let old = self.l.b.build_load(vt, p, "")?;
+            crate::back::builtins::set_align(old, 8);
+            let new = self.l.b.build_int_add(old.into_vector_value(), sum, "")?;
+            let st = self.l.b.build_store(p, new)?;
+            st.set_alignment(8).map_err(|e| crate::back::llvm::Error(e.to_string()))?;
         }
         Ok(())
     }
@@ -654,9 +654,10 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         &mut self,
         ok: IntValue<'ctx>,
         closed: IntValue<'ctx>,
-        general: impl FnOnce(&mut Self) -> R<IntValue<'ctx>>,
+        general: impl FnOnce(&mut GenLower<'_, 'a, 'ctx, 'ir>) -> R<IntValue<'ctx>>,
     ) -> R<IntValue<'ctx>> {
-        Ok(self.unless_slow(ok, closed.into(), |s| general(s).map(Into::into))?.into_int_value())
+        let g = &mut *self.g;
+        Ok(self.l.unless_slow(ok, closed.into(), |l| general(&mut GenLower { l, g }).map(Into::into))?.into_int_value())
     }
 
     /// Distinct lines among the lanes' byte ranges (the shared helper).
@@ -669,6 +670,52 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     ) -> R<IntValue<'ctx>> {
         let w = mask.get_type().get_size();
         self.call_helper(Helper::Lines { w, bytes, conflict }, addrs, mask)
+    }
+
+    /// For the Gen model: the pixel size in bytes of (one lane's) image `img`
+    /// (`softcl_image_pixel_bytes`), an i64.
+    fn image_pixel_bytes(&mut self, img: Val<'ctx>) -> R<IntValue<'ctx>> {
+        let cx = self.l.cx();
+        let (i32t, i64t) = (cx.i32_type(), cx.i64_type());
+        let params: Vec<BasicMetadataTypeEnum<'ctx>> = vec![img.get_type().into()];
+        let callee = crate::back::host::declare(&self.l.e.m, "softcl_image_pixel_bytes", i32t.fn_type(&params, false));
+        let r = self.l.b.build_call(callee, &[img.into()], "")?.try_as_basic_value().basic();
+        let r = r.ok_or("pixel bytes without a result")?.into_int_value();
+        Ok(self.l.b.build_int_z_extend(r, i64t, "")?)
+    }
+
+    /// For the Gen model: the address of the pixel that an access with (one lane's) image,
+    /// sampler and coordinates touches (`softcl_image_texel_address`), an i64.
+    fn image_texel_address(
+        &mut self,
+        img: Val<'ctx>,
+        sampler: Option<Val<'ctx>>,
+        coord: Val<'ctx>,
+    ) -> R<IntValue<'ctx>> {
+        let cx = self.l.cx();
+        let (i32t, f32t, i64t) = (cx.i32_type(), cx.f32_type(), cx.i64_type());
+        let bits: IntValue<'ctx> = match sampler {
+            Some(BasicValueEnum::PointerValue(p)) => self.l.b.build_ptr_to_int(p, i32t, "")?,
+            Some(BasicValueEnum::IntValue(v)) => self.l.b.build_int_truncate_or_bit_cast(v, i32t, "")?,
+            Some(_) => bail!("sampler of an unexpected type"),
+            None => i32t.const_all_ones(),
+        };
+        let comps = self.l.components(coord)?;
+        let mut args: Vec<BasicMetadataValueEnum<'ctx>> = vec![img.into(), bits.into()];
+        for k in 0..3 {
+            args.push(match comps.get(k) {
+                None => f32t.const_zero().into(),
+                Some(BasicValueEnum::FloatValue(f)) => (*f).into(),
+                Some(BasicValueEnum::IntValue(v)) => self.l.b.build_signed_int_to_float(*v, f32t, "")?.into(),
+                Some(_) => bail!("image coordinate of an unexpected type"),
+            });
+        }
+        let params: Vec<BasicMetadataTypeEnum<'ctx>> =
+            vec![img.get_type().into(), i32t.into(), f32t.into(), f32t.into(), f32t.into()];
+        let callee =
+            crate::back::host::declare(&self.l.e.m, "softcl_image_texel_address", i64t.fn_type(&params, false));
+        let r = self.l.b.build_call(callee, &args, "")?.try_as_basic_value().basic();
+        Ok(r.ok_or("texel address without a result")?.into_int_value())
     }
 }
 

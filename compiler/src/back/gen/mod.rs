@@ -6,24 +6,26 @@
 //!   needs it (the CTS builds thousands of programs that never run at every width). A
 //!   variant is the module built for `Target::gen` with that width: its last IR pass,
 //!   `passes::gen_instrument`, plans the sites and blocks and inserts the `gen.block` /
-//!   `gen.count` instructions, which the lowering's hooks (`gen_hooks`) turn into counting
+//!   `gen.count` instructions, which the counting hook (`hooks`) turns into counting
 //!   code.
 //! - [`build_linear_entry`]: the work-group entry of a variant whose lanes are consecutive
-//!   linear local ids (a hardware thread spanning rows), and `FnLower::linear_work_item`, the
-//!   ids of such lanes.
+//!   linear local ids (a hardware thread spanning rows); vector mode's
+//!   `VecLower::linear_work_item` gives the ids of such lanes.
+//! - [`enable`] (`hooks`): counting, as a hook of the lowering core; `helpers`: the general
+//!   counts, compiled once per process.
 
-use super::gen_helpers::Ops;
-use super::llvm::{bail, gep, Emitter, FnLower, Val, R};
-use crate::ir::{self, WorkItemQuery};
+mod helpers;
+mod hooks;
+
+pub use hooks::enable;
+
+use crate::back::llvm::{gep, Emitter, R};
+use crate::ir::{self};
 use crate::{GenBuild, NativeKernel, NativeProgram, Target, Vectorizer};
-use inkwell::types::VectorType;
-use inkwell::values::{BasicMetadataValueEnum, FunctionValue, IntValue, VectorValue};
+use inkwell::values::{BasicMetadataValueEnum, FunctionValue};
 use inkwell::IntPredicate;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-
-/// The counter array of a work-group entry (`gen_hooks`).
-pub(super) use super::gen_hooks::entry_counter_array;
 
 // ------------------------------------------------------------------------------------------
 // Lazy variants
@@ -126,104 +128,6 @@ mod recent_variants {
     }
 }
 
-// ------------------------------------------------------------------------------------------
-// Linear lanes
-
-impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
-    /// Work-item ids of lanes that are consecutive linear local ids (`lid[0]` holds lane 0's
-    /// linear id); `None` for the queries whose vector form the row layout already gives.
-    pub fn linear_work_item(&mut self, q: WorkItemQuery, ir_ty: ir::Type) -> R<Option<Val<'ctx>>> {
-        use WorkItemQuery as Q;
-        if !matches!(q, Q::LocalId | Q::GlobalId | Q::LocalLinearId | Q::GlobalLinearId | Q::SubgroupId) {
-            return Ok(None);
-        }
-        let w = self.vec.as_ref().ok_or("not in vector mode")?.width;
-        let i64t = self.i64();
-        let v3 = i64t.vec_type(3);
-        let comps = |s: &mut Self, q: Q| -> R<[IntValue<'ctx>; 3]> {
-            let v = s.work_item_value(q, v3.into())?.into_vector_value();
-            let mut out = [i64t.const_zero(); 3];
-            for (d, o) in out.iter_mut().enumerate() {
-                *o = s.pb.build_extract_element(v, s.i32().const_int(d as u64, false), "")?.into_int_value();
-            }
-            Ok(out)
-        };
-        let ls = comps(self, Q::LocalSize)?;
-        let global = matches!(q, Q::GlobalId | Q::GlobalLinearId);
-        let (g, e, o, gs) = if global {
-            (
-                comps(self, Q::GroupId)?,
-                comps(self, Q::EnqueuedLocalSize)?,
-                comps(self, Q::GlobalOffset)?,
-                comps(self, Q::GlobalSize)?,
-            )
-        } else {
-            (ls, ls, ls, ls)
-        };
-        let pb = &self.pb;
-        let splat = |x: IntValue<'ctx>| -> R<VectorValue<'ctx>> {
-            let vt = i64t.vec_type(w);
-            let v = pb.build_insert_element(vt.get_undef(), x, self.i32().const_zero(), "")?;
-            Ok(pb.build_shuffle_vector(v, vt.get_undef(), self.i32().vec_type(w).const_zero(), "")?)
-        };
-        let iota: Vec<IntValue<'ctx>> = (0..w).map(|k| i64t.const_int(k as u64, false)).collect();
-        let lin = pb.build_int_add(splat(self.env.lid[0])?, VectorType::const_vector(&iota), "lin")?;
-        let sx = splat(ls[0])?;
-        let sy = splat(ls[1])?;
-        let t = pb.build_int_unsigned_div(lin, sx, "")?;
-        let lid = [
-            pb.build_int_unsigned_rem(lin, sx, "")?,
-            pb.build_int_unsigned_rem(t, sy, "")?,
-            pb.build_int_unsigned_div(t, sy, "")?,
-        ];
-        let dims: [VectorValue<'ctx>; 3] = match q {
-            Q::LocalId => lid,
-            Q::LocalLinearId | Q::SubgroupId => [lin, lin, lin],
-            Q::GlobalId | Q::GlobalLinearId => {
-                let mut gid = lid;
-                for d in 0..3 {
-                    let start = pb.build_int_add(pb.build_int_mul(g[d], e[d], "")?, o[d], "")?;
-                    gid[d] = pb.build_int_add(lid[d], splat(start)?, "")?;
-                }
-                if q == Q::GlobalId {
-                    gid
-                } else {
-                    // ((z - oz) * gy + (y - oy)) * gx + (x - ox)
-                    let rel: Vec<VectorValue<'ctx>> =
-                        (0..3).map(|d| Ok(pb.build_int_sub(gid[d], splat(o[d])?, "")?)).collect::<R<_>>()?;
-                    let zy = pb.build_int_add(pb.build_int_mul(rel[2], splat(gs[1])?, "")?, rel[1], "")?;
-                    let r = pb.build_int_add(pb.build_int_mul(zy, splat(gs[0])?, "")?, rel[0], "")?;
-                    [r, r, r]
-                }
-            }
-            _ => return Ok(None),
-        };
-        let t = self.ty(ir_ty)?;
-        let (et, n) = match t {
-            inkwell::types::BasicTypeEnum::VectorType(vt) => (vt.get_element_type().into_int_type(), vt.get_size()),
-            inkwell::types::BasicTypeEnum::IntType(it) => (it, 1),
-            other => bail!("work-item query of type {other}"),
-        };
-        let conv = |v: VectorValue<'ctx>| -> R<VectorValue<'ctx>> {
-            Ok(self.pb.build_int_cast_sign_flag(v, et.vec_type(w), false, "")?)
-        };
-        if n == 1 {
-            return Ok(Some(conv(dims[0])?.into()));
-        }
-        // Structure of arrays: component c of lane k at c * W + k.
-        let zero = et.vec_type(w).const_zero();
-        let mut parts = Vec::with_capacity(n as usize);
-        for c in 0..n {
-            parts.push(if c < 3 { conv(dims[c as usize])? } else { zero });
-        }
-        let mut acc = parts[0];
-        for p in &parts[1..] {
-            acc = Ops { b: &self.pb, m: &self.e.m, f: self.llf }.concat2(acc, *p)?;
-        }
-        Ok(Some(acc.into()))
-    }
-}
-
 /// The work-group entry of a variant whose lanes are consecutive linear local ids: the
 /// linear ids `first..end` in packets of `width` (the Gen device calls it once per hardware
 /// thread, so once per packet), each call `wi(args, ctx, lin, 0, 0, state, resume_at, 0, hi)`
@@ -262,7 +166,7 @@ pub fn build_linear_entry<'ctx>(
     let (state_base, mut trailing_args) =
         super::workgroup::entry_pointers(e, &b, ctx, args, state_size, restrict_offsets)?;
     if opts.gen_counters {
-        trailing_args.push(super::gen_hooks::entry_counter_array(e, &b, ctx)?.into());
+        trailing_args.push(crate::back::workgroup::entry_counter_array(e, &b, ctx)?.into());
     }
     let first64 = b.build_int_z_extend(first, i64t, "")?;
     let end64 = b.build_int_z_extend(end, i64t, "")?;

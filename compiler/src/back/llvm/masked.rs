@@ -2,19 +2,24 @@
 //! the block's lane mask (the packet's lanes whose mask value is true, and that exist), and
 //! a block no lane is in is skipped, unless it is [`effect_free`] arithmetic, cheaper to run
 //! for every lane than to test. Memory operations, atomics, image accesses, printf and calls
-//! read the mask (`back::vector`), so an inactive lane never touches memory.
+//! read the mask (`back::vector`), so an inactive lane never touches memory. In scalar code
+//! (a kernel that runs scalar after linearization) a block's mask is one work-item's `bool`.
 
-use super::llvm::{bail, FnLower, R};
+use super::{FnLower, R};
 use crate::ir::{Block, InstData, Value, ValueDef};
 use inkwell::basic_block::BasicBlock;
 use inkwell::values::{IntValue, VectorValue};
 use inkwell::IntPredicate;
 use std::collections::HashSet;
 
+/// Where a masked block that no lane enters is skipped to: (the guard's block, the block
+/// skipped to).
+pub type BlockSkip<'ctx> = (BasicBlock<'ctx>, BasicBlock<'ctx>);
+
 impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     /// The last active lane of `mask` (i32).
     fn last_lane(&self, mask: VectorValue<'ctx>, w: u32) -> R<IntValue<'ctx>> {
-        let iw = super::llvm::int_type(self.cx(), w)?;
+        let iw = super::int_type(self.cx(), w)?;
         let bits = self.b.build_bit_cast(mask, iw, "")?.into_int_value();
         let ctlz = inkwell::intrinsics::Intrinsic::find("llvm.ctlz")
             .and_then(|i| i.get_declaration(&self.e.m, &[iw.into()]))
@@ -71,7 +76,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     /// block's (the packet's lanes for a block without a mask) and, for a masked block that
     /// ends in a jump to a block only it reaches, branches past it when no lane is in it.
     /// Returns (the guard's block, the block skipped to) for [`Self::leave_block_mask`].
-    pub fn enter_block_mask(&mut self, b: Block) -> R<Option<(BasicBlock<'ctx>, BasicBlock<'ctx>)>> {
+    pub fn enter_block_mask(&mut self, b: Block) -> R<Option<BlockSkip<'ctx>>> {
         let f = self.f;
         let Some(m) = f.blocks[b].mask else {
             if let Some(vs) = self.vec.as_mut() {
@@ -89,7 +94,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                     vs.mask = mask;
                     vs.last = last;
                 }
-                let iw = super::llvm::int_type(self.cx(), w)?;
+                let iw = super::int_type(self.cx(), w)?;
                 let bits = self.b.build_bit_cast(mask, iw, "")?.into_int_value();
                 self.b.build_int_compare(IntPredicate::NE, bits, iw.const_zero(), "")?
             }
@@ -127,7 +132,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
     /// [`Self::enter_block_mask`]: its values used by other blocks become phis there (zero
     /// when the block was skipped: its values are defined only for its lanes, and no lane
     /// ran it).
-    pub fn leave_block_mask(&mut self, b: Block, skip: (BasicBlock<'ctx>, BasicBlock<'ctx>)) -> R<()> {
+    pub fn leave_block_mask(&mut self, b: Block, skip: BlockSkip<'ctx>) -> R<()> {
         let f = self.f;
         let (guard, to) = skip;
         let end = self.b.get_insert_block().ok_or("builder not positioned")?;

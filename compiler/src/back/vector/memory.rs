@@ -1,0 +1,590 @@
+//! Vector code's loads and stores: a consecutive access is one (masked) vector load or
+//! store of the packet's span (AoS float4: one wide access plus interleaving shuffles; the
+//! members of one struct element that the packet reads or writes: one span for the group),
+//! a uniform address one scalar access, the rest `llvm.masked.gather` / `scatter`, all under
+//! the lane mask; loads that stream prefetch ahead, and large full packets store with
+//! non-temporal stores. Inactive lanes never touch memory.
+
+use super::VecLower;
+use crate::back::llvm::{as_ptr, bail, wide_ty, Error, Val, R};
+use crate::ir::{self, Inst, InstData, TypeData, Value};
+use crate::vectorize::analysis::{Access, WorkItemAnalysis};
+use inkwell::types::{BasicTypeEnum, VectorType};
+use inkwell::values::{IntValue, PointerValue, VectorValue};
+use inkwell::IntPredicate;
+
+/// The bits of one masked load or store of a packet's span (one AVX-512 register).
+pub const SPAN_PIECE_BITS: u64 = 512;
+
+/// A store whose bytes over the whole ND-range reach this streams past the caches
+/// (non-temporal stores): the output is larger than a core's share of the last-level cache,
+/// so writing it through the caches only costs a read of every line first (read for
+/// ownership: 16 bytes of traffic per 12 bytes of `c = a + b`).
+pub const STREAMING_BYTES: u64 = 16 << 20;
+
+/// Whether vector code of `f` may use non-temporal stores: x86-64 hosts (whoever calls the
+/// work-group entry fences them before another thread reads the results: `crate::abi`),
+/// kernels without atomics (no ordering of weakly-ordered stores against them to reason
+/// about), unless the target's streaming threshold (`CodegenKnobs::streaming_stores`) is
+/// `None` (`SOFTCL_STREAMING_STORES=0`).
+pub fn streaming_allowed(f: &ir::Function, knobs: &crate::CodegenKnobs) -> bool {
+    cfg!(target_arch = "x86_64")
+        && knobs.streaming_stores.is_some()
+        && !f
+            .layout
+            .blocks
+            .iter()
+            .any(|&b| f.layout.insts[b].iter().any(|&i| matches!(f.insts[i], InstData::Atomic { .. })))
+}
+
+/// The stores of a kernel that stays scalar which may stream ([`streaming_allowed`] must
+/// hold too): stores to global memory of a vector value of 16, 32 or 64 bytes that
+/// consecutive work-items write side by side, on their own (consecutive) or with the other
+/// members of their struct (a store group of [`crate::vectorize::members`] covering every
+/// slot): the work-item loop then fills whole cache lines in order, which is what
+/// non-temporal stores need.
+pub fn scalar_streaming_stores(
+    m: &ir::Module,
+    f: &ir::Function,
+    wa: &WorkItemAnalysis,
+) -> std::collections::HashSet<Inst> {
+    let groups = crate::vectorize::members::find(m, f, wa);
+    let mut out = std::collections::HashSet::new();
+    for &b in &f.layout.blocks {
+        for &i in &f.layout.insts[b] {
+            let InstData::Store { ptr, value, volatile: false, align } = &f.insts[i] else { continue };
+            let global = matches!(
+                m.types.get(f.value_type(*ptr)),
+                TypeData::Pointer { space: crate::kernel_info::AddressSpace::Global, .. }
+            );
+            let vt = f.value_type(*value);
+            let size = m.types.size_of(vt);
+            // The store's alignment (OpenCL C aligns vectors to their size) must allow the
+            // non-temporal instruction, which needs an address aligned to its size.
+            let aligned = *align == 0 || u64::from(*align) >= size;
+            if !global || !aligned || m.types.lanes(vt) < 2 || !matches!(size, 16 | 32 | 64) {
+                continue;
+            }
+            let whole = match wa.access(i) {
+                Some(Access::Consecutive) => true,
+                _ => groups.of.get(&i).is_some_and(|(g, _)| groups.groups[*g].slots.iter().all(|&s| s)),
+            };
+            if whole {
+                out.insert(i);
+            }
+        }
+    }
+    out
+}
+
+impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
+    /// The slots of each lane's `slots` consecutive elements (AoS order) that an access of
+    /// `n` components covers: the first `n`.
+    fn aos_slots(slots: u32, n: u32) -> Vec<bool> {
+        (0..slots).map(|s| s < n).collect()
+    }
+
+    /// The masks of a packet's span of structs (AoS: lane k's slots at k * on.len(), the
+    /// slots of `on` enabled in every active lane), in pieces of `elem_bits`-bit elements
+    /// that fill [`SPAN_PIECE_BITS`]: (first element, mask) each.
+    ///
+    /// A span whose length is not a power of two (a `vload3` at SIMD32: `<96 x i32>`) as one
+    /// masked access made LLVM's x86 back end move the mask bit by bit, several hundred
+    /// mask-register instructions per access and most of the compile time of such kernels:
+    /// it is accessed in pieces, each piece's mask a test of the lane mask's bits against a
+    /// constant (a `vptestmd` on AVX-512). A span whose length is a power of two is one piece
+    /// under the shuffled lane mask (below).
+    fn span_mask_pieces(&self, on: &[bool], elem_bits: u64) -> R<Vec<(u32, VectorValue<'ctx>)>> {
+        let vs = self.l.vec.as_ref().ok_or("not in vector mode")?;
+        let (w, slots) = (vs.width, on.len() as u32);
+        let total = w * slots;
+        if on == [true] {
+            // One slot per lane: the lane mask itself.
+            return Ok(vec![(0, vs.mask)]);
+        }
+        if w > 64 || total.is_power_of_two() {
+            // One mask for the whole span, the lane mask shuffled to every slot: a span whose
+            // length is a power of two legalizes into one access per register, and with a
+            // full mask (a full packet) folds to one plain access whose AoS <-> SoA shuffle
+            // LLVM lowers best whole. Its pieces masked by bit tests instead made the particle
+            // update (two float4 members, 8 registers per packet) run 1.7x as long. And when
+            // no integer holds the lane bits (w > 64) there is nothing to test.
+            let lanes: Vec<Option<u32>> = (0..total).map(|j| Some(j / slots)).collect();
+            let ext = self.l.shuffle(vs.mask, None, &lanes)?;
+            if !on.contains(&false) {
+                return Ok(vec![(0, ext)]);
+            }
+            let keep: Vec<IntValue<'ctx>> =
+                (0..total).map(|j| self.l.cx().bool_type().const_int(on[(j % slots) as usize] as u64, false)).collect();
+            return Ok(vec![(0, self.l.b.build_and(ext, VectorType::const_vector(&keep), "")?)]);
+        }
+        let it = if w > 32 { self.l.i64() } else { self.l.i32() };
+        let wt = self
+            .l
+            .cx()
+            .custom_width_int_type(std::num::NonZeroU32::new(w).ok_or("no lanes")?)
+            .map_err(|e| Error(e.to_string()))?;
+        let bits = self.l.b.build_bit_cast(vs.mask, wt, "")?.into_int_value();
+        let bits = self.l.b.build_int_z_extend_or_bit_cast(bits, it, "")?;
+        let piece = ((SPAN_PIECE_BITS / elem_bits.max(1)) as u32).max(1);
+        let mut out = Vec::new();
+        let mut first = 0;
+        while first < total {
+            let len = piece.min(total - first);
+            let splat = {
+                let vt = it.vec_type(len);
+                let x = self.l.b.build_insert_element(vt.get_undef(), bits, self.l.i32().const_zero(), "")?;
+                self.l.b.build_shuffle_vector(x, vt.get_undef(), self.l.i32().vec_type(len).const_zero(), "")?
+            };
+            let tests: Vec<IntValue<'ctx>> = (first..first + len)
+                .map(|j| it.const_int(if on[(j % slots) as usize] { 1u64 << (j / slots) } else { 0 }, false))
+                .collect();
+            let hit = self.l.b.build_and(splat, VectorType::const_vector(&tests), "")?;
+            let m = self.l.b.build_int_compare(IntPredicate::NE, hit, it.vec_type(len).const_zero(), "")?;
+            out.push((first, m));
+            first += len;
+        }
+        Ok(out)
+    }
+
+    /// The address of element `first` of the span at `p0` and its alignment (`align` at
+    /// the span's start).
+    fn span_piece_at(
+        &self,
+        p0: inkwell::values::PointerValue<'ctx>,
+        elem: BasicTypeEnum<'ctx>,
+        first: u32,
+        align: u32,
+    ) -> R<(inkwell::values::PointerValue<'ctx>, u32)> {
+        if first == 0 {
+            return Ok((p0, align));
+        }
+        let offset = self.l.e.alloc_size(elem) * u64::from(first);
+        let at =
+            crate::back::llvm::gep(&self.l.b, elem, p0, &[self.l.i64().const_int(u64::from(first), false)], false)?;
+        let piece_align = (1u64 << offset.trailing_zeros().min(31)).min(u64::from(align.max(1))) as u32;
+        Ok((at, piece_align))
+    }
+
+    /// One packet's span of `elem` at `p0` (lane k's slots at k * on.len()), the slots of
+    /// `on` loaded in every active lane, as masked loads of [`SPAN_PIECE_BITS`] each.
+    fn span_load(
+        &self,
+        p0: inkwell::values::PointerValue<'ctx>,
+        elem: BasicTypeEnum<'ctx>,
+        on: &[bool],
+        align: u32,
+    ) -> R<VectorValue<'ctx>> {
+        let elem_bits = self.l.e.alloc_size(elem) * 8;
+        let mut parts = Vec::new();
+        for (first, m) in self.span_mask_pieces(on, elem_bits)? {
+            let vt = wide_ty(elem, m.get_type().get_size())?.into_vector_type();
+            let (at, piece_align) = self.span_piece_at(p0, elem, first, align)?;
+            parts.push(self.masked_load(vt, at, m, piece_align)?);
+        }
+        self.l.concat(&parts)
+    }
+
+    /// A masked load of `vt` at `at` under `m` (`align` bytes aligned; 0: unknown).
+    fn masked_load(
+        &self,
+        vt: VectorType<'ctx>,
+        at: inkwell::values::PointerValue<'ctx>,
+        m: VectorValue<'ctx>,
+        align: u32,
+    ) -> R<VectorValue<'ctx>> {
+        let call = self.l.call_intrinsic(
+            "llvm.masked.load",
+            &[vt.into(), self.l.ptr_type().into()],
+            &[at.into(), m.into(), vt.get_undef().into()],
+        )?;
+        self.l.call_align(call, 0, align);
+        Ok(call.try_as_basic_value().basic().ok_or("masked load without result")?.into_vector_value())
+    }
+
+    /// The address lane 0 of a packet's consecutive or strided access has in the work-item
+    /// analysis' terms (lane k at `base + k * stride` bytes): the first active lane's pointer
+    /// moved back by its lane number times the stride. Lane 0's own pointer would not do
+    /// when lane 0 is inactive: an inactive lane's address may be anything (in `l >= 1 ?
+    /// t[l - 1] : 0` lane 0's 32-bit unsigned index wraps to 0xFFFFFFFF before it is
+    /// zero-extended), and a span placed there faults or reads the wrong memory for the
+    /// active lanes. The active lanes' own addresses are consecutive (a wrap between two of
+    /// them would put one of their accesses gigabytes outside its object). With no lane
+    /// active it is lane 0's (nothing is accessed).
+    ///
+    /// When lane 0 is active (every packet of a work-group's interior) its pointer is the
+    /// base, and a branch takes it: LLVM then computes lane 0's address alone, where the
+    /// first active lane's needs every lane's address and a variable extract (a stencil's
+    /// masked loads spent a quarter of their time there). Under a full packet's constant
+    /// mask the branch folds away.
+    pub(crate) fn packet_base(&mut self, pw: VectorValue<'ctx>, stride: i64) -> R<PointerValue<'ctx>> {
+        let mask = self.l.vec.as_ref().ok_or("not in vector mode")?.mask;
+        let zero = self.l.i64().const_zero();
+        let lane0 = self.l.b.build_extract_element(mask, zero, "")?.into_int_value();
+        let p0 = self.l.b.build_extract_element(pw, zero, "")?;
+        let base = self.l.unless_slow(lane0, p0, |s| {
+            let w = mask.get_type().get_size();
+            let n = std::num::NonZeroU32::new(w).ok_or("an empty mask")?;
+            let it = s.cx().custom_width_int_type(n).map_err(|e| Error(e.to_string()))?;
+            let bits = s.b.build_bit_cast(mask, it, "")?.into_int_value();
+            let no = s.cx().bool_type().const_zero();
+            let tz = s.call_intrinsic("llvm.cttz", &[it.into()], &[bits.into(), no.into()])?;
+            let tz = tz.try_as_basic_value().basic().ok_or("cttz without result")?.into_int_value();
+            let tz = s.b.build_int_z_extend_or_bit_cast(tz, s.i64(), "")?;
+            let last = s.i64().const_int(u64::from(w - 1), false);
+            let in_range = s.b.build_int_compare(IntPredicate::ULE, tz, last, "")?;
+            let first = s.b.build_select(in_range, tz, zero, "")?.into_int_value();
+            let p = s.b.build_extract_element(pw, first, "")?.into_pointer_value();
+            let back = s.b.build_int_mul(first, s.i64().const_int(stride.wrapping_neg() as u64, true), "")?;
+            Ok(crate::back::llvm::gep(&s.b, s.cx().i8_type().into(), p, &[back], false)?.into())
+        })?;
+        Ok(base.into_pointer_value())
+    }
+
+    /// The address of lane 0's struct of member access `ptr` (`stride` bytes from one lane's
+    /// struct to the next; [`Self::packet_base`]), moved back by `off` bytes to its start.
+    fn struct_base(&mut self, ptr: Value, off: u64, stride: u64) -> R<inkwell::values::PointerValue<'ctx>> {
+        let pw = self.l.get_wide(ptr)?.into_vector_value();
+        let p0 = self.packet_base(pw, stride as i64)?;
+        if off == 0 {
+            return Ok(p0);
+        }
+        let back = self.l.i64().const_int((off as i64).wrapping_neg() as u64, true);
+        crate::back::llvm::gep(&self.l.b, self.l.cx().i8_type().into(), p0, &[back], false)
+    }
+
+    /// A load that is a member of group `g` at byte `off` of its struct: the group's span is
+    /// loaded at its first member (every lane's struct, the members' slots enabled), and each
+    /// member is shuffled out of it (AoS -> SoA).
+    fn group_load(&mut self, g: usize, off: u64, ptr: Value, ty: ir::Type) -> R<Val<'ctx>> {
+        let vs = self.l.vec.as_ref().ok_or("not in vector mode")?;
+        let w = vs.width;
+        let group = vs.groups.groups[g].clone();
+        let cached = vs.group_spans.get(&g).copied();
+        let esize = self.l.e.ir.types.size_of(group.elem).max(1);
+        let slots = group.slots.len() as u32;
+        let span = match cached {
+            Some(s) => s,
+            None => {
+                let base = self.struct_base(ptr, off, u64::from(slots) * esize)?;
+                let span = self.span_load(base, self.l.ty(group.elem)?, &group.slots, esize as u32)?;
+                if let Some(vs) = self.l.vec.as_mut() {
+                    vs.group_spans.insert(g, span);
+                }
+                span
+            }
+        };
+        let first = (off / esize) as u32;
+        let n = self.l.e.ir.types.lanes(ty);
+        let idx: Vec<Option<u32>> = (0..n * w).map(|j| Some((j % w) * slots + first + j / w)).collect();
+        Ok(self.l.shuffle(span, None, &idx)?.into())
+    }
+
+    /// A store that is a member of group `g`: nothing until the group's last store, which
+    /// stores every member's value (SoA -> AoS into the span) with one masked store.
+    fn group_store(&mut self, i: Inst, g: usize) -> R<()> {
+        let vs = self.l.vec.as_ref().ok_or("not in vector mode")?;
+        let w = vs.width;
+        let group = vs.groups.groups[g].clone();
+        if group.members.last() != Some(&i) {
+            return Ok(());
+        }
+        let offs: Vec<u64> = group.members.iter().map(|m| vs.groups.of.get(m).map_or(0, |x| x.1)).collect();
+        let esize = self.l.e.ir.types.size_of(group.elem).max(1);
+        let slots = group.slots.len() as u32;
+        let total = w * slots;
+        let mut acc = wide_ty(self.l.ty(group.elem)?, total)?.into_vector_type().get_undef();
+        let mut last_ptr = None;
+        for (&mi, &off) in group.members.iter().zip(&offs) {
+            let InstData::Store { ptr, value, .. } = self.l.f.insts[mi] else {
+                bail!("a store group member is not a store")
+            };
+            let x = self.l.get_wide(value)?.into_vector_value();
+            let n = x.get_type().get_size() / w;
+            let padded = self.l.shuffle(x, None, &(0..total).map(|j| (j < n * w).then_some(j)).collect::<Vec<_>>())?;
+            let first = (off / esize) as u32;
+            let idx: Vec<Option<u32>> = (0..total)
+                .map(|j| {
+                    let s = j % slots;
+                    Some(if s >= first && s < first + n { total + (s - first) * w + j / slots } else { j })
+                })
+                .collect();
+            acc = self.l.shuffle(acc, Some(padded), &idx)?;
+            last_ptr = Some((ptr, off));
+        }
+        let (ptr, off) = last_ptr.ok_or("empty store group")?;
+        let base = self.struct_base(ptr, off, u64::from(slots) * esize)?;
+        let bytes = group.slots.iter().filter(|&&x| x).count() as u64 * esize;
+        self.span_store(acc, base, &group.slots, esize as u32, bytes)
+    }
+
+    /// Prefetches the line [`crate::vectorize::prefetch::PREFETCH_AHEAD`] bytes after `p` into L2 (a prefetch never
+    /// faults, so the address may lie past the buffer).
+    fn prefetch_ahead(&self, p: inkwell::values::PointerValue<'ctx>) -> R<()> {
+        let i8t = self.l.cx().i8_type();
+        let ahead = self.l.i64().const_int(crate::vectorize::prefetch::PREFETCH_AHEAD, false);
+        // Not in bounds: the address may lie past the allocation.
+        let q = crate::back::llvm::gep(&self.l.b, i8t.into(), p, &[ahead], false)?;
+        let i32t = self.l.i32();
+        let (read, locality_l2, data) = (i32t.const_zero(), i32t.const_int(1, false), i32t.const_int(1, false));
+        self.l.call_intrinsic(
+            "llvm.prefetch",
+            &[self.l.ptr_type().into()],
+            &[q.into(), read.into(), locality_l2.into(), data.into()],
+        )?;
+        Ok(())
+    }
+
+    /// A varying load through `ptr` of IR type `ty`.
+    pub(crate) fn vector_load(&mut self, i: Inst, ptr: Value, ty: ir::Type, align: u32) -> R<Val<'ctx>> {
+        let vs = self.l.vec.as_ref().ok_or("not in vector mode")?;
+        if let Some(&(g, off)) = vs.groups.of.get(&i) {
+            return self.group_load(g, off, ptr, ty);
+        }
+        let (w, mask) = (vs.width, vs.mask);
+        let access = vs.wa.access(i).unwrap_or(Access::Random);
+        let prefetch = vs.prefetch.contains(&i);
+        let (elem_ir, n) = match self.l.e.ir.types.get(ty) {
+            TypeData::Vector { elem, len } => (*elem, *len),
+            _ => (ty, 1),
+        };
+        let elem = self.l.ty(elem_ir)?;
+        let pw = self.l.get_wide(ptr)?.into_vector_value();
+        let ealign = self.l.e.ir.types.size_of(elem_ir).max(1) as u32;
+        let esize = self.l.e.ir.types.size_of(elem_ir).max(1) as i64;
+        if let Some(slots) = span_slots(access, esize, n) {
+            if prefetch {
+                // Ahead of lane 0's address, before the span is placed: a prefetch is a hint
+                // that never faults, so an inactive lane 0's address does no harm.
+                let l0 = self.l.b.build_extract_element(pw, self.l.i64().const_zero(), "")?.into_pointer_value();
+                self.prefetch_ahead(l0)?;
+            }
+            let p0 = self.packet_base(pw, i64::from(slots) * esize)?;
+            if n == 1 && slots == 1 {
+                let vt = wide_ty(elem, w)?.into_vector_type();
+                let align = if align > 0 { align } else { ealign };
+                return Ok(self.masked_load(vt, p0, mask, align)?.into());
+            }
+            // Masked loads of the span of the packet (lane k's element at k * slots), only
+            // the accessed components enabled.
+            let on = Self::aos_slots(slots, n);
+            let wide = self.span_load(p0, elem, &on, if align > 0 { align } else { ealign })?;
+            // AoS (lane k, component c at k*slots + c) -> SoA (c*W + k).
+            let idx: Vec<Option<u32>> = (0..n * w).map(|j| Some((j % w) * slots + j / w)).collect();
+            return Ok(self.l.shuffle(wide, None, &idx)?.into());
+        }
+        let mut parts = Vec::with_capacity(n as usize);
+        for c in 0..n {
+            let pc = if c == 0 {
+                pw
+            } else {
+                self.l.vector_gep(elem, pw.into(), self.l.i64().const_int(c as u64, false).into())?
+            };
+            let vt = wide_ty(elem, w)?.into_vector_type();
+            let call = self.l.call_intrinsic(
+                "llvm.masked.gather",
+                &[vt.into(), pw.get_type().into()],
+                &[pc.into(), mask.into(), vt.get_undef().into()],
+            )?;
+            // Each component is aligned to its size at most, and to what the access claims.
+            self.l.call_align(call, 0, if align > 0 { ealign.min(align) } else { ealign });
+            parts.push(call.try_as_basic_value().basic().ok_or("gather without result")?.into_vector_value());
+        }
+        Ok(if n == 1 { parts[0].into() } else { self.l.concat(&parts)?.into() })
+    }
+
+    /// A store where the pointer or the value varies.
+    pub(crate) fn vector_store(&mut self, i: Inst, ptr: Value, value: Value, align: u32) -> R<()> {
+        let vs = self.l.vec.as_ref().ok_or("not in vector mode")?;
+        if let Some(&(g, _)) = vs.groups.of.get(&i) {
+            return self.group_store(i, g);
+        }
+        let (w, mask, last) = (vs.width, vs.mask, vs.last);
+        let access = vs.wa.access(i).unwrap_or(Access::Random);
+        let ty = self.l.f.value_type(value);
+        let (elem_ir, n) = match self.l.e.ir.types.get(ty) {
+            TypeData::Vector { elem, len } => (*elem, *len),
+            _ => (ty, 1),
+        };
+        let elem = self.l.ty(elem_ir)?;
+        let ealign = self.l.e.ir.types.size_of(elem_ir).max(1) as u32;
+        let align = if align > 0 { align } else { ealign };
+        if self.l.is_uniform(ptr) {
+            // One store: the value of the last active lane (as if the lanes ran in order).
+            let p = as_ptr(self.l.get(ptr)?)?;
+            let x = self.l.get_wide(value)?;
+            let x = self.l.lane_of(x, ty, last)?;
+            let s = self.l.b.build_store(p, x)?;
+            let _ = s.set_alignment(align);
+            return Ok(());
+        }
+        let pw = self.l.get_wide(ptr)?.into_vector_value();
+        let xw = self.l.get_wide(value)?.into_vector_value();
+        let esize = self.l.e.ir.types.size_of(elem_ir).max(1) as i64;
+        if let Some(slots) = span_slots(access, esize, n) {
+            let p0 = self.packet_base(pw, i64::from(slots) * esize)?;
+            let data = if n == 1 && slots == 1 {
+                xw
+            } else {
+                // SoA -> AoS; slots past the components (padding of a 3-component vector,
+                // other members of a struct) are not written.
+                let idx: Vec<Option<u32>> =
+                    (0..w * slots).map(|j| (j % slots < n).then_some((j % slots) * w + j / slots)).collect();
+                self.l.shuffle(xw, None, &idx)?
+            };
+            let bytes_per_item = esize as u64 * n as u64;
+            let on = Self::aos_slots(slots, n);
+            return self.span_store(data, p0, &on, align, bytes_per_item);
+        }
+        for c in 0..n {
+            let pc = if c == 0 {
+                pw
+            } else {
+                self.l.vector_gep(elem, pw.into(), self.l.i64().const_int(c as u64, false).into())?
+            };
+            let part = if n == 1 {
+                xw
+            } else {
+                let idx: Vec<Option<u32>> = (0..w).map(|k| Some(c * w + k)).collect();
+                self.l.shuffle(xw, None, &idx)?
+            };
+            let call = self.l.call_intrinsic(
+                "llvm.masked.scatter",
+                &[part.get_type().into(), pw.get_type().into()],
+                &[part.into(), pc.into(), mask.into()],
+            )?;
+            self.l.call_align(call, 1, ealign.min(align));
+        }
+        Ok(())
+    }
+
+    /// The number of work-items in the ND-range (computed once, in the prologue).
+    fn ndrange_items(&mut self) -> R<IntValue<'ctx>> {
+        if let Some(n) = self.l.ndrange_items {
+            return Ok(n);
+        }
+        let at = self.l.b.get_insert_block().ok_or("builder not positioned")?;
+        if let Some(term) = self.l.pb.get_insert_block().and_then(|b| b.get_terminator()) {
+            self.l.b.position_before(&term);
+        }
+        let g = self.l.ctx_u64x3(crate::back::llvm::ctx_offsets::GLOBAL_SIZE)?;
+        let n = self.l.b.build_int_mul(self.l.b.build_int_mul(g[0], g[1], "")?, g[2], "items")?;
+        self.l.b.position_at_end(at);
+        self.l.ndrange_items = Some(n);
+        Ok(n)
+    }
+
+    /// Branches on whether a store of `span` bytes at `p` streams: the ND-range stores at
+    /// least the streaming threshold (`CodegenKnobs::streaming_stores`, `bytes_per_item` bytes per
+    /// work-item), `p` is aligned to the span (at most 64), and `full` (if any) holds.
+    /// Returns the alignment of the non-temporal store and leaves the builder in its block;
+    /// the caller stores, then calls [`Self::stream_else`] with the ordinary store.
+    fn stream_if(
+        &mut self,
+        p: inkwell::values::PointerValue<'ctx>,
+        span: u64,
+        bytes_per_item: u64,
+        full: Option<IntValue<'ctx>>,
+    ) -> R<(u32, inkwell::basic_block::BasicBlock<'ctx>, inkwell::basic_block::BasicBlock<'ctx>)> {
+        let nt_align = span.min(64);
+        let items = self.ndrange_items()?;
+        let threshold = self.l.e.knobs.streaming_stores.unwrap_or(u64::MAX);
+        let need = self.l.i64().const_int(threshold.div_ceil(bytes_per_item.max(1)), false);
+        let big = self.l.b.build_int_compare(IntPredicate::UGE, items, need, "")?;
+        let addr = self.l.b.build_ptr_to_int(p, self.l.i64(), "")?;
+        let low = self.l.b.build_and(addr, self.l.i64().const_int(nt_align - 1, false), "")?;
+        let aligned = self.l.b.build_int_compare(IntPredicate::EQ, low, self.l.i64().const_zero(), "")?;
+        let mut go = self.l.b.build_and(aligned, big, "stream")?;
+        if let Some(full) = full {
+            go = self.l.b.build_and(full, go, "")?;
+        }
+        let nt = self.l.cx().append_basic_block(self.l.llf, "store.stream");
+        let plain = self.l.cx().append_basic_block(self.l.llf, "store.plain");
+        let join = self.l.cx().append_basic_block(self.l.llf, "store.next");
+        self.l.b.build_conditional_branch(go, nt, plain)?;
+        self.l.b.position_at_end(nt);
+        Ok((nt_align as u32, plain, join))
+    }
+
+    /// After the non-temporal store of [`Self::stream_if`]: runs `plain` (the ordinary
+    /// store) in the other branch and joins.
+    fn stream_else(
+        &mut self,
+        (plain_bb, join): (inkwell::basic_block::BasicBlock<'ctx>, inkwell::basic_block::BasicBlock<'ctx>),
+        plain: impl FnOnce(&Self) -> R<()>,
+    ) -> R<()> {
+        self.l.b.build_unconditional_branch(join)?;
+        self.l.b.position_at_end(plain_bb);
+        plain(self)?;
+        self.l.b.build_unconditional_branch(join)?;
+        self.l.b.position_at_end(join);
+        Ok(())
+    }
+
+    /// A packet's span `data` stored at `p0` (lane k's slots at k * on.len(), the slots of
+    /// `on` in every active lane), as masked stores of [`SPAN_PIECE_BITS`] each (see
+    /// [`Self::span_mask_pieces`]). When non-temporal stores are allowed
+    /// ([`streaming_allowed`]), every slot is stored and the span is a power of two of at
+    /// least 32 bytes, a packet whose mask is full, whose span is aligned and whose ND-range
+    /// stores enough here (`bytes_per_item` each) stores with a non-temporal store instead
+    /// (in a full packet the mask test folds away; the other two are uniform).
+    fn span_store(
+        &mut self,
+        data: VectorValue<'ctx>,
+        p0: inkwell::values::PointerValue<'ctx>,
+        on: &[bool],
+        align: u32,
+        bytes_per_item: u64,
+    ) -> R<()> {
+        let vt = data.get_type();
+        let elem = vt.get_element_type();
+        let span = self.l.e.alloc_size(elem) * vt.get_size() as u64;
+        let streaming = self.l.vec.as_ref().is_some_and(|v| v.streaming);
+        let lane_mask = self.l.vec.as_ref().ok_or("not in vector mode")?.mask;
+        let masked_store = |s: &Self| -> R<()> {
+            for (first, m) in s.span_mask_pieces(on, s.l.e.alloc_size(elem) * 8)? {
+                let len = m.get_type().get_size();
+                let part = if len == vt.get_size() {
+                    data
+                } else {
+                    s.l.shuffle(data, None, &(first..first + len).map(Some).collect::<Vec<_>>())?
+                };
+                let (at, piece_align) = s.span_piece_at(p0, elem, first, align)?;
+                let call = s.l.call_intrinsic(
+                    "llvm.masked.store",
+                    &[part.get_type().into(), s.l.ptr_type().into()],
+                    &[part.into(), at.into(), m.into()],
+                )?;
+                s.l.call_align(call, 1, piece_align);
+            }
+            Ok(())
+        };
+        if !streaming || !span.is_power_of_two() || span < 32 || bytes_per_item == 0 || on.contains(&false) {
+            return masked_store(self);
+        }
+        let full =
+            self.l.call_intrinsic("llvm.vector.reduce.and", &[lane_mask.get_type().into()], &[lane_mask.into()])?;
+        let full = full.try_as_basic_value().basic().ok_or("reduce without result")?.into_int_value();
+        let (nt_align, plain, join) = self.stream_if(p0, span, bytes_per_item, Some(full))?;
+        self.l.nt_store(p0, data.into(), nt_align)?;
+        self.stream_else((plain, join), masked_store)
+    }
+}
+
+/// The elements per lane of one masked load or store covering a packet's accesses: lane k's
+/// `n` components at k * slots (consecutive accesses, and small positive strides that are a
+/// multiple of the element); `None` = gather / scatter.
+fn span_slots(access: Access, esize: i64, n: u32) -> Option<u32> {
+    let slots = match access {
+        Access::Consecutive => {
+            if n == 3 {
+                4
+            } else {
+                n
+            }
+        }
+        Access::Strided(s) if s > 0 && s % esize == 0 && s / esize <= 16 => (s / esize) as u32,
+        _ => return None,
+    };
+    (slots >= n).then_some(slots)
+}
