@@ -1,0 +1,112 @@
+//! Work-item values: the work-item and work-group queries, read from the
+//! `WorkGroupContext` and the hidden local-id parameters, once per function (in the
+//! prologue, cached per query).
+
+use super::*;
+
+impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
+    pub(super) fn ctx_field_ptr(&self, off: u64) -> R<PointerValue<'ctx>> {
+        gep(&self.pb, self.cx().i8_type().into(), self.env.ctx, &[self.i64().const_int(off, false)], true)
+    }
+
+    pub(crate) fn ctx_u64x3(&self, off: u64) -> R<[IntValue<'ctx>; 3]> {
+        let mut out = [self.i64().const_zero(); 3];
+        for (d, o) in out.iter_mut().enumerate() {
+            let p = self.ctx_field_ptr(off + 8 * d as u64)?;
+            let l = self.pb.build_load(self.i64(), p, "")?;
+            set_align(l, 8);
+            set_invariant(self.cx(), l);
+            *o = as_int(l)?;
+        }
+        Ok(out)
+    }
+
+    /// The three components (or the scalar in [0]) of a work-item query, in the prologue.
+    pub(super) fn work_item_raw(&mut self, q: WorkItemQuery) -> R<[IntValue<'ctx>; 3]> {
+        if let Some(v) = self.wi_cache.get(&q) {
+            return Ok(*v);
+        }
+        use WorkItemQuery as Q;
+        let pb = &self.pb;
+        let zero = self.i64().const_zero();
+        let v = match q {
+            Q::LocalId => self.env.lid,
+            Q::GroupId => self.ctx_u64x3(ctx_offsets::GROUP_ID)?,
+            Q::LocalSize => self.ctx_u64x3(ctx_offsets::LOCAL_SIZE)?,
+            Q::EnqueuedLocalSize => self.ctx_u64x3(ctx_offsets::ENQUEUED_LOCAL_SIZE)?,
+            Q::GlobalSize => self.ctx_u64x3(ctx_offsets::GLOBAL_SIZE)?,
+            Q::GlobalOffset => self.ctx_u64x3(ctx_offsets::GLOBAL_OFFSET)?,
+            Q::NumGroups => self.ctx_u64x3(ctx_offsets::NUM_GROUPS)?,
+            Q::GlobalId => {
+                let g = self.work_item_raw(Q::GroupId)?;
+                let e = self.work_item_raw(Q::EnqueuedLocalSize)?;
+                let o = self.work_item_raw(Q::GlobalOffset)?;
+                let l = self.env.lid;
+                let pb = &self.pb;
+                let mut out = [zero; 3];
+                for d in 0..3 {
+                    let m = pb.build_int_mul(g[d], e[d], "")?;
+                    let a = pb.build_int_add(m, l[d], "")?;
+                    out[d] = pb.build_int_add(a, o[d], "")?;
+                }
+                out
+            }
+            Q::WorkDim => {
+                let p = self.ctx_field_ptr(ctx_offsets::WORK_DIM)?;
+                let l = as_int(pb.build_load(self.i32(), p, "")?)?;
+                [l, zero, zero]
+            }
+            Q::GlobalLinearId => {
+                let g = self.work_item_raw(Q::GlobalId)?;
+                let o = self.work_item_raw(Q::GlobalOffset)?;
+                let s = self.work_item_raw(Q::GlobalSize)?;
+                let pb = &self.pb;
+                let x = pb.build_int_sub(g[0], o[0], "")?;
+                let y = pb.build_int_sub(g[1], o[1], "")?;
+                let z = pb.build_int_sub(g[2], o[2], "")?;
+                let zy = pb.build_int_add(pb.build_int_mul(z, s[1], "")?, y, "")?;
+                let r = pb.build_int_add(pb.build_int_mul(zy, s[0], "")?, x, "")?;
+                [r, zero, zero]
+            }
+            Q::LocalLinearId | Q::SubgroupId => {
+                let s = self.work_item_raw(Q::LocalSize)?;
+                let l = self.env.lid;
+                let pb = &self.pb;
+                let zy = pb.build_int_add(pb.build_int_mul(l[2], s[1], "")?, l[1], "")?;
+                let r = pb.build_int_add(pb.build_int_mul(zy, s[0], "")?, l[0], "")?;
+                [r, zero, zero]
+            }
+            // Sub-groups of one work-item each.
+            Q::SubgroupSize | Q::SubgroupMaxSize => [self.i64().const_int(1, false), zero, zero],
+            Q::SubgroupLocalId => [zero, zero, zero],
+            Q::NumSubgroups => {
+                let s = self.work_item_raw(Q::LocalSize)?;
+                let pb = &self.pb;
+                let r = pb.build_int_mul(pb.build_int_mul(s[0], s[1], "")?, s[2], "")?;
+                [r, zero, zero]
+            }
+        };
+        self.wi_cache.insert(q, v);
+        Ok(v)
+    }
+
+    /// A work-item query as a value of `ty` (a vector takes the dimensions, a scalar the
+    /// first component), computed in the prologue.
+    pub(crate) fn work_item_value(&mut self, q: WorkItemQuery, ty: BasicTypeEnum<'ctx>) -> R<Val<'ctx>> {
+        let raw = self.work_item_raw(q)?;
+        let BasicTypeEnum::IntType(et) = elem_type(ty) else { bail!("work-item query of a non-integer type {ty}") };
+        let pb = &self.pb;
+        let conv = |v: IntValue<'ctx>| -> R<IntValue<'ctx>> { Ok(pb.build_int_cast_sign_flag(v, et, false, "")?) };
+        match ty {
+            BasicTypeEnum::VectorType(vt) => {
+                let mut acc = vt.get_undef();
+                for lane in 0..vt.get_size() {
+                    let c = if lane < 3 { conv(raw[lane as usize])? } else { et.const_zero() };
+                    acc = pb.build_insert_element(acc, c, self.i32().const_int(lane as u64, false), "")?;
+                }
+                Ok(acc.into())
+            }
+            _ => Ok(conv(raw[0])?.into()),
+        }
+    }
+}
