@@ -60,9 +60,9 @@
 //! blocks: the lowering runs loads, stores, atomics, image accesses, printf and calls only
 //! for the block's active lanes, and guards integer division for every lane whatever the
 //! mask (`back::llvm`), so nothing traps for a lane that is off. The lowering may
-//! therefore run a masked block of arithmetic only for every lane (`back::vector::masked::effect_free`:
-//! cheaper than testing its mask); a block with any other instruction is skipped when no
-//! lane is in it.
+//! therefore run a masked block of arithmetic only for every lane
+//! (`back::llvm::masked::effect_free`: cheaper than testing its mask); a block with any
+//! other instruction is skipped when no lane is in it.
 //!
 //! A function this pass cannot linearize ([`check`] says why: irreducible control flow that
 //! `passes::reducible` left, a barrier inside a zone, a private variable declared in a
