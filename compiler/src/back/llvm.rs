@@ -257,15 +257,19 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         self.hooks.insert(0, h);
     }
 
-    /// Runs `f` with the hooks taken out of `self` (a hook gets the core, not the hooks).
-    fn with_hooks<T>(
-        &mut self,
-        f: impl FnOnce(&mut Self, &mut [Box<dyn LowerHook<'a, 'ctx, 'ir> + 'a>]) -> R<T>,
-    ) -> R<T> {
+    /// Asks the hooks, in order, to lower `i` (taken out of `self` meanwhile: a hook gets the
+    /// core, not the hooks); true when one did.
+    fn hooks_lower(&mut self, i: Inst) -> R<bool> {
         let mut hooks = std::mem::take(&mut self.hooks);
-        let r = f(self, &mut hooks);
+        let mut done = Ok(false);
+        for h in hooks.iter_mut() {
+            done = h.inst(self, i);
+            if !matches!(done, Ok(false)) {
+                break;
+            }
+        }
         self.hooks = hooks;
-        r
+        done
     }
 
     fn err(&self, msg: impl std::fmt::Display) -> Error {
@@ -659,14 +663,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
 
     fn lower_inst(&mut self, i: Inst) -> R<()> {
         // Gen counting and vector mode first (neither takes a `barrier_resume`).
-        if self.with_hooks(|l, hooks| {
-            for h in hooks.iter_mut() {
-                if h.inst(l, i)? {
-                    return Ok(true);
-                }
-            }
-            Ok(false)
-        })? {
+        if self.hooks_lower(i)? {
             return Ok(());
         }
         if self.f.insts[i].is_instrumentation() {
