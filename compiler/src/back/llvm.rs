@@ -14,7 +14,7 @@
 //! Here: [`FnLower`], the lowering core (one function's lowering: parameters, variables,
 //! values, work-item ids, instructions, block parameters as phis, branches), and
 //! [`LowerHook`], through which vector mode (`back::vector`) and the Gen counting
-//! (`back::gen`) take over the instructions and blocks they lower; they use the core and
+//! (`back::gen`) take over the instructions they lower; they use the core and
 //! the core knows nothing of them. By concern, in `llvm/`: `emitter` (the module-level
 //! [`Emitter`] and the helpers on LLVM types), `helpers` (typed operations, intrinsics),
 //! `lanes` (the shapes of values in a packet, [`VecState`], and the operations on them),
@@ -179,7 +179,7 @@ pub struct FnLower<'a, 'ctx, 'ir> {
     pub ndrange_items: Option<IntValue<'ctx>>,
     /// One lane's operands while an instruction runs lane by lane (`back::vector`).
     pub lane_vals: HashMap<Value, Val<'ctx>>,
-    /// The parts that take over instructions and blocks ([`LowerHook`]), asked in order.
+    /// The parts that take over instructions ([`LowerHook`]), asked in order.
     hooks: Vec<Box<dyn LowerHook<'a, 'ctx, 'ir> + 'a>>,
 }
 
@@ -666,12 +666,6 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         if self.hooks_lower(i)? {
             return Ok(());
         }
-        if self.f.insts[i].is_instrumentation() {
-            bail!("Gen instrumentation in a build without counters");
-        }
-        if let InstData::BarrierResume { id, dest } = &self.f.insts[i] {
-            return self.lower_resume(*id, dest.block);
-        }
         let result = self.lower_scalar(i)?;
         match (result, self.f.inst_result[i]) {
             (Some(val), Some(v)) => self.define(v, val)?,
@@ -870,8 +864,8 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 self.b.build_unreachable()?;
                 None
             }
-            // Lowered by `gen_hook` before this.
-            I::GenBlock { .. } | I::GenCount { .. } => bail!("Gen instrumentation outside its hooks"),
+            // Lowered by the Gen counting's hook (`back::gen`) in a build that counts.
+            I::GenBlock { .. } | I::GenCount { .. } => bail!("Gen instrumentation in a build without counters"),
             I::BarrierResume { id, dest } => {
                 self.lower_resume(*id, dest.block)?;
                 None
