@@ -69,6 +69,11 @@ pub struct GenSite {
     /// (its useful bytes are counted: [`useful_bytes_word`]).
     pub bytes_per_lane: u32,
     pub loc: Option<SourceLoc>,
+    /// The load, atomic and image-read sites of the same block whose results this site's
+    /// operands (its address, coordinates or stored value) are computed from, the nearest
+    /// on each path: the thread cannot send this message before their data has arrived. The
+    /// model's dependency chains (independent messages overlap their latency).
+    pub waits_for: Vec<u32>,
 }
 
 impl GenSite {

@@ -177,3 +177,28 @@ fn the_gen_report_env_prints_the_report_on_stderr() {
         assert!(reduce.contains(part), "`{part}` missing from the report:\n{reduce}");
     }
 }
+
+/// A launch the model cannot count (here more than 1024 messages after inlining) is never
+/// silent: without `SOFTCL_GEN_REPORT`, stderr says the kernel was not modelled and that its
+/// profiling times are the host's.
+#[test]
+fn an_unmodelled_launch_says_so_on_stderr() {
+    softcl_conformance::init_loader();
+    let body: String = (0..1100).map(|j| format!("s += ret[({j} * 3 + g) % 64];\n")).collect();
+    let src = format!("kernel void k(global int *ret) {{ int g = get_global_id(0); int s = 0;\n{body}ret[g] = s; }}");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_softcl-printf-run"))
+        .args(["gpu", "64", "16"])
+        .env_remove("SOFTCL_GEN_REPORT")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start softcl-printf-run");
+    std::io::Write::write_all(&mut child.stdin.take().expect("stdin"), src.as_bytes()).expect("write the source");
+    let out = child.wait_with_output().expect("wait for softcl-printf-run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "softcl-printf-run failed:\n{stderr}");
+    let told = "SoftCL: the Gen model could not model kernel `k` (";
+    assert_eq!(stderr.matches(told).count(), 1, "{stderr}");
+    assert!(stderr.contains("its profiling times are the host's, not modelled ones"), "{stderr}");
+}

@@ -5,41 +5,12 @@
 use softcl_compiler::abi::ImageArg;
 use softcl_compiler::gen_abi::{self, AccessKind, BlockCounters, GenKernelInfo, SiteCounters};
 use softcl_compiler::image::Dim;
-use softcl_compiler::{compile_source, AddressSpace, ArgKind, GenBuild, NativeKernel, NativeProgram};
-use softcl_device_model::{Device, GenDevice, Launch, LaunchReport, Observer};
+use softcl_compiler::{AddressSpace, GenBuild, NativeProgram};
+use softcl_device_model::{GenDevice, Observer};
 use std::sync::{Arc, Mutex};
 
-/// 64-byte aligned ints (one L3 line each), so that line counts do not depend on where the
-/// allocator put the buffer.
-#[repr(C, align(64))]
-#[derive(Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
-struct Line([i32; 16]);
-
-struct Buf(Vec<Line>);
-
-impl Buf {
-    fn new(ints: usize, f: impl Fn(usize) -> i32) -> Self {
-        let mut v = vec![Line::default(); ints.div_ceil(16)];
-        for i in 0..ints {
-            v[i / 16].0[i % 16] = f(i);
-        }
-        Buf(v)
-    }
-    fn get(&self, i: usize) -> i32 {
-        self.0[i / 16].0[i % 16]
-    }
-}
-
-/// A kernel argument passed by its address: a buffer, or an image (its `ImageArg`).
-trait ArgAddr {
-    fn addr(&mut self) -> u64;
-}
-
-impl ArgAddr for Buf {
-    fn addr(&mut self) -> u64 {
-        self.0.as_mut_ptr() as u64
-    }
-}
+mod support;
+use support::{build, launch_with, ArgAddr, Buf};
 
 /// A 2D image of `width` x `height` pixels of `pixel_bytes` over 64-byte aligned rows, so
 /// that line counts do not depend on where the allocator put it.
@@ -108,45 +79,6 @@ impl Sum {
     fn block(&self, info: &GenKernelInfo, k: usize) -> BlockCounters {
         info.block_counters(&self.words(info), k)
     }
-}
-
-fn build(dev: &GenDevice, source: &str) -> Arc<NativeProgram> {
-    let program =
-        compile_source(source, "-cl-std=CL1.2", dev.target()).unwrap_or_else(|e| panic!("build failed:\n{e}"));
-    program.codegen(dev.target()).unwrap_or_else(|e| panic!("codegen failed:\n{e}"))
-}
-
-/// Launches `kernel` on the Gen device with buffer and image arguments `bufs` (in order) and `__local`
-/// arguments `(index, bytes)`, watched by `observer`; returns the device's launch report.
-fn launch_with(
-    dev: &GenDevice,
-    k: &NativeKernel,
-    bufs: &mut [&mut dyn ArgAddr],
-    locals: &[(usize, usize)],
-    global: [usize; 3],
-    local: [usize; 3],
-    observer: Option<Arc<dyn Observer>>,
-) -> LaunchReport {
-    let mut block = vec![0u8; k.info.arg_block_size];
-    let mut bi = 0;
-    for a in &k.info.args {
-        if let ArgKind::Buffer { .. } | ArgKind::Image = a.kind {
-            let addr = bufs[bi].addr();
-            bi += 1;
-            block[a.offset..a.offset + 8].copy_from_slice(&addr.to_ne_bytes());
-        }
-    }
-    let work_dim = if global[2] > 1 {
-        3
-    } else if global[1] > 1 {
-        2
-    } else {
-        1
-    };
-    // SAFETY: the block holds this kernel's arguments, its pointers into memory this test
-    // keeps alive until the launch returns.
-    let launch = unsafe { Launch::new(k, &block, locals, work_dim, [0; 3], global, local) };
-    dev.launch_observed(&launch, observer).expect("launch")
 }
 
 /// Runs `kernel` with buffer and image arguments `bufs` on the Gen device at SIMD16, vectorized;
@@ -601,6 +533,8 @@ fn an_uncounted_launch_is_not_modelled() {
     assert_eq!(r.device_time_ns, None, "no modelled time: {text}");
     let j = std::fs::read_to_string(&json).unwrap();
     assert!(j.contains("\"time_ns\":null,\"not_modelled\":\"scalar, uncounted: "), "{j}");
+    // Never silent: the device told stderr, and knows which kernel.
+    assert_eq!(dev.unmodelled_kernels(), ["refused"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -31,13 +31,15 @@ fn loc(line: u32) -> Option<SourceLoc> {
 
 /// A page as the model's report fills it, from synthetic counters of the kernel above.
 fn page() -> ReportPage {
+    let site =
+        |space, kind, line| GenSite { block: 0, space, kind, bytes_per_lane: 4, loc: loc(line), waits_for: vec![] };
     let info = GenKernelInfo {
         simd: 16,
         sites: vec![
-            GenSite { block: 0, space: AddressSpace::Global, kind: AccessKind::Load, bytes_per_lane: 4, loc: loc(4) },
-            GenSite { block: 0, space: AddressSpace::Local, kind: AccessKind::Store, bytes_per_lane: 4, loc: loc(4) },
-            GenSite { block: 0, space: AddressSpace::Local, kind: AccessKind::Load, bytes_per_lane: 4, loc: loc(6) },
-            GenSite { block: 0, space: AddressSpace::Global, kind: AccessKind::Store, bytes_per_lane: 4, loc: loc(6) },
+            site(AddressSpace::Global, AccessKind::Load, 4),
+            site(AddressSpace::Local, AccessKind::Store, 4),
+            site(AddressSpace::Local, AccessKind::Load, 6),
+            site(AddressSpace::Global, AccessKind::Store, 6),
         ],
         blocks: vec![GenBlock { instructions: 40, flops: 0, flops_f64: 0, divergent_branch: false, loc: loc(3) }],
         source_files: vec!["<source>".into()],

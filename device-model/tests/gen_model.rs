@@ -250,6 +250,8 @@ struct SimSite {
     kind: AccessKind,
     bytes: u32,
     addr: Box<dyn Fn([u64; 3]) -> u64>,
+    /// The sites whose data its address needs (`GenSite::waits_for`).
+    waits_for: Vec<u32>,
 }
 
 /// A one-block kernel run `repeats` times per work-item: `instructions` per hardware thread
@@ -279,6 +281,7 @@ impl Simulated {
                     kind: s.kind,
                     bytes_per_lane: s.bytes,
                     loc: Some(SourceLoc { file: 0, line: 10 + k as u32, column: 5 }),
+                    waits_for: s.waits_for.clone(),
                 })
                 .collect(),
             blocks: vec![GenBlock { instructions: self.instructions, flops: self.flops, ..Default::default() }],
@@ -366,7 +369,7 @@ impl Simulated {
 }
 
 fn site(space: AddressSpace, kind: AccessKind, bytes: u32, addr: impl Fn([u64; 3]) -> u64 + 'static) -> SimSite {
-    SimSite { space, kind, bytes, addr: Box::new(addr) }
+    SimSite { space, kind, bytes, addr: Box::new(addr), waits_for: Vec::new() }
 }
 
 const LIGHT: RegisterPressure = RegisterPressure {
@@ -535,6 +538,32 @@ fn coalesced_beats_strided() {
     assert_eq!(m.report.lines[0].advice[0].text, advice);
     let m = with_stride(1).model(&config, [n + 1, 1, 1], [256, 1, 1], None);
     assert!(m.report.sites[0].advice.is_none());
+}
+
+/// Sixteen loads per work-item, one SIMD16 thread on the device: independent they wait one
+/// global latency, chained (each waits for the one before: `GenSite::waits_for`) sixteen.
+#[test]
+fn chained_messages_wait_for_each_other() {
+    let config = GenConfig::gen9_gt2();
+    let loads = |chained: bool| Simulated {
+        name: "loads",
+        sites: (0..16u64)
+            .map(|k| {
+                let mut s = site(AddressSpace::Global, AccessKind::Load, 4, move |g| 4 * (g[0] + 64 * k));
+                if chained && k > 0 {
+                    s.waits_for = vec![k as u32 - 1];
+                }
+                s
+            })
+            .collect(),
+        ..stream()
+    };
+    let time = |chained: bool| loads(chained).model(&config, [16, 1, 1], [16, 1, 1], None);
+    let (free, chain) = (time(false), time(true));
+    let latency = f64::from(config.global_latency_clocks);
+    let stall = |m: &GenLaunchModel| m.report.time.split.latency;
+    assert!(stall(&chain) >= 16.0 * latency && stall(&free) < 2.0 * latency, "{} {}", stall(&chain), stall(&free));
+    assert!(chain.time_ns > 8 * free.time_ns, "chained {} ns, independent {} ns", chain.time_ns, free.time_ns);
 }
 
 /// A column walk of a 16-wide local array: stride 16 puts every lane on one bank, stride 17

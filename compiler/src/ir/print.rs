@@ -382,7 +382,12 @@ impl Display for Module {
                 writeln!(f, "  gen.blocks {}", plan.blocks.len())?;
                 for (k, site) in plan.sites.iter().enumerate() {
                     let what = format!("{:?} {:?}", site.space, site.kind).to_lowercase();
-                    writeln!(f, "  gen.site {k}: block {}, {what}, {} bytes", site.block, site.bytes_per_lane)?;
+                    write!(f, "  gen.site {k}: block {}, {what}, {} bytes", site.block, site.bytes_per_lane)?;
+                    if !site.waits_for.is_empty() {
+                        let sites: Vec<String> = site.waits_for.iter().map(u32::to_string).collect();
+                        write!(f, ", waits for {}", sites.join(" "))?;
+                    }
+                    writeln!(f)?;
                 }
             }
         }

@@ -70,13 +70,22 @@ fn check_function(module: &Module, f: &Function, plan: &GenKernelInfo, problems:
                     if block_id.is_some_and(|id| id != s.block) {
                         problems.push(format!("{i}: gen.count {site} of plan block {} is in another block", s.block));
                     }
-                    let next = insts.get(pos + 1).and_then(|&n| f.insts.get(n));
+                    // The access follows, after the other counts of the same access (a
+                    // memory copy's load and store).
+                    let next = insts[pos + 1..]
+                        .iter()
+                        .filter_map(|&n| f.insts.get(n))
+                        .find(|d| !matches!(d, InstData::GenCount { .. }));
                     let counted = match (access, next) {
                         (GenAccess::Memory { ptr }, Some(InstData::Load { ptr: p, .. })) => {
                             *p == *ptr && s.kind == AccessKind::Load
                         }
                         (GenAccess::Memory { ptr }, Some(InstData::Store { ptr: p, .. })) => {
                             *p == *ptr && s.kind == AccessKind::Store
+                        }
+                        (GenAccess::Memory { ptr }, Some(InstData::CopyMemory { src, dst, .. })) => {
+                            (*src == *ptr && s.kind == AccessKind::Load)
+                                || (*dst == *ptr && s.kind == AccessKind::Store)
                         }
                         // Atomic loads and stores too.
                         (GenAccess::Memory { ptr }, Some(InstData::Atomic { ptr: p, .. })) => {

@@ -29,6 +29,7 @@ use crate::gen_abi::{AccessKind, GenBlock, GenKernelInfo, GenSite, SourceLoc};
 use crate::ir::{self, GenAccess, Inst, InstData, TypeData, Value, ValueDef};
 use crate::kernel_info::AddressSpace;
 use crate::vectorize::analysis::WorkItemAnalysis;
+use std::collections::HashMap;
 
 /// The most sites an instrumented build is made for. Beyond it the kernel runs its scalar
 /// build on the Gen device, uncounted: a kernel of about a thousand messages in one block
@@ -93,6 +94,69 @@ fn dynamic_private(m: &ir::Module, f: &ir::Function, p: Value) -> bool {
     true
 }
 
+/// The most sites one site waits for; beyond it the nearest are kept (sites are numbered in
+/// program order).
+const MAX_WAITS: usize = 16;
+
+/// The dependency chains of one block's messages (`GenSite::waits_for`): for each value
+/// computed in the block so far, the sites whose results it is computed from.
+#[derive(Default)]
+struct Chains {
+    from: HashMap<Value, Vec<u32>>,
+    /// A private variable kept in registers: the sites of the value last stored to it.
+    through: HashMap<Value, Vec<u32>>,
+    /// The sites the current instruction's operands come from.
+    operands: Vec<u32>,
+}
+
+impl Chains {
+    /// Instruction `i` of the block: its operands' sites, which its result (if it is no
+    /// message) comes from too.
+    fn start(&mut self, f: &ir::Function, wa: &WorkItemAnalysis, i: Inst) {
+        let mut ops = Vec::new();
+        let d = &f.insts[i];
+        d.for_each_operand(|v| ops.extend(self.from.get(&v).into_iter().flatten()));
+        match d {
+            InstData::Load { ptr, .. } if wa.reg_candidates.contains(ptr) => {
+                ops.extend(self.through.get(ptr).into_iter().flatten())
+            }
+            InstData::Store { ptr, value, .. } if wa.reg_candidates.contains(ptr) => {
+                let sites = self.from.get(value).cloned().unwrap_or_default();
+                self.through.insert(*ptr, sites);
+            }
+            _ => {}
+        }
+        ops.sort_unstable();
+        ops.dedup();
+        if ops.len() > MAX_WAITS {
+            ops.drain(..ops.len() - MAX_WAITS);
+        }
+        if let Some(r) = f.inst_result[i] {
+            self.from.insert(r, ops.clone());
+        }
+        self.operands = ops;
+    }
+
+    /// Instruction `i` is message `site`: a load's, an atomic's or an image read's result
+    /// comes from it alone.
+    fn site(&mut self, f: &ir::Function, i: Inst, site: u32, kind: AccessKind) {
+        if let (Some(r), true) = (f.inst_result[i], kind != AccessKind::Store) {
+            self.from.insert(r, vec![site]);
+        }
+    }
+}
+
+/// The value of integer constant `v`, if it is one.
+fn const_int(m: &ir::Module, f: &ir::Function, v: Value) -> Option<u64> {
+    match f.values.get(v)?.def {
+        ValueDef::Const(c) => match m.constants.get(c)? {
+            ir::ConstData::Int { bits, .. } => Some(*bits),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// A site's access and what its `gen.count` counts.
 type Count = (Inst, u32, GenAccess);
 
@@ -103,8 +167,11 @@ pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis) -> (GenKern
     let mut counts = Vec::new();
     let types = &m.types;
     let loc = |i: Inst| -> Option<SourceLoc> { f.inst_locs[i] };
+    let mut chain = Chains::default();
     for &b in &f.layout.blocks {
         let mut blk = GenBlock::default();
+        chain.from.clear();
+        chain.through.clear();
         for &i in &f.layout.insts[b] {
             let d = &f.insts[i];
             if blk.loc.is_none() {
@@ -113,6 +180,7 @@ pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis) -> (GenKern
             if d.is_instrumentation() {
                 continue;
             }
+            chain.start(f, wa, i);
             let res_ty = f.inst_result[i].map(|r| f.value_type(r));
             let lanes = |t: Option<ir::Type>| t.map_or(1, |t| types.lanes(t).max(1));
             let float_bits = |t: Option<ir::Type>| -> Option<u16> {
@@ -168,40 +236,58 @@ pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis) -> (GenKern
                 let Some(coord) = *coord else { continue };
                 let access = GenAccess::Image { image: *image, sampler: *sampler, coord };
                 counts.push((i, p.sites.len() as u32, access));
-                p.sites.push(GenSite { block, space: AddressSpace::Global, kind, bytes_per_lane: 0, loc: loc(i) });
+                chain.site(f, i, p.sites.len() as u32, kind);
+                p.sites.push(GenSite {
+                    block,
+                    space: AddressSpace::Global,
+                    kind,
+                    bytes_per_lane: 0,
+                    loc: loc(i),
+                    waits_for: chain.operands.clone(),
+                });
                 continue;
             }
-            let (ptr, ty, kind) = match d {
+            // The messages of the instruction: (pointer, bytes per lane, kind). A memory copy
+            // of a constant size (a struct assignment, or what LLVM made a memcpy) is a load
+            // of its bytes and a store of them that waits for it.
+            let size = |t: ir::Type| types.access_size(t).max(1) as u32;
+            let messages = match d {
                 InstData::Load { ptr, .. } => match res_ty {
-                    Some(t) => (*ptr, t, AccessKind::Load),
+                    Some(t) => vec![(*ptr, size(t), AccessKind::Load)],
                     None => continue,
                 },
-                InstData::Store { ptr, value, .. } => (*ptr, f.value_type(*value), AccessKind::Store),
+                InstData::Store { ptr, value, .. } => vec![(*ptr, size(f.value_type(*value)), AccessKind::Store)],
                 InstData::Atomic { ptr, .. } => match types.get(f.value_type(*ptr)) {
-                    TypeData::Pointer { pointee, .. } => (*ptr, *pointee, AccessKind::Atomic),
+                    TypeData::Pointer { pointee, .. } => vec![(*ptr, size(*pointee), AccessKind::Atomic)],
+                    _ => continue,
+                },
+                InstData::CopyMemory { dst, src, size, .. } => match const_int(m, f, *size) {
+                    Some(n @ 1..=0xffff_ffff) => {
+                        vec![(*src, n as u32, AccessKind::Load), (*dst, n as u32, AccessKind::Store)]
+                    }
                     _ => continue,
                 },
                 _ => continue,
             };
-            if wa.reg_candidates.contains(&ptr) {
-                continue;
+            let mut waits_for = chain.operands.clone();
+            for (ptr, bytes_per_lane, kind) in messages {
+                if wa.reg_candidates.contains(&ptr) {
+                    continue;
+                }
+                let space = match types.get(f.value_type(ptr)) {
+                    TypeData::Pointer { space, .. } => *space,
+                    _ => continue,
+                };
+                if space == AddressSpace::Private && !dynamic_private(m, f, ptr) {
+                    continue;
+                }
+                let space = if space == AddressSpace::Generic { AddressSpace::Global } else { space };
+                let site = p.sites.len() as u32;
+                counts.push((i, site, GenAccess::Memory { ptr }));
+                chain.site(f, i, site, kind);
+                p.sites.push(GenSite { block, space, kind, bytes_per_lane, loc: loc(i), waits_for: waits_for.clone() });
+                waits_for.push(site);
             }
-            let space = match types.get(f.value_type(ptr)) {
-                TypeData::Pointer { space, .. } => *space,
-                _ => continue,
-            };
-            if space == AddressSpace::Private && !dynamic_private(m, f, ptr) {
-                continue;
-            }
-            let space = if space == AddressSpace::Generic { AddressSpace::Global } else { space };
-            counts.push((i, p.sites.len() as u32, GenAccess::Memory { ptr }));
-            p.sites.push(GenSite {
-                block,
-                space,
-                kind,
-                bytes_per_lane: types.access_size(ty).max(1) as u32,
-                loc: loc(i),
-            });
         }
         if let Some(t) = f.layout.last_inst(b) {
             blk.divergent_branch = wa.divergent_branches.contains(&t);
@@ -267,7 +353,9 @@ mod tests {
         assert_eq!(site, plan.sites.len(), "{text}");
         assert_eq!(text.matches("gen.count").count(), plan.sites.len(), "{text}");
         // The plan as the module prints it: the entry (the inlined call), then a's load and
-        // l's store, then in the branch l's load, a's second load and out's store.
+        // l's store (of the loaded value: it waits for the load), then in the branch l's
+        // load, a's second load (independent: both in flight together) and out's store of
+        // their sum.
         let module = m.to_string();
         let printed: Vec<&str> = module.lines().filter(|l| l.starts_with("  gen.")).collect();
         assert_eq!(
@@ -275,14 +363,41 @@ mod tests {
             [
                 "  gen.blocks 5",
                 "  gen.site 0: block 1, global load, 4 bytes",
-                "  gen.site 1: block 1, local store, 4 bytes",
+                "  gen.site 1: block 1, local store, 4 bytes, waits for 0",
                 "  gen.site 2: block 2, local load, 4 bytes",
                 "  gen.site 3: block 2, global load, 4 bytes",
-                "  gen.site 4: block 2, global store, 4 bytes",
+                "  gen.site 4: block 2, global store, 4 bytes, waits for 2 3",
             ],
             "{module}"
         );
         assert!(plan.blocks.iter().any(|blk| blk.divergent_branch), "the branch on g & 1 diverges");
+    }
+
+    /// A struct assignment is a memory copy: a load of its bytes and a store of them that
+    /// waits for the load, both counted before the copy (the validator accepts the two counts
+    /// of one access in a row).
+    #[test]
+    fn a_memory_copy_is_a_load_and_a_store() {
+        let src = "typedef struct { float v[16]; } S;\n\
+                   __kernel void k(__global S *d, __global const S *s) { d[get_global_id(0)] = s[get_global_id(0)]; }";
+        let mut m = crate::compile_source(src, "", &crate::Target::default()).expect("builds").module;
+        let passes = [
+            Pass { name: "inline_kernel_calls", run: |m| crate::vectorize::inline_kernel_calls(m, 256) },
+            Pass { name: "gen_instrument", run: |m| run(m, false) },
+        ];
+        run_pipeline(&mut m, &passes).expect("instrumented and valid");
+        let module = m.to_string();
+        let printed: Vec<&str> = module.lines().filter(|l| l.starts_with("  gen.site")).collect();
+        assert_eq!(
+            printed,
+            [
+                "  gen.site 0: block 1, global load, 64 bytes",
+                "  gen.site 1: block 1, global store, 64 bytes, waits for 0"
+            ],
+            "{module}"
+        );
+        let text = kernel_text(&m);
+        assert!(text.contains("copy_memory"), "{text}");
     }
 
     /// The `gen.count` of plan site `site` in `f`.

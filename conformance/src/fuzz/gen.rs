@@ -47,6 +47,7 @@ pub const FEATURES: &[&str] = &[
     "async_copy",
     "c11_atomics",
     "offsets",
+    "local_structs",
 ];
 
 /// Which features a kernel uses.
@@ -104,6 +105,8 @@ pub struct Features {
     pub c11_atomics: bool,
     /// a global work offset.
     pub offsets: bool,
+    /// a `__local` array of structs, one per work-item, assigned whole (memory copies).
+    pub local_structs: bool,
 }
 
 impl Features {
@@ -136,6 +139,7 @@ impl Features {
             "async_copy" => &mut self.async_copy,
             "c11_atomics" => &mut self.c11_atomics,
             "offsets" => &mut self.offsets,
+            "local_structs" => &mut self.local_structs,
             _ => return None,
         })
     }
@@ -757,6 +761,15 @@ impl Gen {
             body.push(Node::line(
                 "__local int t[LSZ];\nfor (int z = l; z < LSZ; z += ls) t[z] = in[(grp * LSZ + z) % NITEMS] ^ z;",
             ));
+        }
+        if self.f.local_structs {
+            // Each work-item's own element, assigned whole from and to private structs.
+            if let Some((name, def)) = s.structs.first().cloned() {
+                let t = self.structs[def].name.clone();
+                body.push(Node::line(format!("__local {t} ts[LSZ];\nts[l] = {name};")));
+                s.structs.push(("ts[l]".into(), def));
+                self.flatten(def, "ts[l]", ".", &mut s);
+            }
         }
         if self.f.local_atomics {
             let init: Vec<String> = super::gen::COUNTER_INIT.iter().map(|v| format!("0x{v:x}u")).collect();

@@ -491,7 +491,7 @@ mod tests {
     }
 
     fn site(space: AddressSpace, kind: AccessKind, bytes: u32, line: u32) -> GenSite {
-        GenSite { block: 0, space, kind, bytes_per_lane: bytes, loc: loc(line) }
+        GenSite { block: 0, space, kind, bytes_per_lane: bytes, loc: loc(line), waits_for: vec![] }
     }
 
     fn block(instructions: u32, line: u32, divergent: bool) -> GenBlock {

@@ -51,6 +51,8 @@ pub struct GenDevice {
     executor: Executor,
     /// Where the model's reports go; `None`: `SOFTCL_GEN_REPORT` at each launch.
     report_sink: Option<model::ReportSink>,
+    /// Kernels whose launch could not be modelled and that stderr was told of (once each).
+    unmodelled_told: parking_lot::Mutex<std::collections::HashSet<String>>,
 }
 
 impl GenDevice {
@@ -62,7 +64,14 @@ impl GenDevice {
         // (`threads`).
         let target = Target { line_tables: true, gen: Some(GenBuild::default()), ..common::target_for(&info) };
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        Self { config, info, target, executor: Executor::new(threads, "gen"), report_sink: None }
+        Self {
+            config,
+            info,
+            target,
+            executor: Executor::new(threads, "gen"),
+            report_sink: None,
+            unmodelled_told: Default::default(),
+        }
     }
 
     /// This device sending the model's reports to `sink` instead of where
@@ -70,6 +79,23 @@ impl GenDevice {
     pub fn with_report_sink(mut self, sink: model::ReportSink) -> Self {
         self.report_sink = Some(sink);
         self
+    }
+
+    /// The kernels with a launch this device could not model, in no order.
+    pub fn unmodelled_kernels(&self) -> Vec<String> {
+        self.unmodelled_told.lock().iter().cloned().collect()
+    }
+
+    /// A launch of `kernel` was not modelled (`why`): its profiling times are the host's.
+    /// Never silent: stderr is told once per kernel even without `SOFTCL_GEN_REPORT` (the
+    /// text report, `reported`, already says it at every launch).
+    fn tell_unmodelled(&self, kernel: &str, why: &str, reported: bool) {
+        if self.unmodelled_told.lock().insert(kernel.to_string()) && !reported {
+            eprintln!(
+                "SoftCL: the Gen model could not model kernel `{kernel}` ({why}); its profiling times \
+                 are the host's, not modelled ones"
+            );
+        }
     }
 
     /// The device for the configuration chosen by `SOFTCL_GEN_CONFIG` (default gen9-gt2). An
@@ -141,6 +167,9 @@ impl GenDevice {
         }
         if let Err(e) = sink.emit(&modelled.report) {
             eprintln!("SoftCL: the Gen report of kernel {} could not be written: {e}", info.name);
+        }
+        if let Some(why) = &modelled.report.not_modelled {
+            self.tell_unmodelled(&info.name, why, sink == model::ReportSink::Text);
         }
         Ok(LaunchReport { device_time_ns: modelled.device_time_ns(), report: Some(report) })
     }

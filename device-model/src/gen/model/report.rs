@@ -58,13 +58,14 @@ impl SiteReport {
     pub fn lines_per_message(&self) -> f64 {
         ratio(self.counters.l3_lines, self.counters.messages)
     }
-    /// Useful bytes / bytes moved (global, constant, private).
+    /// Useful bytes / bytes moved (global, constant, private), at most 1: lanes that read
+    /// the same bytes (a uniform address, a histogram's bin) use them once.
     pub fn efficiency(&self) -> f64 {
         let c = &self.counters;
         if c.l3_lines == 0 {
             1.0
         } else {
-            c.useful_bytes as f64 / (c.l3_lines * 64) as f64
+            (c.useful_bytes as f64 / (c.l3_lines * 64) as f64).min(1.0)
         }
     }
 }
@@ -205,7 +206,8 @@ impl GenReport {
             if let Some(t) = t {
                 t.messages += s.counters.messages;
                 t.lines += s.counters.l3_lines;
-                t.useful_bytes += s.counters.useful_bytes;
+                // Lanes that read the same bytes use them once (efficiency at most 100%).
+                t.useful_bytes += s.counters.useful_bytes.min(s.counters.l3_lines * 64);
                 t.moved_bytes += s.counters.l3_lines * 64;
             }
             sites.push(s);

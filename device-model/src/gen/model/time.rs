@@ -8,7 +8,11 @@
 //!   issues in 2 clocks and a SIMD16 FMA stream reaches 16 FLOP per clock per EU;
 //! - L3: global / constant / private lines x 64 B / (data port bytes per clock);
 //! - SLM: the bank-rule cycles (one cycle moves 64 B) x 64 / (SLM bytes per clock);
-//! - stalls: each load or atomic message waits its latency (global or SLM), stores do not;
+//! - stalls: per block execution the latency of its longest dependency chain of messages
+//!   (`chain_latencies`: independent loads overlap, a load whose address needs an earlier
+//!   load's data waits for it; stores add no latency), plus the thread's own messages
+//!   passing the data port (lines x 64 B over its bytes per clock) and SLM one after
+//!   another;
 //! - barriers crossed x the barrier latency.
 //!
 //! A sub-slice runs `wgs` work-groups at a time (occupancy.rs); work-group `i` of the launch
@@ -65,30 +69,29 @@ impl GroupCost {
         let lanes_per_clock = flops_per_clock / 2.0;
         let fp64_rate = f64::from(config.fp64_rate.unwrap_or(1.0 / 16.0));
         let mut c = GroupCost { threads: threads.max(1), barriers, ..Self::default() };
+        // A thread's own messages pass its sub-slice's data port (or SLM) one after another.
+        let port = f64::from(config.dataport_bytes_per_clock.max(1));
+        let slm_port = f64::from(config.slm_bytes_per_clock.max(1));
         for (s, site) in kernel.sites.iter().enumerate() {
             let sc = kernel.site_counters(counters, s);
-            let messages = sc.messages as f64;
-            let stalls = site.kind != AccessKind::Store;
             match site.space {
                 AddressSpace::Local => {
                     c.slm_cycles += sc.slm_cycles;
-                    if stalls {
-                        c.stall_clocks += messages * f64::from(config.slm_latency_clocks);
-                    }
+                    c.stall_clocks += sc.slm_cycles as f64 * 64.0 / slm_port;
                 }
                 _ => {
                     c.l3_lines += sc.l3_lines;
-                    if stalls {
-                        c.stall_clocks += messages * f64::from(config.global_latency_clocks);
-                    }
+                    c.stall_clocks += sc.l3_lines as f64 * 64.0 / port;
                 }
             }
         }
+        let chains = chain_latencies(config, kernel);
         for (b, block) in kernel.blocks.iter().enumerate() {
             let executions = kernel.block_counters(counters, b).executions as f64;
             let issue = f64::from(block.instructions) * simd_f / lanes_per_clock;
             let flops = simd_f * (f64::from(block.flops) + f64::from(block.flops_f64) / fp64_rate) / flops_per_clock;
             c.eu_cycles += executions * issue.max(flops);
+            c.stall_clocks += executions * chains[b];
         }
         let t = c.threads as f64;
         c.serial = (c.eu_cycles + c.stall_clocks) / t + barriers as f64 * f64::from(config.barrier_latency_clocks);
@@ -105,6 +108,29 @@ impl GroupCost {
         self.barriers = self.barriers.max(g.barriers);
         self.serial = self.serial.max(g.serial);
     }
+}
+
+/// The latency one execution of each block of `kernel` waits for: its longest dependency
+/// chain of messages (`GenSite::waits_for`), each load, atomic or image read adding its
+/// latency (global or SLM) and a store none. Independent messages are in flight together,
+/// so their latencies overlap: 16 independent loads wait about one latency, 16 loads that
+/// each need the one before (a pointer chase) sixteen.
+pub fn chain_latencies(config: &GenConfig, kernel: &GenKernelInfo) -> Vec<f64> {
+    let mut done = vec![0.0f64; kernel.sites.len()];
+    let mut blocks = vec![0.0f64; kernel.blocks.len()];
+    for (s, site) in kernel.sites.iter().enumerate() {
+        let latency = match (site.kind, site.space) {
+            (AccessKind::Store, _) => 0.0,
+            (_, AddressSpace::Local) => f64::from(config.slm_latency_clocks),
+            _ => f64::from(config.global_latency_clocks),
+        };
+        let start = site.waits_for.iter().filter_map(|&w| done.get(w as usize)).fold(0.0f64, |a, &b| a.max(b));
+        done[s] = start + latency;
+        if let Some(b) = blocks.get_mut(site.block as usize) {
+            *b = b.max(done[s]);
+        }
+    }
+    blocks
 }
 
 /// The cycles of one wave, by resource.

@@ -1,0 +1,79 @@
+//! What the Gen device's tests share: buffers of whole L3 lines, building a program for the
+//! device and launching a kernel on it with buffer, image and `__local` arguments.
+
+#![allow(dead_code)]
+
+use softcl_compiler::{compile_source, ArgKind, NativeKernel, NativeProgram};
+use softcl_device_model::{Device, GenDevice, Launch, LaunchReport, Observer};
+use std::sync::Arc;
+
+/// 64-byte aligned ints (one L3 line each), so that line counts do not depend on where the
+/// allocator put the buffer.
+#[repr(C, align(64))]
+#[derive(Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct Line([i32; 16]);
+
+pub struct Buf(pub Vec<Line>);
+
+impl Buf {
+    pub fn new(ints: usize, f: impl Fn(usize) -> i32) -> Self {
+        let mut v = vec![Line::default(); ints.div_ceil(16)];
+        for i in 0..ints {
+            v[i / 16].0[i % 16] = f(i);
+        }
+        Buf(v)
+    }
+    pub fn get(&self, i: usize) -> i32 {
+        self.0[i / 16].0[i % 16]
+    }
+}
+
+/// A kernel argument passed by its address: a buffer, or an image (its `ImageArg`).
+pub trait ArgAddr {
+    fn addr(&mut self) -> u64;
+}
+
+impl ArgAddr for Buf {
+    fn addr(&mut self) -> u64 {
+        self.0.as_mut_ptr() as u64
+    }
+}
+
+pub fn build(dev: &GenDevice, source: &str) -> Arc<NativeProgram> {
+    let program =
+        compile_source(source, "-cl-std=CL1.2", dev.target()).unwrap_or_else(|e| panic!("build failed:\n{e}"));
+    program.codegen(dev.target()).unwrap_or_else(|e| panic!("codegen failed:\n{e}"))
+}
+
+/// Launches `kernel` on the Gen device with buffer and image arguments `bufs` (in order) and `__local`
+/// arguments `(index, bytes)`, watched by `observer`; returns the device's launch report.
+pub fn launch_with(
+    dev: &GenDevice,
+    k: &NativeKernel,
+    bufs: &mut [&mut dyn ArgAddr],
+    locals: &[(usize, usize)],
+    global: [usize; 3],
+    local: [usize; 3],
+    observer: Option<Arc<dyn Observer>>,
+) -> LaunchReport {
+    let mut block = vec![0u8; k.info.arg_block_size];
+    let mut bi = 0;
+    for a in &k.info.args {
+        if let ArgKind::Buffer { .. } | ArgKind::Image = a.kind {
+            let addr = bufs[bi].addr();
+            bi += 1;
+            block[a.offset..a.offset + 8].copy_from_slice(&addr.to_ne_bytes());
+        }
+    }
+    let work_dim = if global[2] > 1 {
+        3
+    } else if global[1] > 1 {
+        2
+    } else {
+        1
+    };
+    // SAFETY: the block holds this kernel's arguments, its pointers into memory this test
+    // keeps alive until the launch returns.
+    let launch = unsafe { Launch::new(k, &block, locals, work_dim, [0; 3], global, local) };
+    dev.launch_observed(&launch, observer).expect("launch")
+}
