@@ -15,6 +15,9 @@ pub struct Launch<'a> {
     pub(crate) global_size: [usize; 3],
     /// The enqueued work-group size (never zero; unused dimensions are 1).
     pub(crate) local_size: [usize; 3],
+    /// Bytes of the memory the kernel's arguments give it (buffers, images, SVM
+    /// allocations, each byte once), if that is all it can touch; `None`: unknown.
+    pub(crate) footprint_bytes: Option<u64>,
 }
 
 impl<'a> Launch<'a> {
@@ -35,8 +38,42 @@ impl<'a> Launch<'a> {
         global_size: [usize; 3],
         local_size: [usize; 3],
     ) -> Self {
-        Launch { kernel, args, local_arg_sizes, work_dim, global_offset, global_size, local_size }
+        Launch {
+            kernel,
+            args,
+            local_arg_sizes,
+            work_dim,
+            global_offset,
+            global_size,
+            local_size,
+            footprint_bytes: None,
+        }
     }
+
+    /// This launch with the bytes of the memory its arguments give it (`None`: unknown, as
+    /// when the kernel may follow pointers into other memory). The Gen model's memory
+    /// hierarchy reads it: lines re-read within it can hit in the L3.
+    pub fn with_footprint(mut self, bytes: Option<u64>) -> Self {
+        self.footprint_bytes = bytes;
+        self
+    }
+}
+
+/// The bytes of the union of the address ranges `(start, bytes)`: memory given to a kernel
+/// through several arguments (a buffer and its sub-buffer, one buffer twice) counts once.
+pub fn footprint_of(ranges: impl IntoIterator<Item = (u64, u64)>) -> u64 {
+    let mut r: Vec<(u64, u64)> =
+        ranges.into_iter().filter(|&(_, n)| n > 0).map(|(a, n)| (a, a.saturating_add(n))).collect();
+    r.sort_unstable();
+    let (mut total, mut reach) = (0u64, 0u64);
+    for (start, end) in r {
+        let start = start.max(reach);
+        if end > start {
+            total += end - start;
+            reach = end;
+        }
+    }
+    total
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -54,4 +91,18 @@ pub enum LaunchError {
     OutOfResources(String),
     /// The launch description is inconsistent (a runtime bug or unchecked input).
     Invalid(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::footprint_of;
+
+    #[test]
+    fn a_footprint_counts_each_byte_once() {
+        // A buffer, a sub-buffer inside it, the same buffer again, and one apart.
+        assert_eq!(footprint_of([(1000, 100), (1050, 20), (1000, 100), (5000, 8)]), 108);
+        // Overlapping and touching ranges, an empty one.
+        assert_eq!(footprint_of([(0, 64), (32, 64), (96, 4), (200, 0)]), 100);
+        assert_eq!(footprint_of([]), 0);
+    }
 }

@@ -19,7 +19,7 @@ pub use cpu::fission::{AffinityDomain, FissionSupport, Partition, PartitionError
 pub use cpu::CpuDevice;
 pub use gen::{GenConfig, GenDevice};
 pub use info::*;
-pub use launch::{Launch, LaunchError, LaunchReport};
+pub use launch::{footprint_of, Launch, LaunchError, LaunchReport};
 pub use observer::Observer;
 
 use softcl_compiler::Target;

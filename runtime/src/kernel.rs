@@ -624,7 +624,14 @@ impl Kernel {
             return Err(CL_INVALID_KERNEL_ARGS);
         }
         let any_thread = info.private_mem_size <= ANY_THREAD_PRIVATE_BYTES;
-        Ok((Box::new(move || run_launch(&device, &native.kernels[index], &args, nd)), any_thread))
+        // What the kernel can touch: its buffers, images and SVM allocations, unless it may
+        // follow pointers anywhere in the host's memory (fine-grain system SVM).
+        let footprint = (!self.exec_info.lock().fine_grain_system).then(|| {
+            let buffers = args.buffers.iter().map(|m| (m.address() as u64, m.size as u64));
+            let svm = args.svm.iter().map(|a| (a.address() as u64, a.size() as u64));
+            softcl_device_model::footprint_of(buffers.chain(svm))
+        });
+        Ok((Box::new(move || run_launch(&device, &native.kernels[index], &args, nd, footprint)), any_thread))
     }
 
     /// Enqueues a checked NDRange on `queue` (clEnqueueNDRangeKernel, clEnqueueTask). A kernel
@@ -647,14 +654,21 @@ impl Kernel {
 /// 128 KiB of stack, a small part of the usual thread stacks (glibc's 8 MiB, Rust's 2 MiB).
 pub const ANY_THREAD_PRIVATE_BYTES: u64 = 8 << 10;
 
-fn run_launch(device: &Device, kernel: &NativeKernel, args: &LaunchArgs, nd: NdRange) -> Result<Option<u64>, cl_int> {
+fn run_launch(
+    device: &Device,
+    kernel: &NativeKernel,
+    args: &LaunchArgs,
+    nd: NdRange,
+    footprint: Option<u64>,
+) -> Result<Option<u64>, cl_int> {
     let name = kernel.info.name.as_str();
     // SAFETY: `args.block` was laid out for this kernel's arguments when it was enqueued
     // (every argument set and checked against `kernel.info.args`); the buffers, images and SVM
     // allocations its addresses point into are held by `args` until the launch returns. What
     // the kernel does within them is bounded by the OpenCL C program, as on any device.
     let launch =
-        unsafe { Launch::new(kernel, &args.block, &args.local_sizes, nd.work_dim, nd.offset, nd.global, nd.local) };
+        unsafe { Launch::new(kernel, &args.block, &args.local_sizes, nd.work_dim, nd.offset, nd.global, nd.local) }
+            .with_footprint(footprint);
     // The device prints or writes its own report where its settings say (the Gen model:
     // SOFTCL_GEN_REPORT); the runtime only takes the device time.
     match device.model.launch(&launch) {

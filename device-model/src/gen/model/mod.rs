@@ -46,8 +46,10 @@ pub struct GenShape {
     pub barriers: u32,
     /// Bytes of SLM per work-group: `__local` variables plus `__local` arguments.
     pub slm_bytes: u64,
-    /// Bytes of the buffers the kernel can touch, if known: the bytes through the GTI are at
-    /// most this (the rest hits in the L3). `None`: every L3 line goes to memory.
+    /// Bytes of the buffers the kernel can touch, if known (`Launch::with_footprint`): what
+    /// goes through the GTI is this, read again as often as the threads resident at a time
+    /// move more than the L3 holds (`time::memory_bytes`). `None`: every L3 line goes to
+    /// memory.
     pub footprint_bytes: Option<u64>,
 }
 
@@ -69,7 +71,7 @@ impl GenShape {
             simd,
             barriers: info.barrier_count,
             slm_bytes: info.static_local_mem_size.saturating_add(local_args),
-            footprint_bytes: None,
+            footprint_bytes: launch.footprint_bytes,
         }
     }
 
@@ -336,7 +338,9 @@ impl GenModel {
             shard.flush_last(sites);
             t.merge(&shard, sites);
         }
-        let memory = self.shape.footprint_bytes.map_or(t.memory_bytes, |f| t.memory_bytes.min(f));
+        let per_wave = if self.spread() { 1 } else { (self.config.subslices() as usize).max(1) };
+        let waves = t.waves.len().div_ceil(per_wave) as u64;
+        let memory = time::memory_bytes(&self.config, t.memory_bytes, self.shape.footprint_bytes, waves);
         let time = time::launch_time(&self.config, &t.waves, memory, self.spread());
         let report = GenReport::build(&report::Inputs {
             config: &self.config,

@@ -126,6 +126,9 @@ pub struct GenReport {
     pub flops: u64,
     pub flops_f64: u64,
     pub time: LaunchTime,
+    /// Bytes of the memory the launch's arguments give it (`GenShape::footprint_bytes`);
+    /// `None`: unknown, every L3 line goes to memory.
+    pub footprint_bytes: Option<u64>,
     /// Why the launch was not modelled: it ran its scalar build, uncounted (a construct the
     /// vectorizer refuses, or more messages than an instrumented build is made for). Its
     /// counters and time are then zero, and profiling END - START is the host's time.
@@ -253,6 +256,7 @@ impl GenReport {
             Err(e) => (e.clone(), i.shape.simd),
         };
         GenReport {
+            footprint_bytes: i.shape.footprint_bytes,
             kernel: i.kernel.to_string(),
             config: i.config.key,
             simd,
@@ -507,6 +511,19 @@ impl GenReport {
             "  barriers: {:.1} per work-group; FLOPs: {} fp32, {} fp64",
             self.barriers_per_group, self.flops, self.flops_f64
         );
+        let through_l3 = (self.global.lines + self.scratch.lines) * 64;
+        let _ = match self.footprint_bytes {
+            Some(f) => writeln!(
+                o,
+                "  memory: {} B through the GTI for {through_l3} B through the L3 (the launch's buffers: {f} B)",
+                t.memory_bytes
+            ),
+            None => writeln!(
+                o,
+                "  memory: {} B through the GTI for {through_l3} B through the L3 (footprint unknown: every line from memory)",
+                t.memory_bytes
+            ),
+        };
         let s = &t.split;
         let _ = writeln!(
             o,
@@ -615,6 +632,8 @@ impl GenReport {
         let time_ns = if self.not_modelled.is_some() { "null".to_string() } else { num(t.time_ns) };
         let not_modelled = self.not_modelled.as_deref().map_or("null".to_string(), json_str);
         let _ = write!(o, "\"time_ns\":{time_ns},\"not_modelled\":{not_modelled},\"memory_bytes\":{},", t.memory_bytes);
+        let footprint = self.footprint_bytes.map_or("null".to_string(), |f| f.to_string());
+        let _ = write!(o, "\"footprint_bytes\":{footprint},");
         o.push_str("\"sites\":[");
         for (k, s) in self.sites.iter().enumerate() {
             if k > 0 {

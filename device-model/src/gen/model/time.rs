@@ -133,6 +133,20 @@ pub fn chain_latencies(config: &GenConfig, kernel: &GenKernelInfo) -> Vec<f64> {
     blocks
 }
 
+/// The bytes through the GTI of a launch that moved `l3_bytes` through the L3 in `waves`
+/// waves of the device (the threads resident at a time), its footprint `footprint` bytes if
+/// known. A line the launch touches comes from memory once and then hits in the L3 while
+/// the traffic of one wave fits the L3's data capacity; a wave that moves more than that
+/// evicts what the next one would re-read, so the footprint is read again in proportion
+/// (`footprint x wave traffic / capacity`). Never more than every L3 line, which is also
+/// what an unknown footprint costs.
+pub fn memory_bytes(config: &GenConfig, l3_bytes: u64, footprint: Option<u64>, waves: u64) -> u64 {
+    let Some(footprint) = footprint else { return l3_bytes };
+    let per_wave = l3_bytes as f64 / waves.max(1) as f64;
+    let refills = (per_wave / config.l3_data_bytes.max(1) as f64).max(1.0);
+    l3_bytes.min((footprint as f64 * refills).ceil() as u64)
+}
+
 /// The cycles of one wave, by resource.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Split {
@@ -242,4 +256,23 @@ pub fn launch_time(config: &GenConfig, waves: &[GroupCost], memory_bytes: u64, s
     let cycles = schedule.max(split.memory);
     let waves = waves.len().div_ceil(subslices) as u64;
     LaunchTime { cycles, time_ns: cycles / config.clocks_per_ns(), split, waves, memory_bytes }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_reads_the_footprint_once_while_a_wave_fits_the_l3() {
+        let c = GenConfig::gen9_gt2();
+        let l3 = c.l3_data_bytes;
+        // Unknown footprint: every line goes to memory.
+        assert_eq!(memory_bytes(&c, 100 << 20, None, 100), 100 << 20);
+        // A 16 KB table re-read: 100 MB through the L3 in 1000 waves of 100 KB each.
+        assert_eq!(memory_bytes(&c, 100_000_000, Some(16 << 10), 1000), 16 << 10);
+        // Never more than the L3 lines.
+        assert_eq!(memory_bytes(&c, 1000, Some(1 << 20), 1), 1000);
+        // A wave moving 4x the L3's data capacity reads its footprint 4 times.
+        assert_eq!(memory_bytes(&c, 40 * l3, Some(2 * l3), 10), 8 * l3);
+    }
 }
