@@ -1,8 +1,9 @@
-//! Modelled time of real kernels on the Gen device where one hardware thread is alone on its
-//! sub-slice (low occupancy: no other thread hides its latency): independent messages
+//! Modelled time of real kernels on the Gen device. Where one hardware thread is alone on
+//! its sub-slice (low occupancy: no other thread hides its latency), independent messages
 //! overlap their latency, dependent ones wait for each other, and what a message costs at
 //! the data port or in the SLM banks (strides, bank conflicts) shows as it does at full
-//! occupancy.
+//! occupancy. Over many work-groups, memory copies are messages and built-ins cost what
+//! the EU spends on them, so the guide's rankings hold.
 
 use softcl_device_model::GenDevice;
 
@@ -149,4 +150,40 @@ fn memory_copies_are_messages_and_the_guides_slm_example_ranks() {
     let t = r.device_time_ns.unwrap_or_else(|| panic!("copy not modelled: {:?}", r.report));
     let roof_ns = (2 * items * 64) as f64 / 34.1;
     assert!(t as f64 >= 0.95 * roof_ns, "copy {t} ns, memory needs {roof_ns:.0} ns");
+}
+
+/// The guide's "Considering native_ and half_ Versions of Math Built-Ins": the native
+/// versions "are generally supported in hardware and run substantially faster". A
+/// compute-bound chain of 64 `sin` per work-item against `native_sin` (before the model
+/// priced built-ins, both were one instruction and the same time).
+const MATH: &str = "kernel void precise(global float *a) {\n\
+    int g = get_global_id(0); float x = a[g];\n\
+    for (int k = 0; k < 64; k++) x = sin(x) + 0.5f;\n\
+    a[g] = x; }\n\
+    kernel void native(global float *a) {\n\
+    int g = get_global_id(0); float x = a[g];\n\
+    for (int k = 0; k < 64; k++) x = native_sin(x) + 0.5f;\n\
+    a[g] = x; }";
+
+#[test]
+fn native_math_is_cheaper_than_precise_math() {
+    let dev = GenDevice::default();
+    let program = build(&dev, MATH);
+    let n = 1 << 16;
+    let time = |name: &str| {
+        let mut a = Buf::new(n, |i| ((i % 100) as f32 / 100.0).to_bits() as i32);
+        let k = program.kernel(name).unwrap();
+        let r = launch_with(&dev, k, &mut [&mut a], &[], [n, 1, 1], [256, 1, 1], None);
+        for i in [0, 1, 99, n - 1] {
+            let mut x = (i % 100) as f32 / 100.0;
+            for _ in 0..64 {
+                x = x.sin() + 0.5;
+            }
+            let got = f32::from_bits(a.get(i) as u32);
+            assert!((got - x).abs() < 1e-3, "{name}: a[{i}] = {got}, want {x}");
+        }
+        r.device_time_ns.unwrap_or_else(|| panic!("{name} not modelled: {:?}", r.report))
+    };
+    let (precise, native) = (time("precise"), time("native"));
+    assert!(precise as f64 > 3.0 * native as f64, "sin {precise} ns, native_sin {native} ns");
 }

@@ -94,6 +94,41 @@ fn dynamic_private(m: &ir::Module, f: &ir::Function, p: Value) -> bool {
     true
 }
 
+/// What an extended-math instruction costs in ALU instruction issues: one of the EU's two
+/// FPUs does extended math (the Gen9 whitepaper), which the model takes to run at a quarter
+/// of the ALU rate (an estimate, as the costs below are).
+const EXTENDED_MATH: u32 = 4;
+/// A precise (IEEE) division: the extended-math reciprocal and a refinement.
+const PRECISE_DIVIDE: u32 = EXTENDED_MATH + 4;
+/// Precise exponentials and logarithms (and `fmod`): range reduction, the extended-math
+/// instruction and a polynomial correction.
+const PRECISE_EXP_LOG: u32 = 16;
+
+/// ALU instruction issues per lane-operation of OpenCL.std built-in `opcode` in the model.
+/// The guide ("Considering native_ and half_ Versions of Math Built-Ins"): the native
+/// versions "are generally supported in hardware and run substantially faster" than the
+/// precise ones. So `native_*` and `half_*` are one extended-math instruction; the precise
+/// transcendental built-ins add the range reduction and correction their accuracy needs
+/// (estimates: square roots 8, exponentials and logarithms 16, trigonometry 24, powers,
+/// inverse and hyperbolic functions 32); every other built-in is one instruction.
+pub fn builtin_cost(opcode: u32) -> u32 {
+    let Some(op) = spirv::OpenclStd100Op::from_u32(opcode) else { return 1 };
+    let name = format!("{op:?}");
+    if name.starts_with("native_") || name.starts_with("half_") {
+        return EXTENDED_MATH;
+    }
+    match name.as_str() {
+        "sqrt" | "rsqrt" => PRECISE_DIVIDE,
+        "exp" | "exp2" | "exp10" | "expm1" | "log" | "log2" | "log10" | "log1p" | "logb" | "fmod" | "remainder"
+        | "remquo" => PRECISE_EXP_LOG,
+        "sin" | "cos" | "tan" | "sincos" | "sinpi" | "cospi" | "tanpi" => 24,
+        "pow" | "powr" | "pown" | "rootn" | "hypot" | "cbrt" | "atan2" | "atan2pi" | "asin" | "acos" | "atan"
+        | "asinpi" | "acospi" | "atanpi" | "sinh" | "cosh" | "tanh" | "asinh" | "acosh" | "atanh" | "erf" | "erfc"
+        | "lgamma" | "lgamma_r" | "tgamma" => 32,
+        _ => 1,
+    }
+}
+
 /// The most sites one site waits for; beyond it the nearest are kept (sites are numbered in
 /// program order).
 const MAX_WAITS: usize = 16;
@@ -220,6 +255,9 @@ pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis) -> (GenKern
             }
             blk.instructions += match d {
                 InstData::Store { value, .. } => lanes(Some(f.value_type(*value))),
+                InstData::ExtInst { opcode, .. } => lanes(res_ty) * builtin_cost(*opcode),
+                InstData::Binary { op: ir::BinaryOp::FDiv, .. } => lanes(res_ty) * PRECISE_DIVIDE,
+                InstData::Binary { op: ir::BinaryOp::FRem | ir::BinaryOp::FMod, .. } => lanes(res_ty) * PRECISE_EXP_LOG,
                 _ => lanes(res_ty),
             };
             let block = p.blocks.len() as u32;
