@@ -74,6 +74,23 @@ pub struct GenSite {
     /// on each path: the thread cannot send this message before their data has arrived. The
     /// model's dependency chains (independent messages overlap their latency).
     pub waits_for: Vec<u32>,
+    /// Which lanes share the site's address, as far as the compiler can tell: what
+    /// serialises an atomic.
+    pub same_address: SameAddress,
+}
+
+/// Which lanes of a site's messages share one address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SameAddress {
+    /// Nothing is known (a gather, a scatter, a histogram's bins).
+    #[default]
+    Unknown,
+    /// Every lane of a message: the address is uniform in the hardware thread (a
+    /// work-group's counter, say).
+    Message,
+    /// Every lane of the launch: the address comes from the kernel's arguments and
+    /// constants only (one global counter).
+    Launch,
 }
 
 impl GenSite {

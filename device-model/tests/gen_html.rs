@@ -31,8 +31,15 @@ fn loc(line: u32) -> Option<SourceLoc> {
 
 /// A page as the model's report fills it, from synthetic counters of the kernel above.
 fn page() -> ReportPage {
-    let site =
-        |space, kind, line| GenSite { block: 0, space, kind, bytes_per_lane: 4, loc: loc(line), waits_for: vec![] };
+    let site = |space, kind, line| GenSite {
+        block: 0,
+        space,
+        kind,
+        bytes_per_lane: 4,
+        loc: loc(line),
+        waits_for: vec![],
+        same_address: Default::default(),
+    };
     let info = GenKernelInfo {
         simd: 16,
         sites: vec![

@@ -282,6 +282,7 @@ impl Simulated {
                     bytes_per_lane: s.bytes,
                     loc: Some(SourceLoc { file: 0, line: 10 + k as u32, column: 5 }),
                     waits_for: s.waits_for.clone(),
+                    same_address: Default::default(),
                 })
                 .collect(),
             blocks: vec![GenBlock { instructions: self.instructions, flops: self.flops, ..Default::default() }],

@@ -8,7 +8,23 @@
 use softcl_device_model::GenDevice;
 
 mod support;
-use support::{build, launch_with, Buf};
+use softcl_compiler::NativeProgram;
+use support::{build, launch_with, ArgAddr, Buf};
+
+/// Kernel `name` of `program` over `n` work-items in work-groups of `local`: its modelled
+/// time in ns.
+fn modelled_1d(
+    dev: &GenDevice,
+    program: &NativeProgram,
+    name: &str,
+    bufs: &mut [&mut dyn ArgAddr],
+    n: usize,
+    local: usize,
+) -> u64 {
+    let k = program.kernel(name).unwrap_or_else(|| panic!("{name}"));
+    let r = launch_with(dev, k, bufs, &[], [n, 1, 1], [local, 1, 1], None);
+    r.device_time_ns.unwrap_or_else(|| panic!("{name} not modelled: {:?}", r.report))
+}
 
 /// Sixteen loads of the same addresses per work-item (`a[i] = i + 64`, so the chase visits
 /// `g, g + 64, ..., g + 960` as `indep` does): independent in `indep`, each needing the one
@@ -131,10 +147,9 @@ fn memory_copies_are_messages_and_the_guides_slm_example_ranks() {
     let time = |name: &str| {
         let mut table = Buf::new(256, |i| (i * 3) as i32);
         let mut out = Buf::new(n, |_| -1);
-        let k = program.kernel(name).unwrap();
-        let r = launch_with(&dev, k, &mut [&mut table, &mut out], &[], [n, 1, 1], [256, 1, 1], None);
+        let t = modelled_1d(&dev, &program, name, &mut [&mut table, &mut out], n, 256);
         assert!((0..n).all(|g| out.get(g) == ((g * 7) & 255) as i32 * 3), "{name}");
-        r.device_time_ns.unwrap_or_else(|| panic!("{name} not modelled: {:?}", r.report))
+        t
     };
     let (bad, good, best) = (time("bad"), time("good"), time("best"));
     assert!(bad as f64 > 4.0 * good as f64, "BAD {bad} ns, GOOD {good} ns");
@@ -144,10 +159,8 @@ fn memory_copies_are_messages_and_the_guides_slm_example_ranks() {
     let items = 16384;
     let mut s = Buf::new(items * 16, |i| i as i32);
     let mut d = Buf::new(items * 16, |_| -1);
-    let k = program.kernel("copy").unwrap();
-    let r = launch_with(&dev, k, &mut [&mut d, &mut s], &[], [items, 1, 1], [64, 1, 1], None);
+    let t = modelled_1d(&dev, &program, "copy", &mut [&mut d, &mut s], items, 64);
     assert!((0..items * 16).all(|i| d.get(i) == i as i32), "the copy");
-    let t = r.device_time_ns.unwrap_or_else(|| panic!("copy not modelled: {:?}", r.report));
     let roof_ns = (2 * items * 64) as f64 / 34.1;
     assert!(t as f64 >= 0.95 * roof_ns, "copy {t} ns, memory needs {roof_ns:.0} ns");
 }
@@ -172,8 +185,7 @@ fn native_math_is_cheaper_than_precise_math() {
     let n = 1 << 16;
     let time = |name: &str| {
         let mut a = Buf::new(n, |i| ((i % 100) as f32 / 100.0).to_bits() as i32);
-        let k = program.kernel(name).unwrap();
-        let r = launch_with(&dev, k, &mut [&mut a], &[], [n, 1, 1], [256, 1, 1], None);
+        let t = modelled_1d(&dev, &program, name, &mut [&mut a], n, 256);
         for i in [0, 1, 99, n - 1] {
             let mut x = (i % 100) as f32 / 100.0;
             for _ in 0..64 {
@@ -182,8 +194,40 @@ fn native_math_is_cheaper_than_precise_math() {
             let got = f32::from_bits(a.get(i) as u32);
             assert!((got - x).abs() < 1e-3, "{name}: a[{i}] = {got}, want {x}");
         }
-        r.device_time_ns.unwrap_or_else(|| panic!("{name} not modelled: {:?}", r.report))
+        t
     };
     let (precise, native) = (time("precise"), time("native"));
     assert!(precise as f64 > 3.0 * native as f64, "sin {precise} ns, native_sin {native} ns");
+}
+
+/// Atomics on one address serialise: a million `atomic_inc` on one global counter wait for
+/// each other across the device, on a counter per work-group only within each message
+/// (the work-groups' counters are different lines of the L3), on a counter per work-item
+/// not at all. Before, the one counter of the launch was modelled as the cheapest case,
+/// faster than a plain store of the same work-items.
+const ATOMICS: &str = "kernel void one(global int *c) { atomic_inc(&c[0]); }\n\
+    kernel void per_group(global int *c) { atomic_inc(&c[get_group_id(0) * 16]); }\n\
+    kernel void per_item(global int *c) { atomic_inc(&c[get_global_id(0)]); }\n\
+    kernel void store(global int *c) { c[get_global_id(0)] = 1; }";
+
+#[test]
+fn atomics_on_one_address_serialise() {
+    let dev = GenDevice::default();
+    let program = build(&dev, ATOMICS);
+    let n = 1 << 20;
+    let time = |name: &str| {
+        let mut c = Buf::new(n, |_| 0);
+        let t = modelled_1d(&dev, &program, name, &mut [&mut c], n, 256);
+        let want = |i: usize| match name {
+            "one" => i32::from(i == 0) * n as i32,
+            "per_group" => i32::from(i.is_multiple_of(16) && i / 16 < n / 256) * 256,
+            _ => 1,
+        };
+        assert!((0..n).all(|i| c.get(i) == want(i)), "{name}");
+        t
+    };
+    let (one, group, item, store) = (time("one"), time("per_group"), time("per_item"), time("store"));
+    // 2^20 lane atomics at the L3's 4 clocks each, one after another: about 3.6 ms.
+    assert!(one as f64 > 10.0 * store as f64, "one address {one} ns, plain store {store} ns");
+    assert!(one > group && group > item, "one {one} ns, per group {group} ns, per item {item} ns");
 }

@@ -387,6 +387,11 @@ impl Display for Module {
                         let sites: Vec<String> = site.waits_for.iter().map(u32::to_string).collect();
                         write!(f, ", waits for {}", sites.join(" "))?;
                     }
+                    match site.same_address {
+                        crate::gen_abi::SameAddress::Unknown => {}
+                        crate::gen_abi::SameAddress::Message => write!(f, ", one address per message")?,
+                        crate::gen_abi::SameAddress::Launch => write!(f, ", one address per launch")?,
+                    }
                     writeln!(f)?;
                 }
             }

@@ -25,7 +25,7 @@
 //! current lane mask; IR with explicit masks would give `gen.block` and `gen.count` the
 //! mask of their block as an operand.
 
-use crate::gen_abi::{AccessKind, GenBlock, GenKernelInfo, GenSite, SourceLoc};
+use crate::gen_abi::{AccessKind, GenBlock, GenKernelInfo, GenSite, SameAddress, SourceLoc};
 use crate::ir::{self, GenAccess, Inst, InstData, TypeData, Value, ValueDef};
 use crate::kernel_info::AddressSpace;
 use crate::vectorize::analysis::WorkItemAnalysis;
@@ -181,6 +181,52 @@ impl Chains {
     }
 }
 
+/// Whether `v` is the same for every work-item of a launch: computed only from the
+/// kernel's arguments, constants and module-scope variables' addresses, through block
+/// parameters (no work-item id, no loaded value).
+fn launch_invariant(f: &ir::Function, v: Value) -> bool {
+    let entry = f.layout.blocks.first().copied();
+    let mut todo = vec![v];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(v) = todo.pop() {
+        if !seen.insert(v) {
+            continue;
+        }
+        if seen.len() > 64 {
+            return false;
+        }
+        match f.values.get(v).map(|d| d.def) {
+            Some(ValueDef::Const(_) | ValueDef::Global(_)) => {}
+            Some(ValueDef::Param(b, _)) if Some(b) == entry => {}
+            // A block parameter: what every branch to the block passes (the inlined body's
+            // parameters are the kernel's arguments passed on).
+            Some(ValueDef::Param(b, k)) => {
+                for &pb in &f.layout.blocks {
+                    let Some(t) = f.layout.last_inst(pb) else { continue };
+                    for call in f.insts[t].successors().into_iter().filter(|c| c.block == b) {
+                        match call.args.get(k as usize) {
+                            Some(&a) => todo.push(a),
+                            None => return false,
+                        }
+                    }
+                }
+            }
+            Some(ValueDef::Result(i)) => match &f.insts[i] {
+                d @ (InstData::AccessChain { .. }
+                | InstData::Convert { .. }
+                | InstData::Binary { .. }
+                | InstData::Unary { .. }
+                | InstData::Compare { .. }
+                | InstData::Select { .. }
+                | InstData::ExtInst { .. }) => d.for_each_operand(|x| todo.push(x)),
+                _ => return false,
+            },
+            _ => return false,
+        }
+    }
+    true
+}
+
 /// The value of integer constant `v`, if it is one.
 fn const_int(m: &ir::Module, f: &ir::Function, v: Value) -> Option<u64> {
     match f.values.get(v)?.def {
@@ -282,6 +328,7 @@ pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis) -> (GenKern
                     bytes_per_lane: 0,
                     loc: loc(i),
                     waits_for: chain.operands.clone(),
+                    same_address: SameAddress::Unknown,
                 });
                 continue;
             }
@@ -319,11 +366,29 @@ pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis) -> (GenKern
                 if space == AddressSpace::Private && !dynamic_private(m, f, ptr) {
                     continue;
                 }
+                // One address for the launch only in memory the launch shares: a `__local`
+                // (or generic) pointer argument is a different block per work-group.
+                let shared = matches!(space, AddressSpace::Global | AddressSpace::Constant);
                 let space = if space == AddressSpace::Generic { AddressSpace::Global } else { space };
                 let site = p.sites.len() as u32;
                 counts.push((i, site, GenAccess::Memory { ptr }));
                 chain.site(f, i, site, kind);
-                p.sites.push(GenSite { block, space, kind, bytes_per_lane, loc: loc(i), waits_for: waits_for.clone() });
+                let same_address = if shared && launch_invariant(f, ptr) {
+                    SameAddress::Launch
+                } else if wa.shape(f, ptr).is_uniform() {
+                    SameAddress::Message
+                } else {
+                    SameAddress::Unknown
+                };
+                p.sites.push(GenSite {
+                    block,
+                    space,
+                    kind,
+                    bytes_per_lane,
+                    loc: loc(i),
+                    waits_for: waits_for.clone(),
+                    same_address,
+                });
                 waits_for.push(site);
             }
         }
@@ -350,14 +415,19 @@ mod tests {
 
     /// The kernel of `SOURCE` inlined and instrumented as a Gen variant's last passes do.
     fn instrumented() -> ir::Module {
-        let mut m =
-            crate::compile_source(SOURCE, "", &crate::Target::default()).expect("the test kernel builds").module;
+        instrumented_source(SOURCE).0
+    }
+
+    /// The kernel of `src` inlined and instrumented, and the module as it prints.
+    fn instrumented_source(src: &str) -> (ir::Module, String) {
+        let mut m = crate::compile_source(src, "", &crate::Target::default()).expect("the test kernel builds").module;
         let passes = [
             Pass { name: "inline_kernel_calls", run: |m| crate::vectorize::inline_kernel_calls(m, 256) },
             Pass { name: "gen_instrument", run: |m| run(m, false) },
         ];
         run_pipeline(&mut m, &passes).expect("instrumented and valid");
-        m
+        let text = m.to_string();
+        (m, text)
     }
 
     fn kernel_text(m: &ir::Module) -> String {
@@ -392,8 +462,8 @@ mod tests {
         assert_eq!(text.matches("gen.count").count(), plan.sites.len(), "{text}");
         // The plan as the module prints it: the entry (the inlined call), then a's load and
         // l's store (of the loaded value: it waits for the load), then in the branch l's
-        // load, a's second load (independent: both in flight together) and out's store of
-        // their sum.
+        // load (of l[0]: one address for every lane), a's second load (independent: both in
+        // flight together) and out's store of their sum.
         let module = m.to_string();
         let printed: Vec<&str> = module.lines().filter(|l| l.starts_with("  gen.")).collect();
         assert_eq!(
@@ -402,7 +472,7 @@ mod tests {
                 "  gen.blocks 5",
                 "  gen.site 0: block 1, global load, 4 bytes",
                 "  gen.site 1: block 1, local store, 4 bytes, waits for 0",
-                "  gen.site 2: block 2, local load, 4 bytes",
+                "  gen.site 2: block 2, local load, 4 bytes, one address per message",
                 "  gen.site 3: block 2, global load, 4 bytes",
                 "  gen.site 4: block 2, global store, 4 bytes, waits for 2 3",
             ],
@@ -418,13 +488,7 @@ mod tests {
     fn a_memory_copy_is_a_load_and_a_store() {
         let src = "typedef struct { float v[16]; } S;\n\
                    __kernel void k(__global S *d, __global const S *s) { d[get_global_id(0)] = s[get_global_id(0)]; }";
-        let mut m = crate::compile_source(src, "", &crate::Target::default()).expect("builds").module;
-        let passes = [
-            Pass { name: "inline_kernel_calls", run: |m| crate::vectorize::inline_kernel_calls(m, 256) },
-            Pass { name: "gen_instrument", run: |m| run(m, false) },
-        ];
-        run_pipeline(&mut m, &passes).expect("instrumented and valid");
-        let module = m.to_string();
+        let (m, module) = instrumented_source(src);
         let printed: Vec<&str> = module.lines().filter(|l| l.starts_with("  gen.site")).collect();
         assert_eq!(
             printed,
@@ -436,6 +500,28 @@ mod tests {
         );
         let text = kernel_text(&m);
         assert!(text.contains("copy_memory"), "{text}");
+    }
+
+    /// What the compiler can tell of the lanes sharing an atomic's address: one counter of
+    /// the launch, one per work-group (uniform in the thread), or nothing (a histogram).
+    #[test]
+    fn atomics_know_which_lanes_share_their_address() {
+        let src = "__kernel void k(__global int *c, __global const int *in) {\n\
+                   atomic_inc(&c[0]);\n\
+                   atomic_inc(&c[get_group_id(0) + 1]);\n\
+                   atomic_inc(&c[in[get_global_id(0)] & 15]); }";
+        let (_, module) = instrumented_source(src);
+        let printed: Vec<&str> = module.lines().filter(|l| l.starts_with("  gen.site")).collect();
+        assert_eq!(
+            printed,
+            [
+                "  gen.site 0: block 1, global atomic, 4 bytes, one address per launch",
+                "  gen.site 1: block 1, global atomic, 4 bytes, one address per message",
+                "  gen.site 2: block 1, global load, 4 bytes",
+                "  gen.site 3: block 1, global atomic, 4 bytes, waits for 2",
+            ],
+            "{module}"
+        );
     }
 
     /// The `gen.count` of plan site `site` in `f`.

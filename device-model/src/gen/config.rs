@@ -84,6 +84,9 @@ pub struct GenConfig {
     pub global_latency_clocks: u32,
     /// Clocks a hardware thread waits for an SLM load or atomic.
     pub slm_latency_clocks: u32,
+    /// Clocks the L3 spends on each lane's atomic to one address while others wait for it
+    /// (atomics on one address serialise; the model's estimate).
+    pub l3_atomic_clocks: u32,
     /// Clocks every hardware thread of a work-group waits at one barrier once the last one
     /// arrived (the model's estimate of the barrier round trip).
     pub barrier_latency_clocks: u32,
@@ -128,6 +131,7 @@ impl GenConfig {
             dram_bytes_per_sec: 34.1e9,
             global_latency_clocks: 300,
             slm_latency_clocks: 40,
+            l3_atomic_clocks: 4,
             barrier_latency_clocks: 50,
         }
     }

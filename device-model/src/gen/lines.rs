@@ -491,7 +491,15 @@ mod tests {
     }
 
     fn site(space: AddressSpace, kind: AccessKind, bytes: u32, line: u32) -> GenSite {
-        GenSite { block: 0, space, kind, bytes_per_lane: bytes, loc: loc(line), waits_for: vec![] }
+        GenSite {
+            block: 0,
+            space,
+            kind,
+            bytes_per_lane: bytes,
+            loc: loc(line),
+            waits_for: vec![],
+            same_address: Default::default(),
+        }
     }
 
     fn block(instructions: u32, line: u32, divergent: bool) -> GenBlock {

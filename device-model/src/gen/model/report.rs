@@ -527,12 +527,13 @@ impl GenReport {
         let s = &t.split;
         let _ = writeln!(
             o,
-            "  cycles: compute {:.0}, L3 {:.0}, SLM {:.0}, memory {:.0}, latency {:.0}, barrier {:.0}; \
+            "  cycles: compute {:.0}, L3 {:.0}, SLM {:.0}, memory {:.0}, atomics {:.0}, latency {:.0}, barrier {:.0}; \
              {:.0} cycles in {} waves, {}-bound",
             s.compute,
             s.l3,
             s.slm,
             s.memory,
+            s.atomics,
             s.latency,
             s.barrier,
             t.cycles,
@@ -618,12 +619,13 @@ impl GenReport {
         let s = &t.split;
         let _ = write!(
             o,
-            "\"cycles\":{{\"total\":{},\"compute\":{},\"l3\":{},\"slm\":{},\"memory\":{},\"latency\":{},\"barrier\":{},\"waves\":{},\"bound\":{}}},",
+            "\"cycles\":{{\"total\":{},\"compute\":{},\"l3\":{},\"slm\":{},\"memory\":{},\"atomics\":{},\"latency\":{},\"barrier\":{},\"waves\":{},\"bound\":{}}},",
             num(t.cycles),
             num(s.compute),
             num(s.l3),
             num(s.slm),
             num(s.memory),
+            num(s.atomics),
             num(s.latency),
             num(s.barrier),
             t.waves,

@@ -33,7 +33,7 @@
 //! work-groups finished in.
 
 use crate::gen::GenConfig;
-use softcl_compiler::gen_abi::{AccessKind, GenKernelInfo};
+use softcl_compiler::gen_abi::{AccessKind, GenKernelInfo, SameAddress};
 use softcl_compiler::AddressSpace;
 
 /// What one work-group (or one wave, summed) costs.
@@ -50,6 +50,11 @@ pub struct GroupCost {
     pub barriers: u64,
     /// The longest serial time of one thread (for a wave: of any of its work-groups).
     pub serial: f64,
+    /// L3 cycles of global atomics whose lanes share one address and so serialise.
+    pub atomic_cycles: f64,
+    /// Lane atomics on the one address of the whole launch (`SameAddress::Launch`): they
+    /// serialise across the device, whichever sub-slice sends them.
+    pub launch_atomics: u64,
 }
 
 impl GroupCost {
@@ -79,6 +84,16 @@ impl GroupCost {
                     c.slm_cycles += sc.slm_cycles;
                     c.stall_clocks += sc.slm_cycles as f64 * 64.0 / slm_port;
                 }
+                _ if site.kind == AccessKind::Atomic && site.same_address != SameAddress::Unknown => {
+                    // Every lane of a message on one address: the L3 does them one after
+                    // another, at its atomic rate, and so does the thread that waits.
+                    let cycles = sc.active_lanes as f64 * f64::from(config.l3_atomic_clocks);
+                    c.atomic_cycles += cycles;
+                    c.stall_clocks += cycles;
+                    if site.same_address == SameAddress::Launch {
+                        c.launch_atomics += sc.active_lanes;
+                    }
+                }
                 _ => {
                     c.l3_lines += sc.l3_lines;
                     c.stall_clocks += sc.l3_lines as f64 * 64.0 / port;
@@ -105,6 +120,8 @@ impl GroupCost {
         self.l3_lines += g.l3_lines;
         self.slm_cycles += g.slm_cycles;
         self.stall_clocks += g.stall_clocks;
+        self.atomic_cycles += g.atomic_cycles;
+        self.launch_atomics += g.launch_atomics;
         self.barriers = self.barriers.max(g.barriers);
         self.serial = self.serial.max(g.serial);
     }
@@ -159,16 +176,21 @@ pub struct Split {
     pub barrier: f64,
     /// The launch's bytes through the GTI over the memory roof (launch level only).
     pub memory: f64,
+    /// The launch's atomics on its one shared address, one after another (launch level
+    /// only).
+    pub atomics: f64,
 }
 
 impl Split {
-    /// The parts by name, in the report's order: compute, L3, SLM, memory, latency, barrier.
-    pub fn parts(&self) -> [(&'static str, f64); 6] {
+    /// The parts by name, in the report's order: compute, L3, SLM, memory, atomics,
+    /// latency, barrier.
+    pub fn parts(&self) -> [(&'static str, f64); 7] {
         [
             ("compute", self.compute),
             ("L3", self.l3),
             ("SLM", self.slm),
             ("memory", self.memory),
+            ("atomics", self.atomics),
             ("latency", self.latency),
             ("barrier", self.barrier),
         ]
@@ -188,6 +210,7 @@ impl Split {
         self.latency += o.latency;
         self.barrier += o.barrier;
         self.memory += o.memory;
+        self.atomics += o.atomics;
     }
 }
 
@@ -206,11 +229,12 @@ pub fn wave_split(config: &GenConfig, w: &GroupCost, spread: bool) -> Split {
     let barrier = w.barriers as f64 * f64::from(config.barrier_latency_clocks);
     Split {
         compute: w.eu_cycles / eus,
-        l3: w.l3_lines as f64 * 64.0 / (f64::from(config.dataport_bytes_per_clock.max(1)) * units),
+        l3: (w.l3_lines as f64 * 64.0 / f64::from(config.dataport_bytes_per_clock.max(1)) + w.atomic_cycles) / units,
         slm: w.slm_cycles as f64 * 64.0 / (f64::from(config.slm_bytes_per_clock.max(1)) * units),
         latency: (w.serial - barrier).max(0.0),
         barrier,
         memory: 0.0,
+        atomics: 0.0,
     }
 }
 
@@ -228,8 +252,8 @@ pub struct LaunchTime {
 }
 
 impl LaunchTime {
-    /// The resource that bounds the launch ("compute", "L3", "SLM", "memory", "latency",
-    /// "barrier").
+    /// The resource that bounds the launch ("compute", "L3", "SLM", "memory", "atomics",
+    /// "latency", "barrier").
     pub fn bound(&self) -> &'static str {
         self.split.parts().iter().fold(("compute", f64::MIN), |a, b| if b.1 > a.1 { *b } else { a }).0
     }
@@ -253,7 +277,9 @@ pub fn launch_time(config: &GenConfig, waves: &[GroupCost], memory_bytes: u64, s
     let (schedule, mut split) = per_ss.into_iter().fold((0.0, Split::default()), |a, b| if b.0 > a.0 { b } else { a });
     let bytes_per_clock = config.memory_bytes_per_sec() / (f64::from(config.max_clock_mhz) * 1e6);
     split.memory = memory_bytes as f64 / bytes_per_clock;
-    let cycles = schedule.max(split.memory);
+    let launch_atomics: u64 = waves.iter().map(|g| g.launch_atomics).sum();
+    split.atomics = launch_atomics as f64 * f64::from(config.l3_atomic_clocks);
+    let cycles = schedule.max(split.memory).max(split.atomics);
     let waves = waves.len().div_ceil(subslices) as u64;
     LaunchTime { cycles, time_ns: cycles / config.clocks_per_ns(), split, waves, memory_bytes }
 }
