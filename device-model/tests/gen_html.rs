@@ -90,6 +90,7 @@ fn page() -> ReportPage {
             CycleShare { name: "memory".into(), cycles: 2000.0 },
             CycleShare { name: "barrier".into(), cycles: 800.0 },
         ],
+        total_cycles: 17000.0,
         occupancy: vec![
             OccupancyLimit {
                 name: "hardware threads".into(),

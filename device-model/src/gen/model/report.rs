@@ -405,6 +405,7 @@ impl GenReport {
             });
         }
         ReportPage {
+            total_cycles: t.cycles,
             title: format!("Kernel {} on {}", self.kernel, self.config),
             summary,
             cycles,
