@@ -170,7 +170,29 @@ pub struct GenKernelInfo {
     pub source_texts: Vec<Option<std::sync::Arc<str>>>,
 }
 
+/// General counts per variant function that keep a memo of their last call (the lowering's
+/// `GenLower::call_helper`), in the words after the counters: per worker thread, kept
+/// across its work-groups, never summed or given to the model.
+pub const MEMO_SLOTS: usize = 256;
+/// The most lanes a memoised count has.
+pub const MEMO_LANES: u32 = 32;
+/// Words of one memo: the lanes' offsets from lane 0 (up to [`MEMO_LANES`]), lane 0's
+/// address, the mask's bits, the count, and a tag naming the count (0: empty).
+pub const MEMO_SLOT_WORDS: usize = MEMO_LANES as usize + 4;
+
 impl GenKernelInfo {
+    /// Words a worker thread keeps for the kernel: the counter array
+    /// ([`Self::counter_words`], zeroed per work-group) and the memos after it (zeroed per
+    /// launch).
+    pub fn scratch_words(&self) -> usize {
+        self.counter_words() + MEMO_SLOTS * MEMO_SLOT_WORDS
+    }
+
+    /// The first word of memo `slot`.
+    pub fn memo_word(&self, slot: usize) -> usize {
+        self.counter_words() + slot * MEMO_SLOT_WORDS
+    }
+
     /// Takes the source file names and texts of the module the kernel was built from.
     pub fn set_sources(&mut self, module: &crate::ir::Module) {
         self.source_files = module.source_files.clone();

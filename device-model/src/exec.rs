@@ -329,8 +329,10 @@ pub(crate) struct Job {
     local_slots: Vec<(usize, usize)>,
     local_bytes: usize,
     state_bytes: usize,
-    /// Words of a Gen-instrumented kernel's counter array (0 for other builds).
+    /// Words of a Gen-instrumented kernel's counter array (0 for other builds), and of the
+    /// counter array with the counting code's memos after it (`GenKernelInfo::scratch_words`).
     gen_words: usize,
+    gen_scratch_words: usize,
     range: NdRange,
     schedule: Schedule,
     observer: Option<Arc<dyn Observer>>,
@@ -436,6 +438,7 @@ impl Job {
         owned_args.extend_from_slice(args);
         let printf_capacity = info.uses_printf.then_some(limits.printf_buffer_size);
         let gen_words = info.gen.as_ref().map_or(0, |g| g.counter_words());
+        let gen_scratch_words = info.gen.as_ref().map_or(0, |g| g.scratch_words());
         Ok(Self {
             kernel,
             args: owned_args,
@@ -443,6 +446,7 @@ impl Job {
             local_bytes,
             state_bytes,
             gen_words,
+            gen_scratch_words,
             range,
             schedule,
             observer,
@@ -509,7 +513,8 @@ impl Job {
                 match result {
                     Ok(Ok(())) => {
                         if !scratch.gen.is_empty() {
-                            scratch.run.add(self.observer.as_deref(), linear, id, &scratch.gen);
+                            let counters = &scratch.gen[..self.gen_words];
+                            scratch.run.add(self.observer.as_deref(), linear, id, counters);
                         }
                         if linear + 1 == end {
                             scratch.run.flush(self.observer.as_deref());
@@ -547,8 +552,9 @@ impl Job {
     ) -> Result<(), LaunchError> {
         let info = self.kernel.info();
         let observer = self.observer.as_deref();
-        // `ctx.gen_counters` points at `gen` (`Scratch::prepare`).
-        gen.fill(0);
+        // `ctx.gen_counters` points at `gen` (`Scratch::prepare`): the counters, zeroed per
+        // work-group, then the counting code's memos, kept.
+        gen[..self.gen_words].fill(0);
         if let Some(o) = observer {
             o.work_group_begin(id);
         }
@@ -682,10 +688,10 @@ impl Scratch {
         self.local.resize(job.local_bytes)?;
         self.state.resize(job.state_bytes)?;
         self.gen.clear();
-        self.gen
-            .try_reserve_exact(job.gen_words)
-            .map_err(|_| LaunchError::OutOfResources(format!("cannot allocate {} Gen counters", job.gen_words)))?;
-        self.gen.resize(job.gen_words, 0);
+        self.gen.try_reserve_exact(job.gen_scratch_words).map_err(|_| {
+            LaunchError::OutOfResources(format!("cannot allocate {} Gen counters", job.gen_scratch_words))
+        })?;
+        self.gen.resize(job.gen_scratch_words, 0);
         // A run left by a launch that stopped early belongs to no observer now.
         self.run.len = 0;
         let local = self.local.as_mut_ptr();

@@ -816,3 +816,55 @@ fn image_reads_count_the_pixels_of_each_lanes_image() {
     let total = reads.iter().fold((0, 0, 0), |(a, l, u), c| (a + c.active_lanes, l + c.l3_lines, u + c.useful_bytes));
     assert_eq!(total, (256, 16 + 64, 128 + 128 * 16), "{:?} {report}", reads);
 }
+
+const TILE_WALK: &str = r#"
+kernel void tile(global int *out) {
+    local int t[16 * 16];
+    int lx = get_local_id(0), ly = get_local_id(1);
+    for (int i = ly * 4 + lx; i < 256; i += 16) t[i] = i;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int s = 0;
+    #pragma unroll 1
+    for (int k = 0; k < 8; k++) s += t[ly * 16 + k] + t[k * 16 + lx] + t[lx * (k + 1)];
+    out[get_global_id(1) * get_global_size(0) + get_global_id(0)] = s;
+}
+"#;
+
+/// Work-groups of <4,4,1> at SIMD16, the k loop kept a loop (one site per access): a
+/// thread's lanes are 4 rows of 4 (linear lanes), so
+/// its SLM reads have no closed form and take the general count, whose memo answers a
+/// repeated pattern (the k loop walks the tile one dword or one row at a time) without
+/// recounting. The counts stay exact: `t[ly * 16 + k]` puts the 4 rows' 4 distinct dwords in
+/// one bank (4 cycles, 4 ways), `t[k * 16 + lx]` reads one row's 4 dwords in 4 banks,
+/// the same for every row (1 cycle), at every k, in every work-group, launch after launch;
+/// `t[lx * (k + 1)]` changes its pattern with k (dwords 0, k + 1, 2k + 2, 3k + 3: two on a
+/// bank at k = 7), which a memo must not answer from the pattern before.
+#[test]
+fn memoised_general_counts_stay_exact() {
+    let dev = GenDevice::default();
+    let program = build(&dev, TILE_WALK);
+    for _ in 0..2 {
+        let mut out = Buf::new(64, |_| -1);
+        let (sum, info, report) = run(&dev, &program, "tile", &mut [&mut out], [8, 8, 1], [4, 4, 1]);
+        let want = |x: usize, y: usize| -> i32 {
+            let (lx, ly) = (x % 4, y % 4);
+            (0..8).map(|k| (ly * 16 + k + k * 16 + lx + lx * (k + 1)) as i32).sum()
+        };
+        assert!((0..64).all(|i| out.get(i) == want(i % 8, i / 8)), "{report}");
+        let reads: Vec<usize> = (0..info.sites.len())
+            .filter(|&k| info.sites[k].space == AddressSpace::Local && info.sites[k].kind == AccessKind::Load)
+            .collect();
+        let total: u64 = reads.iter().map(|&k| sum.site(&info, k).slm_cycles).sum();
+        let ways = reads.iter().map(|&k| sum.site(&info, k).worst_bank_ways).max();
+        // 4 work-groups of one thread, 8 steps of 4 + 1 cycles and the ways of the third.
+        let third: u64 = (0..8u64)
+            .map(|k| {
+                let mut banks = [0u64; 16];
+                (0..4).for_each(|lx| banks[(lx * (k + 1) % 16) as usize] += 1);
+                *banks.iter().max().unwrap()
+            })
+            .sum();
+        assert_eq!(total, 4 * (8 * 5 + third), "{report}");
+        assert_eq!(ways, Some(4), "{report}");
+    }
+}
