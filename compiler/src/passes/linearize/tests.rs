@@ -266,3 +266,22 @@ fn a_return_from_a_nested_loop_leaves_both_loops() {
     let b = f.layout.inst_block[*st.last().unwrap()].unwrap();
     assert!(f.blocks[b].mask.is_some(), "{text}");
 }
+
+/// A barrier before a kernel's divergent branches stays outside their zones: the kernel
+/// body, inlined, follows its wrapper's entry block, and an `&&` whose second test shares
+/// the first's way out is a zone entered twice, which grows to the branch around it, not
+/// to the whole function with the barrier in it (a kernel that then ran scalar).
+#[test]
+fn a_barrier_before_divergent_branches_stays_outside_their_zones() {
+    let (mut m, func) = kernel(
+        "__kernel void k(__global const int *in, __global uint *out) {\n\
+         int l = get_local_id(0); int p[16];\n\
+         for (int z = 0; z < 16; z++) p[z] = in[z] + z;\n\
+         barrier(CLK_LOCAL_MEM_FENCE);\n\
+         uint h = (l < 16 && p[l] > 3) ? 31u : (uint)in[l];\n\
+         out[get_global_id(0)] = h; }",
+    );
+    assert!(divergent_branches(&m, func) >= 2, "{}", m.display_function(func));
+    let (changed, text) = linearize(&mut m, func);
+    assert!(changed, "{text}");
+}

@@ -29,6 +29,7 @@ pub(super) struct Zone {
 pub(super) struct Shapes<'a> {
     pub f: &'a Function,
     pub cfg: Cfg,
+    pub dom: DomTree,
     pub pdom: PostDomTree,
     pub loops: LoopInfo,
 }
@@ -39,7 +40,7 @@ impl<'a> Shapes<'a> {
         let dom = DomTree::new(&cfg);
         let pdom = PostDomTree::new(&cfg);
         let loops = LoopInfo::new(&cfg, &dom);
-        Shapes { f, cfg, pdom, loops }
+        Shapes { f, cfg, dom, pdom, loops }
     }
 
     /// The blocks reachable from `from` without passing through `stop`.
@@ -66,9 +67,24 @@ impl<'a> Shapes<'a> {
         Zone { entry: Entry::Loop(l), blocks: self.reach(&[h], exit), exit }
     }
 
-    /// The zone of the whole function after its entry block.
+    /// The end of the straight line of blocks from the function's entry: each the only
+    /// successor of the one before and entered only from it (an inlined kernel body
+    /// follows its wrapper's entry so). Every lane runs these blocks, barriers included.
+    fn straight_entry(&self) -> Option<Block> {
+        let mut e = self.cfg.entry()?;
+        let mut seen = HashSet::new();
+        while let [next] = self.cfg.succs(e) {
+            if self.cfg.preds(*next) != [e] || !seen.insert(*next) {
+                break;
+            }
+            e = *next;
+        }
+        Some(e)
+    }
+
+    /// The zone of the whole function after the straight line from its entry.
     fn whole(&self) -> Option<Zone> {
-        let e = self.cfg.entry()?;
+        let e = self.straight_entry()?;
         Some(Zone { entry: Entry::Branch(e), blocks: self.reach(self.cfg.succs(e), None), exit: None })
     }
 
@@ -118,17 +134,43 @@ impl<'a> Shapes<'a> {
             && z.exit.is_none_or(|p| !z.blocks.contains(&p))
     }
 
-    /// `z` grown until control enters it only through its entry: the zone of the loop around
-    /// it, else the whole function.
+    /// The zone of the nearest branch dominating `z`'s entry whose zone holds `z` and is
+    /// entered only through its entry (the `if` around an `&&` whose second test shares
+    /// the first's way out), outside any loop around `z`'s entry.
+    fn branch_around(&self, z: &Zone) -> Option<Zone> {
+        let from = self.entry_block(z);
+        let around = self.loops.loop_of(from);
+        let mut d = self.dom.idom(from);
+        while let Some(b) = d {
+            if self.loops.loop_of(b) != around {
+                return None;
+            }
+            if self.cfg.succs(b).len() > 1 {
+                let c = self.branch_zone(b);
+                if c.blocks.contains(&from) && z.blocks.is_subset(&c.blocks) && self.single_entry(&c) {
+                    return Some(c);
+                }
+            }
+            d = self.dom.idom(b);
+        }
+        None
+    }
+
+    /// `z` grown until control enters it only through its entry: the zone of a branch around
+    /// it, or of the loop around it, else the whole function.
     fn settle(&self, mut z: Zone) -> Option<Zone> {
         while !self.single_entry(&z) {
+            if let Some(c) = self.branch_around(&z) {
+                z = c;
+                continue;
+            }
             let around = match z.entry {
                 Entry::Branch(x) => self.loops.loop_of(x),
                 Entry::Loop(l) => self.loops.get(l).parent,
             };
             z = match around {
                 Some(l) => self.loop_zone(l),
-                None if matches!(z.entry, Entry::Branch(x) if Some(x) == self.cfg.entry()) => return None,
+                None if matches!(z.entry, Entry::Branch(x) if Some(x) == self.straight_entry()) => return None,
                 None => self.whole()?,
             };
         }
