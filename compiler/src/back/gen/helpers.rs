@@ -83,12 +83,13 @@ fn compile(helper: Helper, host: &HostTarget) -> Result<usize, String> {
     m.set_data_layout(&tm.get_target_data().get_data_layout());
     let name = helper.symbol();
     let (i64t, ptr) = (cx.i64_type(), cx.ptr_type(inkwell::AddressSpace::default()));
-    let f = m.add_function(&name, i64t.fn_type(&[ptr.into()], false), None);
+    let f = m.add_function(&name, i64t.fn_type(&[ptr.into(), ptr.into()], false), None);
     let b = cx.create_builder();
     b.position_at_end(cx.append_basic_block(f, "entry"));
     let w = helper.width();
-    let body = || -> R<IntValue<'_>> {
+    let body = || -> R<()> {
         let lanes_ptr = f.get_nth_param(0).ok_or("helper without parameters")?.into_pointer_value();
+        let memo = f.get_nth_param(1).ok_or("helper without its memo parameter")?.into_pointer_value();
         let load = b.build_load(i64t.vec_type(w), lanes_ptr, "")?;
         crate::back::builtins::set_align(load, 8);
         let addrs = load.into_vector_value();
@@ -99,13 +100,18 @@ fn compile(helper: Helper, host: &HostTarget) -> Result<usize, String> {
         crate::back::builtins::set_align(bits, 8);
         let mask = b.build_bit_cast(bits, cx.bool_type().vec_type(w), "")?.into_vector_value();
         let ops = Ops { b: &b, m: &m, f };
-        match helper {
-            Helper::Lines { bytes, conflict, .. } => ops.lines(addrs, mask, bytes, conflict),
-            Helper::Banks { distinct, conflict, .. } => ops.bank_ways(addrs, mask, distinct, conflict),
+        let memo = (w <= MEMO_LANES).then(|| Memo::read(&ops, memo, helper, addrs, bits)).transpose()?;
+        let count = match helper {
+            Helper::Lines { bytes, conflict, .. } => ops.lines(addrs, mask, bytes, conflict)?,
+            Helper::Banks { distinct, conflict, .. } => ops.bank_ways(addrs, mask, distinct, conflict)?,
+        };
+        if let Some(memo) = memo {
+            memo.write(&ops, count)?;
         }
+        b.build_return(Some(&count))?;
+        Ok(())
     };
-    let r = body().map_err(|e| format!("Gen counting helper {name}: {}", e.0))?;
-    b.build_return(Some(&r)).map_err(|e| e.to_string())?;
+    body().map_err(|e| format!("Gen counting helper {name}: {}", e.0))?;
     m.verify().map_err(|e| format!("Gen counting helper {name}: {}", e.to_string()))?;
     m.run_passes("default<O2>", &tm, PassBuilderOptions::create())
         .map_err(|e| format!("Gen counting helper {name}: {e}"))?;
@@ -117,6 +123,94 @@ fn compile(helper: Helper, host: &HostTarget) -> Result<usize, String> {
 
 fn err(e: impl ToString) -> Error {
     Error(e.to_string())
+}
+
+/// The most lanes a memoised count has ([`MEMO_WORDS`] per memo).
+const MEMO_LANES: u32 = crate::gen_abi::MEMO_LANES;
+
+/// A general count's memo of its last call (`gen_abi::MEMO_SLOTS`, in the words after the
+/// counters; a null pointer: none): the lanes' offsets from lane 0, lane 0's address, the
+/// mask's bits, the count and a tag naming the helper (0: empty). The same helper, offsets
+/// and mask with lane 0 moved by a multiple of 64 bytes (lines) or 4 bytes (banks) move
+/// every lane's line or bank alike and so give the same count: a loop walking a tile costs
+/// a comparison per message instead of a lane-by-lane count.
+struct Memo<'ctx> {
+    at: inkwell::values::PointerValue<'ctx>,
+    offsets: VectorValue<'ctx>,
+    a0: IntValue<'ctx>,
+    bits: IntValue<'ctx>,
+    tag: IntValue<'ctx>,
+    lanes: u64,
+}
+
+impl<'ctx> Memo<'ctx> {
+    /// Returns the memo's count when it answers this call (the helper returns there), else
+    /// leaves the builder on the path that counts, with what [`Memo::write`] keeps.
+    fn read(
+        ops: &Ops<'_, 'ctx>,
+        at: inkwell::values::PointerValue<'ctx>,
+        helper: Helper,
+        addrs: VectorValue<'ctx>,
+        bits: BasicValueEnum<'ctx>,
+    ) -> R<Memo<'ctx>> {
+        let (b, cx) = (ops.b, ops.cx());
+        let i64t = cx.i64_type();
+        let c64 = |x: u64| i64t.const_int(x, false);
+        let lanes = addrs.get_type().get_size();
+        let n = u64::from(lanes);
+        let (period, tag) = match helper {
+            Helper::Lines { w, bytes, conflict } => {
+                (64, 1 | u64::from(conflict) << 1 | u64::from(w) << 8 | bytes << 16)
+            }
+            Helper::Banks { w, distinct, conflict } => {
+                (4, 2 | u64::from(conflict) << 1 | u64::from(distinct) << 2 | u64::from(w) << 8)
+            }
+        };
+        let word = |k: u64| crate::back::llvm::gep(b, i64t.into(), at, &[c64(k)], true);
+        let a0 = b.build_extract_element(addrs, cx.i32_type().const_zero(), "")?.into_int_value();
+        let offsets = b.build_int_sub(addrs, ops.splat64(a0, lanes)?, "")?;
+        let bits = b.build_int_z_extend(bits.into_int_value(), i64t, "")?;
+        let count_here = cx.append_basic_block(ops.f, "memo.count");
+        let answer = cx.append_basic_block(ops.f, "memo.answer");
+        let check = cx.append_basic_block(ops.f, "memo.check");
+        let none = b.build_is_null(at, "")?;
+        b.build_conditional_branch(none, count_here, check)?;
+        b.position_at_end(check);
+        let before = b.build_load(i64t.vec_type(lanes), at, "")?;
+        crate::back::builtins::set_align(before, 8);
+        let same = b.build_int_compare(IntPredicate::EQ, offsets, before.into_vector_value(), "")?;
+        let same = ops.mask_bits(same)?;
+        let all_same = b.build_int_compare(IntPredicate::EQ, same, same.get_type().const_all_ones(), "")?;
+        let load = |k: u64| -> R<IntValue<'ctx>> { Ok(b.build_load(i64t, word(k)?, "")?.into_int_value()) };
+        let same_mask = b.build_int_compare(IntPredicate::EQ, bits, load(n + 1)?, "")?;
+        let same_tag = b.build_int_compare(IntPredicate::EQ, c64(tag), load(n + 3)?, "")?;
+        let moved = b.build_int_sub(a0, load(n)?, "")?;
+        let aligned = b.build_int_compare(IntPredicate::EQ, b.build_and(moved, c64(period - 1), "")?, c64(0), "")?;
+        let hit = b.build_and(b.build_and(all_same, same_mask, "")?, b.build_and(same_tag, aligned, "")?, "")?;
+        b.build_conditional_branch(hit, answer, count_here)?;
+        b.position_at_end(answer);
+        b.build_return(Some(&load(n + 2)?))?;
+        b.position_at_end(count_here);
+        Ok(Memo { at, offsets, a0, bits, tag: c64(tag), lanes: n })
+    }
+
+    /// Keeps this call's pattern and `count` (nothing without a memo).
+    fn write(&self, ops: &Ops<'_, 'ctx>, count: IntValue<'ctx>) -> R<()> {
+        let (b, cx) = (ops.b, ops.cx());
+        let i64t = cx.i64_type();
+        let keep = cx.append_basic_block(ops.f, "memo.keep");
+        let done = cx.append_basic_block(ops.f, "memo.done");
+        b.build_conditional_branch(b.build_is_null(self.at, "")?, done, keep)?;
+        b.position_at_end(keep);
+        b.build_store(self.at, self.offsets)?.set_alignment(8).map_err(err)?;
+        let n = self.lanes;
+        for (k, v) in [(n, self.a0), (n + 1, self.bits), (n + 2, count), (n + 3, self.tag)] {
+            b.build_store(crate::back::llvm::gep(b, i64t.into(), self.at, &[i64t.const_int(k, false)], true)?, v)?;
+        }
+        b.build_unconditional_branch(done)?;
+        b.position_at_end(done);
+        Ok(())
+    }
 }
 
 impl<'ctx> Ops<'_, 'ctx> {
@@ -267,6 +361,7 @@ pub fn call<'ctx>(
     helper: Helper,
     host: &HostTarget,
     slot: inkwell::values::PointerValue<'ctx>,
+    memo: Option<inkwell::values::PointerValue<'ctx>>,
     addrs: VectorValue<'ctx>,
     mask: VectorValue<'ctx>,
 ) -> R<IntValue<'ctx>> {
@@ -276,12 +371,14 @@ pub fn call<'ctx>(
     ops.b.build_store(slot, addrs)?.set_alignment(8).map_err(err)?;
     let lanes = mask.get_type().get_size();
     ops.b.build_store(mask_bits_at(ops.b, slot, lanes)?, ops.mask_bits(mask)?)?.set_alignment(8).map_err(err)?;
-    let fn_ty = i64t.fn_type(&[ptr.into()], false);
+    let fn_ty = i64t.fn_type(&[ptr.into(), ptr.into()], false);
     let callee = i64t.const_int(addr as u64, false).const_to_pointer(ptr);
-    let call = ops.b.build_indirect_call(fn_ty, callee, &[slot.into()], "")?;
-    // The helper only reads the lanes (LLVM's MemoryEffects: `argmem: read` is 1), so the
-    // kernel's own memory accesses and the counters move freely around the call.
-    for (name, value) in [("nounwind", 0), ("willreturn", 0), ("memory", 1)] {
+    let memo = memo.unwrap_or(ptr.const_null());
+    let call = ops.b.build_indirect_call(fn_ty, callee, &[slot.into(), memo.into()], "")?;
+    // The helper only reads the lanes and reads and writes its memo (LLVM's MemoryEffects:
+    // `argmem: readwrite` is 3), so the kernel's own memory accesses and the counters move
+    // freely around the call.
+    for (name, value) in [("nounwind", 0), ("willreturn", 0), ("memory", 3)] {
         let kind = inkwell::attributes::Attribute::get_named_enum_kind_id(name);
         if kind != 0 {
             call.add_attribute(inkwell::attributes::AttributeLoc::Function, cx.create_enum_attribute(kind, value));

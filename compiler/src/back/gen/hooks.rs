@@ -428,67 +428,20 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
         self.call_helper(Helper::Banks { w, distinct, conflict }, addrs, mask)
     }
 
-    /// Calls the shared `helper` with the lanes' addresses `addrs` and `mask`, unless this
-    /// count's last call on this worker thread had the same pattern: the same helper, the
-    /// lanes at the same offsets from lane 0, the same mask, and lane 0 moved by a multiple
-    /// of 64 bytes (lines) or 4 bytes (banks), which moves every lane's line or bank alike
-    /// and so leaves the count as it was. A loop that walks a tile (a row of `__local`
-    /// memory, a column of a matrix) repeats its pattern, in every work-group, and its
-    /// messages then cost a comparison instead of a lane-by-lane count (work-groups narrower
-    /// than the SIMD width, whose lanes span rows, have no closed form). The memo is in the
-    /// words after the counters (`gen_abi::MEMO_SLOTS`), kept across work-groups.
+    /// Calls the shared `helper` with the lanes' addresses `addrs` and `mask`, with a memo
+    /// of its last call (`helpers::Memo`, in the words after the counters, per worker
+    /// thread and across work-groups) while this variant has memo slots left.
     fn call_helper(&mut self, helper: Helper, addrs: VectorValue<'ctx>, mask: VectorValue<'ctx>) -> R<IntValue<'ctx>> {
         let lanes = mask.get_type().get_size();
         let slot = self.g.memos as usize;
-        if lanes > gen_abi::MEMO_LANES || slot >= gen_abi::MEMO_SLOTS {
-            return self.call_helper_now(helper, addrs, mask);
-        }
-        self.g.memos += 1;
-        let (period, tag) = match helper {
-            Helper::Lines { w, bytes, conflict } => {
-                (64, 1 | u64::from(conflict) << 1 | u64::from(w) << 8 | bytes << 16)
-            }
-            Helper::Banks { w, distinct, conflict } => {
-                (4, 2 | u64::from(conflict) << 1 | u64::from(distinct) << 2 | u64::from(w) << 8)
-            }
+        let memo = if lanes <= gen_abi::MEMO_LANES && slot < gen_abi::MEMO_SLOTS {
+            self.g.memos += 1;
+            let first = self.l.i64().const_int(self.g.plan.memo_word(slot) as u64, false);
+            Some(gep(&self.l.b, self.l.i64().into(), self.g.counters, &[first], true)?)
+        } else {
+            None
         };
-        let i64t = self.l.i64();
-        let c64 = |x: u64| i64t.const_int(x, false);
-        let n = u64::from(lanes);
-        let first = self.g.plan.memo_word(slot) as u64;
-        let counters = self.g.counters;
-        let word = |b: &inkwell::builder::Builder<'ctx>, k: u64| gep(b, i64t.into(), counters, &[c64(first + k)], true);
-        let b = &self.l.b;
-        let memo = word(b, 0)?;
-        let (a0_at, bits_at, count_at, tag_at) = (word(b, n)?, word(b, n + 1)?, word(b, n + 2)?, word(b, n + 3)?);
-        let a0 = b.build_extract_element(addrs, self.l.i32().const_zero(), "")?.into_int_value();
-        let offsets = b.build_int_sub(addrs, self.splat64(a0, lanes)?, "")?;
-        let b = &self.l.b;
-        let before = b.build_load(i64t.vec_type(lanes), memo, "")?;
-        crate::back::builtins::set_align(before, 8);
-        let same = b.build_int_compare(IntPredicate::EQ, offsets, before.into_vector_value(), "")?;
-        let same_bits = self.mask_bits(same)?;
-        let bits = self.mask_bits(mask)?;
-        let b = &self.l.b;
-        let all_same = b.build_int_compare(IntPredicate::EQ, same_bits, same_bits.get_type().const_all_ones(), "")?;
-        let bits = b.build_int_z_extend(bits, i64t, "")?;
-        let same_mask =
-            b.build_int_compare(IntPredicate::EQ, bits, b.build_load(i64t, bits_at, "")?.into_int_value(), "")?;
-        let same_tag =
-            b.build_int_compare(IntPredicate::EQ, c64(tag), b.build_load(i64t, tag_at, "")?.into_int_value(), "")?;
-        let moved = b.build_int_sub(a0, b.build_load(i64t, a0_at, "")?.into_int_value(), "")?;
-        let aligned = b.build_int_compare(IntPredicate::EQ, b.build_and(moved, c64(period - 1), "")?, c64(0), "")?;
-        let hit = b.build_and(b.build_and(all_same, same_mask, "")?, b.build_and(same_tag, aligned, "")?, "")?;
-        let count = b.build_load(i64t, count_at, "")?.into_int_value();
-        self.closed_or(hit, count, |s| {
-            let r = s.call_helper_now(helper, addrs, mask)?;
-            let b = &s.l.b;
-            b.build_store(memo, offsets)?.set_alignment(8).map_err(|e| e.to_string())?;
-            for (at, v) in [(a0_at, a0), (bits_at, bits), (count_at, r), (tag_at, c64(tag))] {
-                b.build_store(at, v)?;
-            }
-            Ok(r)
-        })
+        self.call_helper_now(helper, addrs, mask, memo)
     }
 
     /// Calls the shared `helper` with the lanes' addresses `addrs` and `mask`.
@@ -497,6 +450,7 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
         helper: Helper,
         addrs: VectorValue<'ctx>,
         mask: VectorValue<'ctx>,
+        memo: Option<PointerValue<'ctx>>,
     ) -> R<IntValue<'ctx>> {
         let lanes = mask.get_type().get_size();
         let slot = match self.g.slots.iter().find(|(n, _)| *n == lanes) {
@@ -510,7 +464,7 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
             }
         };
         let host = &self.g.host;
-        gen_helpers::call(&self.l.ops(), helper, host, slot, addrs, mask)
+        gen_helpers::call(&self.l.ops(), helper, host, slot, memo, addrs, mask)
     }
 
     /// The L3 lines and useful bytes of image access site `s`: a sampled read of one image
