@@ -54,7 +54,9 @@ pub struct WorkGroupContext {
     pub printf: *const PrintfBuffer,
     /// The hardware thread's counters in a Gen-instrumented build (`crate::gen_abi`): the
     /// kernel's `GenKernelInfo::sites` [`crate::gen_abi::SiteCounters`] then its `blocks`
-    /// [`crate::gen_abi::BlockCounters`], zeroed by the device; null in other builds.
+    /// [`crate::gen_abi::BlockCounters`], zeroed by the device per work-group, then the
+    /// general counts' memos (`GenKernelInfo::scratch_words` in all, the memos zeroed before
+    /// the first work-group and kept); null in other builds.
     pub gen_counters: *mut u64,
 }
 

@@ -94,7 +94,9 @@ impl TestImage {
 /// is instrumented; returns the counters (all work-groups summed; empty without).
 fn run(k: &NativeKernel, args: &ArgBlock, global: [u64; 3], local: [u64; 3]) -> Vec<u64> {
     let info = &k.info;
-    let words = info.gen.as_ref().map_or(0, |g| g.counter_words());
+    // The counters, then the general counts' memos (`GenKernelInfo::scratch_words`).
+    let words = info.gen.as_ref().map_or(0, |g| g.scratch_words());
+    let counter_words = info.gen.as_ref().map_or(0, |g| g.counter_words());
     let mut counters = vec![0u64; words];
     let groups: Vec<u64> = (0..3).map(|d| global[d].div_ceil(local[d])).collect();
     for gz in 0..groups[2] {
@@ -121,6 +123,7 @@ fn run(k: &NativeKernel, args: &ArgBlock, global: [u64; 3], local: [u64; 3]) -> 
             }
         }
     }
+    counters.truncate(counter_words);
     counters
 }
 
