@@ -398,7 +398,8 @@ impl Gen {
             self.structs[def].members.iter().enumerate().filter(|(_, m)| **m == Member::Ptr).map(|(i, _)| i).collect();
         match self.rng.below(4) {
             0 if !same.is_empty() => Some(Node::line(format!("{name} = {};", self.rng.pick(&same)))),
-            1 if !by_ptr.is_empty() && !name.contains("->") => {
+            // Helpers take private struct pointers: not the `__local` array's element.
+            1 if !by_ptr.is_empty() && !name.contains("->") && !name.starts_with("ts[") => {
                 let h = self.rng.pick(&by_ptr).clone();
                 Some(Node::line(format!("{h}(&{name}, {});", self.i(s, c, 2))))
             }
