@@ -210,6 +210,9 @@ pub struct GenModel {
     config: GenConfig,
     kernel: String,
     gen: GenKernelInfo,
+    /// Each block's dependency-chain latency (`time::chain_latencies`), for every
+    /// work-group's cost.
+    chains: Vec<f64>,
     shape: GenShape,
     choice: Result<SimdChoice, String>,
     pressure: Option<softcl_compiler::gen_abi::RegisterPressure>,
@@ -237,7 +240,9 @@ impl GenModel {
         let regions =
             if count_regions { (0..shape.group_count()).map(|_| AtomicU32::new(0)).collect() } else { Vec::new() };
         let words = gen.counter_words();
+        let chains = time::chain_latencies(config, &gen);
         Self {
+            chains,
             config: config.clone(),
             kernel: kernel.name.clone(),
             choice: simd::choose(config, kernel, shape.work_group_size()),
@@ -309,8 +314,15 @@ impl GenModel {
                 t.last.cost
             } else {
                 t.flush_last(self.gen.sites.len());
-                let cost =
-                    GroupCost::from_counters(&self.config, &self.gen, self.shape.simd, counters, threads, barriers);
+                let cost = GroupCost::from_counters(
+                    &self.config,
+                    &self.gen,
+                    &self.chains,
+                    self.shape.simd,
+                    counters,
+                    threads,
+                    barriers,
+                );
                 t.last.counters.clear();
                 t.last.counters.extend_from_slice(counters);
                 (t.last.barriers, t.last.cost, t.last.repeats) = (barriers, cost, 1);

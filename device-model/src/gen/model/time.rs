@@ -60,10 +60,12 @@ pub struct GroupCost {
 impl GroupCost {
     /// The cost of one work-group from its counter array (`counters`, laid out as
     /// `softcl_compiler::gen_abi` says) run as `threads` hardware threads crossing
-    /// `barriers` barriers.
+    /// `barriers` barriers; `chains` is the kernel's [`chain_latencies`], computed once per
+    /// launch.
     pub fn from_counters(
         config: &GenConfig,
         kernel: &GenKernelInfo,
+        chains: &[f64],
         simd: u32,
         counters: &[u64],
         threads: u64,
@@ -100,13 +102,12 @@ impl GroupCost {
                 }
             }
         }
-        let chains = chain_latencies(config, kernel);
         for (b, block) in kernel.blocks.iter().enumerate() {
             let executions = kernel.block_counters(counters, b).executions as f64;
             let issue = f64::from(block.instructions) * simd_f / lanes_per_clock;
             let flops = simd_f * (f64::from(block.flops) + f64::from(block.flops_f64) / fp64_rate) / flops_per_clock;
             c.eu_cycles += executions * issue.max(flops);
-            c.stall_clocks += executions * chains[b];
+            c.stall_clocks += executions * chains.get(b).copied().unwrap_or(0.0);
         }
         let t = c.threads as f64;
         c.serial = (c.eu_cycles + c.stall_clocks) / t + barriers as f64 * f64::from(config.barrier_latency_clocks);
