@@ -868,3 +868,119 @@ fn memoised_general_counts_stay_exact() {
         assert_eq!(ways, Some(4), "{report}");
     }
 }
+
+const WIDER_THAN_A_MESSAGE: &str = r#"
+typedef struct { int v[6]; } Six;
+kernel void w_i8(global int8 *out) {
+    local int8 t[16];
+    int g = get_local_id(0);
+    t[g] = (int8)(g);
+    barrier(1);
+    out[get_global_id(0)] = t[g];
+}
+kernel void w_six(global const Six *in, global Six *out) {
+    local Six t[16];
+    int g = get_local_id(0);
+    t[g] = in[g];
+    barrier(1);
+    out[g] = t[(g * 5) & 15];
+}
+kernel void w_l16_gather(global const long *a, global const int *idx, global long16 *out) {
+    int g = get_global_id(0);
+    out[g] = vload16(0, a + idx[g] * 5);
+}
+"#;
+
+/// The bank cost of one SLM message of `d` dwords per lane at the lanes' byte addresses
+/// (the guide's rule): (cycles, ceil(dwords / 16), the most distinct dwords on one bank).
+fn slm_message_cost(addrs: &[u64], d: u64) -> (u64, u64, u64) {
+    let mut banks: Vec<std::collections::BTreeSet<u64>> = vec![Default::default(); 16];
+    for a in addrs {
+        for j in 0..d {
+            let dword = a / 4 + j;
+            banks[(dword % 16) as usize].insert(dword);
+        }
+    }
+    let ways = banks.iter().map(|b| b.len() as u64).max().unwrap_or(0);
+    let base = (addrs.len() as u64 * d).div_ceil(16);
+    (base.max(ways), base, ways)
+}
+
+/// An SLM lane wider than four dwords (int8, a struct copied whole) is several messages of
+/// at most four dwords per lane, each its lanes' next 16 bytes: int8 packed end to end puts
+/// the even lanes' first four dwords on banks 0-3 and the odd lanes' on 8-11, 8 ways each.
+/// Before, the whole lane was one message (int8 packed cost no conflict), and the lanes'
+/// dwords were compared all at once: a 384-byte struct at SIMD16 took minutes to compile.
+#[test]
+fn slm_lanes_wider_than_four_dwords_are_several_messages() {
+    let dev = GenDevice::default();
+    let program = build(&dev, WIDER_THAN_A_MESSAGE);
+    // Lane g at `lane_addr(g)`, `dwords` per lane: the sum over its messages.
+    let expect = |lane_addr: &dyn Fn(u64) -> u64, dwords: u64| -> (u64, u64, u64) {
+        let (mut cycles, mut conflicts, mut worst) = (0, 0, 0);
+        let mut at = 0;
+        while at < dwords {
+            let d = (dwords - at).min(4);
+            let addrs: Vec<u64> = (0..16).map(|g| lane_addr(g) + 4 * at).collect();
+            let (c, base, ways) = slm_message_cost(&addrs, d);
+            (cycles, conflicts, worst) = (cycles + c, conflicts + c - base, worst.max(ways));
+            at += d;
+        }
+        (cycles, conflicts, worst)
+    };
+    let slm = |sum: &Sum, info: &GenKernelInfo, kind: AccessKind| {
+        let c = sum.site(info, site_of(info, AddressSpace::Local, kind));
+        (c.slm_cycles, c.slm_conflict_cycles, c.worst_bank_ways)
+    };
+
+    let mut out = Buf::new(16 * 8, |_| -1);
+    let (sum, info, report) = run(&dev, &program, "w_i8", &mut [&mut out], [16, 1, 1], [16, 1, 1]);
+    assert!((0..16 * 8).all(|i| out.get(i) == (i / 8) as i32), "w_i8 values; {report}");
+    let packed = expect(&|g| 32 * g, 8);
+    assert_eq!(packed, (16, 8, 8), "two messages of 8 cycles, 4 of them conflicts");
+    assert_eq!(slm(&sum, &info, AccessKind::Load), packed, "w_i8 load: {report}");
+    assert_eq!(slm(&sum, &info, AccessKind::Store), packed, "w_i8 store: {report}");
+
+    let mut input = Buf::new(16 * 6, |i| i as i32 * 3);
+    let mut out = Buf::new(16 * 6, |_| -1);
+    let (sum, info, report) = run(&dev, &program, "w_six", &mut [&mut input, &mut out], [16, 1, 1], [16, 1, 1]);
+    for g in 0..16 {
+        let src = (g * 5) & 15;
+        assert!((0..6).all(|k| out.get(6 * g + k) == input.get(6 * src + k)), "w_six out[{g}]; {report}");
+    }
+    // Six dwords: a message of four and one of two, read through a permutation.
+    let store = expect(&|g| 24 * g, 6);
+    let load = expect(&|g| 24 * ((g * 5) & 15), 6);
+    assert_eq!(slm(&sum, &info, AccessKind::Store), store, "w_six store: {report}");
+    assert_eq!(slm(&sum, &info, AccessKind::Load), load, "w_six load: {report}");
+}
+
+/// A gather of lanes spanning several lines (vload16 of long at 40-byte steps, lanes
+/// overlapping and repeated): the distinct lines of the union of the lanes' ranges.
+#[test]
+fn gathered_lanes_of_several_lines_count_their_union() {
+    let dev = GenDevice::default();
+    let program = build(&dev, WIDER_THAN_A_MESSAGE);
+    let idx_of = |g: usize| ((g * 7) % 11) as i32;
+    let mut a = Buf::new(2 * 16 * 64, |i| i as i32);
+    let mut idx = Buf::new(16, idx_of);
+    let mut out = Buf::new(16 * 32, |_| -1);
+    let (sum, info, report) =
+        run(&dev, &program, "w_l16_gather", &mut [&mut a, &mut idx, &mut out], [16, 1, 1], [16, 1, 1]);
+    for g in 0..16 {
+        let first = idx_of(g) as usize * 10;
+        assert!((0..32).all(|j| out.get(32 * g + j) == (first + j) as i32), "out[{g}]; {report}");
+    }
+    let lines: std::collections::BTreeSet<u64> = (0..16)
+        .flat_map(|g| {
+            let at = 40 * idx_of(g) as u64;
+            (at / 64)..=((at + 127) / 64)
+        })
+        .collect();
+    let sites: Vec<usize> = (0..info.sites.len())
+        .filter(|&k| info.sites[k].kind == AccessKind::Load && info.sites[k].bytes_per_lane == 128)
+        .collect();
+    assert_eq!(sites.len(), 1, "sites {:?}", info.sites);
+    let load = sum.site(&info, sites[0]);
+    assert_eq!((load.messages, load.l3_lines), (1, lines.len() as u64), "{report}");
+}

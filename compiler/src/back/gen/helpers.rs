@@ -23,6 +23,7 @@ use inkwell::builder::Builder;
 use inkwell::context::Context;
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::FileType;
+use inkwell::types::VectorType;
 use inkwell::values::{BasicValueEnum, IntValue, VectorValue};
 use inkwell::IntPredicate;
 use parking_lot::Mutex;
@@ -313,7 +314,9 @@ impl<'ctx> Ops<'_, 'ctx> {
             self.popcount(self.first_of(l, m, conflict)?)
         };
         if bytes > 64 {
-            return all_points();
+            // Every lane spans lines: compared line by line in a loop (code of one lane
+            // comparison; all points at once grow as (lanes x lines)^2).
+            return self.lines_by_loop(first, points[points.len() - 1], mask);
         }
         // Does an active lane cross a line?
         let last = points[points.len() - 1];
@@ -335,6 +338,79 @@ impl<'ctx> Ops<'_, 'ctx> {
         let phi = self.b.build_phi(i64t, "")?;
         phi.add_incoming(&[(&simple, from), (&full, both_end)]);
         Ok(phi.as_basic_value().into_int_value())
+    }
+}
+
+impl<'ctx> Ops<'_, 'ctx> {
+    /// Distinct lines in the union of the active lanes' line ranges `first[k]..=last[k]`:
+    /// for each active lane in turn, each of its lines that no earlier active lane's range
+    /// holds (one vector comparison of all lanes per line).
+    fn lines_by_loop(
+        &self,
+        first: VectorValue<'ctx>,
+        last: VectorValue<'ctx>,
+        mask: VectorValue<'ctx>,
+    ) -> R<IntValue<'ctx>> {
+        let (b, cx) = (self.b, self.cx());
+        let w = mask.get_type().get_size();
+        let (i32t, i64t) = (cx.i32_type(), cx.i64_type());
+        let idx = VectorType::const_vector(&(0..w).map(|k| i32t.const_int(u64::from(k), false)).collect::<Vec<_>>());
+        let block = |name: &str| cx.append_basic_block(self.f, name);
+        let (lane, take, line, next, done) =
+            (block("lines.lane"), block("lines.take"), block("lines.line"), block("lines.next"), block("lines.done"));
+        let entry = b.get_insert_block().ok_or("builder not positioned")?;
+        b.build_unconditional_branch(lane)?;
+
+        b.position_at_end(lane);
+        let k = b.build_phi(i32t, "k")?;
+        let count = b.build_phi(i64t, "count")?;
+        let k_v = k.as_basic_value().into_int_value();
+        let count_v = count.as_basic_value().into_int_value();
+        let active = b.build_extract_element(mask, k_v, "")?.into_int_value();
+        b.build_conditional_branch(active, take, next)?;
+
+        b.position_at_end(take);
+        let lo = b.build_extract_element(first, k_v, "")?.into_int_value();
+        let hi = b.build_extract_element(last, k_v, "")?.into_int_value();
+        let splat32 = |x: IntValue<'ctx>| -> R<VectorValue<'ctx>> {
+            let vt = i32t.vec_type(w);
+            let one = b.build_insert_element(vt.get_undef(), x, i32t.const_zero(), "")?;
+            Ok(b.build_shuffle_vector(one, vt.get_undef(), vt.const_zero(), "")?)
+        };
+        let before = b.build_int_compare(IntPredicate::ULT, idx, splat32(k_v)?, "")?;
+        let earlier = b.build_and(mask, before, "")?;
+        b.build_unconditional_branch(line)?;
+
+        b.position_at_end(line);
+        let at = b.build_phi(i64t, "line")?;
+        let c = b.build_phi(i64t, "c")?;
+        let at_v = at.as_basic_value().into_int_value();
+        let c_v = c.as_basic_value().into_int_value();
+        let l = self.splat64(at_v, w)?;
+        let from = b.build_int_compare(IntPredicate::ULE, first, l, "")?;
+        let to = b.build_int_compare(IntPredicate::UGE, last, l, "")?;
+        let held = b.build_and(earlier, b.build_and(from, to, "")?, "")?;
+        let held_bits = self.mask_bits(held)?;
+        let new = b.build_int_compare(IntPredicate::EQ, held_bits, held_bits.get_type().const_zero(), "")?;
+        let c_next = b.build_int_add(c_v, b.build_int_z_extend(new, i64t, "")?, "")?;
+        let at_next = b.build_int_add(at_v, i64t.const_int(1, false), "")?;
+        let more = b.build_int_compare(IntPredicate::ULE, at_next, hi, "")?;
+        b.build_conditional_branch(more, line, next)?;
+        at.add_incoming(&[(&lo, take), (&at_next, line)]);
+        c.add_incoming(&[(&count_v, take), (&c_next, line)]);
+
+        b.position_at_end(next);
+        let total = b.build_phi(i64t, "total")?;
+        total.add_incoming(&[(&count_v, lane), (&c_next, line)]);
+        let total_v = total.as_basic_value().into_int_value();
+        let k_next = b.build_int_add(k_v, i32t.const_int(1, false), "")?;
+        let end = b.build_int_compare(IntPredicate::EQ, k_next, i32t.const_int(u64::from(w), false), "")?;
+        b.build_conditional_branch(end, done, lane)?;
+        k.add_incoming(&[(&i32t.const_zero(), entry), (&k_next, next)]);
+        count.add_incoming(&[(&i64t.const_zero(), entry), (&total_v, next)]);
+
+        b.position_at_end(done);
+        Ok(total_v)
     }
 }
 

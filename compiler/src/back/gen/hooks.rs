@@ -292,7 +292,6 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
             }
         };
         let vs = self.l.vec.as_ref().ok_or("not in vector mode")?;
-        let (w, mask) = (vs.width, vs.mask);
         let shape = vs.wa.shape(self.l.f, ptr);
         let i64t = self.l.i64();
         let c64 = |x: u64| i64t.const_int(x, false);
@@ -301,7 +300,7 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
         // Messages, active lanes and useful bytes are the block's (`gen_abi`): only what
         // the addresses decide is counted here.
         let mi = self.mask_info()?;
-        let (active, any) = (mi.active, mi.any);
+        let any = mi.any;
 
         let uniform_addr = if shape == Shape::Uniform {
             let p = as_ptr(self.l.get(ptr)?)?;
@@ -313,9 +312,6 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
         // on the general forms' own branches: the closed forms read lane 0 only, so the hot
         // path of a strided message never widens the pointers to W x i64.
         let pws = if uniform_addr.is_none() { Some(self.l.get_wide(ptr)?.into_vector_value()) } else { None };
-        let addrs_of = |s: &Self, pw: VectorValue<'ctx>| -> R<VectorValue<'ctx>> {
-            Ok(s.l.b.build_ptr_to_int(pw, i64t.vec_type(w), "")?)
-        };
 
         if site.space != AddressSpace::Local {
             return match (uniform_addr, pws) {
@@ -337,10 +333,53 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
         }
 
         // SLM: 16 banks of 4 bytes. A lane of a wider access (int2, float4, ...) reads or
-        // writes `dwords` consecutive dwords, each in its bank (`gen_abi`).
+        // writes its consecutive dwords, each in its bank (`gen_abi`), at most 4 per message
+        // (the untyped read and write messages' four channels): a wider lane (a long4, a
+        // struct copied whole) is several messages, each the lanes' next 16 bytes. Moving
+        // every lane by 16 bytes turns the banks alike, so messages of one size cost alike.
         let write = site.kind != AccessKind::Load;
         let dwords = bytes.div_ceil(4).max(1);
-        let requests = self.l.b.build_int_mul(active, c64(dwords), "")?;
+        let parts: Vec<(u64, u64)> = if dwords <= 4 {
+            vec![(dwords, 1)]
+        } else {
+            [(4, dwords / 4), (dwords % 4, 1)].into_iter().filter(|&(d, _)| d > 0).collect()
+        };
+        let (mut cycles, mut base, mut worst) = (c64(0), c64(0), c64(0));
+        for (d, n) in parts {
+            let (ceil16, ways) = self.slm_message(d, dwords, write, shape, pws, &mi, conflict)?;
+            let one = self.umax(ceil16, ways)?;
+            cycles = self.l.b.build_int_add(cycles, self.l.b.build_int_mul(one, c64(n), "")?, "")?;
+            base = self.l.b.build_int_add(base, self.l.b.build_int_mul(ceil16, c64(n), "")?, "")?;
+            worst = self.umax(worst, ways)?;
+        }
+        self.gen_add_later(self.site_word(s, SLM_CYCLES)?, cycles)?;
+        let conflicts = self.l.b.build_int_sub(cycles, base, "")?;
+        self.gen_add_later(self.site_word(s, SLM_CONFLICTS)?, conflicts)?;
+        self.gen_max(self.site_word(s, WORST_WAYS)?, worst)
+    }
+
+    /// One SLM message of `d` dwords per lane (of a lane access of `dwords`) under the
+    /// current mask: the bank cycles without conflicts (ceil(requests / 16)) and the most
+    /// ways one bank gets. `pws`: the lanes' pointers (None: one address for all).
+    #[allow(clippy::too_many_arguments)]
+    fn slm_message(
+        &mut self,
+        d: u64,
+        dwords: u64,
+        write: bool,
+        shape: Shape,
+        pws: Option<VectorValue<'ctx>>,
+        mi: &MaskInfo<'ctx>,
+        conflict: bool,
+    ) -> R<(IntValue<'ctx>, IntValue<'ctx>)> {
+        let i64t = self.l.i64();
+        let c64 = |x: u64| i64t.const_int(x, false);
+        let (mask, active, any) = (mi.mask, mi.active, mi.any);
+        let w = mask.get_type().get_size();
+        let addrs_of = |s: &Self, pw: VectorValue<'ctx>| -> R<VectorValue<'ctx>> {
+            Ok(s.l.b.build_ptr_to_int(pw, i64t.vec_type(w), "")?)
+        };
+        let requests = self.l.b.build_int_mul(active, c64(d), "")?;
         let ceil16 = self.l.b.build_right_shift(self.l.b.build_int_add(requests, c64(15), "")?, c64(4), false, "")?;
         let ways = match pws {
             // One address: one dword per bank for a read; every lane on the same bank for a write.
@@ -351,16 +390,16 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
                     any
                 }
             }
-            Some(pw) if dwords > 1 => {
+            Some(pw) if d > 1 => {
                 // Lanes packed end to end (a float4 array indexed by the local id) fill the
                 // banks in turn: ceil(requests / 16) ways under a contiguous mask. Otherwise
                 // the histogram of every dword of every lane.
-                let packed = matches!(shape, Shape::Strided(st) if st.unsigned_abs() == 4 * dwords);
-                let distinct = write || matches!(shape, Shape::Strided(st) if st.unsigned_abs() >= 4 * dwords);
+                let packed = d == dwords && matches!(shape, Shape::Strided(st) if st.unsigned_abs() == 4 * d);
+                let distinct = write || matches!(shape, Shape::Strided(st) if st.unsigned_abs() >= 4 * d);
                 let addrs = addrs_of(self, pw)?;
                 let wide = |s: &mut GenLower<'_, 'a, 'ctx, 'ir>| -> R<IntValue<'ctx>> {
                     let (mut all, mut all_mask) = (addrs, mask);
-                    for j in 1..dwords {
+                    for j in 1..d {
                         let next = s.l.b.build_int_add(addrs, s.splat64(c64(4 * j), w)?, "")?;
                         all = s.l.ops().concat2(all, next)?;
                         all_mask = s.l.ops().concat2(all_mask, mask)?;
@@ -408,11 +447,7 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
                 }
             }
         };
-        let cycles = self.umax(ceil16, ways)?;
-        self.gen_add_later(self.site_word(s, SLM_CYCLES)?, cycles)?;
-        let conflicts = self.l.b.build_int_sub(cycles, ceil16, "")?;
-        self.gen_add_later(self.site_word(s, SLM_CONFLICTS)?, conflicts)?;
-        self.gen_max(self.site_word(s, WORST_WAYS)?, ways)
+        Ok((ceil16, ways))
     }
 
     /// The most dwords (reads; all lanes' dwords are distinct when `distinct`) or lanes
