@@ -984,3 +984,45 @@ fn gathered_lanes_of_several_lines_count_their_union() {
     let load = sum.site(&info, sites[0]);
     assert_eq!((load.messages, load.l3_lines), (1, lines.len() as u64), "{report}");
 }
+
+const REGISTER_TILE: &str = r#"
+#define N 256
+kernel void gemm4(global const float *A, global const float *B, global float *C) {
+    int tx = get_global_id(0), ty = get_global_id(1);
+    float acc[4][4];
+    for (int i = 0; i < 4; i++) for (int j = 0; j < 4; j++) acc[i][j] = 0.0f;
+    for (int k = 0; k < N; k++) {
+        float a[4], b[4];
+        for (int i = 0; i < 4; i++) a[i] = A[(ty * 4 + i) * N + k];
+        for (int j = 0; j < 4; j++) b[j] = B[k * N + tx * 4 + j];
+        for (int i = 0; i < 4; i++) for (int j = 0; j < 4; j++) acc[i][j] += a[i] * b[j];
+    }
+    for (int i = 0; i < 4; i++) for (int j = 0; j < 4; j++) C[(ty * 4 + i) * N + tx * 4 + j] = acc[i][j];
+}
+"#;
+
+/// The model's report gives the width the launch chose and the launch's reason for it. A
+/// 4x4 register tile in 16x16 work-groups runs at SIMD32 (the program's register pressure
+/// fits); the report said "compiled at SIMD32 (the model would choose SIMD16: register
+/// pressure: wider widths would spill)", the rule applied again to the instrumented
+/// variant's own pressure, next to the launch's "register pressure fits the GRF at SIMD32".
+#[test]
+fn the_report_gives_the_launchs_width_and_reason() {
+    let (dir, json, dev) = json_sink("simd-reason");
+    let program = build(&dev, REGISTER_TILE);
+    let k = program.kernel("gemm4").unwrap();
+    let mut a = Buf::new(256 * 256, |i| (i % 7) as i32);
+    let mut b = Buf::new(256 * 256, |i| (i % 5) as i32);
+    let mut c = Buf::new(256 * 256, |_| -1);
+    let r = launch_with(&dev, k, &mut [&mut a, &mut b, &mut c], &[], [64, 64, 1], [16, 16, 1], None);
+    let launch = r.report.unwrap_or_default();
+    let text = std::fs::read_to_string(&json).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let reason = {
+        let key = "\"simd_reason\":\"";
+        let at = text.find(key).unwrap_or_else(|| panic!("no simd_reason in {text}")) + key.len();
+        text[at..at + text[at..].find('"').unwrap()].to_string()
+    };
+    let simd = json_number(&text, "\"simd\"", "simd");
+    assert!(launch.contains(&format!("SIMD{simd} ({reason})")), "launch: {launch}\nmodel: SIMD{simd} ({reason})");
+}

@@ -125,7 +125,9 @@ impl GenDevice {
             printf_buffer_size: self.info.printf_buffer_size,
         };
         let range = NdRange::new(launch.work_dim, launch.global_offset, launch.global_size, launch.local_size)?;
-        let (simd, why) = choose_simd(&self.config, info, range.enqueued_group_size())?;
+        let choice =
+            model::simd::choose(&self.config, info, range.enqueued_group_size()).map_err(LaunchError::Invalid)?;
+        let (simd, why) = (choice.simd, choice.rule.text());
         // Work-group sizes along dimension 0: the enqueued one and a partial last one.
         let rem = range.global[0] % range.local[0];
         let x_sizes: Vec<usize> = [range.local[0], rem].into_iter().filter(|&x| x > 0).collect();
@@ -141,6 +143,7 @@ impl GenDevice {
                 exec::GroupKernel::info(&kernel),
                 model::GenShape::for_launch(launch, simd),
             )
+            .with_choice(choice, info.register_pressure)
             .with_not_modelled(&how),
         );
         let watcher: Arc<dyn Observer> = match observer {

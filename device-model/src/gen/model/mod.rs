@@ -263,6 +263,19 @@ impl GenModel {
         }
     }
 
+    /// The width the launch chose and why, from the program's register pressure: the report
+    /// gives the launch's reason, not one re-derived from the variant's own build (whose
+    /// pressure, counted at its width with the counting's values, differs).
+    pub fn with_choice(
+        mut self,
+        choice: SimdChoice,
+        pressure: Option<softcl_compiler::gen_abi::RegisterPressure>,
+    ) -> Self {
+        self.choice = Ok(choice);
+        self.pressure = pressure;
+        self
+    }
+
     /// Why the launch is not modelled, for a kernel that runs uncounted (without a
     /// Gen-instrumented build); ignored for an instrumented one.
     pub fn with_not_modelled(mut self, why: &str) -> Self {
