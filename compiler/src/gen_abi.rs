@@ -77,7 +77,25 @@ pub struct GenSite {
     /// Which lanes share the site's address, as far as the compiler can tell: what
     /// serialises an atomic.
     pub same_address: SameAddress,
+    /// A global or constant site's address as a step in bytes per local id of each
+    /// dimension, the rest the same for every work-item of a work-group (`a[y * w + x]` of
+    /// ints: `[4, 4w, 0]`, `w` a kernel argument), each step a sum of terms known at launch
+    /// (`passes::gen_strides`); `None` when it is not that (a gather, a private or SLM
+    /// site). What the model re-counts the site's lines from for another work-group shape.
+    pub lane_strides: Option<[Vec<StrideTerm>; 3]>,
 }
+
+/// A value known when the kernel is launched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LaunchValue {
+    /// Scalar integer argument `k` of the kernel.
+    Arg(u32),
+    GlobalSize(u8),
+    LocalSize(u8),
+}
+
+/// A constant times a launch value (`None`: 1).
+pub type StrideTerm = (i64, Option<LaunchValue>);
 
 /// Which lanes of a site's messages share one address.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -168,6 +186,10 @@ pub struct GenKernelInfo {
     /// The text of each of `source_files` where known (`ir::Module::source_texts`), for the
     /// report's source listing.
     pub source_texts: Vec<Option<std::sync::Arc<str>>>,
+    /// The kernel's work-items do not depend on the work-group shape: no local id, group id,
+    /// local size or sub-group query, no barrier and no SLM. Another shape of the same size
+    /// computes the same thing, so the model may suggest one.
+    pub shape_free: bool,
 }
 
 /// General counts per variant function that keep a memo of their last call (the lowering's

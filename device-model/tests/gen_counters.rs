@@ -10,7 +10,7 @@ use softcl_device_model::{GenDevice, Observer};
 use std::sync::{Arc, Mutex};
 
 mod support;
-use support::{build, launch_with, ArgAddr, Buf};
+use support::{build, launch_with, launch_with_ints, ArgAddr, Buf};
 
 /// A 2D image of `width` x `height` pixels of `pixel_bytes` over 64-byte aligned rows, so
 /// that line counts do not depend on where the allocator put it.
@@ -1027,4 +1027,68 @@ fn the_report_gives_the_launchs_width_and_reason() {
     };
     let simd = json_number(text, "\"simd\"", "simd");
     assert!(launch.contains(&format!("SIMD{simd} ({reason})")), "launch: {launch}\nmodel: SIMD{simd} ({reason})");
+}
+
+const RESHAPE: &str = r#"
+kernel void colcopy(global const float *in, global float *out, int n) {
+    int x = get_global_id(0), y = get_global_id(1);
+    out[y * n + x] = in[y * n + x] * 2.0f;
+}
+kernel void transpose(global const float *in, global float *out, int n) {
+    int x = get_global_id(0), y = get_global_id(1);
+    out[x * n + y] = in[y * n + x];
+}
+kernel void tiled(global const float *in, global float *out, int n) {
+    int x = get_global_id(0), y = get_global_id(1);
+    out[y * n + x] = in[y * n + x] + (float)get_local_id(1);
+}
+"#;
+
+/// The launch-level shape advice: a work-group shape of the same size is suggested only
+/// where the model, every access re-counted from its strides (`n` a kernel argument read at
+/// launch), prices the launch faster, and the price it gives is the one a launch in that
+/// shape gets. Before, each site advised a <16,1,1> work-group on its own: for a transpose
+/// in <16,16> work-groups at SIMD32 the write's advice pointed to a shape the model prices
+/// 1.31x slower.
+#[test]
+fn a_work_group_shape_is_suggested_only_where_the_model_prices_it_faster() {
+    let (dir, json, dev) = json_sink("reshape");
+    let program = build(&dev, RESHAPE);
+    let n = 512usize;
+    // (kernel, local size) -> (modelled ns, the suggested shape and its modelled ns).
+    let launch = |kernel: &str, local: [usize; 3]| -> (f64, Option<([usize; 3], f64)>) {
+        let k = program.kernel(kernel).unwrap();
+        let mut a = Buf::new(n * n, |i| i as i32);
+        let mut b = Buf::new(n * n, |_| 0);
+        let r = launch_with_ints(&dev, k, &mut [&mut a, &mut b], &[(2, n as i32)], &[], [n, n, 1], local, None);
+        assert!(r.device_time_ns.is_some(), "{kernel} {local:?} modelled");
+        let text = std::fs::read_to_string(&json).unwrap();
+        let at = text.find(&format!("\"kernel\":\"{kernel}\"")).unwrap_or_else(|| panic!("{text}"));
+        let text = &text[at..];
+        let time = json_number(text, "\"time_ns\"", "time_ns");
+        let key = "\"shape_suggestion\":";
+        let rest = &text[text.find(key).unwrap() + key.len()..];
+        let suggestion = (!rest.starts_with("null")).then(|| {
+            let sizes = &rest[rest.find('[').unwrap() + 1..rest.find(']').unwrap()];
+            let s: Vec<usize> = sizes.split(',').map(|x| x.parse().unwrap()).collect();
+            ([s[0], s[1], s[2]], json_number(rest, "\"time_ns\"", "time_ns"))
+        });
+        (time, suggestion)
+    };
+    let cases: [(&str, [usize; 3]); 3] =
+        [("colcopy", [1, 16, 1]), ("transpose", [32, 8, 1]), ("transpose", [256, 1, 1])];
+    for (kernel, local) in cases {
+        let (time, suggestion) = launch(kernel, local);
+        let (shape, predicted) = suggestion.unwrap_or_else(|| panic!("{kernel} {local:?}: no suggestion"));
+        assert!(predicted < 0.95 * time, "{kernel} {local:?}: {predicted} vs {time}");
+        let (actual, again) = launch(kernel, shape);
+        let off = (predicted - actual).abs() / actual;
+        assert!(off < 0.02, "{kernel} {local:?} -> {shape:?}: predicted {predicted} ns, launched {actual} ns");
+        assert!(again.is_none(), "{kernel} {shape:?}: the suggested shape gets no suggestion of its own");
+    }
+    // The row shape of a copy: nothing faster. A kernel that reads its local id: no shape
+    // is suggested, however its lines look.
+    assert!(launch("colcopy", [16, 1, 1]).1.is_none());
+    assert!(launch("tiled", [1, 16, 1]).1.is_none());
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -39,6 +39,7 @@ fn page() -> ReportPage {
         loc: loc(line),
         waits_for: vec![],
         same_address: Default::default(),
+        lane_strides: None,
     };
     let info = GenKernelInfo {
         simd: 16,
@@ -51,6 +52,7 @@ fn page() -> ReportPage {
         blocks: vec![GenBlock { instructions: 40, flops: 0, flops_f64: 0, divergent_branch: false, loc: loc(3) }],
         source_files: vec!["<source>".into()],
         source_texts: vec![Some(SOURCE.into())],
+        shape_free: false,
     };
     let m = 1024;
     let sites = [
@@ -198,8 +200,8 @@ fn a_gen_launch_writes_its_html_page() {
     let html = std::fs::read_to_string(&path).unwrap();
     assert!(html.contains("<title>Kernel column on gen9-gt2</title>"), "{html}");
     assert!(html.contains("    out[y * n + x] = in[y * n + x] * 2.0f;"), "the source line: {html}");
-    assert!(html.contains("column access: 16 lines per message; a &lt;16,1,1&gt; work-group reads 1"), "{html}");
-    assert!(html.contains("column access: 16 lines per message; a &lt;16,1,1&gt; work-group writes 1"), "{html}");
+    assert!(html.contains("column access: 16 lines per message; lanes of one row would read 1"), "{html}");
+    assert!(html.contains("column access: 16 lines per message; lanes of one row would write 1"), "{html}");
     // The hot line is shaded and linked from the worst lines.
     assert!(html.contains("<tr id=\"L0-3\" class=\"hot\">"), "{html}");
     assert!(html.contains("(binding)") && html.contains("Where the cycles go"), "{html}");

@@ -283,6 +283,7 @@ impl Simulated {
                     loc: Some(SourceLoc { file: 0, line: 10 + k as u32, column: 5 }),
                     waits_for: s.waits_for.clone(),
                     same_address: Default::default(),
+                    lane_strides: None,
                 })
                 .collect(),
             blocks: vec![GenBlock { instructions: self.instructions, flops: self.flops, ..Default::default() }],
@@ -357,6 +358,7 @@ impl Simulated {
             barriers: self.barriers,
             slm_bytes: self.slm_bytes,
             footprint_bytes: None,
+            int_args: vec![],
         };
         let model = GenModel::new(config, &info, shape);
         let count = groups.iter().product::<usize>();
@@ -495,7 +497,7 @@ fn column_access_loses_by_the_line_ratio() {
     assert!(square.time_ns > row.time_ns && column.time_ns > square.time_ns);
     // The advice in the guide's terms.
     let advice = column.report.sites[0].advice.clone().unwrap();
-    assert!(advice.starts_with("column access: 16 lines per message; a <16,1,1> work-group reads 1"), "{advice}");
+    assert!(advice.starts_with("column access: 16 lines per message; lanes of one row would read 1"), "{advice}");
     assert!(row.report.sites[0].advice.is_none());
     assert!(column.report.text().contains("kernel.cl:10: "), "{}", column.report.text());
     // Per line: the load (line 10) and the store (line 11) lose 15 of 16 lines each.
@@ -504,11 +506,11 @@ fn column_access_loses_by_the_line_ratio() {
     assert_eq!(worst.advice[0].text, advice);
     assert!(column.report.lines[1].advice[0]
         .text
-        .starts_with("column access: 16 lines per message; a <16,1,1> work-group writes 1"));
+        .starts_with("column access: 16 lines per message; lanes of one row would write 1"));
     let square_advice = square.report.sites[0].advice.clone().unwrap();
     assert_eq!(
         square_advice,
-        "narrow work-group: 4 lines per message; a <16,1,1> work-group reads 1 (this one is <4,4,1>)"
+        "narrow work-group: 4 lines per message; lanes of one row would read 1 (this one is <4,4,1>)"
     );
     assert!(row.report.lines.iter().all(|l| l.advice.is_empty()), "{:?}", row.report.lines);
 }
@@ -637,6 +639,7 @@ fn deterministic_from_several_threads_and_runs() {
         barriers: k.barriers,
         slm_bytes: k.slm_bytes,
         footprint_bytes: None,
+        int_args: vec![],
     };
     let model = GenModel::new(&config, &k.info(simd), shape);
     let counters: Vec<Vec<u64>> = (0..groups).map(|g| k.group_counters(simd, global, local, [g, 0, 0])).collect();
@@ -802,6 +805,7 @@ fn shape_1d(global: usize, local: usize, simd: u32) -> GenShape {
         barriers: 0,
         slm_bytes: 0,
         footprint_bytes: None,
+        int_args: vec![],
     }
 }
 

@@ -392,7 +392,28 @@ impl Display for Module {
                         crate::gen_abi::SameAddress::Message => write!(f, ", one address per message")?,
                         crate::gen_abi::SameAddress::Launch => write!(f, ", one address per launch")?,
                     }
+                    if let Some(steps) = &site.lane_strides {
+                        let sum = |terms: &Vec<crate::gen_abi::StrideTerm>| -> String {
+                            let t: Vec<String> = terms
+                                .iter()
+                                .map(|(c, v)| match v {
+                                    None => c.to_string(),
+                                    Some(v) => format!("{c}*{v:?}"),
+                                })
+                                .collect();
+                            if t.is_empty() {
+                                "0".into()
+                            } else {
+                                t.join("+")
+                            }
+                        };
+                        let s: Vec<String> = steps.iter().map(sum).collect();
+                        write!(f, ", steps {} bytes per local id", s.join(", "))?;
+                    }
                     writeln!(f)?;
+                }
+                if plan.shape_free {
+                    writeln!(f, "  gen.shape_free")?;
                 }
             }
         }

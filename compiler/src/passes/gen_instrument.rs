@@ -48,7 +48,15 @@ pub fn run(m: &mut ir::Module, linear_lanes: bool) -> Result<(), String> {
         }
         let f = &m.functions[func];
         let wa = crate::vectorize::analysis::analyze_lanes(m, f, linear_lanes);
-        let (plan, counts) = plan(m, f, &wa);
+        let (mut plan, counts) = plan(m, f, &wa);
+        let dims = [0, 1, 2].map(|d| crate::vectorize::analysis::analyze_dimension(m, f, d));
+        for (_, site, access) in &counts {
+            let (GenAccess::Memory { ptr }, Some(s)) = (access, plan.sites.get_mut(*site as usize)) else { continue };
+            if matches!(s.space, AddressSpace::Global | AddressSpace::Constant) {
+                s.lane_strides = super::gen_strides::lane_strides(m, f, &dims, *ptr);
+            }
+        }
+        plan.shape_free = shape_free(f, &plan);
         if plan.sites.len() > MAX_SITES {
             return Err(format!(
                 "kernel `{}` has {} memory messages after inlining; an instrumented build of more than {} \
@@ -69,6 +77,20 @@ pub fn run(m: &mut ir::Module, linear_lanes: bool) -> Result<(), String> {
         m.kernels[k].info.gen = Some(plan);
     }
     Ok(())
+}
+
+/// Whether kernel function `f` (planned as `plan`) computes the same whatever the
+/// work-group shape: it asks for no id or size of the work-group or sub-group but the global
+/// ones, and has no barrier and no SLM message.
+fn shape_free(f: &ir::Function, plan: &GenKernelInfo) -> bool {
+    use ir::WorkItemQuery as Q;
+    let shape_query = f.layout.blocks.iter().flat_map(|&b| f.layout.insts[b].iter()).any(|&i| match &f.insts[i] {
+        InstData::WorkItem { query } => !matches!(query, Q::GlobalId | Q::GlobalSize | Q::GlobalOffset | Q::WorkDim),
+        // A call left out of line may ask (the kernel's body is inlined as a rule).
+        InstData::Barrier { .. } | InstData::Call { .. } => true,
+        _ => false,
+    });
+    !shape_query && !plan.sites.iter().any(|s| s.space == AddressSpace::Local)
 }
 
 /// Whether private pointer `p` indexes its variable with a value known only at run time (a
@@ -329,6 +351,7 @@ pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis) -> (GenKern
                     loc: loc(i),
                     waits_for: chain.operands.clone(),
                     same_address: SameAddress::Unknown,
+                    lane_strides: None,
                 });
                 continue;
             }
@@ -388,6 +411,7 @@ pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis) -> (GenKern
                     loc: loc(i),
                     waits_for: waits_for.clone(),
                     same_address,
+                    lane_strides: None,
                 });
                 waits_for.push(site);
             }
@@ -470,11 +494,11 @@ mod tests {
             printed,
             [
                 "  gen.blocks 5",
-                "  gen.site 0: block 1, global load, 4 bytes",
+                "  gen.site 0: block 1, global load, 4 bytes, steps 4, 0, 0 bytes per local id",
                 "  gen.site 1: block 1, local store, 4 bytes, waits for 0",
                 "  gen.site 2: block 2, local load, 4 bytes, one address per message",
-                "  gen.site 3: block 2, global load, 4 bytes",
-                "  gen.site 4: block 2, global store, 4 bytes, waits for 2 3",
+                "  gen.site 3: block 2, global load, 4 bytes, steps 4, 0, 0 bytes per local id",
+                "  gen.site 4: block 2, global store, 4 bytes, waits for 2 3, steps 4, 0, 0 bytes per local id",
             ],
             "{module}"
         );
@@ -493,8 +517,8 @@ mod tests {
         assert_eq!(
             printed,
             [
-                "  gen.site 0: block 1, global load, 64 bytes",
-                "  gen.site 1: block 1, global store, 64 bytes, waits for 0"
+                "  gen.site 0: block 1, global load, 64 bytes, steps 64, 0, 0 bytes per local id",
+                "  gen.site 1: block 1, global store, 64 bytes, waits for 0, steps 64, 0, 0 bytes per local id"
             ],
             "{module}"
         );
@@ -515,9 +539,9 @@ mod tests {
         assert_eq!(
             printed,
             [
-                "  gen.site 0: block 1, global atomic, 4 bytes, one address per launch",
-                "  gen.site 1: block 1, global atomic, 4 bytes, one address per message",
-                "  gen.site 2: block 1, global load, 4 bytes",
+                "  gen.site 0: block 1, global atomic, 4 bytes, one address per launch, steps 0, 0, 0 bytes per local id",
+                "  gen.site 1: block 1, global atomic, 4 bytes, one address per message, steps 0, 0, 0 bytes per local id",
+                "  gen.site 2: block 1, global load, 4 bytes, steps 4, 0, 0 bytes per local id",
                 "  gen.site 3: block 1, global atomic, 4 bytes, waits for 2",
             ],
             "{module}"
@@ -577,5 +601,33 @@ mod tests {
         crate::vectorize::inline_kernel_calls(&mut m, 256).unwrap();
         let err = run(&mut m, false).expect_err("refused");
         assert!(err.contains("1026 memory messages after inlining"), "{err}");
+    }
+
+    /// A site's address as steps per local id of each dimension, a kernel argument read at
+    /// launch where the row length is one (`gen_strides`); none for a product of two ids or
+    /// a loaded index. The kernel asks only for global ids: any shape computes the same.
+    #[test]
+    fn two_dimensional_addresses_have_steps_per_local_id() {
+        let src = "__kernel void k(__global float *out, __global const int *idx, int n) {\n\
+                   int x = get_global_id(0), y = get_global_id(1);\n\
+                   out[y * n + x] = 1.0f;\n\
+                   out[x * 3 + y * 64] = 2.0f;\n\
+                   out[x * y] = 3.0f;\n\
+                   out[idx[x]] = 4.0f; }";
+        let (_, module) = instrumented_source(src);
+        let printed: Vec<&str> = module.lines().filter(|l| l.starts_with("  gen.")).collect();
+        assert_eq!(
+            printed,
+            [
+                "  gen.blocks 3",
+                "  gen.site 0: block 1, global store, 4 bytes, steps 4, 4*Arg(2), 0 bytes per local id",
+                "  gen.site 1: block 1, global store, 4 bytes, steps 12, 256, 0 bytes per local id",
+                "  gen.site 2: block 1, global store, 4 bytes",
+                "  gen.site 3: block 1, global load, 4 bytes, steps 4, 0, 0 bytes per local id",
+                "  gen.site 4: block 1, global store, 4 bytes, waits for 3",
+                "  gen.shape_free",
+            ],
+            "{module}"
+        );
     }
 }

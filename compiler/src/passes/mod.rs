@@ -19,6 +19,7 @@
 pub mod align;
 pub mod barriers;
 pub mod gen_instrument;
+pub mod gen_strides;
 pub mod inline;
 pub mod linearize;
 pub mod reducible;

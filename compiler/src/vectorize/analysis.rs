@@ -95,6 +95,9 @@ pub struct WorkItemAnalysis {
     /// rows, [`analyze_lanes`]): every dimension of the ids varies, only the local linear id
     /// is consecutive.
     pub linear_lanes: bool,
+    /// The dimension whose consecutive ids the lanes are (0 for the vector code; 1 or 2 only
+    /// in [`analyze_dimension`], which reads the strides of addresses along it).
+    pub lane_dim: u64,
     /// Branches on a varying condition whose region reaches a work-group barrier. OpenCL
     /// requires every work-item of a work-group to reach a barrier, so in a valid program
     /// such a branch goes the same way for all of them: it runs as a uniform branch.
@@ -219,8 +222,21 @@ pub fn analyze(m: &ir::Module, f: &Function) -> WorkItemAnalysis {
 /// [`analyze`] for packets of consecutive ids of dimension 0 in one row (`linear_lanes`
 /// false) or of consecutive linear local ids (true).
 pub fn analyze_lanes(m: &ir::Module, f: &Function, linear_lanes: bool) -> WorkItemAnalysis {
+    analyze_with(m, f, linear_lanes, 0)
+}
+
+/// [`analyze`] as if the lanes were consecutive ids of dimension `dim` (the other
+/// dimensions' ids uniform): a value's `Strided(s)` is its step per id of that dimension.
+/// Not for vector code (the lowering packs dimension 0); the Gen counting reads the strides
+/// of its sites' addresses along each dimension from it.
+pub fn analyze_dimension(m: &ir::Module, f: &Function, dim: u64) -> WorkItemAnalysis {
+    analyze_with(m, f, false, dim)
+}
+
+fn analyze_with(m: &ir::Module, f: &Function, linear_lanes: bool, lane_dim: u64) -> WorkItemAnalysis {
     let mut a = WorkItemAnalysis {
         linear_lanes,
+        lane_dim,
         shapes: SecondaryMap::default(),
         divergent_branches: Vec::new(),
         divergent_blocks: HashSet::new(),
@@ -555,21 +571,25 @@ fn inst_shape(m: &ir::Module, f: &Function, a: &WorkItemAnalysis, i: Inst) -> Op
                 Q::GlobalId | Q::LocalId => {
                     if f.inst_result[i].is_some_and(is_vector) {
                         Varying
-                    } else {
+                    } else if a.lane_dim == 0 {
                         Strided(1)
+                    } else {
+                        Uniform
                     }
                 }
-                Q::GlobalLinearId | Q::LocalLinearId => Strided(1),
+                // Along dimension 1 or 2 the linear ids step by the rows' length.
+                Q::GlobalLinearId | Q::LocalLinearId if a.lane_dim == 0 => Strided(1),
+                Q::GlobalLinearId | Q::LocalLinearId => Varying,
                 Q::SubgroupLocalId | Q::SubgroupId => Varying,
                 _ => Uniform,
             }
         }
         InstData::ExtractElement { vector, index } => {
-            // Component 0 of the id vectors is consecutive, the others uniform.
+            // Component 0 of the id vectors (`lane_dim`'s) is consecutive, the others uniform.
             if let Some(ValueDef::Result(def)) = f.values.get(*vector).map(|d| d.def).filter(|_| !a.linear_lanes) {
                 if let InstData::WorkItem { query: WorkItemQuery::GlobalId | WorkItemQuery::LocalId } = f.insts[def] {
                     return Some(match const_int(m, f, *index) {
-                        Some(0) => Strided(1),
+                        Some(d) if d as u64 == a.lane_dim => Strided(1),
                         Some(_) => Uniform,
                         None => Varying,
                     });

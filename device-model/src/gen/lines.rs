@@ -373,18 +373,22 @@ fn global_advice(site: &GenSite, c: &SiteCounters, simd: u64, local_size: [usize
     // Lanes of one hardware thread span rows: the guide's column / square work-groups.
     let narrow = local_size[0] < simd as usize && (local_size[1] > 1 || local_size[2] > 1);
     let misaligned = lines - ideal <= messages;
-    let row = shape([simd as usize, 1, 1]);
+    // What the lanes would touch as consecutive x of one row; which shape is faster for the
+    // kernel as a whole is the model's launch-level suggestion (`model::reshape`), made only
+    // where it re-counted every access.
     let text = if narrow && one_line_per_lane {
         format!(
-            "column access: {} lines per message; a {row} work-group {verb} {}",
+            "column access: {} lines per message; lanes of one row would {} {}",
             fmt_count(per_message),
+            verb_base(site.kind),
             fmt_count(ideal_per_message)
         )
     } else if narrow {
         // Even one line more per message is the shape's doing: <8,2,1> reads two half lines.
         format!(
-            "narrow work-group: {} lines per message; a {row} work-group {verb} {} (this one is {})",
+            "narrow work-group: {} lines per message; lanes of one row would {} {} (this one is {})",
             fmt_count(per_message),
+            verb_base(site.kind),
             fmt_count(ideal_per_message),
             shape(local_size)
         )
@@ -412,6 +416,15 @@ fn global_advice(site: &GenSite, c: &SiteCounters, simd: u64, local_size: [usize
     let kind =
         if misaligned && !narrow && !one_line_per_lane { AdviceKind::Misaligned } else { AdviceKind::ScatteredLines };
     Some(Advice { kind, text, lost_cycles: (lines - ideal) as f64 })
+}
+
+/// "read", "write", "touch".
+fn verb_base(kind: AccessKind) -> &'static str {
+    match kind {
+        AccessKind::Load => "read",
+        AccessKind::Store => "write",
+        AccessKind::Atomic => "touch",
+    }
 }
 
 /// SLM: the conflict cycles. A power-of-two stride of s dwords puts s x active / 16 lanes
@@ -499,6 +512,7 @@ mod tests {
             loc: loc(line),
             waits_for: vec![],
             same_address: Default::default(),
+            lane_strides: None,
         }
     }
 
@@ -578,7 +592,7 @@ mod tests {
         assert_eq!(first.ideal_lines, 100);
         assert!((first.efficiency - 1.0 / 16.0).abs() < 1e-9);
         assert_eq!(first.advice.len(), 1);
-        assert_eq!(first.advice[0].text, "column access: 16 lines per message; a <16,1,1> work-group reads 1");
+        assert_eq!(first.advice[0].text, "column access: 16 lines per message; lanes of one row would read 1");
         assert_eq!(first.advice[0].lost_cycles, 1500.0);
         let row = stats.iter().find(|l| l.loc.map(|l| l.line) == Some(3)).unwrap();
         assert!(row.advice.is_empty(), "{:?}", row.advice);
@@ -592,7 +606,7 @@ mod tests {
         let files = ["<source>".to_string()];
         assert_eq!(
             worst_lines_text(&stats, &files, 5),
-            "<source>:4: 1500 cycles lost; 100 msg, 16.0 lines/msg, 6% efficient\n    column access: 16 lines per message; a <16,1,1> work-group reads 1\n"
+            "<source>:4: 1500 cycles lost; 100 msg, 16.0 lines/msg, 6% efficient\n    column access: 16 lines per message; lanes of one row would read 1\n"
         );
         assert_eq!(worst_lines_text(&stats, &files, 0), "");
     }
@@ -634,7 +648,7 @@ mod tests {
             assert_eq!(
                 stats[0].advice[0].text,
                 format!(
-                    "narrow work-group: {lines} lines per message; a <16,1,1> work-group reads 1 (this one is <{},{},1>)",
+                    "narrow work-group: {lines} lines per message; lanes of one row would read 1 (this one is <{},{},1>)",
                     local[0], local[1]
                 )
             );

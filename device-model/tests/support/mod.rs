@@ -56,7 +56,26 @@ pub fn launch_with(
     local: [usize; 3],
     observer: Option<Arc<dyn Observer>>,
 ) -> LaunchReport {
+    launch_with_ints(dev, k, bufs, &[], locals, global, local, observer)
+}
+
+/// [`launch_with`] with `int` arguments `(index, value)` too (the others are zero).
+#[allow(clippy::too_many_arguments)]
+pub fn launch_with_ints(
+    dev: &GenDevice,
+    k: &NativeKernel,
+    bufs: &mut [&mut dyn ArgAddr],
+    ints: &[(usize, i32)],
+    locals: &[(usize, usize)],
+    global: [usize; 3],
+    local: [usize; 3],
+    observer: Option<Arc<dyn Observer>>,
+) -> LaunchReport {
     let mut block = vec![0u8; k.info.arg_block_size];
+    for &(i, v) in ints {
+        let at = k.info.args[i].offset;
+        block[at..at + 4].copy_from_slice(&v.to_ne_bytes());
+    }
     let mut bi = 0;
     for a in &k.info.args {
         if let ArgKind::Buffer { .. } | ArgKind::Image = a.kind {

@@ -15,6 +15,7 @@
 
 pub mod occupancy;
 pub mod report;
+pub mod reshape;
 pub mod rules;
 pub mod simd;
 pub mod time;
@@ -51,6 +52,9 @@ pub struct GenShape {
     /// move more than the L3 holds (`time::memory_bytes`). `None`: every L3 line goes to
     /// memory.
     pub footprint_bytes: Option<u64>,
+    /// The kernel's scalar integer arguments by index (`None`: another kind), for the
+    /// strides of its addresses (`reshape`).
+    pub int_args: Vec<Option<i64>>,
 }
 
 impl GenShape {
@@ -72,6 +76,16 @@ impl GenShape {
             barriers: info.barrier_count,
             slm_bytes: info.static_local_mem_size.saturating_add(local_args),
             footprint_bytes: launch.footprint_bytes,
+            int_args: int_args(info, launch.args),
+        }
+    }
+
+    /// The value of `v` in this launch, if known.
+    pub fn launch_value(&self, v: gen_abi::LaunchValue) -> Option<i64> {
+        match v {
+            gen_abi::LaunchValue::Arg(k) => self.int_args.get(k as usize).copied().flatten(),
+            gen_abi::LaunchValue::GlobalSize(d) => self.global_size.get(d as usize).map(|&n| n as i64),
+            gen_abi::LaunchValue::LocalSize(d) => self.local_size.get(d as usize).map(|&n| n as i64),
         }
     }
 
@@ -85,6 +99,24 @@ impl GenShape {
         let [n0, n1, _] = self.groups.map(|n| n.max(1) as u64);
         id[0] as u64 + id[1] as u64 * n0 + id[2] as u64 * n0 * n1
     }
+}
+
+/// Each argument of `info` read from argument block `args` as a signed integer when it is a
+/// value of 1, 2, 4 or 8 bytes.
+fn int_args(info: &KernelInfo, args: &[u8]) -> Vec<Option<i64>> {
+    info.args
+        .iter()
+        .map(|a| {
+            let bytes = args.get(a.offset..a.offset + a.size)?;
+            match (&a.kind, a.size) {
+                (softcl_compiler::ArgKind::Value, 1) => Some(i64::from(bytes[0] as i8)),
+                (softcl_compiler::ArgKind::Value, 2) => Some(i64::from(i16::from_ne_bytes(bytes.try_into().ok()?))),
+                (softcl_compiler::ArgKind::Value, 4) => Some(i64::from(i32::from_ne_bytes(bytes.try_into().ok()?))),
+                (softcl_compiler::ArgKind::Value, 8) => Some(i64::from_ne_bytes(bytes.try_into().ok()?)),
+                _ => None,
+            }
+        })
+        .collect()
 }
 
 /// What [`GenModel::finish`] returns.
@@ -108,6 +140,10 @@ impl GenLaunchModel {
         crate::LaunchReport { device_time_ns: self.device_time_ns(), report: Some(self.report.text()) }
     }
 }
+
+/// Another work-group shape is suggested when the model prices the launch in it below
+/// this fraction of its time (5% faster or more).
+const SUGGEST_BELOW: f64 = 0.95;
 
 /// Shards of the totals: a worker adds its work-groups to the shard of its thread
 /// ([`shard_of_thread`]), so the executor's threads do not contend for one lock per
@@ -138,6 +174,10 @@ struct Totals {
     last: LastGroup,
     /// The last work-group placed: its linear id, wave, position in the wave and sub-slice.
     cursor: Option<(u64, u64, u64, u64)>,
+    /// Per other shape priced (`GenModel::reshapes`): its waves and GTI bytes, as `waves`
+    /// and `memory_bytes`.
+    alt_waves: Vec<Vec<GroupCost>>,
+    alt_memory: Vec<u64>,
 }
 
 /// A run of work-groups with the same counters and barriers: one cost, added `repeats`
@@ -147,6 +187,8 @@ struct LastGroup {
     counters: Vec<u64>,
     barriers: u64,
     cost: GroupCost,
+    /// The cost in each other shape priced.
+    alt_costs: Vec<GroupCost>,
     repeats: u64,
 }
 
@@ -192,15 +234,24 @@ impl Totals {
     /// Adds the totals of another shard.
     fn merge(&mut self, o: &Totals, sites: usize) {
         self.add_counters(&o.counters, sites);
-        if self.waves.len() < o.waves.len() {
-            self.waves.resize(o.waves.len(), GroupCost::default());
-        }
-        for (cost, o) in self.waves.iter_mut().zip(&o.waves) {
-            cost.add(o);
-        }
+        add_waves(&mut self.waves, &o.waves);
         self.groups += o.groups;
         self.barriers += o.barriers;
         self.memory_bytes = self.memory_bytes.saturating_add(o.memory_bytes);
+        for (j, (waves, memory)) in o.alt_waves.iter().zip(&o.alt_memory).enumerate() {
+            add_waves(&mut self.alt_waves[j], waves);
+            self.alt_memory[j] = self.alt_memory[j].saturating_add(*memory);
+        }
+    }
+}
+
+/// Adds wave table `from` to `to`, cell by cell.
+fn add_waves(to: &mut Vec<GroupCost>, from: &[GroupCost]) {
+    if to.len() < from.len() {
+        to.resize(from.len(), GroupCost::default());
+    }
+    for (cost, o) in to.iter_mut().zip(from) {
+        cost.add(o);
     }
 }
 
@@ -224,6 +275,8 @@ pub struct GenModel {
     totals: Vec<crossbeam::utils::CachePadded<Mutex<Totals>>>,
     /// Why the launch is not modelled (`kernel.gen` is `None`: the kernel runs uncounted).
     not_modelled: Option<String>,
+    /// Other work-group shapes priced alongside (`reshape`).
+    reshapes: Vec<reshape::Reshape>,
 }
 
 impl GenModel {
@@ -241,6 +294,8 @@ impl GenModel {
             if count_regions { (0..shape.group_count()).map(|_| AtomicU32::new(0)).collect() } else { Vec::new() };
         let words = gen.counter_words();
         let chains = time::chain_latencies(config, &gen);
+        let reshapes = reshape::candidates(&gen, &shape);
+        let n = reshapes.len();
         Self {
             chains,
             config: config.clone(),
@@ -254,12 +309,15 @@ impl GenModel {
                 .map(|_| {
                     crossbeam::utils::CachePadded::new(Mutex::new(Totals {
                         counters: vec![0; words],
+                        alt_waves: vec![Vec::new(); n],
+                        alt_memory: vec![0; n],
                         ..Default::default()
                     }))
                 })
                 .collect(),
             shape,
             not_modelled: kernel.gen.is_none().then(|| "the kernel ran uncounted".to_string()),
+            reshapes,
         }
     }
 
@@ -327,15 +385,27 @@ impl GenModel {
                 t.last.cost
             } else {
                 t.flush_last(self.gen.sites.len());
-                let cost = GroupCost::from_counters(
-                    &self.config,
-                    &self.gen,
-                    &self.chains,
-                    self.shape.simd,
-                    counters,
-                    threads,
-                    barriers,
-                );
+                let price = |counters: &[u64]| {
+                    GroupCost::from_counters(
+                        &self.config,
+                        &self.gen,
+                        &self.chains,
+                        self.shape.simd,
+                        counters,
+                        threads,
+                        barriers,
+                    )
+                };
+                let cost = price(counters);
+                let mut scaled = Vec::new();
+                t.last.alt_costs = self
+                    .reshapes
+                    .iter()
+                    .map(|r| {
+                        r.apply(counters, &mut scaled);
+                        price(&scaled)
+                    })
+                    .collect();
                 t.last.counters.clear();
                 t.last.counters.extend_from_slice(counters);
                 (t.last.barriers, t.last.cost, t.last.repeats) = (barriers, cost, 1);
@@ -348,6 +418,15 @@ impl GenModel {
                 t.waves.resize((wave + 1) * subslices, GroupCost::default());
             }
             t.waves[cell].add(&cost);
+            for j in 0..t.last.alt_costs.len() {
+                let alt = t.last.alt_costs[j];
+                let waves = &mut t.alt_waves[j];
+                if waves.len() <= cell {
+                    waves.resize((wave + 1) * subslices, GroupCost::default());
+                }
+                waves[cell].add(&alt);
+                t.alt_memory[j] = t.alt_memory[j].saturating_add(alt.l3_lines.saturating_mul(64));
+            }
             t.groups += 1;
             t.barriers += barriers;
             t.memory_bytes = t.memory_bytes.saturating_add(cost.l3_lines.saturating_mul(64));
@@ -357,16 +436,36 @@ impl GenModel {
     /// The modelled time and the report of what was observed so far (call after the launch).
     pub fn finish(&self) -> GenLaunchModel {
         let sites = self.gen.sites.len();
-        let mut t = Totals { counters: vec![0; self.gen.counter_words()], ..Default::default() };
+        let n = self.reshapes.len();
+        let mut t = Totals {
+            counters: vec![0; self.gen.counter_words()],
+            alt_waves: vec![Vec::new(); n],
+            alt_memory: vec![0; n],
+            ..Default::default()
+        };
         for shard in &self.totals {
             let mut shard = shard.lock().unwrap_or_else(|e| e.into_inner());
             shard.flush_last(sites);
             t.merge(&shard, sites);
         }
         let per_wave = if self.spread() { 1 } else { (self.config.subslices() as usize).max(1) };
-        let waves = t.waves.len().div_ceil(per_wave) as u64;
+        let waves_of = |w: &[GroupCost]| w.len().div_ceil(per_wave) as u64;
+        let waves = waves_of(&t.waves);
         let memory = time::memory_bytes(&self.config, t.memory_bytes, self.shape.footprint_bytes, waves);
         let time = time::launch_time(&self.config, &t.waves, memory, self.spread());
+        let lines: Vec<u64> = (0..sites).map(|k| self.gen.site_counters(&t.counters, k).l3_lines).collect();
+        let reshaped = self
+            .reshapes
+            .iter()
+            .zip(t.alt_waves.iter().zip(&t.alt_memory))
+            .filter(|(r, _)| r.known(&lines))
+            .map(|(r, (waves, &bytes))| {
+                let memory = time::memory_bytes(&self.config, bytes, self.shape.footprint_bytes, waves_of(waves));
+                (r.local_size, time::launch_time(&self.config, waves, memory, self.spread()).time_ns)
+            })
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .filter(|&(_, ns)| ns < SUGGEST_BELOW * time.time_ns)
+            .map(|(local_size, ns)| report::ShapeSuggestion { local_size, time_ns: ns, speedup: time.time_ns / ns });
         let report = GenReport::build(&report::Inputs {
             config: &self.config,
             kernel: &self.kernel,
@@ -380,6 +479,7 @@ impl GenModel {
             barriers: t.barriers,
             time: &time,
             not_modelled: self.not_modelled.as_deref(),
+            reshaped,
         });
         GenLaunchModel { time_ns: (time.time_ns.ceil() as u64).max(1), report }
     }

@@ -33,6 +33,19 @@ pub struct Inputs<'a> {
     pub time: &'a LaunchTime,
     /// Why the launch ran uncounted, if it did ([`GenReport::not_modelled`]).
     pub not_modelled: Option<&'a str>,
+    /// The fastest other work-group shape the model priced, if it is faster.
+    pub reshaped: Option<ShapeSuggestion>,
+}
+
+/// A work-group shape of the same size that the model, every access re-counted, prices
+/// faster than the launch's (`reshape`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ShapeSuggestion {
+    pub local_size: [usize; 3],
+    /// The launch's modelled time in that shape.
+    pub time_ns: f64,
+    /// The launch's time over that one.
+    pub speedup: f64,
 }
 
 /// One load, store or atomic of the kernel over the launch.
@@ -133,6 +146,8 @@ pub struct GenReport {
     /// vectorizer refuses, or more messages than an instrumented build is made for). Its
     /// counters and time are then zero, and profiling END - START is the host's time.
     pub not_modelled: Option<String>,
+    /// A faster work-group shape, when the model found one ([`ShapeSuggestion`]).
+    pub shape_suggestion: Option<ShapeSuggestion>,
     pub sites: Vec<SiteReport>,
     /// Every block of the kernel, in the build's order.
     pub blocks: Vec<BlockReport>,
@@ -282,6 +297,7 @@ impl GenReport {
             flops_f64,
             time: *i.time,
             not_modelled: i.not_modelled.map(str::to_string),
+            shape_suggestion: i.reshaped.filter(|_| i.not_modelled.is_none()),
             sites,
             blocks,
             lines,
@@ -350,6 +366,17 @@ impl GenReport {
                 ),
             ),
         ];
+        if let Some(sg) = &self.shape_suggestion {
+            summary.push((
+                "work-group shape".to_string(),
+                format!(
+                    "{} is modelled at {:.3} us, {:.2}x faster (every access re-counted)",
+                    shape_text(sg.local_size),
+                    sg.time_ns / 1000.0,
+                    sg.speedup
+                ),
+            ));
+        }
         if self.scratch.messages > 0 {
             summary.push((
                 "private (scratch)".to_string(),
@@ -541,6 +568,16 @@ impl GenReport {
             t.waves,
             t.bound()
         );
+        if let Some(s) = &self.shape_suggestion {
+            let _ = writeln!(
+                o,
+                "  work-group shape: {} is modelled at {:.3} us, {:.2}x faster than {} (every access re-counted)",
+                shape_text(s.local_size),
+                s.time_ns / 1000.0,
+                s.speedup,
+                shape_text(self.local_size)
+            );
+        }
         let worst = lines::worst_lines_text(&self.lines, &self.source_files, 5);
         if !worst.is_empty() {
             let _ = writeln!(o, "  worst source lines:");
@@ -637,6 +674,11 @@ impl GenReport {
         let _ = write!(o, "\"time_ns\":{time_ns},\"not_modelled\":{not_modelled},\"memory_bytes\":{},", t.memory_bytes);
         let footprint = self.footprint_bytes.map_or("null".to_string(), |f| f.to_string());
         let _ = write!(o, "\"footprint_bytes\":{footprint},");
+        let suggestion = self.shape_suggestion.map_or("null".to_string(), |s| {
+            let [x, y, z] = s.local_size;
+            format!("{{\"local_size\":[{x},{y},{z}],\"time_ns\":{},\"speedup\":{}}}", num(s.time_ns), num(s.speedup))
+        });
+        let _ = write!(o, "\"shape_suggestion\":{suggestion},");
         o.push_str("\"sites\":[");
         for (k, s) in self.sites.iter().enumerate() {
             if k > 0 {
@@ -838,6 +880,11 @@ fn loc_json(loc: Option<SourceLoc>) -> String {
 }
 
 /// `s` as a JSON string literal.
+/// "<16,16,1>".
+fn shape_text(s: [usize; 3]) -> String {
+    format!("<{},{},{}>", s[0], s[1], s[2])
+}
+
 pub fn json_str(s: &str) -> String {
     let mut o = String::with_capacity(s.len() + 2);
     o.push('"');
