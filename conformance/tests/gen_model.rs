@@ -178,7 +178,7 @@ fn the_gen_report_env_prints_the_report_on_stderr() {
         " B through the GTI for ",
         "(the launch's buffers: ",
         "cycles: compute ",
-        "worst source lines:",
+        "worst source lines (",
         "<source>:",
         "divergent branch: ",
     ] {

@@ -771,7 +771,7 @@ fn report_text_and_json() {
         "conflict cycles",
         "barriers: 1.0 per work-group",
         "cycles: compute",
-        "worst source lines:",
+        "worst source lines (",
         "kernel.cl:10: ",
         "SLM stride 16 puts 32 lanes on one bank: pad to 17",
     ] {

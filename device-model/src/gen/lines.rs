@@ -321,6 +321,41 @@ pub fn line_stats_at(
     out
 }
 
+impl AdviceKind {
+    /// Whether what this advice loses is time of the resource `term` (a
+    /// `time::Split::parts` name): lines in the L3 and memory, bank cycles in the SLM, idle
+    /// lanes in compute; everything in the thread's own serial time (latency).
+    pub fn loses_in(self, term: &str) -> bool {
+        match self {
+            AdviceKind::ScatteredLines | AdviceKind::Misaligned | AdviceKind::PrivateSpill => {
+                matches!(term, "L3" | "memory" | "latency")
+            }
+            AdviceKind::BankConflict => matches!(term, "SLM" | "latency"),
+            AdviceKind::Divergence | AdviceKind::PartialThread => matches!(term, "compute" | "latency"),
+        }
+    }
+}
+
+/// Ranks `lines` (and each line's advice) by the cycles lost in `term`, the resource that
+/// binds the launch, first: in a memory-bound launch an SLM bank conflict or an idle lane
+/// costs nothing until the memory traffic shrinks, so the lines that lose lines come first,
+/// then the rest by their own lost cycles.
+pub fn rank_in_binding_term(lines: &mut [LineStats], term: &str) {
+    let binding =
+        |l: &LineStats| -> f64 { l.advice.iter().filter(|a| a.kind.loses_in(term)).map(|a| a.lost_cycles).sum() };
+    for l in lines.iter_mut() {
+        l.advice.sort_by(|a, b| {
+            b.kind.loses_in(term).cmp(&a.kind.loses_in(term)).then_with(|| b.lost_cycles.total_cmp(&a.lost_cycles))
+        });
+    }
+    lines.sort_by(|a, b| {
+        binding(b)
+            .total_cmp(&binding(a))
+            .then_with(|| b.lost_cycles.total_cmp(&a.lost_cycles))
+            .then_with(|| line_key(a.loc).cmp(&line_key(b.loc)))
+    });
+}
+
 fn shape(local_size: [usize; 3]) -> String {
     format!("<{},{},{}>", local_size[0].max(1), local_size[1].max(1), local_size[2].max(1))
 }
@@ -753,5 +788,24 @@ mod tests {
         assert_eq!(stats[0].messages, 6);
         assert_eq!(stats[0].l3_lines, 6);
         assert_eq!(stats[0].useful_bytes, 6 * 64);
+    }
+
+    /// In a memory-bound launch the line losing L3 lines ranks above the line with more
+    /// SLM conflict cycles; in an SLM-bound one the other way round.
+    #[test]
+    fn lines_rank_by_the_binding_term_first() {
+        let line = |line: u32, kind: AdviceKind, lost: f64| LineStats {
+            loc: loc(line),
+            advice: vec![Advice { kind, text: String::new(), lost_cycles: lost }],
+            lost_cycles: lost,
+            ..Default::default()
+        };
+        let mut lines = vec![line(3, AdviceKind::BankConflict, 900.0), line(7, AdviceKind::ScatteredLines, 100.0)];
+        rank_in_binding_term(&mut lines, "memory");
+        assert_eq!(lines[0].loc, loc(7));
+        rank_in_binding_term(&mut lines, "SLM");
+        assert_eq!(lines[0].loc, loc(3));
+        rank_in_binding_term(&mut lines, "latency");
+        assert_eq!(lines[0].loc, loc(3), "in the thread's serial time both count: the larger first");
     }
 }

@@ -256,7 +256,8 @@ impl GenReport {
         let site_counters: Vec<SiteCounters> = sites.iter().map(|s| s.counters).collect();
         let block_counters: Vec<BlockCounters> =
             blocks.iter().map(|b| BlockCounters { executions: b.executions, active_lanes: b.active_lanes }).collect();
-        let lines = lines::line_stats_at(i.gen, &site_counters, &block_counters, simd, i.shape.local_size);
+        let mut lines = lines::line_stats_at(i.gen, &site_counters, &block_counters, simd, i.shape.local_size);
+        lines::rank_in_binding_term(&mut lines, i.time.bound());
         let (simd_reason, simd) = match i.choice {
             Ok(ch) if ch.simd == i.shape.simd => (ch.reason(i.config, i.pressure), i.shape.simd),
             Ok(ch) => (
@@ -580,7 +581,7 @@ impl GenReport {
         }
         let worst = lines::worst_lines_text(&self.lines, &self.source_files, 5);
         if !worst.is_empty() {
-            let _ = writeln!(o, "  worst source lines:");
+            let _ = writeln!(o, "  worst source lines ({}-bound: what loses {} time first):", t.bound(), t.bound());
             for l in worst.lines() {
                 let _ = writeln!(o, "    {l}");
             }
