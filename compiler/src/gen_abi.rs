@@ -171,6 +171,24 @@ pub struct RegisterPressure {
     pub subgroup_functions: bool,
     /// IR instructions of the kernel after inlining (very large kernels skip SIMD32).
     pub instructions: u32,
+    /// Bytes per work-item of the private arrays indexed at run time (a register tile
+    /// indexed by loop counters): in registers at a width where they fit
+    /// ([`private_arrays_in_registers`]), scratch memory otherwise.
+    pub private_array_bytes: u32,
+}
+
+/// Bytes of one hardware thread's general register file on every modelled configuration
+/// (128 registers of 32 bytes).
+pub const GRF_BYTES: u64 = 4096;
+
+/// Whether private arrays of `bytes` per work-item indexed at run time live in registers
+/// at SIMD `simd`: the guide ("in some cases, [the compiler] can map dynamically-indexed
+/// private arrays in registers") leaves the limit to the compiler; the model keeps them
+/// there while all lanes' copies take at most three quarters of the GRF (an estimate), the
+/// rest for the kernel's other values (the SIMD choice checks that everything fits). Beyond
+/// it they are scratch memory.
+pub fn private_arrays_in_registers(bytes: u64, simd: u32) -> bool {
+    bytes > 0 && bytes * u64::from(simd) <= GRF_BYTES * 3 / 4
 }
 
 /// What a Gen-instrumented build tells the model about one kernel.

@@ -16,7 +16,7 @@ use crate::kernel_info::{AccessQualifier, AddressSpace, ArgKind, KernelArg, Kern
 use crate::NativeImage;
 
 /// Bumped whenever the encoding or the meaning of a [`NativeImage`] field changes.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// The image's bytes; `None` for images that are not encoded (Gen-instrumented kernels).
 pub fn encode(image: &NativeImage) -> Option<Vec<u8>> {
@@ -230,6 +230,7 @@ fn kernel(w: &mut Writer, k: &KernelInfo) {
         w.bool(p.divergent_loops);
         w.bool(p.subgroup_functions);
         w.u32(p.instructions);
+        w.u32(p.private_array_bytes);
     });
 }
 
@@ -283,6 +284,7 @@ fn read_kernel(r: &mut Reader<'_>) -> Result<KernelInfo, String> {
                 divergent_loops: r.bool()?,
                 subgroup_functions: r.bool()?,
                 instructions: r.u32()?,
+                private_array_bytes: r.u32()?,
             })
         })?,
         gen: None,
@@ -327,6 +329,7 @@ mod tests {
                 divergent_loops: true,
                 subgroup_functions: false,
                 instructions: 77,
+                private_array_bytes: 256,
             }),
             gen: None,
         };

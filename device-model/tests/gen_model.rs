@@ -188,6 +188,16 @@ fn simd_choice_from_register_pressure() {
         let ch = simd::choose(&c, &with_pressure(q), 256).unwrap();
         assert_eq!((ch.simd, ch.rule), (16, rule));
     }
+    // Private arrays indexed at run time: in registers (and in the pressure) at the widest
+    // width where the lanes' copies take at most 3 KB: 64 B at SIMD32 (2 KB), 320 B only at
+    // SIMD8 (2.5 KB); 512 B nowhere (scratch: the pressure alone decides).
+    let arrays = |bytes: u32| with_pressure(RegisterPressure { private_array_bytes: bytes, ..p(64, 16) });
+    let ch = simd::choose(&c, &arrays(64), 256).unwrap();
+    assert_eq!((ch.simd, ch.rule, ch.pressure_bytes), (32, simd::SimdRule::PressureFits, 64 + (16 + 64) * 32));
+    let ch = simd::choose(&c, &arrays(320), 256).unwrap();
+    assert_eq!((ch.simd, ch.rule), (8, simd::SimdRule::PrivateArrays));
+    let ch = simd::choose(&c, &arrays(512), 256).unwrap();
+    assert_eq!((ch.simd, ch.rule, ch.pressure_bytes), (32, simd::SimdRule::PressureFits, 64 + 16 * 32));
     // A required sub-group size fixes it, whatever the pressure.
     let reqd = KernelInfo { reqd_sub_group_size: Some(32), ..with_pressure(p(0, 600)) };
     assert_eq!(simd::choose(&c, &reqd, 8).unwrap().simd, 32);
@@ -381,6 +391,7 @@ const LIGHT: RegisterPressure = RegisterPressure {
     divergent_loops: false,
     subgroup_functions: false,
     instructions: 20,
+    private_array_bytes: 0,
 };
 const MEDIUM: RegisterPressure = RegisterPressure { varying_bytes: 200, ..LIGHT };
 

@@ -133,11 +133,16 @@ fn prepare(module: &ir::Module, target: &Target) -> Result<ir::Module, BuildErro
     // A Gen-instrumented variant (never the program's own build): the counting made explicit,
     // last, on the module as the lowering sees it.
     if let Some(g) = target.gen.filter(|g| g.simd > 1) {
-        pipeline.push(if g.linear_lanes {
-            Pass { name: "gen_instrument", run: |m| passes::gen_instrument::run(m, true) }
-        } else {
-            Pass { name: "gen_instrument", run: |m| passes::gen_instrument::run(m, false) }
-        });
+        // `Pass::run` is a plain function: one per lane layout and width.
+        let run: fn(&mut ir::Module) -> Result<(), String> = match (g.linear_lanes, g.simd) {
+            (true, 8) => |m| passes::gen_instrument::run(m, true, 8),
+            (true, 16) => |m| passes::gen_instrument::run(m, true, 16),
+            (true, _) => |m| passes::gen_instrument::run(m, true, 32),
+            (false, 8) => |m| passes::gen_instrument::run(m, false, 8),
+            (false, 16) => |m| passes::gen_instrument::run(m, false, 16),
+            (false, _) => |m| passes::gen_instrument::run(m, false, 32),
+        };
+        pipeline.push(Pass { name: "gen_instrument", run });
     }
     passes::run_pipeline(&mut m, &pipeline).map_err(fail)?;
     Ok(m)

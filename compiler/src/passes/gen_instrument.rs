@@ -40,7 +40,7 @@ pub const MAX_SITES: usize = 1024;
 
 /// The pass: plans and instruments every kernel of `m` for packets of consecutive ids of
 /// dimension 0 (`linear_lanes` false) or of consecutive linear local ids (true).
-pub fn run(m: &mut ir::Module, linear_lanes: bool) -> Result<(), String> {
+pub fn run(m: &mut ir::Module, linear_lanes: bool, simd: u32) -> Result<(), String> {
     for k in 0..m.kernels.len() {
         let func = m.kernels[k].func;
         if !m.functions.is_valid(func) || m.functions[func].kind == ir::FuncKind::Import {
@@ -48,7 +48,21 @@ pub fn run(m: &mut ir::Module, linear_lanes: bool) -> Result<(), String> {
         }
         let f = &m.functions[func];
         let wa = crate::vectorize::analysis::analyze_lanes(m, f, linear_lanes);
-        let (mut plan, counts) = plan(m, f, &wa);
+        let (mut plan, mut counts) = plan(m, f, &wa);
+        // Private arrays indexed at run time that fit the registers at this width are
+        // register moves, not scratch messages (`gen_abi::private_arrays_in_registers`).
+        let (arrays, bytes) = dynamic_private_arrays(m, f);
+        if crate::gen_abi::private_arrays_in_registers(bytes, simd) {
+            counts.retain(|(_, site, access)| {
+                let GenAccess::Memory { ptr } = access else { return true };
+                let in_registers = private_root(f, *ptr).is_some_and(|r| arrays.contains(&r));
+                if in_registers {
+                    plan.sites[*site as usize].space = AddressSpace::Generic; // marked, removed below
+                }
+                !in_registers
+            });
+            renumber_without(&mut plan, &mut counts);
+        }
         let dims = [0, 1, 2].map(|d| crate::vectorize::analysis::analyze_dimension(m, f, d));
         for (_, site, access) in &counts {
             let (GenAccess::Memory { ptr }, Some(s)) = (access, plan.sites.get_mut(*site as usize)) else { continue };
@@ -91,6 +105,72 @@ fn shape_free(f: &ir::Function, plan: &GenKernelInfo) -> bool {
         _ => false,
     });
     !shape_query && !plan.sites.iter().any(|s| s.space == AddressSpace::Local)
+}
+
+/// The private arrays of kernel function `f` that some access indexes at run time (their
+/// variables) and their bytes per work-item.
+pub(crate) fn dynamic_private_arrays(m: &ir::Module, f: &ir::Function) -> (std::collections::HashSet<Value>, u64) {
+    let mut arrays = std::collections::HashSet::new();
+    let mut bytes = 0;
+    for &b in &f.layout.blocks {
+        for &i in &f.layout.insts[b] {
+            let ptrs: Vec<Value> = match &f.insts[i] {
+                InstData::Load { ptr, .. } | InstData::Store { ptr, .. } | InstData::Atomic { ptr, .. } => vec![*ptr],
+                InstData::CopyMemory { dst, src, .. } => vec![*dst, *src],
+                _ => continue,
+            };
+            for p in ptrs {
+                let private =
+                    matches!(m.types.get(f.value_type(p)), TypeData::Pointer { space: AddressSpace::Private, .. });
+                if !private || f.is_state_value_address(p) || !dynamic_private(m, f, p) {
+                    continue;
+                }
+                let Some(root) = private_root(f, p) else { continue };
+                let Some(ValueDef::Result(v)) = f.values.get(root).map(|d| d.def) else { continue };
+                if let InstData::Variable { ty, .. } = &f.insts[v] {
+                    if arrays.insert(root) {
+                        bytes += m.types.size_of(*ty);
+                    }
+                }
+            }
+        }
+    }
+    (arrays, bytes)
+}
+
+/// The private variable pointer `p` points into (through access chains and casts).
+fn private_root(f: &ir::Function, p: Value) -> Option<Value> {
+    let mut v = p;
+    for _ in 0..64 {
+        let ValueDef::Result(i) = f.values.get(v)?.def else { return None };
+        match &f.insts[i] {
+            InstData::AccessChain { base, .. } => v = *base,
+            InstData::Convert { arg, .. } => v = *arg,
+            InstData::Variable { .. } => return Some(v),
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// Drops the sites marked `Generic` by the register promotion above and renumbers the rest
+/// (and the counts and waits that name them).
+fn renumber_without(plan: &mut GenKernelInfo, counts: &mut [Count]) {
+    let mut new_index = Vec::with_capacity(plan.sites.len());
+    let mut next = 0u32;
+    for s in &plan.sites {
+        new_index.push((s.space != AddressSpace::Generic).then(|| {
+            next += 1;
+            next - 1
+        }));
+    }
+    plan.sites.retain(|s| s.space != AddressSpace::Generic);
+    for s in &mut plan.sites {
+        s.waits_for = s.waits_for.iter().filter_map(|&w| new_index.get(w as usize).copied().flatten()).collect();
+    }
+    for (_, site, _) in counts.iter_mut() {
+        *site = new_index[*site as usize].unwrap_or(*site);
+    }
 }
 
 /// Whether private pointer `p` indexes its variable with a value known only at run time (a
@@ -447,7 +527,7 @@ mod tests {
         let mut m = crate::compile_source(src, "", &crate::Target::default()).expect("the test kernel builds").module;
         let passes = [
             Pass { name: "inline_kernel_calls", run: |m| crate::vectorize::inline_kernel_calls(m, 256) },
-            Pass { name: "gen_instrument", run: |m| run(m, false) },
+            Pass { name: "gen_instrument", run: |m| run(m, false, 16) },
         ];
         run_pipeline(&mut m, &passes).expect("instrumented and valid");
         let text = m.to_string();
@@ -599,7 +679,7 @@ mod tests {
         );
         let mut m = crate::compile_source(&src, "", &crate::Target::default()).expect("builds").module;
         crate::vectorize::inline_kernel_calls(&mut m, 256).unwrap();
-        let err = run(&mut m, false).expect_err("refused");
+        let err = run(&mut m, false, 16).expect_err("refused");
         assert!(err.contains("1026 memory messages after inlining"), "{err}");
     }
 
@@ -629,5 +709,39 @@ mod tests {
             ],
             "{module}"
         );
+    }
+
+    /// A register tile indexed by loop counters (`acc[i][j]` in loops clang keeps, 256
+    /// bytes per work-item with `a` and `b`): in registers at SIMD8, where the lanes' copies
+    /// fit three quarters of the GRF, so its accesses are no messages; scratch at SIMD16.
+    #[test]
+    fn a_register_tile_is_registers_where_it_fits_and_scratch_where_not() {
+        let src = "#define T 8\n\
+                   __kernel void k(__global const float *A, __global float *C, int n) {\n\
+                   float acc[T][T]; int g = get_global_id(0);\n\
+                   for (int i = 0; i < T; i++) for (int j = 0; j < T; j++) acc[i][j] = 0.0f;\n\
+                   for (int k = 0; k < n; k++) for (int i = 0; i < T; i++) for (int j = 0; j < T; j++)\n\
+                   acc[i][j] += A[k * T + i] * A[g + j];\n\
+                   for (int i = 0; i < T; i++) for (int j = 0; j < T; j++) C[(g * T + i) * T + j] = acc[i][j]; }";
+        let mut module = crate::compile_source(src, "", &crate::Target::default()).expect("builds").module;
+        let inline = [Pass { name: "inline_kernel_calls", run: |m| crate::vectorize::inline_kernel_calls(m, 256) }];
+        run_pipeline(&mut module, &inline).expect("inlined");
+        let f = &module.functions[module.kernels[0].func];
+        let (arrays, bytes) = dynamic_private_arrays(&module, f);
+        assert!(!arrays.is_empty() && bytes >= 256, "{bytes} bytes of {arrays:?}");
+        let private_sites = |simd: u32| {
+            let mut m = module.clone();
+            let passes = [Pass {
+                name: "gen_instrument",
+                run: if simd == 8 { |m| run(m, false, 8) } else { |m| run(m, false, 16) },
+            }];
+            run_pipeline(&mut m, &passes).expect("instrumented and valid");
+            let plan = m.kernels[0].info.gen.clone().expect("a plan");
+            plan.sites.iter().filter(|s| s.space == AddressSpace::Private).count()
+        };
+        assert!(crate::gen_abi::private_arrays_in_registers(bytes, 8), "{bytes} B at SIMD8");
+        assert_eq!(private_sites(8), 0, "in registers at SIMD8");
+        assert!(!crate::gen_abi::private_arrays_in_registers(bytes, 16));
+        assert!(private_sites(16) > 0, "scratch at SIMD16");
     }
 }

@@ -10,7 +10,8 @@
 //! Sizes: a value's type size; bools are 0 (flag registers); constants and module variables
 //! are immediates or addresses the compiler rematerialises (0). Private variables kept in
 //! registers (`WorkItemAnalysis::reg_candidates`) count as live everywhere (an
-//! over-estimate); private arrays in memory count nothing here (they are scratch traffic).
+//! over-estimate); private arrays indexed at run time are their own figure
+//! (`private_array_bytes`: registers at a width where they fit, else scratch traffic).
 //! The variables that keep a value across a barrier (`passes::barriers`) count nothing:
 //! the value counts where it is defined and where it is loaded.
 //! [`kernel_pressure`] measures the kernel with its calls inlined (as the Gen compiler
@@ -180,6 +181,8 @@ pub fn register_pressure(m: &ir::Module, f: &Function, wa: &WorkItemAnalysis) ->
         divergent_loops: divergent_loops(f, wa),
         subgroup_functions: uses_subgroups(m, f),
         instructions: blocks.iter().map(|&b| f.layout.insts[b].len()).sum::<usize>().min(u32::MAX as usize) as u32,
+        private_array_bytes: crate::passes::gen_instrument::dynamic_private_arrays(m, f).1.min(u64::from(u32::MAX))
+            as u32,
     }
 }
 

@@ -609,8 +609,8 @@ impl GenReport {
             Some(p) => {
                 let _ = write!(
                     o,
-                    "\"register_pressure\":{{\"uniform_bytes\":{},\"varying_bytes\":{}}},",
-                    p.uniform_bytes, p.varying_bytes
+                    "\"register_pressure\":{{\"uniform_bytes\":{},\"varying_bytes\":{},\"private_array_bytes\":{}}},",
+                    p.uniform_bytes, p.varying_bytes, p.private_array_bytes
                 );
             }
             None => o.push_str("\"register_pressure\":null,"),

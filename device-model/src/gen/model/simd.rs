@@ -6,7 +6,11 @@
 //!    instructions;
 //! 4. otherwise SIMD32, 16, 8: the first whose register pressure (uniform bytes + varying
 //!    bytes x width, `KernelInfo::register_pressure` from the compiler) fits the GRF
-//!    (128 x 32 B); SIMD8 when none fits (it spills).
+//!    (128 x 32 B); SIMD8 when none fits (it spills). Private arrays indexed at run time (a
+//!    register tile) stay in registers at a width where all lanes' copies take at most
+//!    three quarters of the GRF (`gen_abi::private_arrays_in_registers`) and then count in its pressure: the
+//!    widest width where they do and everything fits is taken first, else the arrays are
+//!    scratch memory and the pressure alone decides.
 //!
 //! Barriers and SLM do not change the width, only occupancy.
 //!
@@ -41,6 +45,8 @@ pub enum SimdRule {
     LargeKernel,
     /// The widest width whose pressure fits.
     PressureFits,
+    /// The widest width where the private arrays indexed at run time stay in registers.
+    PrivateArrays,
     /// SIMD32 (and maybe SIMD16) would spill: the first that fits.
     WiderSpills,
     /// Nothing fits: SIMD8, spilling.
@@ -61,6 +67,7 @@ impl SimdRule {
             SimdRule::SubGroupFunctions => "SIMD32 skipped: sub-group functions",
             SimdRule::LargeKernel => "SIMD32 skipped: very large kernel",
             SimdRule::PressureFits => "register pressure fits the GRF at SIMD32",
+            SimdRule::PrivateArrays => "private arrays indexed at run time stay in registers only at this width",
             SimdRule::WiderSpills => "register pressure: wider widths would spill",
             SimdRule::Spills => "register pressure spills even at SIMD8",
             SimdRule::NoPressure => "no register pressure from the compiler: SIMD16",
@@ -95,9 +102,12 @@ impl SimdChoice {
     }
 }
 
-/// Register bytes at `simd`: uniform + varying x simd.
+/// Register bytes at `simd`: uniform + varying x simd, plus the private arrays indexed at
+/// run time where they stay in registers.
 pub fn bytes_at(p: RegisterPressure, simd: u32) -> u64 {
-    u64::from(p.uniform_bytes) + u64::from(p.varying_bytes) * u64::from(simd)
+    let arrays = u64::from(p.private_array_bytes);
+    let in_registers = softcl_compiler::gen_abi::private_arrays_in_registers(arrays, simd);
+    u64::from(p.uniform_bytes) + (u64::from(p.varying_bytes) + if in_registers { arrays } else { 0 }) * u64::from(simd)
 }
 
 /// The width for `kernel` in work-groups of `work_group_size` (see the module
@@ -153,6 +163,17 @@ pub fn choose_forced(
         None
     };
     let widths: &[u32] = if skip32.is_some() { &[16, 8] } else { &[32, 16, 8] };
+    // Private arrays in registers first: the widest width where they stay there and fit.
+    let arrays = u64::from(pressure.private_array_bytes);
+    let widest = widths.iter().copied().find(|&w| has(w));
+    for &w in widths.iter().filter(|&&w| has(w)) {
+        if softcl_compiler::gen_abi::private_arrays_in_registers(arrays, w) && at(w) <= grf {
+            if Some(w) == widest {
+                break; // the rules below name it
+            }
+            return pick(w, SimdRule::PrivateArrays);
+        }
+    }
     for &w in widths.iter().filter(|&&w| has(w)) {
         if at(w) <= grf {
             let rule = match (skip32, w) {
