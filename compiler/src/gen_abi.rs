@@ -268,9 +268,10 @@ impl GenKernelInfo {
             active_lanes: block.active_lanes,
             l3_lines: w(site_word::L3_LINES),
             useful_bytes,
-            slm_cycles: w(site_word::SLM_CYCLES),
+            slm_cycles: if site.space == AddressSpace::Local { w(site_word::SLM_CYCLES) } else { 0 },
             slm_conflict_cycles: w(site_word::SLM_CONFLICT_CYCLES),
             worst_bank_ways: w(site_word::WORST_BANK_WAYS),
+            atomic_ways: if site.space == AddressSpace::Local { 0 } else { w(site_word::ATOMIC_WAYS) },
         }
     }
 }
@@ -293,6 +294,9 @@ pub mod site_word {
     pub const L3_LINES: usize = 0;
     /// Local: cycles by the bank rules, summed over the messages.
     pub const SLM_CYCLES: usize = 1;
+    /// Global atomics (the same word as [`SLM_CYCLES`], which only local sites use): the
+    /// most active lanes of a message on one address, summed over the messages.
+    pub const ATOMIC_WAYS: usize = 1;
     /// Local: cycles beyond ceil(active / 16), summed over the messages.
     pub const SLM_CONFLICT_CYCLES: usize = 2;
     /// Local: the most ways one bank saw in one message: a maximum, not a sum.
@@ -327,6 +331,9 @@ pub struct SiteCounters {
     pub slm_conflict_cycles: u64,
     /// Local: the most ways (dwords or lanes) one bank saw in one message.
     pub worst_bank_ways: u64,
+    /// Global atomics: the most active lanes of a message on one address, summed over the
+    /// messages (lanes on one address wait for each other at the L3).
+    pub atomic_ways: u64,
 }
 
 /// Counters of one block, summed over a hardware thread's executions of it.

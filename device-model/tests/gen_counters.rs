@@ -1150,3 +1150,36 @@ fn a_register_tile_stays_in_registers_at_the_width_where_it_fits() {
     let (t4, t8) = (r4.device_time_ns.unwrap(), r8.device_time_ns.unwrap());
     assert!((t8 as f64) < 3.0 * t4 as f64, "8x8 tile {t8} ns, 4x4 tile {t4} ns");
 }
+
+const HISTOGRAM: &str = r#"
+kernel void hist(global const int *in, global int *h) {
+    atomic_inc(&h[in[get_global_id(0)]]);
+}
+"#;
+
+/// A histogram's atomics (bins from the data, so the compiler cannot tell which lanes share
+/// an address): the lanes of a message on one bin wait for each other, so each message
+/// counts its most lanes on one address, 16 / B for 16 lanes over B bins, and the launch's
+/// modelled time grows as the bins shrink. Before, such atomics cost their lines only: one
+/// bin for all lanes cost what 16 bins did.
+#[test]
+fn histogram_atomics_count_their_lanes_on_one_bin() {
+    let dev = GenDevice::default();
+    let program = build(&dev, HISTOGRAM);
+    let mut times = Vec::new();
+    for bins in [1usize, 4, 16] {
+        let mut input = Buf::new(16, |g| (g % bins) as i32);
+        let mut h = Buf::new(16, |_| 0);
+        let (sum, info, report) = run(&dev, &program, "hist", &mut [&mut input, &mut h], [16, 1, 1], [16, 1, 1]);
+        assert!((0..bins).all(|b| h.get(b) == (16 / bins) as i32), "{bins} bins: {report}");
+        let atomic = sum.site(&info, site_of(&info, AddressSpace::Global, AccessKind::Atomic));
+        assert_eq!((atomic.messages, atomic.atomic_ways), (1, (16 / bins) as u64), "{bins} bins: {report}");
+        let k = program.kernel("hist").unwrap();
+        let n = 1 << 16;
+        let mut input = Buf::new(n, |g| (g % bins) as i32);
+        let mut h = Buf::new(16, |_| 0);
+        let r = launch_with(&dev, k, &mut [&mut input, &mut h], &[], [n, 1, 1], [256, 1, 1], None);
+        times.push(r.device_time_ns.unwrap());
+    }
+    assert!(times[0] > times[1] && times[1] > times[2], "1, 4, 16 bins: {times:?} ns");
+}

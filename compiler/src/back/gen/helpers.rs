@@ -38,12 +38,14 @@ pub enum Helper {
     /// The most dwords (reads; every lane's dword is distinct when `distinct`) or lanes
     /// (writes, `distinct`) one SLM bank gets from the active lanes.
     Banks { w: u32, distinct: bool, conflict: bool },
+    /// The most active lanes on one address (an atomic's lanes there wait for each other).
+    Same { w: u32 },
 }
 
 impl Helper {
     fn width(self) -> u32 {
         match self {
-            Helper::Lines { w, .. } | Helper::Banks { w, .. } => w,
+            Helper::Lines { w, .. } | Helper::Banks { w, .. } | Helper::Same { w } => w,
         }
     }
 
@@ -53,6 +55,7 @@ impl Helper {
             Helper::Banks { w, distinct, conflict } => {
                 format!("softcl_gen_banks_w{w}_d{}_c{}", distinct as u8, conflict as u8)
             }
+            Helper::Same { w } => format!("softcl_gen_same_w{w}"),
         }
     }
 }
@@ -105,6 +108,7 @@ fn compile(helper: Helper, host: &HostTarget) -> Result<usize, String> {
         let count = match helper {
             Helper::Lines { bytes, conflict, .. } => ops.lines(addrs, mask, bytes, conflict)?,
             Helper::Banks { distinct, conflict, .. } => ops.bank_ways(addrs, mask, distinct, conflict)?,
+            Helper::Same { .. } => ops.same_ways(addrs, mask)?,
         };
         if let Some(memo) = memo {
             memo.write(&ops, count)?;
@@ -166,6 +170,8 @@ impl<'ctx> Memo<'ctx> {
             Helper::Banks { w, distinct, conflict } => {
                 (4, 2 | u64::from(conflict) << 1 | u64::from(distinct) << 2 | u64::from(w) << 8)
             }
+            // Equal addresses stay equal wherever lane 0 moves.
+            Helper::Same { w } => (1, 3 | u64::from(w) << 8),
         };
         let word = |k: u64| crate::back::llvm::gep(b, i64t.into(), at, &[c64(k)], true);
         let a0 = b.build_extract_element(addrs, cx.i32_type().const_zero(), "")?.into_int_value();
@@ -279,6 +285,30 @@ impl<'ctx> Ops<'_, 'ctx> {
             let on = self.b.build_int_compare(IntPredicate::EQ, bank, self.splat64(c64(b), w)?, "")?;
             let n = self.popcount(self.b.build_and(on, counted, "")?)?;
             worst = self.umax(worst, n)?;
+        }
+        Ok(worst)
+    }
+
+    /// [`Helper::Same`]: for each active lane the active lanes with its address (itself
+    /// included), the most of them. One comparison of all lanes per rotation.
+    fn same_ways(&self, addrs: VectorValue<'ctx>, mask: VectorValue<'ctx>) -> R<IntValue<'ctx>> {
+        let w = mask.get_type().get_size();
+        let i64t = self.cx().i64_type();
+        let mut count = i64t.vec_type(w).const_zero();
+        for s in 0..w {
+            let rotate = |v: VectorValue<'ctx>| self.const_shuffle(v, v, (0..w).map(|k| Some((k + s) % w)));
+            let same = self.b.build_and(
+                self.b.build_int_compare(IntPredicate::EQ, addrs, rotate(addrs)?, "")?,
+                rotate(mask)?,
+                "",
+            )?;
+            count = self.b.build_int_add(count, self.b.build_int_z_extend(same, i64t.vec_type(w), "")?, "")?;
+        }
+        let counted = self.b.build_select(mask, count, i64t.vec_type(w).const_zero(), "")?.into_vector_value();
+        let mut worst = i64t.const_zero();
+        for k in 0..w {
+            let x = self.b.build_extract_element(counted, self.cx().i32_type().const_int(u64::from(k), false), "")?;
+            worst = self.umax(worst, x.into_int_value())?;
         }
         Ok(worst)
     }

@@ -40,6 +40,7 @@ const BLOCK_WORDS: u32 = gen_abi::BLOCK_WORDS as u32;
 // A site's counters (`gen_abi::site_word`).
 const LINES: usize = site_word::L3_LINES;
 const SLM_CYCLES: usize = site_word::SLM_CYCLES;
+const ATOMIC_WAYS: usize = site_word::ATOMIC_WAYS;
 const SLM_CONFLICTS: usize = site_word::SLM_CONFLICT_CYCLES;
 const WORST_WAYS: usize = site_word::WORST_BANK_WAYS;
 /// The most counters one vector addition of [`GenLower::gen_flush`] updates.
@@ -314,6 +315,21 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
         let pws = if uniform_addr.is_none() { Some(self.l.get_wide(ptr)?.into_vector_value()) } else { None };
 
         if site.space != AddressSpace::Local {
+            // An atomic whose lanes' addresses are not known to be one (a histogram's bins):
+            // the most lanes on one address, which wait for each other at the L3.
+            if site.kind == AccessKind::Atomic && site.same_address == gen_abi::SameAddress::Unknown {
+                let ways = match (uniform_addr, pws, shape) {
+                    (Some(_), _, _) => mi.active,
+                    (None, Some(_), Shape::Strided(st)) if st != 0 => any,
+                    (None, Some(pw), _) => {
+                        let addrs = self.l.b.build_ptr_to_int(pw, i64t.vec_type(mi.mask.get_type().get_size()), "")?;
+                        let w = mi.mask.get_type().get_size();
+                        self.call_helper(Helper::Same { w }, addrs, mi.mask)?
+                    }
+                    _ => bail!("no address"),
+                };
+                self.gen_add_later(self.site_word(s, ATOMIC_WAYS)?, ways)?;
+            }
             return match (uniform_addr, pws) {
                 (Some(a), _) => {
                     let first = self.l.b.build_right_shift(a, c64(6), false, "")?;

@@ -205,7 +205,8 @@ impl GenReport {
                 advice: None,
             };
             s.cycles = s.counters.l3_lines as f64 * 64.0 / f64::from(i.config.dataport_bytes_per_clock.max(1))
-                + s.counters.slm_cycles as f64 * 64.0 / f64::from(i.config.slm_bytes_per_clock.max(1));
+                + s.counters.slm_cycles as f64 * 64.0 / f64::from(i.config.slm_bytes_per_clock.max(1))
+                + s.counters.atomic_ways as f64 * f64::from(i.config.l3_atomic_clocks);
             s.advice = lines::site_advice(site, &s.counters, simd, i.shape.local_size).map(|a| a.text);
             if site.kind == AccessKind::Atomic {
                 atomics += s.counters.messages;
@@ -690,7 +691,7 @@ impl GenReport {
                 o,
                 "{{\"index\":{},\"space\":{},\"kind\":{},\"bytes_per_lane\":{},\"loc\":{loc},\"messages\":{},\"active_lanes\":{},\
                  \"l3_lines\":{},\"lines_per_message\":{},\"useful_bytes\":{},\"efficiency\":{},\"slm_cycles\":{},\
-                 \"slm_conflict_cycles\":{},\"worst_bank_ways\":{},\"cycles\":{},\"advice\":{}}}",
+                 \"slm_conflict_cycles\":{},\"worst_bank_ways\":{},\"atomic_ways\":{},\"cycles\":{},\"advice\":{}}}",
                 s.index,
                 json_str(s.space),
                 json_str(s.kind),
@@ -704,6 +705,7 @@ impl GenReport {
                 s.counters.slm_cycles,
                 s.counters.slm_conflict_cycles,
                 s.counters.worst_bank_ways,
+                s.counters.atomic_ways,
                 num(s.cycles),
                 s.advice.as_deref().map_or("null".to_string(), json_str)
             );

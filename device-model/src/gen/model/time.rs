@@ -99,6 +99,13 @@ impl GroupCost {
                 _ => {
                     c.l3_lines += sc.l3_lines;
                     c.stall_clocks += sc.l3_lines as f64 * 64.0 / port;
+                    // Other atomics (a histogram's bins): the lanes of a message on one
+                    // address one after another, at the L3's atomic rate.
+                    if site.kind == AccessKind::Atomic {
+                        let cycles = sc.atomic_ways as f64 * f64::from(config.l3_atomic_clocks);
+                        c.atomic_cycles += cycles;
+                        c.stall_clocks += cycles;
+                    }
                 }
             }
         }
