@@ -137,15 +137,19 @@ impl GenDevice {
         // instrumented build; a kernel left scalar and uncounted is not modelled: the report
         // says why and profiling END - START is the host's time), next to the caller's
         // observer if there is one.
-        let model = Arc::new(
-            model::GenModel::new(
-                &self.config,
-                exec::GroupKernel::info(&kernel),
-                model::GenShape::for_launch(launch, simd),
-            )
-            .with_choice(choice, info.register_pressure)
-            .with_not_modelled(&how),
-        );
+        let sink = self.report_sink.clone().unwrap_or_else(model::ReportSink::from_env);
+        let mut model = model::GenModel::new(
+            &self.config,
+            exec::GroupKernel::info(&kernel),
+            model::GenShape::for_launch(launch, simd),
+        )
+        .with_choice(choice, info.register_pressure)
+        .with_not_modelled(&how);
+        // The shape advice prices the launch again in other shapes: only for a report.
+        if sink != model::ReportSink::Off {
+            model = model.with_shape_advice();
+        }
+        let model = Arc::new(model);
         let watcher: Arc<dyn Observer> = match observer {
             Some(other) => Arc::new(Both(model.clone(), other)),
             None => model.clone(),
@@ -164,7 +168,6 @@ impl GenDevice {
             range.enqueued_group_size(),
             range.group_count,
         );
-        let sink = self.report_sink.clone().unwrap_or_else(model::ReportSink::from_env);
         if sink == model::ReportSink::Text {
             eprintln!("SoftCL report: {report}");
         }

@@ -294,8 +294,6 @@ impl GenModel {
             if count_regions { (0..shape.group_count()).map(|_| AtomicU32::new(0)).collect() } else { Vec::new() };
         let words = gen.counter_words();
         let chains = time::chain_latencies(config, &gen);
-        let reshapes = reshape::candidates(&gen, &shape);
-        let n = reshapes.len();
         Self {
             chains,
             config: config.clone(),
@@ -309,16 +307,28 @@ impl GenModel {
                 .map(|_| {
                     crossbeam::utils::CachePadded::new(Mutex::new(Totals {
                         counters: vec![0; words],
-                        alt_waves: vec![Vec::new(); n],
-                        alt_memory: vec![0; n],
                         ..Default::default()
                     }))
                 })
                 .collect(),
             shape,
             not_modelled: kernel.gen.is_none().then(|| "the kernel ran uncounted".to_string()),
-            reshapes,
+            reshapes: Vec::new(),
         }
+    }
+
+    /// Prices the launch in other work-group shapes too, for the report's shape advice
+    /// (`reshape`): a wave table per shape, so only where a report is written (call before
+    /// the launch).
+    pub fn with_shape_advice(mut self) -> Self {
+        self.reshapes = reshape::candidates(&self.gen, &self.shape);
+        let n = self.reshapes.len();
+        for shard in &self.totals {
+            let mut t = shard.lock().unwrap_or_else(|e| e.into_inner());
+            t.alt_waves = vec![Vec::new(); n];
+            t.alt_memory = vec![0; n];
+        }
+        self
     }
 
     /// The width the launch chose and why, from the program's register pressure: the report
