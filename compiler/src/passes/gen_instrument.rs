@@ -15,8 +15,9 @@
 //!   before each site's access: what the lanes' addresses decide (L3 lines, SLM cycles).
 //!
 //! The plan is made from the kernel function as the lowering sees it (after inlining) and is
-//! the same for every lane layout but the divergence it records, so variants share the
-//! counter layout. The validator checks the instructions against the plan (`ir::validate`:
+//! the same for every lane layout but the divergence it records, so the variants of one
+//! width share the counter layout (a width whose registers hold the kernel's private arrays
+//! indexed at run time has no sites for them: `gen_abi::private_arrays_in_registers`). The validator checks the instructions against the plan (`ir::validate`:
 //! a site without its `gen.count` is an error).
 //!
 //! The pass runs last. A later pass that splits blocks (at barriers, say) leaves the new
@@ -53,15 +54,16 @@ pub fn run(m: &mut ir::Module, linear_lanes: bool, simd: u32) -> Result<(), Stri
         // register moves, not scratch messages (`gen_abi::private_arrays_in_registers`).
         let (arrays, bytes) = dynamic_private_arrays(m, f);
         if crate::gen_abi::private_arrays_in_registers(bytes, simd) {
+            let mut dropped = std::collections::HashSet::new();
             counts.retain(|(_, site, access)| {
                 let GenAccess::Memory { ptr } = access else { return true };
                 let in_registers = private_root(f, *ptr).is_some_and(|r| arrays.contains(&r));
                 if in_registers {
-                    plan.sites[*site as usize].space = AddressSpace::Generic; // marked, removed below
+                    dropped.insert(*site);
                 }
                 !in_registers
             });
-            renumber_without(&mut plan, &mut counts);
+            drop_sites(&mut plan, &mut counts, &dropped);
         }
         let dims = [0, 1, 2].map(|d| crate::vectorize::analysis::analyze_dimension(m, f, d));
         for (_, site, access) in &counts {
@@ -153,18 +155,23 @@ fn private_root(f: &ir::Function, p: Value) -> Option<Value> {
     None
 }
 
-/// Drops the sites marked `Generic` by the register promotion above and renumbers the rest
-/// (and the counts and waits that name them).
-fn renumber_without(plan: &mut GenKernelInfo, counts: &mut [Count]) {
-    let mut new_index = Vec::with_capacity(plan.sites.len());
+/// Drops sites `dropped` from the plan and renumbers the rest (and the counts and waits
+/// that name them).
+fn drop_sites(plan: &mut GenKernelInfo, counts: &mut [Count], dropped: &std::collections::HashSet<u32>) {
     let mut next = 0u32;
-    for s in &plan.sites {
-        new_index.push((s.space != AddressSpace::Generic).then(|| {
-            next += 1;
-            next - 1
-        }));
-    }
-    plan.sites.retain(|s| s.space != AddressSpace::Generic);
+    let new_index: Vec<Option<u32>> = (0..plan.sites.len() as u32)
+        .map(|k| {
+            (!dropped.contains(&k)).then(|| {
+                next += 1;
+                next - 1
+            })
+        })
+        .collect();
+    let mut k = 0;
+    plan.sites.retain(|_| {
+        k += 1;
+        new_index[k - 1].is_some()
+    });
     for s in &mut plan.sites {
         s.waits_for = s.waits_for.iter().filter_map(|&w| new_index.get(w as usize).copied().flatten()).collect();
     }
