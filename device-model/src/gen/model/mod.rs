@@ -245,6 +245,15 @@ impl Totals {
     }
 }
 
+/// Adds `cost` to cell `cell.0` of wave table `waves`, grown to `cell.1` cells (the end of
+/// the cell's wave) if it is shorter.
+fn add_in_cell(waves: &mut Vec<GroupCost>, cell: (usize, usize), cost: &GroupCost) {
+    if waves.len() <= cell.0 {
+        waves.resize(cell.1, GroupCost::default());
+    }
+    waves[cell.0].add(cost);
+}
+
 /// Adds wave table `from` to `to`, cell by cell.
 fn add_waves(to: &mut Vec<GroupCost>, from: &[GroupCost]) {
     if to.len() < from.len() {
@@ -423,18 +432,11 @@ impl GenModel {
                 cost
             };
             let subslices = subslices as usize;
-            let cell = wave * subslices + subslice;
-            if t.waves.len() <= cell {
-                t.waves.resize((wave + 1) * subslices, GroupCost::default());
-            }
-            t.waves[cell].add(&cost);
+            let cell = (wave * subslices + subslice, (wave + 1) * subslices);
+            add_in_cell(&mut t.waves, cell, &cost);
             for j in 0..t.last.alt_costs.len() {
                 let alt = t.last.alt_costs[j];
-                let waves = &mut t.alt_waves[j];
-                if waves.len() <= cell {
-                    waves.resize((wave + 1) * subslices, GroupCost::default());
-                }
-                waves[cell].add(&alt);
+                add_in_cell(&mut t.alt_waves[j], cell, &alt);
                 t.alt_memory[j] = t.alt_memory[j].saturating_add(alt.l3_lines.saturating_mul(64));
             }
             t.groups += 1;
