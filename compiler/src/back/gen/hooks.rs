@@ -331,8 +331,8 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
                     (Some(_), _, _) => mi.active,
                     (None, Some(_), Shape::Strided(st)) if st != 0 => any,
                     (None, Some(pw), _) => {
-                        let addrs = self.l.b.build_ptr_to_int(pw, i64t.vec_type(mi.mask.get_type().get_size()), "")?;
                         let w = mi.mask.get_type().get_size();
+                        let addrs = self.l.b.build_ptr_to_int(pw, i64t.vec_type(w), "")?;
                         self.call_helper(Helper::Same { w }, addrs, mi.mask)?
                     }
                     _ => bail!("no address"),
