@@ -120,7 +120,6 @@ fn eval_uncached(cx: &Ctx<'_>, v: Value, depth: u32, memo: &mut HashMap<Value, O
         },
         ValueDef::Result(i) => match &f.insts[i] {
             InstData::ExtractElement { vector, index } => {
-                let d = const_int(m, f, *index).filter(|d| (0..3).contains(d))? as usize;
                 let query = match f.values.get(*vector).map(|x| x.def) {
                     Some(ValueDef::Result(w)) => match f.insts[w] {
                         InstData::WorkItem { query } => Some(query),
@@ -128,16 +127,18 @@ fn eval_uncached(cx: &Ctx<'_>, v: Value, depth: u32, memo: &mut HashMap<Value, O
                     },
                     _ => None,
                 };
+                let Some(query) = query else { return fallback() };
+                let d = const_int(m, f, *index).filter(|d| (0..3).contains(d))? as usize;
                 match query {
-                    Some(WorkItemQuery::GlobalId | WorkItemQuery::LocalId) => {
+                    WorkItemQuery::GlobalId | WorkItemQuery::LocalId => {
                         let mut a = Affine::default();
                         a.coef[d] = vec![(1, None)];
                         Some(a)
                     }
-                    Some(WorkItemQuery::GlobalSize) => {
+                    WorkItemQuery::GlobalSize => {
                         Some(Affine::uniform(Some(vec![(1, Some(LaunchValue::GlobalSize(d as u8)))])))
                     }
-                    Some(WorkItemQuery::LocalSize | WorkItemQuery::EnqueuedLocalSize) => {
+                    WorkItemQuery::LocalSize | WorkItemQuery::EnqueuedLocalSize => {
                         Some(Affine::uniform(Some(vec![(1, Some(LaunchValue::LocalSize(d as u8)))])))
                     }
                     _ => fallback(),
