@@ -27,6 +27,13 @@
 //!    early passes already make (InstCombine), when the unoptimised module is refused too.
 //!    A `freeze` only pins a value an optimisation speculated, which a kernel free of
 //!    undefined behaviour never uses; SPIR-V has no such instruction.
+//! 5. The module of step 2 with no optional pass at all (`-opt-bisect-limit=0`).
+//!
+//! When steps 2-4 fail, they run again on the module of step 2 with each bitcast of a
+//! one-element integer vector constant written as the vector it is
+//! ([`scalar_one_element_constants`]): clang folds `as_char4((uint)-2)` into `bitcast (<1 x
+//! i32> <i32 -2> to <4 x i8>)`, which the translator refuses in step 1's module too; step 5
+//! uses that module.
 //!
 //! Step 1 comes first so that kernels it rescued before steps 2 and 3 existed keep the module
 //! and the build time they had.
@@ -348,14 +355,30 @@ pub fn compile_to_spirv(source: &str, options: &BuildOptions, target: &Target) -
         }
     }
     if let Some(ir) = front.unoptimised_ir(options, cl_std, target, source, first)? {
-        if let Some(bytes) = front.optimise_and_translate(&ir, None)? {
-            return rescued(bytes, "a module optimised with native integer widths declared");
+        // Steps 2-4, then (clang folds `as_char4((uint)-2)` into a bitcast of a one-element
+        // vector constant, which the translator refuses: SPIR-V vectors have 2, 3, 4, 8 or
+        // 16 components) the same on the module with those constants written as the
+        // vectors they are, and step 5.
+        let repaired = scalar_one_element_constants(&ir);
+        for ir in std::iter::once(&ir).chain(repaired.as_ref()) {
+            if let Some(bytes) = front.optimise_and_translate(ir, None)? {
+                return rescued(bytes, "a module optimised with native integer widths declared");
+            }
+            if let Some((bytes, limit, passes)) = front.shortened_pipeline(ir)? {
+                return rescued(
+                    bytes,
+                    &format!("a module optimised by the first {limit} of {passes} optimisation passes"),
+                );
+            }
+            if let Some((bytes, count)) = front.optimised_without_freeze(ir)? {
+                return rescued(
+                    bytes,
+                    &format!("the optimised module with its {count} `freeze` instruction(s) removed"),
+                );
+            }
         }
-        if let Some((bytes, limit, passes)) = front.shortened_pipeline(&ir)? {
-            return rescued(bytes, &format!("a module optimised by the first {limit} of {passes} optimisation passes"));
-        }
-        if let Some((bytes, count)) = front.optimised_without_freeze(&ir)? {
-            return rescued(bytes, &format!("the optimised module with its {count} `freeze` instruction(s) removed"));
+        if let Some(bytes) = front.optimise_and_translate(repaired.as_ref().unwrap_or(&ir), Some(0))? {
+            return rescued(bytes, "the module without optimisation passes");
         }
     }
     if first.line_tables {
@@ -403,6 +426,63 @@ pub fn with_native_integers(ir: &str) -> Option<String> {
         return None;
     }
     Some(format!("{}{layout}{NATIVE_INTEGERS}{}", &ir[..start], &ir[start + len..]))
+}
+
+/// `ir` (LLVM assembly) with each bitcast of a one-element integer vector constant to an
+/// integer vector written as the vector it is (`bitcast (<1 x i32> <i32 -2> to <4 x i8>)`
+/// -> `<i8 -2, i8 -1, i8 -1, i8 -1>`, little endian as spir64 is; LLVM folds a
+/// scalar bitcast back into the one-element form); `None` when there is none.
+pub fn scalar_one_element_constants(ir: &str) -> Option<String> {
+    const OPEN: &str = "bitcast (<1 x i";
+    if !ir.contains(OPEN) {
+        return None;
+    }
+    let int_bits = |t: &str| t.strip_prefix('i').and_then(|b| b.parse::<u32>().ok()).filter(|&b| (1..=64).contains(&b));
+    let mut out = String::with_capacity(ir.len());
+    let mut rest = ir;
+    while let Some(at) = rest.find(OPEN) {
+        let after = &rest[at + "bitcast (<1 x ".len()..];
+        // `<1 x iN> <iN V> to <M x iK>)`
+        let folded = (|| {
+            let (ty, tail) = after.split_once("> <")?;
+            let bits = int_bits(ty)?;
+            let (inner, tail) = tail.split_once('>')?;
+            let value: i128 = inner.strip_prefix(ty)?.trim().parse().ok()?;
+            let tail = tail.strip_prefix(" to <")?;
+            let (count, tail) = tail.split_once(" x ")?;
+            let count: u32 = count.parse().ok()?;
+            let (elem, tail) = tail.split_once('>')?;
+            let tail = tail.strip_prefix(')')?;
+            let k = int_bits(elem)?;
+            if count * k != bits || k == 64 && count > 1 {
+                return None;
+            }
+            let raw = (value as u128) & ((1u128 << bits) - 1);
+            let parts: Vec<String> = (0..count)
+                .map(|j| {
+                    let v = (raw >> (j * k)) & ((1u128 << k) - 1);
+                    // Printed signed, as LLVM does.
+                    let signed = if k > 1 && v >> (k - 1) == 1 { v as i128 - (1i128 << k) } else { v as i128 };
+                    format!("{elem} {signed}")
+                })
+                .collect();
+            // The operand's type is written before the bitcast already.
+            Some((format!("<{}>", parts.join(", ")), tail))
+        })();
+        match folded {
+            Some((vector, tail)) => {
+                out.push_str(&rest[..at]);
+                out.push_str(&vector);
+                rest = tail;
+            }
+            None => {
+                out.push_str(&rest[..at + OPEN.len()]);
+                rest = &rest[at + OPEN.len()..];
+            }
+        }
+    }
+    out.push_str(rest);
+    Some(out)
 }
 
 /// The toolchain of the rescue attempts.
@@ -563,4 +643,19 @@ fn ir_arguments(limit: Option<i64>) -> Vec<String> {
     }
     args.extend(["-emit-llvm", "-x", "ir", "-", "-o", "-"].map(String::from));
     args
+}
+
+#[cfg(test)]
+mod one_element_tests {
+    use super::scalar_one_element_constants;
+
+    #[test]
+    fn one_element_vector_constants_become_scalars() {
+        let ir = "  %66 = call <4 x i8> @f(<4 x i8> %65, <4 x i8> bitcast (<1 x i32> <i32 -2> to <4 x i8>))";
+        assert_eq!(
+            scalar_one_element_constants(ir).as_deref(),
+            Some("  %66 = call <4 x i8> @f(<4 x i8> %65, <4 x i8> <i8 -2, i8 -1, i8 -1, i8 -1>)")
+        );
+        assert_eq!(scalar_one_element_constants("  ret <4 x i8> %x"), None);
+    }
 }
