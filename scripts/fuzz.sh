@@ -3,7 +3,8 @@
 # loader at this build (target/release/softcl.icd) and runs softcl-fuzz, which generates
 # random UB-free OpenCL C kernels, runs each on the CPU device scalar (the reference), at
 # its heuristic width and at 4, 8 and 16 lanes, and on the Gen device at SIMD8, 16 and 32
-# (and on PoCL when it is installed), compares every result with the scalar one, and
+# (and on PoCL when it is installed, on Intel's CPU runtime when SOFTCL_FUZZ_INTEL_ICD names
+# its .icd file), compares every result with the scalar one, and
 # prints and reduces the kernels that differ, crash, hang or fail to build.
 #
 #   bash scripts/fuzz.sh [--minutes N] [--seed S] [--count K] [softcl-fuzz options]

@@ -43,17 +43,29 @@ pub fn default_out_dir() -> PathBuf {
     PathBuf::from(env!("SOFTCL_CONFORMANCE_TARGET_DIR")).join("fuzz")
 }
 
-/// Where PoCL's ICD file is looked for (`SOFTCL_FUZZ_POCL_ICD` overrides).
-fn pocl_icd() -> Option<PathBuf> {
-    let p = std::env::var_os("SOFTCL_FUZZ_POCL_ICD")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/etc/OpenCL/vendors/pocl.icd"));
+/// Another platform's ICD file, from the environment variable `var` or, when that is unset,
+/// `default` where the file exists.
+fn other_icd(var: &str, default: Option<&str>) -> Option<PathBuf> {
+    let p = std::env::var_os(var).map(PathBuf::from).or_else(|| default.map(PathBuf::from))?;
     p.is_file().then_some(p)
 }
 
+/// The other platforms a kernel can also be compared on: PoCL's CPU device (its ICD file at
+/// `/etc/OpenCL/vendors/pocl.icd`, or `SOFTCL_FUZZ_POCL_ICD`) and Intel's CPU runtime (only
+/// when `SOFTCL_FUZZ_INTEL_ICD` names its ICD file: it is not a Debian package).
+const OTHER_PLATFORMS: &[(&str, &str, Option<&str>, &str)] = &[
+    ("pocl", "SOFTCL_FUZZ_POCL_ICD", Some("/etc/OpenCL/vendors/pocl.icd"), "Portable Computing Language"),
+    ("intel", "SOFTCL_FUZZ_INTEL_ICD", None, "Intel(R) OpenCL"),
+];
+
+/// Whether configuration `name` is another platform's, not SoftCL's.
+pub fn is_other_platform(name: &str) -> bool {
+    OTHER_PLATFORMS.iter().any(|(n, ..)| *n == name)
+}
+
 /// Every configuration: the scalar reference first, then the CPU device at its heuristic
-/// width and at 4, 8 and 16 lanes, the Gen device at SIMD8, 16 and 32, and PoCL's CPU
-/// device when PoCL is installed.
+/// width and at 4, 8 and 16 lanes, the Gen device at SIMD8, 16 and 32, and the CPU devices
+/// of the other platforms that are installed ([`OTHER_PLATFORMS`]).
 pub fn configs() -> Vec<Config> {
     let cpu = |name, vars: &[(&'static str, &str)]| {
         let mut env: Vec<(&'static str, String)> = vars.iter().map(|(k, v)| (*k, v.to_string())).collect();
@@ -75,15 +87,14 @@ pub fn configs() -> Vec<Config> {
         gen("gen-simd16", "16"),
         gen("gen-simd32", "32"),
     ];
-    if let Some(icd) = pocl_icd() {
-        all.push(Config {
-            name: "pocl",
-            kind: DeviceKind::Cpu,
-            env: vec![
-                ("SOFTCL_TEST_PLATFORM", "Portable Computing Language".into()),
-                ("OCL_ICD_VENDORS", icd.display().to_string()),
-            ],
-        });
+    for &(name, var, default, platform) in OTHER_PLATFORMS {
+        if let Some(icd) = other_icd(var, default) {
+            all.push(Config {
+                name,
+                kind: DeviceKind::Cpu,
+                env: vec![("SOFTCL_TEST_PLATFORM", platform.into()), ("OCL_ICD_VENDORS", icd.display().to_string())],
+            });
+        }
     }
     all
 }
