@@ -99,6 +99,12 @@ pub struct GenBuild {
     /// lanes, so accesses become gathers with every lane's address at hand. Otherwise lanes
     /// are consecutive ids of dimension 0 in one row, as on the CPU device.
     pub linear_lanes: bool,
+    /// With `linear_lanes`, not 0: built for work-groups whose `local_size[0]` is this width,
+    /// which divides `simd`, and whose planes (`local_size[0] * local_size[1]`) fill whole
+    /// hardware threads, so that each thread is whole rows of one plane: the lanes' addresses
+    /// are then known row by row (`vectorize::analysis::Shape::Rows`), so that a row's
+    /// elements are one vector access and their lines and banks have closed forms.
+    pub row_width: u32,
 }
 
 /// How the code generator packs work-items of dimension 0 into SIMD lanes.

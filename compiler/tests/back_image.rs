@@ -29,7 +29,7 @@ fn targets() -> Vec<(&'static str, Target)> {
         (
             "gen",
             Target {
-                gen: Some(GenBuild { simd: 16, linear_lanes: false }),
+                gen: Some(GenBuild { simd: 16, linear_lanes: false, row_width: 0 }),
                 vectorizer: Vectorizer::Forced { width: 16, register_bytes: 64 },
                 ..Target::default()
             },
@@ -37,7 +37,7 @@ fn targets() -> Vec<(&'static str, Target)> {
         (
             "gen-linear-lanes",
             Target {
-                gen: Some(GenBuild { simd: 8, linear_lanes: true }),
+                gen: Some(GenBuild { simd: 8, linear_lanes: true, row_width: 0 }),
                 vectorizer: Vectorizer::Forced { width: 8, register_bytes: 32 },
                 ..Target::default()
             },
@@ -599,10 +599,10 @@ kernel void k(read_only image2d_t img, global float4 *o) {
 /// source gets its own.
 #[test]
 fn gen_variants_of_one_source_are_compiled_once() {
-    let t = Target { gen: Some(GenBuild { simd: 0, linear_lanes: false }), ..Target::default() };
+    let t = Target { gen: Some(GenBuild { simd: 0, linear_lanes: false, row_width: 0 }), ..Target::default() };
     let src = "kernel void k(read_only image2d_t i, global float4 *o) {\n\
                int x = get_global_id(0); o[x] = read_imagef(i, (int2)(x, 0)); }";
-    let simd16 = GenBuild { simd: 16, linear_lanes: false };
+    let simd16 = GenBuild { simd: 16, linear_lanes: false, row_width: 0 };
     let variant = |p: &NativeProgram| p.kernel("k").unwrap().gen_variant(simd16).expect("a Gen build").unwrap().1;
     let (a, b) = (build(src, &t), build(src, &t));
     assert!(!Arc::ptr_eq(&a, &b), "two programs");

@@ -11,7 +11,7 @@ use softcl_compiler::{compile_source, GenBuild, Target, Vectorizer};
 
 fn gen_target(simd: u32) -> Target {
     Target {
-        gen: Some(GenBuild { simd, linear_lanes: false }),
+        gen: Some(GenBuild { simd, linear_lanes: false, row_width: 0 }),
         vectorizer: Vectorizer::Forced { width: simd, register_bytes: simd * 4 },
         ..Target::default()
     }

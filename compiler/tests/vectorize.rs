@@ -499,7 +499,7 @@ fn kernels_with_long_linearized_loop_nests_stay_scalar() {
         // The Gen device's instrumented SIMD8 build refuses the long loop nest, with the reason.
         if scalar {
             let gen = Target {
-                gen: Some(softcl_compiler::GenBuild { simd: 8, linear_lanes: false }),
+                gen: Some(softcl_compiler::GenBuild { simd: 8, linear_lanes: false, row_width: 0 }),
                 vectorizer: softcl_compiler::Vectorizer::Forced { width: 8, register_bytes: 32 },
                 ..Target::default()
             };

@@ -3,14 +3,14 @@
 //! worked cases (16 work-items reading int), exactly, and the results still right.
 
 use softcl_compiler::abi::ImageArg;
-use softcl_compiler::gen_abi::{self, AccessKind, BlockCounters, GenKernelInfo, SiteCounters};
+use softcl_compiler::gen_abi::{self, AccessKind, GenKernelInfo, SiteCounters};
 use softcl_compiler::image::Dim;
 use softcl_compiler::{AddressSpace, GenBuild, NativeProgram};
-use softcl_device_model::{GenDevice, Observer};
-use std::sync::{Arc, Mutex};
+use softcl_device_model::GenDevice;
+use std::sync::Arc;
 
 mod support;
-use support::{build, launch_with, launch_with_ints, ArgAddr, Buf};
+use support::{build, launch_with, launch_with_ints, ArgAddr, Buf, Sum};
 
 /// A 2D image of `width` x `height` pixels of `pixel_bytes` over 64-byte aligned rows, so
 /// that line counts do not depend on where the allocator put it.
@@ -46,41 +46,6 @@ impl ArgAddr for Image2d {
     }
 }
 
-/// Sums the counter arrays of every work-group (the worst bank ways as a maximum).
-#[derive(Default)]
-struct Sum {
-    /// The runs of work-groups the executor reported: counters and how many work-groups.
-    runs: Mutex<Vec<(Vec<u64>, u64)>>,
-    groups: Mutex<u64>,
-}
-
-impl Observer for Sum {
-    fn gen_counters(&self, _first: [usize; 3], groups: u64, counters: &[u64]) {
-        self.runs.lock().unwrap().push((counters.to_vec(), groups));
-        *self.groups.lock().unwrap() += groups;
-    }
-}
-
-impl Sum {
-    /// The launch's counter array: the runs summed as the device sums them.
-    fn words(&self, info: &GenKernelInfo) -> Vec<u64> {
-        let runs = self.runs.lock().unwrap();
-        let mut sums = vec![0; info.counter_words()];
-        for (words, times) in runs.iter() {
-            assert_eq!(words.len(), sums.len(), "one layout per launch");
-            gen_abi::add_counters(&mut sums, words, *times, info.sites.len());
-        }
-        sums
-    }
-    fn site(&self, info: &GenKernelInfo, k: usize) -> SiteCounters {
-        assert!(k < info.sites.len());
-        info.site_counters(&self.words(info), k)
-    }
-    fn block(&self, info: &GenKernelInfo, k: usize) -> BlockCounters {
-        info.block_counters(&self.words(info), k)
-    }
-}
-
 /// Runs `kernel` with buffer and image arguments `bufs` on the Gen device at SIMD16, vectorized;
 /// returns the summed counters, the kernel's Gen description and the report.
 fn run(
@@ -98,7 +63,7 @@ fn run(
     // A one-row work-group runs the row variant whatever its width (its tail packet masked).
     let linear = local[1] * local[2] > 1 && !local[0].is_multiple_of(simd);
     let info = k
-        .gen_variant(GenBuild { simd: simd as u32, linear_lanes: linear })
+        .gen_variant(GenBuild { simd: simd as u32, linear_lanes: linear, row_width: 0 })
         .expect("a Gen build")
         .expect("vectorized at SIMD16")
         .0
@@ -453,7 +418,7 @@ fn long16_messages_at_simd32_are_counted() {
     for kernel in ["copy16", "private16"] {
         let k = program.kernel(kernel).unwrap();
         let info = k
-            .gen_variant(GenBuild { simd: 32, linear_lanes: false })
+            .gen_variant(GenBuild { simd: 32, linear_lanes: false, row_width: 0 })
             .expect("a Gen build")
             .unwrap_or_else(|e| panic!("{kernel}: no instrumented SIMD32 variant: {e}"))
             .0
@@ -1130,7 +1095,7 @@ fn a_register_tile_stays_in_registers_at_the_width_where_it_fits() {
         }
         // The variant the launch ran (rows of 16 are whole SIMD8 or SIMD16 threads).
         let simd = [8, 16, 32].into_iter().find(|w| r.report.as_deref().unwrap_or("").contains(&format!("SIMD{w} ")));
-        let info = k.gen_variant(GenBuild { simd: simd.unwrap_or(8), linear_lanes: simd == Some(32) });
+        let info = k.gen_variant(GenBuild { simd: simd.unwrap_or(8), linear_lanes: simd == Some(32), row_width: 0 });
         let info = info.expect("a Gen build").expect("vectorized").0.info.gen.expect("instrumented");
         let runs = sum.runs.lock().unwrap();
         let scratch: u64 = (0..info.sites.len())

@@ -501,8 +501,15 @@ mod tests {
             ("vectorizer invalid", Target { vectorizer: Vectorizer::Invalid("x".into()), ..base.clone() }),
             ("line_tables", Target { line_tables: true, ..base.clone() }),
             ("gen", Target { gen: Some(GenBuild::default()), ..base.clone() }),
-            ("gen simd", Target { gen: Some(GenBuild { simd: 16, linear_lanes: false }), ..base.clone() }),
-            ("gen lanes", Target { gen: Some(GenBuild { simd: 16, linear_lanes: true }), ..base.clone() }),
+            (
+                "gen simd",
+                Target { gen: Some(GenBuild { simd: 16, linear_lanes: false, row_width: 0 }), ..base.clone() },
+            ),
+            (
+                "gen lanes",
+                Target { gen: Some(GenBuild { simd: 16, linear_lanes: true, row_width: 0 }), ..base.clone() },
+            ),
+            ("gen rows", Target { gen: Some(GenBuild { simd: 16, linear_lanes: true, row_width: 8 }), ..base.clone() }),
             ("prefetch", Target { knobs: CodegenKnobs { prefetch: false, ..knobs }, ..base.clone() }),
             ("no streaming", Target { knobs: CodegenKnobs { streaming_stores: None, ..knobs }, ..base.clone() }),
             ("all streaming", Target { knobs: CodegenKnobs { streaming_stores: Some(0), ..knobs }, ..base.clone() }),

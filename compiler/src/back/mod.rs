@@ -326,7 +326,7 @@ fn emit(
         // A linearized kernel (`passes::linearize`) is analysed again as it is lowered.
         let wa_lin;
         let wa = if linearized.contains(&k) {
-            wa_lin = vectorize::analysis::analyze_lanes(m, func, gen_build.is_some_and(|g| g.linear_lanes));
+            wa_lin = vectorize::analysis::analyze_gen(m, func, gen_build);
             &wa_lin
         } else {
             &d.wa
@@ -518,7 +518,7 @@ fn decide(m: &ir::Module, kernel: &ir::Kernel, target: &Target) -> Result<Decisi
     let width = vectorize::width::choose(m, func, &kernel.info, &target.vectorizer)
         .map_err(|msg| fail(format!("kernel `{}`: {msg}", kernel.info.name)))?;
     let gen_build = target.gen.filter(|g| g.simd > 1);
-    let wa = vectorize::analysis::analyze_lanes(m, func, gen_build.is_some_and(|g| g.linear_lanes));
+    let wa = vectorize::analysis::analyze_gen(m, func, gen_build);
     let pressure = vectorize::pressure::kernel_pressure(m, func, &wa);
     let scalar_reason = if width.lanes <= 1 {
         (target.vectorizer != crate::Vectorizer::Off).then(|| width.why.clone())

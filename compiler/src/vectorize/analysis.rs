@@ -37,6 +37,14 @@ pub enum Shape {
     Uniform,
     /// Lane k = lane 0 + k * stride (integers: in units of the value; pointers: bytes).
     Strided(i64),
+    /// Only in packets of whole rows of a known width `wx` ([`WorkItemAnalysis::row_width`]):
+    /// lane k = lane 0 + (k mod wx) * sx + (k div wx) * sy, `sy` the same for every row of
+    /// the packet but not always known at compile time (`None`). Never `sy == sx * wx`
+    /// (that is `Strided(sx)`).
+    Rows {
+        sx: i64,
+        sy: Option<i64>,
+    },
     Varying,
 }
 
@@ -62,6 +70,9 @@ pub enum Access {
     Consecutive,
     /// Lanes a constant distance apart that is not the element size.
     Strided(i64),
+    /// Whole rows of a known width (`Shape::Rows`): lanes of a row `sx` bytes apart, the
+    /// rows' first lanes some uniform distance apart.
+    Rows(i64),
     /// Gather / scatter.
     Random,
 }
@@ -98,6 +109,11 @@ pub struct WorkItemAnalysis {
     /// The dimension whose consecutive ids the lanes are (0 for the vector code; 1 or 2 only
     /// in [`analyze_dimension`], which reads the strides of addresses along it).
     pub lane_dim: u64,
+    /// With `linear_lanes`, when not 0: every packet is whole rows of this many work-items
+    /// of one plane of the work-group (`local_size[0]` is this width, which divides the
+    /// packet's, and a plane's work-items fill whole packets), so the ids of dimension 0 and
+    /// 1 are [`Shape::Rows`] and those of dimension 2 uniform ([`analyze_rows`]).
+    pub row_width: u64,
     /// Branches on a varying condition whose region reaches a work-group barrier. OpenCL
     /// requires every work-item of a work-group to reach a barrier, so in a valid program
     /// such a branch goes the same way for all of them: it runs as a uniform branch.
@@ -173,7 +189,7 @@ impl WorkItemAnalysis {
             match a {
                 Access::Uniform => c.uniform += 1,
                 Access::Consecutive => c.consecutive += 1,
-                Access::Strided(_) => c.strided += 1,
+                Access::Strided(_) | Access::Rows(_) => c.strided += 1,
                 Access::Random => c.gather_scatter += 1,
             }
             if f.layout.inst_block[i].is_some_and(|b| self.divergent_blocks.contains(&b)) {
@@ -222,7 +238,21 @@ pub fn analyze(m: &ir::Module, f: &Function) -> WorkItemAnalysis {
 /// [`analyze`] for packets of consecutive ids of dimension 0 in one row (`linear_lanes`
 /// false) or of consecutive linear local ids (true).
 pub fn analyze_lanes(m: &ir::Module, f: &Function, linear_lanes: bool) -> WorkItemAnalysis {
-    analyze_with(m, f, linear_lanes, 0)
+    analyze_with(m, f, linear_lanes, 0, 0)
+}
+
+/// [`analyze_lanes`] with linear lanes, for packets of whole rows of `row_width` work-items
+/// ([`WorkItemAnalysis::row_width`]; 0: rows of any width).
+pub fn analyze_rows(m: &ir::Module, f: &Function, row_width: u64) -> WorkItemAnalysis {
+    analyze_with(m, f, true, 0, row_width)
+}
+
+/// The analysis a Gen variant's lanes need (`None`: the CPU device's packets).
+pub fn analyze_gen(m: &ir::Module, f: &Function, gen: Option<crate::GenBuild>) -> WorkItemAnalysis {
+    match gen {
+        Some(g) if g.linear_lanes => analyze_rows(m, f, u64::from(g.row_width)),
+        _ => analyze_lanes(m, f, false),
+    }
 }
 
 /// [`analyze`] as if the lanes were consecutive ids of dimension `dim` (the other
@@ -230,13 +260,14 @@ pub fn analyze_lanes(m: &ir::Module, f: &Function, linear_lanes: bool) -> WorkIt
 /// Not for vector code (the lowering packs dimension 0); the Gen counting reads the strides
 /// of its sites' addresses along each dimension from it.
 pub fn analyze_dimension(m: &ir::Module, f: &Function, dim: u64) -> WorkItemAnalysis {
-    analyze_with(m, f, false, dim)
+    analyze_with(m, f, false, dim, 0)
 }
 
-fn analyze_with(m: &ir::Module, f: &Function, linear_lanes: bool, lane_dim: u64) -> WorkItemAnalysis {
+fn analyze_with(m: &ir::Module, f: &Function, linear_lanes: bool, lane_dim: u64, row_width: u64) -> WorkItemAnalysis {
     let mut a = WorkItemAnalysis {
         linear_lanes,
         lane_dim,
+        row_width: if linear_lanes { row_width } else { 0 },
         shapes: SecondaryMap::default(),
         divergent_branches: Vec::new(),
         divergent_blocks: HashSet::new(),
@@ -482,6 +513,7 @@ fn analyze_with(m: &ir::Module, f: &Function, linear_lanes: bool, lane_dim: u64)
                 Shape::Uniform => Access::Uniform,
                 Shape::Strided(s) if s == size => Access::Consecutive,
                 Shape::Strided(s) => Access::Strided(s),
+                Shape::Rows { sx, .. } => Access::Rows(sx),
                 Shape::Varying => Access::Random,
             };
             a.accesses.push((i, class));
@@ -554,6 +586,11 @@ fn inst_shape(m: &ir::Module, f: &Function, a: &WorkItemAnalysis, i: Inst) -> Op
         _ => false,
     };
     let is_vector = |v: Value| matches!(m.types.get(f.value_type(v)), TypeData::Vector { .. });
+    if a.row_width > 0 {
+        if let Some(s) = rows_shape(m, f, a, i, &sh) {
+            return s;
+        }
+    }
     Some(match &f.insts[i] {
         InstData::WorkItem { query } if a.linear_lanes => {
             use WorkItemQuery as Q;
@@ -654,14 +691,14 @@ fn inst_shape(m: &ir::Module, f: &Function, a: &WorkItemAnalysis, i: Inst) -> Op
             let mut stride = match sh(*base)? {
                 Uniform => 0i64,
                 Strided(s) => s,
-                Varying => return Some(Varying),
+                Rows { .. } | Varying => return Some(Varying),
             };
             let mut ty = pointee(m, f.value_type(*base))?;
             if let Some(e) = element {
                 match sh(*e)? {
                     Uniform => {}
                     Strided(s) => stride = stride.wrapping_add(s.wrapping_mul(m.types.size_of(ty) as i64)),
-                    Varying => return Some(Varying),
+                    Rows { .. } | Varying => return Some(Varying),
                 }
             }
             for &ix in indices {
@@ -675,7 +712,7 @@ fn inst_shape(m: &ir::Module, f: &Function, a: &WorkItemAnalysis, i: Inst) -> Op
                         match s {
                             Uniform => {}
                             Strided(st) => stride = stride.wrapping_add(st.wrapping_mul(m.types.size_of(elem) as i64)),
-                            Varying => return Some(Varying),
+                            Rows { .. } | Varying => return Some(Varying),
                         }
                         ty = elem;
                     }
@@ -734,5 +771,128 @@ fn inst_shape(m: &ir::Module, f: &Function, a: &WorkItemAnalysis, i: Inst) -> Op
         // One answer for every active work-item of the packet.
         InstData::AnyActive { .. } => Uniform,
         _ => Varying,
+    })
+}
+
+/// A shape as the steps of lane k = (k mod wx) * sx + (k div wx) * sy, in packets of whole
+/// rows of `wx` (`None`: varying).
+fn row_steps(s: Shape, wx: u64) -> Option<(i64, Option<i64>)> {
+    match s {
+        Shape::Uniform => Some((0, Some(0))),
+        Shape::Strided(st) => Some((st, Some(st.wrapping_mul(wx as i64)))),
+        Shape::Rows { sx, sy } => Some((sx, sy)),
+        Shape::Varying => None,
+    }
+}
+
+/// The shape of steps `sx`, `sy` in rows of `wx` ([`row_steps`]' inverse).
+fn of_row_steps(sx: i64, sy: Option<i64>, wx: u64) -> Shape {
+    match sy {
+        Some(y) if y == sx.wrapping_mul(wx as i64) => Shape::Strided(sx),
+        _ => Shape::Rows { sx, sy },
+    }
+}
+
+/// [`inst_shape`] in packets of whole rows ([`WorkItemAnalysis::row_width`]) for what the
+/// rows change: the ids of dimensions 0 to 2 and the affine rules where an operand is
+/// [`Shape::Rows`]. `None`: the usual rules apply (`Some(None)`: an operand is unknown).
+fn rows_shape(
+    m: &ir::Module,
+    f: &Function,
+    a: &WorkItemAnalysis,
+    i: Inst,
+    sh: &dyn Fn(Value) -> Option<Shape>,
+) -> Option<Option<Shape>> {
+    use Shape::*;
+    let wx = a.row_width;
+    let is_vector = |v: Value| matches!(m.types.get(f.value_type(v)), TypeData::Vector { .. });
+    let is_rows = |v: Value| matches!(sh(v), Some(Rows { .. }));
+    Some(match &f.insts[i] {
+        InstData::ExtractElement { vector, index } => {
+            let Some(ValueDef::Result(def)) = f.values.get(*vector).map(|d| d.def) else { return None };
+            let InstData::WorkItem { query: WorkItemQuery::GlobalId | WorkItemQuery::LocalId } = f.insts[def] else {
+                return None;
+            };
+            // Lane k is at x0 + k mod wx, y0 + k div wx, z0.
+            Some(match const_int(m, f, *index) {
+                Some(0) => Rows { sx: 1, sy: Some(0) },
+                Some(1) => of_row_steps(0, Some(1), wx),
+                Some(2) => Uniform,
+                _ => Varying,
+            })
+        }
+        InstData::Binary { op, lhs, rhs } if (is_rows(*lhs) || is_rows(*rhs)) && !is_vector(*lhs) => {
+            let (x, y) = (row_steps(sh(*lhs)?, wx), row_steps(sh(*rhs)?, wx));
+            let add = |p: Option<i64>, q: Option<i64>, k: i64| Some(p?.wrapping_add(q?.wrapping_mul(k)));
+            let scaled = |(sx, sy): (i64, Option<i64>), c: Option<i64>| match c {
+                Some(c) => Some(of_row_steps(sx.wrapping_mul(c), sy.map(|y| y.wrapping_mul(c)), wx)),
+                // Times a uniform value not known here: only a step of 0 stays known.
+                None if sx == 0 => Some(Rows { sx: 0, sy: None }),
+                None => Some(Varying),
+            };
+            Some(match (op, x, y) {
+                (BinaryOp::IAdd, Some(p), Some(q)) => of_row_steps(p.0.wrapping_add(q.0), add(p.1, q.1, 1), wx),
+                (BinaryOp::ISub, Some(p), Some(q)) => of_row_steps(p.0.wrapping_sub(q.0), add(p.1, q.1, -1), wx),
+                (BinaryOp::IMul, Some(p), Some(_)) if sh(*rhs)? == Uniform => scaled(p, const_int(m, f, *rhs))?,
+                (BinaryOp::IMul, Some(_), Some(q)) if sh(*lhs)? == Uniform => scaled(q, const_int(m, f, *lhs))?,
+                (BinaryOp::Shl, Some((sx, sy)), Some(_)) if sh(*rhs)? == Uniform => {
+                    match const_int(m, f, *rhs).filter(|c| (0..63).contains(c)) {
+                        Some(c) => {
+                            let shl = |v: i64| v.checked_shl(c as u32).filter(|r| r >> c == v);
+                            match (shl(sx), sy.map(shl)) {
+                                (Some(x), Some(Some(y))) => of_row_steps(x, Some(y), wx),
+                                (Some(x), None) => of_row_steps(x, None, wx),
+                                _ => Varying,
+                            }
+                        }
+                        None => Varying,
+                    }
+                }
+                _ => Varying,
+            })
+        }
+        InstData::Convert { op, arg, .. } if is_rows(*arg) => Some(match op {
+            ConvertOp::UConvert
+            | ConvertOp::SConvert
+            | ConvertOp::PtrCast
+            | ConvertOp::PtrToInt
+            | ConvertOp::IntToPtr => sh(*arg)?,
+            ConvertOp::Bitcast if matches!(m.types.get(f.value_type(*arg)), TypeData::Pointer { .. }) => sh(*arg)?,
+            _ => Varying,
+        }),
+        InstData::AccessChain { base, element, indices, .. }
+            if is_rows(*base) || element.is_some_and(is_rows) || indices.iter().any(|&x| is_rows(x)) =>
+        {
+            let Some((mut sx, mut sy)) = row_steps(sh(*base)?, wx) else { return Some(Some(Varying)) };
+            let mut ty = pointee(m, f.value_type(*base))?;
+            let mut step = |ix: Value, size: i64| -> Option<bool> {
+                let Some((x, y)) = row_steps(sh(ix)?, wx) else { return Some(false) };
+                sx = sx.wrapping_add(x.wrapping_mul(size));
+                sy = sy.zip(y).map(|(a, b)| a.wrapping_add(b.wrapping_mul(size)));
+                Some(true)
+            };
+            if let Some(e) = element {
+                if !step(*e, m.types.size_of(ty) as i64)? {
+                    return Some(Some(Varying));
+                }
+            }
+            for &ix in indices {
+                match m.types.get(ty).clone() {
+                    TypeData::Struct { fields, .. } => {
+                        let Some(k) = const_int(m, f, ix) else { return Some(Some(Varying)) };
+                        ty = *fields.get(k as usize)?;
+                    }
+                    TypeData::Array { elem, .. } | TypeData::Vector { elem, .. } => {
+                        if !step(ix, m.types.size_of(elem) as i64)? {
+                            return Some(Some(Varying));
+                        }
+                        ty = elem;
+                    }
+                    _ => return Some(Some(Varying)),
+                }
+            }
+            Some(of_row_steps(sx, sy, wx))
+        }
+        _ => return None,
     })
 }

@@ -51,6 +51,9 @@ pub struct GenDevice {
     executor: Executor,
     /// Where the model's reports go; `None`: `SOFTCL_GEN_REPORT` at each launch.
     report_sink: Option<model::ReportSink>,
+    /// Hardware threads that are whole rows run the rows variant (`threads`); off, the
+    /// linear-lanes variant runs them (the same counts, more slowly: the tests compare).
+    row_variants: bool,
     /// Kernels whose launch could not be modelled and that stderr was told of (once each).
     unmodelled_told: parking_lot::Mutex<std::collections::HashSet<String>>,
 }
@@ -70,6 +73,7 @@ impl GenDevice {
             target,
             executor: Executor::new(threads, "gen"),
             report_sink: None,
+            row_variants: true,
             unmodelled_told: Default::default(),
         }
     }
@@ -78,6 +82,13 @@ impl GenDevice {
     /// `SOFTCL_GEN_REPORT` says (tests running in parallel; tools).
     pub fn with_report_sink(mut self, sink: model::ReportSink) -> Self {
         self.report_sink = Some(sink);
+        self
+    }
+
+    /// This device running hardware threads of whole rows with the rows variant (`true`, the
+    /// default) or with the linear-lanes variant, as any other thread spanning rows.
+    pub fn with_row_variants(mut self, on: bool) -> Self {
+        self.row_variants = on;
         self
     }
 
@@ -131,8 +142,11 @@ impl GenDevice {
         // Work-group sizes along dimension 0: the enqueued one and a partial last one.
         let rem = range.global[0] % range.local[0];
         let x_sizes: Vec<usize> = [range.local[0], rem].into_iter().filter(|&x| x > 0).collect();
+        let rem = range.global[1] % range.local[1];
+        let y_sizes: Vec<usize> = [range.local[1], rem].into_iter().filter(|&y| y > 0).collect();
         let one_row = range.local[1] * range.local[2] == 1;
-        let (kernel, how) = threads::GenThreads::new(launch.kernel, simd, &x_sizes, one_row);
+        let (kernel, how) =
+            threads::GenThreads::new(launch.kernel, simd, &x_sizes, &y_sizes, one_row, self.row_variants);
         // The performance model watches every launch (its counters come from the
         // instrumented build; a kernel left scalar and uncounted is not modelled: the report
         // says why and profiling END - START is the host's time), next to the caller's

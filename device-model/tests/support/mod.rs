@@ -3,9 +3,10 @@
 
 #![allow(dead_code)]
 
+use softcl_compiler::gen_abi::{self, BlockCounters, GenKernelInfo, SiteCounters};
 use softcl_compiler::{compile_source, ArgKind, NativeKernel, NativeProgram};
 use softcl_device_model::{Device, GenDevice, Launch, LaunchReport, Observer};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// 64-byte aligned ints (one L3 line each), so that line counts do not depend on where the
 /// allocator put the buffer.
@@ -95,4 +96,39 @@ pub fn launch_with_ints(
     // keeps alive until the launch returns.
     let launch = unsafe { Launch::new(k, &block, locals, work_dim, [0; 3], global, local) };
     dev.launch_observed(&launch, observer).expect("launch")
+}
+
+/// Sums the counter arrays of every work-group (the worst bank ways as a maximum).
+#[derive(Default)]
+pub struct Sum {
+    /// The runs of work-groups the executor reported: counters and how many work-groups.
+    pub runs: Mutex<Vec<(Vec<u64>, u64)>>,
+    pub groups: Mutex<u64>,
+}
+
+impl Observer for Sum {
+    fn gen_counters(&self, _first: [usize; 3], groups: u64, counters: &[u64]) {
+        self.runs.lock().unwrap().push((counters.to_vec(), groups));
+        *self.groups.lock().unwrap() += groups;
+    }
+}
+
+impl Sum {
+    /// The launch's counter array: the runs summed as the device sums them.
+    pub fn words(&self, info: &GenKernelInfo) -> Vec<u64> {
+        let runs = self.runs.lock().unwrap();
+        let mut sums = vec![0; info.counter_words()];
+        for (words, times) in runs.iter() {
+            assert_eq!(words.len(), sums.len(), "one layout per launch");
+            gen_abi::add_counters(&mut sums, words, *times, info.sites.len());
+        }
+        sums
+    }
+    pub fn site(&self, info: &GenKernelInfo, k: usize) -> SiteCounters {
+        assert!(k < info.sites.len());
+        info.site_counters(&self.words(info), k)
+    }
+    pub fn block(&self, info: &GenKernelInfo, k: usize) -> BlockCounters {
+        info.block_counters(&self.words(info), k)
+    }
 }

@@ -21,6 +21,8 @@
 //! work-group the same zeroed array reads the work-group's sum (`worst_bank_ways` is a
 //! maximum, kept as one).
 
+mod rows;
+
 use super::helpers::{self as gen_helpers, Helper};
 use crate::back::llvm::{as_ptr, bail, gep, FnLower, LowerHook, Val, R};
 use crate::back::target::HostTarget;
@@ -437,6 +439,13 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
                     wide(self)?
                 }
             }
+            Some(pw) if self.rows_bank_ways(shape, w, write).is_some() => {
+                // Whole rows of known steps: a constant under a full mask.
+                let closed = c64(self.rows_bank_ways(shape, w, write).unwrap_or(0));
+                let full = self.l.b.build_int_compare(IntPredicate::EQ, active, c64(u64::from(w)), "")?;
+                let addrs = addrs_of(self, pw)?;
+                self.closed_or(full, closed, |s| s.bank_ways(addrs, mask, write, conflict))?
+            }
             Some(pw) => {
                 // Lanes a multiple of 4 bytes apart under a contiguous mask visit the banks
                 // in a cycle of 16 / gcd(dword stride, 16): the closed form. Otherwise the
@@ -486,6 +495,16 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
     ) -> R<IntValue<'ctx>> {
         let w = mask.get_type().get_size();
         self.call_helper(Helper::Banks { w, distinct, conflict }, addrs, mask)
+    }
+
+    /// The constant SLM bank ways of a full thread of whole rows of known steps
+    /// (`rows::bank_ways`), if `shape` is such rows.
+    fn rows_bank_ways(&self, shape: Shape, w: u32, write: bool) -> Option<u64> {
+        let wx = self.l.vec.as_ref().map_or(0, |v| v.wa.row_width) as u32;
+        match shape {
+            Shape::Rows { sx, sy: Some(sy) } if wx > 1 => rows::bank_ways(sx, sy, wx, w, write),
+            _ => None,
+        }
     }
 
     /// Calls the shared `helper` with the lanes' addresses `addrs` and `mask`, with a memo
@@ -624,6 +643,18 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
         let c64 = |x: u64| i64t.const_int(x, false);
         let w = mask.get_type().get_size();
         let addrs_of = |s: &Self| -> R<VectorValue<'ctx>> { Ok(s.l.b.build_ptr_to_int(pw, i64t.vec_type(w), "")?) };
+        if let Shape::Rows { sx, sy } = shape {
+            let wx = self.l.vec.as_ref().map_or(0, |v| v.wa.row_width) as u32;
+            let rows = if wx > 1 { w / wx } else { 0 };
+            if sx.unsigned_abs() <= 64 && (2..=rows::MAX_ROWS).contains(&rows) {
+                // Whole rows under a full mask: their runs of lines.
+                let addrs = addrs_of(self)?;
+                let full = self.l.b.build_int_compare(IntPredicate::EQ, mi.active, c64(u64::from(w)), "")?;
+                let closed = self.rows_lines(addrs, (sx, sy), wx, rows, bytes)?;
+                let lines = self.closed_or(full, closed, |s| s.general_lines(addrs, mask, bytes, conflict))?;
+                return self.gen_add_later(word, lines);
+            }
+        }
         let Shape::Strided(s) = shape else {
             let addrs = addrs_of(self)?;
             let lines = self.general_lines(addrs, mask, bytes, conflict)?;

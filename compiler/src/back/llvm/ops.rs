@@ -30,6 +30,12 @@ impl<'ctx> Ops<'_, 'ctx> {
         Ok(self.b.build_select(gt, a, b, "")?.into_int_value())
     }
 
+    /// The larger of two signed integers.
+    pub fn smax(&self, a: IntValue<'ctx>, b: IntValue<'ctx>) -> R<IntValue<'ctx>> {
+        let gt = self.b.build_int_compare(IntPredicate::SGT, a, b, "")?;
+        Ok(self.b.build_select(gt, a, b, "")?.into_int_value())
+    }
+
     /// The bits of a `<N x i1>` mask as an iN.
     pub fn mask_bits(&self, m: VectorValue<'ctx>) -> R<IntValue<'ctx>> {
         let n = std::num::NonZeroU32::new(m.get_type().get_size()).ok_or("an empty mask")?;

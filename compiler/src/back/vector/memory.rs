@@ -219,6 +219,11 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
     /// mask the branch folds away.
     pub(crate) fn packet_base(&mut self, pw: VectorValue<'ctx>, stride: i64) -> R<PointerValue<'ctx>> {
         let mask = self.l.vec.as_ref().ok_or("not in vector mode")?.mask;
+        self.base_under(pw, mask, stride)
+    }
+
+    /// [`Self::packet_base`] of the lanes `pw` under `mask` (a packet's, or a row's of it).
+    fn base_under(&mut self, pw: VectorValue<'ctx>, mask: VectorValue<'ctx>, stride: i64) -> R<PointerValue<'ctx>> {
         let zero = self.l.i64().const_zero();
         let lane0 = self.l.b.build_extract_element(mask, zero, "")?.into_int_value();
         let p0 = self.l.b.build_extract_element(pw, zero, "")?;
@@ -373,6 +378,12 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
             let idx: Vec<Option<u32>> = (0..n * w).map(|j| Some((j % w) * slots + j / w)).collect();
             return Ok(self.l.shuffle(wide, None, &idx)?.into());
         }
+        if let (Access::Rows(sx), 1) = (access, n) {
+            let align = if align > 0 { align } else { ealign };
+            if let Some(v) = self.rows_load(pw, mask, elem, sx, esize, align)? {
+                return Ok(v.into());
+            }
+        }
         let mut parts = Vec::with_capacity(n as usize);
         for c in 0..n {
             let pc = if c == 0 {
@@ -436,6 +447,9 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
             let on = Self::aos_slots(slots, n);
             return self.span_store(data, p0, &on, align, bytes_per_item);
         }
+        if access == Access::Rows(esize) && n == 1 && self.rows_store(pw, xw, mask, align)? {
+            return Ok(());
+        }
         for c in 0..n {
             let pc = if c == 0 {
                 pw
@@ -456,6 +470,76 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
             self.l.call_align(call, 1, ealign.min(align));
         }
         Ok(())
+    }
+
+    /// The packet's rows (`WorkItemAnalysis::row_width` lanes each, if at least
+    /// [`MIN_ROW_LANES`]): the lane numbers of each, as the indices of a shuffle taking them.
+    fn rows(&self) -> Option<Vec<Vec<Option<u32>>>> {
+        let vs = self.l.vec.as_ref()?;
+        let wx = u32::try_from(vs.wa.row_width).ok().filter(|&x| x >= MIN_ROW_LANES && vs.width % x == 0)?;
+        Some((0..vs.width / wx).map(|r| (r * wx..(r + 1) * wx).map(Some).collect()).collect())
+    }
+
+    /// A load of one element per lane whose lanes are whole rows (`Access::Rows`): per row,
+    /// one vector load of its consecutive elements (`sx` = the element's size) or one load of
+    /// the element every lane of the row reads (`sx` = 0), under the row's part of `mask`;
+    /// `None` for other steps (a gather does those).
+    fn rows_load(
+        &mut self,
+        pw: VectorValue<'ctx>,
+        mask: VectorValue<'ctx>,
+        elem: BasicTypeEnum<'ctx>,
+        sx: i64,
+        esize: i64,
+        align: u32,
+    ) -> R<Option<VectorValue<'ctx>>> {
+        let Some(rows) = self.rows().filter(|_| sx == 0 || sx == esize) else { return Ok(None) };
+        let mut parts = Vec::with_capacity(rows.len());
+        for lanes in &rows {
+            let (rm, rp) = (self.l.shuffle(mask, None, lanes)?, self.l.shuffle(pw, None, lanes)?);
+            let at = self.base_under(rp, rm, sx)?;
+            if sx == esize {
+                let vt = wide_ty(elem, lanes.len() as u32)?.into_vector_type();
+                parts.push(self.masked_load(vt, at, rm, align)?);
+            } else {
+                // One element for the row, loaded when a lane of the row is active.
+                let any = self.l.call_intrinsic("llvm.vector.reduce.or", &[rm.get_type().into()], &[rm.into()])?;
+                let any = any.try_as_basic_value().basic().ok_or("reduce without result")?.into_int_value();
+                let one = self.l.cx().bool_type().vec_type(1);
+                let any = self.l.b.build_insert_element(one.get_undef(), any, self.l.i32().const_zero(), "")?;
+                let x = self.masked_load(wide_ty(elem, 1)?.into_vector_type(), at, any, align)?;
+                parts.push(self.l.shuffle(x, None, &vec![Some(0); lanes.len()])?);
+            }
+        }
+        Ok(Some(self.l.concat(&parts)?))
+    }
+
+    /// A store of one element per lane whose lanes are whole rows of consecutive elements:
+    /// one masked vector store per row. False: the packet's rows are too short for it.
+    fn rows_store(
+        &mut self,
+        pw: VectorValue<'ctx>,
+        xw: VectorValue<'ctx>,
+        mask: VectorValue<'ctx>,
+        align: u32,
+    ) -> R<bool> {
+        let Some(rows) = self.rows() else { return Ok(false) };
+        let esize = self.l.e.alloc_size(xw.get_type().get_element_type()) as i64;
+        for lanes in &rows {
+            let (rm, rp, rx) = (
+                self.l.shuffle(mask, None, lanes)?,
+                self.l.shuffle(pw, None, lanes)?,
+                self.l.shuffle(xw, None, lanes)?,
+            );
+            let at = self.base_under(rp, rm, esize)?;
+            let call = self.l.call_intrinsic(
+                "llvm.masked.store",
+                &[rx.get_type().into(), self.l.ptr_type().into()],
+                &[rx.into(), at.into(), rm.into()],
+            )?;
+            self.l.call_align(call, 1, align);
+        }
+        Ok(true)
     }
 
     /// The number of work-items in the ND-range (computed once, in the prologue).
@@ -570,6 +654,11 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
         self.stream_else((plain, join), masked_store)
     }
 }
+
+/// The fewest lanes a row has for [`VecLower::rows_load`] and [`VecLower::rows_store`] to
+/// access it as rows (shorter rows are gathered: a vector access per lane or two gains
+/// nothing).
+const MIN_ROW_LANES: u32 = 4;
 
 /// The elements per lane of one masked load or store covering a packet's accesses: lane k's
 /// `n` components at k * slots (consecutive accesses, and small positive strides that are a

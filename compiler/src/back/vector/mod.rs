@@ -674,14 +674,26 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
         };
         let iota: Vec<IntValue<'ctx>> = (0..w).map(|k| i64t.const_int(k as u64, false)).collect();
         let lin = pb.build_int_add(splat(self.l.env.lid[0])?, VectorType::const_vector(&iota), "lin")?;
-        let sx = splat(ls[0])?;
-        let sy = splat(ls[1])?;
-        let t = pb.build_int_unsigned_div(lin, sx, "")?;
-        let lid = [
-            pb.build_int_unsigned_rem(lin, sx, "")?,
-            pb.build_int_unsigned_rem(t, sy, "")?,
-            pb.build_int_unsigned_div(t, sy, "")?,
-        ];
+        let row_width = self.l.vec.as_ref().map_or(0, |v| v.wa.row_width);
+        let lid = if row_width > 0 {
+            // Whole rows of `row_width` in one plane (`GenBuild::row_width`): lane k is at
+            // x = k mod wx, y = y0 + k div wx, z = z0, with y0 and z0 the first lane's.
+            let wx = i64t.const_int(row_width, false);
+            let t0 = pb.build_int_unsigned_div(self.l.env.lid[0], wx, "")?;
+            let (y0, z0) = (pb.build_int_unsigned_rem(t0, ls[1], "")?, pb.build_int_unsigned_div(t0, ls[1], "")?);
+            let pattern = |f: &dyn Fn(u64) -> u64| -> VectorValue<'ctx> {
+                VectorType::const_vector(&(0..w).map(|k| i64t.const_int(f(u64::from(k)), false)).collect::<Vec<_>>())
+            };
+            [pattern(&|k| k % row_width), pb.build_int_add(splat(y0)?, pattern(&|k| k / row_width), "")?, splat(z0)?]
+        } else {
+            let (sx, sy) = (splat(ls[0])?, splat(ls[1])?);
+            let t = pb.build_int_unsigned_div(lin, sx, "")?;
+            [
+                pb.build_int_unsigned_rem(lin, sx, "")?,
+                pb.build_int_unsigned_rem(t, sy, "")?,
+                pb.build_int_unsigned_div(t, sy, "")?,
+            ]
+        };
         let dims: [VectorValue<'ctx>; 3] = match q {
             Q::LocalId => lid,
             Q::LocalLinearId | Q::SubgroupId => [lin, lin, lin],
