@@ -411,8 +411,15 @@ fn random_launch(rng: &mut Rng) -> Launch {
         let rem = if lx > 1 && rng.chance(40) { rng.range(1, lx - 1) } else { 0 };
         Launch { global: vec![lx * groups + rem], local: vec![lx], offset: vec![0] }
     } else {
-        let lx = *rng.pick(&[1, 2, 3, 4, 5, 7, 8, 13, 16]);
-        let ly = *rng.pick(&[1, 2, 3, 4, 5]);
+        // Often a shape whose rows fill whole Gen hardware threads at some width (the rows
+        // variant: `local_size[0]` dividing the width, a plane a multiple of it).
+        const WHOLE_ROWS: [(usize, usize); 9] =
+            [(2, 4), (4, 2), (4, 4), (8, 2), (8, 4), (16, 2), (2, 8), (4, 8), (8, 8)];
+        let (lx, ly) = if rng.chance(40) {
+            *rng.pick(&WHOLE_ROWS)
+        } else {
+            (*rng.pick(&[1, 2, 3, 4, 5, 7, 8, 13, 16]), *rng.pick(&[1, 2, 3, 4, 5]))
+        };
         let dim = |l: usize, rng: &mut Rng| {
             let rem = if l > 1 && rng.chance(35) { rng.range(1, l - 1) } else { 0 };
             l * rng.range(1, 3) + rem
