@@ -466,19 +466,53 @@ fn long16_messages_at_simd32_are_counted() {
     }
 }
 
-const REFUSED: &str = r#"
-kernel void refused(global const int *a, global int *out, local int *tmp) {
+/// A kernel of 4100 loads in one block: more messages than an instrumented build is made
+/// for (passes::gen_instrument::MAX_SITES), so the Gen device runs it uncounted.
+fn refused_source() -> String {
+    let loads: String = (0..4100).map(|j| format!("    s += a[{j} * 3 + g];\n")).collect();
+    format!(
+        "kernel void refused(global const int *a, global int *out, local int *tmp) {{\n\
+         size_t g = get_global_id(0);\n    int s = 0;\n{loads}    tmp[get_local_id(0)] = s;\n\
+         out[g] = tmp[get_local_id(0)];\n}}\n"
+    )
+}
+
+const LONG: &str = r#"
+kernel void long_block(global const int *a, global int *out) {
     size_t g = get_global_id(0);
     int s = 0;
-    // 1100 loads in one block: more messages than an instrumented build is made for
-    // (passes::gen_instrument::MAX_SITES), so the Gen device runs the kernel uncounted.
     #pragma unroll
     for (int j = 0; j < 1100; j++)
         s += a[j * 3 + g];
-    tmp[get_local_id(0)] = s;
-    out[g] = tmp[get_local_id(0)];
+    out[g] = s;
 }
 "#;
+
+/// A kernel of more than a thousand messages in one block is counted and modelled (its
+/// variant compiled with LLVM's fast instruction selection): every load one message of one
+/// line per hardware thread (16 consecutive ints of one 64-byte line).
+#[test]
+fn more_than_a_thousand_messages_are_counted() {
+    let dev = GenDevice::default();
+    let program = build(&dev, LONG);
+    let mut a = Buf::new(3400, |i| i as i32);
+    let mut out = Buf::new(32, |_| -1);
+    let (sum, info, report) = run(&dev, &program, "long_block", &mut [&mut a, &mut out], [32, 1, 1], [16, 1, 1]);
+    let want = |g: usize| (0..1100).map(|j| (j * 3 + g) as i32).sum::<i32>();
+    assert!((0..32).all(|g| out.get(g) == want(g)), "the kernel ran");
+    assert!(!report.contains("uncounted"), "{report}");
+    let loads: Vec<usize> = (0..info.sites.len()).filter(|&s| info.sites[s].kind == AccessKind::Load).collect();
+    assert_eq!(loads.len(), 1100, "a site per load");
+    let lines: u64 = loads.iter().map(|&s| sum.site(&info, s).l3_lines).sum();
+    let messages: u64 = loads.iter().map(|&s| sum.site(&info, s).messages).sum();
+    assert_eq!(messages, 2 * 1100, "two hardware threads, a message per load each");
+    // Lane 0 at 4 * (3j + g0): the 16 ints span one line or two.
+    let want_lines: u64 = (0..1100u64)
+        .flat_map(|j| [0u64, 16].map(|g0| ((3 * j + g0) * 4, (3 * j + g0 + 15) * 4)))
+        .map(|(lo, hi)| hi / 64 - lo / 64 + 1)
+        .sum();
+    assert_eq!(lines, want_lines, "{report}");
+}
 
 /// A kernel that runs uncounted (its scalar build) is not modelled: no device time (profiling
 /// END - START is the host's), and the report says so and why, in text and JSON, instead of
@@ -486,12 +520,12 @@ kernel void refused(global const int *a, global int *out, local int *tmp) {
 #[test]
 fn an_uncounted_launch_is_not_modelled() {
     let (dir, json, dev) = json_sink("uncounted");
-    let program = build(&dev, REFUSED);
+    let program = build(&dev, &refused_source());
     let k = program.kernel("refused").unwrap();
-    let mut a = Buf::new(3400, |i| i as i32);
+    let mut a = Buf::new(12700, |i| i as i32);
     let mut out = Buf::new(32, |_| -1);
     let r = launch_with(&dev, k, &mut [&mut a, &mut out], &[(2, 16 * 4)], [32, 1, 1], [16, 1, 1], None);
-    let want = |g: usize| (0..1100).map(|j| (j * 3 + g) as i32).sum::<i32>();
+    let want = |g: usize| (0..4100).map(|j| (j * 3 + g) as i32).sum::<i32>();
     assert!((0..32).all(|g| out.get(g) == want(g)), "the kernel ran");
     let text = r.report.unwrap_or_default();
     assert!(text.contains("uncounted"), "{text}");

@@ -153,7 +153,7 @@ pub fn codegen(module: &ir::Module, target: &Target) -> Result<Arc<NativeProgram
     let m = prepare(module, target)?;
 
     let host = target::HostTarget::resolve(target);
-    let tm = host.machine_at(codegen_level(target)).map_err(fail)?;
+    let tm = host.machine_at(codegen_level(target, &m)).map_err(fail)?;
     // The build-log line for math on vectors running per lane (libsleef missing).
     let math_note = builtins::vector_math_note(&m, vecmath::vector_bits(&host.features), target.knobs.vector_math)
         .map(|n| n + "\n");
@@ -230,10 +230,16 @@ fn pipeline(target: &Target) -> &'static str {
     }
 }
 
-/// The code-generation level for a build of `target`.
-fn codegen_level(target: &Target) -> inkwell::OptimizationLevel {
+/// The code-generation level for a build of `target` of the prepared module `m`: a Gen
+/// variant with a kernel of more than `gen_instrument::FAST_CODEGEN_SITES` messages gets
+/// LLVM's fast instruction selection (its code generation grows quadratically with a
+/// block's messages).
+fn codegen_level(target: &Target, m: &ir::Module) -> inkwell::OptimizationLevel {
+    let sites = m.kernels.iter().filter_map(|k| k.info.gen.as_ref()).map(|g| g.sites.len()).max().unwrap_or(0);
     if gen_fallback_build(target) {
         inkwell::OptimizationLevel::Less
+    } else if sites > crate::passes::gen_instrument::FAST_CODEGEN_SITES {
+        inkwell::OptimizationLevel::None
     } else {
         inkwell::OptimizationLevel::Default
     }
@@ -243,7 +249,7 @@ fn codegen_level(target: &Target) -> inkwell::OptimizationLevel {
 /// look at what the vectorizer and LLVM made of a kernel).
 pub fn optimized_llvm_ir(module: &ir::Module, target: &Target) -> Result<String, BuildError> {
     let m = prepare(module, target)?;
-    let tm = target::HostTarget::resolve(target).machine_at(codegen_level(target)).map_err(fail)?;
+    let tm = target::HostTarget::resolve(target).machine_at(codegen_level(target, &m)).map_err(fail)?;
     let context = Context::create();
     let mut text = String::new();
     emit(&context, &m, &tm, target, Some(&mut text))?;
