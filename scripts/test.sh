@@ -62,7 +62,7 @@ if [ "${#failed[@]}" -eq 0 ] || [ "${failed[*]}" = "fmt" ]; then
         failed_total=$((failed_total + crashed))
     fi
     # The conformance tests again with the CPU device's vectorizer off: every kernel must
-    # give the same results scalar (issue 6); the first run had it on (the default).
+    # give the same results scalar; the first run had it on (the default).
     log_scalar="$SOFTCL_TARGET_DIR/softcl-test-scalar.log"
     softcl_step "tests, vectorizer off: CL_CONFIG_USE_VECTORIZER=False cargo test --release -p softcl-conformance"
     if CL_CONFIG_USE_VECTORIZER=False cargo test --release -p softcl-conformance --no-fail-fast 2>&1 | tee "$log_scalar"; then

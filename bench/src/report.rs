@@ -196,7 +196,7 @@ impl Report {
         self.rows.iter().find(|r| r.kernel == kernel)
     }
 
-    /// Issue 6's targets, each with what this run measured and whether it is met: a
+    /// The CPU device's performance targets, each with what this run measured and whether it is met: a
     /// Markdown table, empty when the subject is not SoftCL.
     pub fn targets(&self) -> String {
         let (s, r) = self.subject_and_reference();
@@ -266,8 +266,8 @@ impl Report {
             ));
         }
         let mut out = String::from(
-            "Issue 6's targets (set for --size full on the 2-core AVX-512 machine):\n\n\
-             | issue 6 target | measured | met |\n|---|---|---|\n",
+            "The CPU device's targets (set for --size full on the 2-core AVX-512 machine):\n\n\
+             | target | measured | met |\n|---|---|---|\n",
         );
         for (target, measured, met) in lines {
             let met = match met {

@@ -53,7 +53,7 @@ fn small_run_on_softcl_cpu_verifies_every_kernel() {
     assert!(results.iter().filter(|r| r.contains("\"us_per_launch\"")).count() == 2, "{json}");
     assert!(stdout.contains("| kernel | size | SoftCL ms | metric | % of roof |"), "{stdout}");
     // The issue-6 target summary is printed for SoftCL (PoCL's ratios are absent here).
-    assert!(stdout.contains("| issue 6 target | measured | met |"), "{stdout}");
+    assert!(stdout.contains("| target | measured | met |"), "{stdout}");
     assert!(stdout.contains("| mad_float within 1.5x of mad_float16 (GFLOP/s) |"), "{stdout}");
 }
 
@@ -85,5 +85,5 @@ fn rounds_print_each_round_and_the_median() {
     let median = stdout.split("### Median of 3 rounds").nth(1).unwrap_or_else(|| panic!("{stdout}"));
     assert!(median.contains("- Median of 3 rounds:"), "{median}");
     assert!(median.lines().any(|l| l.starts_with("| vecadd |") && !l.contains("FAILED")), "{median}");
-    assert!(median.contains("| issue 6 target | measured | met |"), "{median}");
+    assert!(median.contains("| target | measured | met |"), "{median}");
 }

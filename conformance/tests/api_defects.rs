@@ -1,4 +1,4 @@
-//! API defects found by the Khronos CTS (issue 5), each checked through the loader on both
+//! API defects found by the Khronos CTS, each checked through the loader on both
 //! devices: memory objects released while set as kernel arguments, entry points of features
 //! no device has (pipes, on-device queues), context property values, the size of
 //! `__constant` memory; extension function lookups that return at once, and dispatch slots

@@ -1,4 +1,4 @@
-//! Nothing makes a kernel fall back to scalar wholesale (issue 6, item 3): calls left after
+//! Nothing makes a kernel fall back to scalar wholesale: calls left after
 //! inlining, struct and array values, varying memory copies, initialised private arrays,
 //! barriers under uniform-but-unprovable conditions and irreducible loops all run inside the
 //! vector body (lane by lane where they have no vector form).

@@ -1,4 +1,4 @@
-//! Large buffers live on transparent huge pages (issue 6: bandwidth targets).
+//! Large buffers live on transparent huge pages (the CPU device's bandwidth targets).
 //!
 //! One test in its own process (this file's binary): it reads this process's memory map
 //! (/proc/self/smaps) around a buffer, which other tests allocating concurrently in the same

@@ -1,11 +1,8 @@
 //! Images as OpenCL C reads and writes them, in plain Rust: formats and their conversions
-//! ([`format`]) and sampling ([`sample`]). The kernel image built-ins will call these
-//! through small `extern "C"` functions (as `back::mathlib` does for math built-ins), and
-//! the runtime uses the same conversions for `clEnqueueFillImage`, so that a pixel means
-//! the same thing on the host and in a kernel, on both devices.
-//!
-//! Not wired up yet (issue 8, item 1): no device reports image support, and the front end
-//! does not translate the SPIR-V image instructions; this module is the part both will use.
+//! ([`format`]) and sampling ([`sample`]). The kernel image built-ins call these through
+//! small `extern "C"` functions (`back::imagelib`, as `back::mathlib` does for math
+//! built-ins), and the runtime uses the same conversions for `clEnqueueFillImage`, so that a
+//! pixel means the same thing on the host and in a kernel, on both devices.
 
 pub mod format;
 pub mod sample;

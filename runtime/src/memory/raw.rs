@@ -25,8 +25,8 @@ const CALLOC_ALIGN: usize = 16;
 /// read at index `i`, the other written at `i`) then never share their addresses' low 12 bits
 /// (the L1 set and the 4 KiB alias a store buffer compares): every difference between two
 /// of these offsets, either way round and modulo 4 KiB, is 1152 bytes or more, and each is a
-/// multiple of [`BUFFER_ALIGN`]. Measured with the 4096^2 5-point stencil (docs/PERFORMANCE.md,
-/// issue 6): 3.3-3.8 ms against 3.6-4.3 ms with every buffer at its page's start; a distance
+/// multiple of [`BUFFER_ALIGN`]. Measured with the 4096^2 5-point stencil (docs/PERFORMANCE.md):
+/// 3.3-3.8 ms against 3.6-4.3 ms with every buffer at its page's start; a distance
 /// of 64 or 4160 bytes (the store 16 floats ahead of a load in the low 12 bits) doubled it.
 const STAGGER: [usize; 3] = [0, 1152, 2304];
 
