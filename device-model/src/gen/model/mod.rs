@@ -170,8 +170,9 @@ struct Totals {
     groups: u64,
     barriers: u64,
     memory_bytes: u64,
-    /// The counters of the work-groups this shard saw last, not yet in `counters`.
-    last: LastGroup,
+    /// The counters of the last few kinds of work-group this shard saw (oldest first), not
+    /// yet in `counters`: at most [`RECENT_GROUPS`].
+    recent: Vec<LastGroup>,
     /// The last work-group placed: its linear id, wave, position in the wave and sub-slice.
     cursor: Option<(u64, u64, u64, u64)>,
     /// Per other shape priced (`GenModel::reshapes`): its waves and GTI bytes, as `waves`
@@ -180,8 +181,13 @@ struct Totals {
     alt_memory: Vec<u64>,
 }
 
-/// A run of work-groups with the same counters and barriers: one cost, added `repeats`
-/// times to the counter sums when the run ends ([`Totals::flush_last`]).
+/// The kinds of work-group a shard remembers the cost of. Neighbouring work-groups often
+/// alternate between a few (8 x 8 work-groups of a stencil: rows 32 bytes into a line or at
+/// its start), and pricing each of them again was a third of such a launch's host time.
+const RECENT_GROUPS: usize = 4;
+
+/// Work-groups with the same counters and barriers: one cost, added `repeats` times to the
+/// counter sums when the shard forgets them ([`Totals::flush_recent`]).
 #[derive(Debug, Default)]
 struct LastGroup {
     counters: Vec<u64>,
@@ -217,12 +223,16 @@ impl Totals {
     }
 
     /// Adds the run of [`LastGroup`] to the counter sums and empties it.
-    fn flush_last(&mut self, sites: usize) {
-        let last = std::mem::take(&mut self.last);
-        if last.repeats > 0 {
-            gen_abi::add_counters(&mut self.counters, &last.counters, last.repeats, sites);
+    fn flush_recent(&mut self, sites: usize) {
+        for g in std::mem::take(&mut self.recent) {
+            self.flush_group(&g, sites);
         }
-        self.last = LastGroup { counters: last.counters, ..LastGroup::default() };
+    }
+
+    fn flush_group(&mut self, g: &LastGroup, sites: usize) {
+        if g.repeats > 0 {
+            gen_abi::add_counters(&mut self.counters, &g.counters, g.repeats, sites);
+        }
     }
 
     /// Adds `counters` of one work-group (`gen_abi::add_counters`). `sites`: the number of
@@ -388,54 +398,67 @@ impl GenModel {
         };
         let mut t = self.totals[shard_of_thread()].lock().unwrap_or_else(|e| e.into_inner());
         let t = &mut *t;
-        // Most work-groups of a launch count the same as the one before them on this
+        // Most work-groups of a launch count the same as one of the few before them on this
         // thread (the rows of a stencil, the blocks of a matrix product): their cost is
-        // computed once and their counters are added once, times the run's length.
-        // Without an early exit, so that the comparison is vector code (a word-by-word
-        // loop that stops at the first difference took most of this function's time).
-        let mut same = t.last.counters.len() == counters.len()
-            && t.last.counters.iter().zip(counters).fold(0, |acc, (a, b)| acc | (a ^ b)) == 0;
+        // computed once and their counters are added once, times their number. Without an
+        // early exit, so that the comparison is vector code (a word-by-word loop that stops
+        // at the first difference took most of this function's time).
+        let equal = |g: &LastGroup| {
+            g.counters.len() == counters.len()
+                && g.counters.iter().zip(counters).fold(0, |acc, (a, b)| acc | (a ^ b)) == 0
+        };
+        let mut same = t.recent.iter().rposition(equal);
         for linear in first..end {
             let seen = self.regions.get(linear as usize).map_or(0, |r| u64::from(r.load(Ordering::Relaxed)));
             let barriers = if seen > 0 { seen.div_ceil(threads.max(1)) } else { u64::from(self.shape.barriers) };
             let (wave, subslice) = t.place(linear, wgs, subslices);
-            let cost = if t.last.repeats > 0 && t.last.barriers == barriers && same {
-                t.last.repeats += 1;
-                t.last.cost
-            } else {
-                t.flush_last(self.gen.sites.len());
-                let price = |counters: &[u64]| {
-                    GroupCost::from_counters(
-                        &self.config,
-                        &self.gen,
-                        &self.chains,
-                        self.shape.simd,
-                        counters,
-                        threads,
-                        barriers,
-                    )
-                };
-                let cost = price(counters);
-                let mut scaled = Vec::new();
-                t.last.alt_costs = self
-                    .reshapes
-                    .iter()
-                    .map(|r| {
-                        r.apply(counters, &mut scaled);
-                        price(&scaled)
-                    })
-                    .collect();
-                t.last.counters.clear();
-                t.last.counters.extend_from_slice(counters);
-                (t.last.barriers, t.last.cost, t.last.repeats) = (barriers, cost, 1);
-                same = true;
-                cost
+            let k = match same.filter(|&k| t.recent[k].barriers == barriers) {
+                Some(k) => {
+                    t.recent[k].repeats += 1;
+                    k
+                }
+                None => {
+                    let price = |counters: &[u64]| {
+                        GroupCost::from_counters(
+                            &self.config,
+                            &self.gen,
+                            &self.chains,
+                            self.shape.simd,
+                            counters,
+                            threads,
+                            barriers,
+                        )
+                    };
+                    let cost = price(counters);
+                    let mut scaled = Vec::new();
+                    let alt_costs = self
+                        .reshapes
+                        .iter()
+                        .map(|r| {
+                            r.apply(counters, &mut scaled);
+                            price(&scaled)
+                        })
+                        .collect();
+                    // The oldest kind gives its counter words to the new one.
+                    let mut words = Vec::new();
+                    if t.recent.len() >= RECENT_GROUPS {
+                        let old = t.recent.remove(0);
+                        t.flush_group(&old, self.gen.sites.len());
+                        words = old.counters;
+                    }
+                    words.clear();
+                    words.extend_from_slice(counters);
+                    t.recent.push(LastGroup { counters: words, barriers, cost, alt_costs, repeats: 1 });
+                    same = Some(t.recent.len() - 1);
+                    t.recent.len() - 1
+                }
             };
+            let (cost, alts) = (t.recent[k].cost, t.recent[k].alt_costs.len());
             let subslices = subslices as usize;
             let cell = (wave * subslices + subslice, (wave + 1) * subslices);
             add_in_cell(&mut t.waves, cell, &cost);
-            for j in 0..t.last.alt_costs.len() {
-                let alt = t.last.alt_costs[j];
+            for j in 0..alts {
+                let alt = t.recent[k].alt_costs[j];
                 add_in_cell(&mut t.alt_waves[j], cell, &alt);
                 t.alt_memory[j] = t.alt_memory[j].saturating_add(alt.l3_lines.saturating_mul(64));
             }
@@ -457,7 +480,7 @@ impl GenModel {
         };
         for shard in &self.totals {
             let mut shard = shard.lock().unwrap_or_else(|e| e.into_inner());
-            shard.flush_last(sites);
+            shard.flush_recent(sites);
             t.merge(&shard, sites);
         }
         let per_wave = if self.spread() { 1 } else { (self.config.subslices() as usize).max(1) };
