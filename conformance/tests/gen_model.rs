@@ -186,13 +186,13 @@ fn the_gen_report_env_prints_the_report_on_stderr() {
     }
 }
 
-/// A launch the model cannot count (here more than 1024 messages after inlining) is never
+/// A launch the model cannot count (here more than 4096 messages after inlining) is never
 /// silent: without `SOFTCL_GEN_REPORT`, stderr says the kernel was not modelled and that its
 /// profiling times are the host's.
 #[test]
 fn an_unmodelled_launch_says_so_on_stderr() {
     softcl_conformance::init_loader();
-    let body: String = (0..1100).map(|j| format!("s += ret[({j} * 3 + g) % 64];\n")).collect();
+    let body: String = (0..4100).map(|j| format!("s += ret[({j} * 3 + g) % 64];\n")).collect();
     let src = format!("kernel void k(global int *ret) {{ int g = get_global_id(0); int s = 0;\n{body}ret[g] = s; }}");
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_softcl-printf-run"))
         .args(["gpu", "64", "16"])
