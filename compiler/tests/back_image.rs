@@ -571,24 +571,12 @@ kernel void k(read_only image2d_t img, global float4 *o) {
         .map(|s| gen.site_counters(&words, s))
         .collect();
     assert_eq!(loads.len(), 2, "one site per image read");
-    // 16 work-groups of 16 lanes, one message each; lines: the distinct 64-byte lines of
-    // the lanes' pixels (pixels x..x+15 of a row are 64 bytes, one line when the pixels
-    // are 64-byte aligned, else two; pixels 4x are 16 bytes apart: 4 or 5 lines).
-    let base = img.pixels.as_ptr() as u64;
-    let lines = |px: &dyn Fn(u64) -> u64| -> u64 {
-        (0..16u64)
-            .map(|g| {
-                let (x0, y) = (16 * (g % 4), g / 4);
-                let mut l: Vec<u64> = (x0..x0 + 16).map(|x| (base + y * 256 + px(x) * 4) / 64).collect();
-                l.dedup();
-                l.len() as u64
-            })
-            .sum()
-    };
-    let (first, second) = (lines(&|x| x), lines(&|x| x * 4 % 64));
-    assert!(!base.is_multiple_of(64) || (first, second) == (16, 64));
-    assert_eq!((loads[0].messages, loads[0].l3_lines), (16, first));
-    assert_eq!((loads[1].messages, loads[1].l3_lines), (16, second));
+    // 16 work-groups of 16 lanes, one message each; lines: the distinct lines of the lanes'
+    // pixels on the Tile-Y surface, where a 64-byte line is 16 bytes (4 pixels) of 4 rows and
+    // the image's 4 rows share their lines: pixels x..x+15 of a row are 4 lines; pixels 4x
+    // (16 bytes apart) a line each, 16.
+    assert_eq!((loads[0].messages, loads[0].l3_lines), (16, 16 * 4));
+    assert_eq!((loads[1].messages, loads[1].l3_lines), (16, 16 * 16));
     // Useful bytes: the 4-byte pixels of the 256 lanes (not the 16-byte texels they receive).
     assert_eq!((loads[0].useful_bytes, loads[1].useful_bytes), (256 * 4, 256 * 4));
 }

@@ -706,15 +706,17 @@ fn json_number(j: &str, from: &str, field: &str) -> f64 {
     v[..end].parse().unwrap_or_else(|e| panic!("{field}: {:?}: {e}", &v[..end]))
 }
 
-/// An image access's useful bytes are the pixels of the image bound at run time: 16 lanes
-/// reading (or writing) consecutive x of a CL_R / CL_UNORM_INT8 image use 16 bytes of the one
-/// line they touch (25%), of a CL_RGBA / CL_FLOAT image 256 bytes of four lines (100%); never
-/// the 16-byte texel a lane receives whatever the format (400% of the line for one byte).
+/// An image access's useful bytes are the pixels of the image bound at run time, and its
+/// lines those of the Tile-Y surface (a line is 16 bytes of 4 rows): 16 lanes reading (or
+/// writing) consecutive x of a CL_R / CL_UNORM_INT8 image use 16 bytes of the one line they
+/// touch (25%), of a CL_RGBA / CL_FLOAT image 256 bytes of 16 lines, a pixel each (25%;
+/// linearly, 4 lines and 100%); never the 16-byte texel a lane receives whatever the
+/// format (400% of the line for one byte).
 #[test]
 fn image_accesses_use_the_bytes_of_the_bound_pixels() {
     let (dir, json, dev) = json_sink("image-bytes");
     let program = build(&dev, IMAGES);
-    for (order, ty, pixel, lines_per_message) in [(CL_R, CL_UNORM_INT8, 1u64, 1u64), (CL_RGBA, CL_FLOAT, 16, 4)] {
+    for (order, ty, pixel, lines_per_message) in [(CL_R, CL_UNORM_INT8, 1u64, 1u64), (CL_RGBA, CL_FLOAT, 16, 16)] {
         let what = format!("{pixel}-byte pixels");
         // 64 x 4 pixels, work-groups of one row of 16: 16 messages of 16 lanes per access,
         // each of 16 pixels on `lines_per_message` lines.
@@ -767,19 +769,40 @@ fn image_accesses_use_the_bytes_of_the_bound_pixels() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// An image is a Tile-Y surface (a 64-byte line is 16 bytes of 4 rows), so its work-group
+/// shapes rank the other way round from a buffer's (`work_group_shape_decides_lines_per_message`:
+/// a row of 16 ints is one line, a 4 x 4 block four): 16 lanes reading CL_RGBA /
+/// CL_UNORM_INT8 pixels (4 bytes) of one row touch 4 lines, of a 4 x 4 block one. The
+/// hardware tiles images so that 2-D neighbourhoods share lines (the guide: prefer images
+/// where the access pattern is other than simple linear).
+#[test]
+fn an_image_favours_square_work_groups_where_a_buffer_favours_rows() {
+    let dev = GenDevice::default();
+    let program = build(&dev, IMAGES);
+    for (local, lines) in [([16, 1, 1], 4u64), ([4, 4, 1], 1), ([8, 2, 1], 2)] {
+        let mut img = Image2d::new(CL_RGBA, CL_UNORM_INT8, 4, 64, 4);
+        let mut out = Buf::new(256, |_| -1);
+        let (sum, info, report) = run(&dev, &program, "read_x", &mut [&mut img, &mut out], [64, 4, 1], local);
+        let read = sum.site(&info, site_of(&info, AddressSpace::Global, AccessKind::Load));
+        assert_eq!((read.messages, read.l3_lines), (16, 16 * lines), "{local:?}: {report}");
+    }
+}
+
 /// A linear filter loads the 2x2 pixels around each lane's coordinates, and the Gen model
 /// counts their lines: 16 lanes reading at (x + 0.5, y + 1) of a 64 x 4 image (work-groups
 /// of one row of 16) load x .. x + 1 of rows y and y + 1 (clamped at the last column and
-/// row). CL_RGBA / CL_FLOAT: 17 pixels of 5 lines per row (4 in the last work-group of a
-/// row), on 2 rows (1 in the last row): 7 x 19 = 133 lines, where a nearest filter at the
-/// same coordinates counts 4 per message, 64. CL_R / CL_UNORM_INT8 (a row in one line): 7 x 4
-/// = 28 lines against 16. The useful bytes stay the pixels the lanes receive.
+/// row), and the image's 4 rows share their Tile-Y lines (16 bytes of 4 rows each).
+/// CL_RGBA / CL_FLOAT: a line per pixel column, 17 per message (16 in the last work-group of
+/// a row): 4 x (3 x 17 + 16) = 268 lines, where a nearest filter at the same coordinates
+/// counts 16 per message, 256. CL_R / CL_UNORM_INT8 (16 pixels to a line): 2 lines per
+/// message (1 in the last), 4 x 7 = 28 against 16. The useful bytes stay the pixels the
+/// lanes receive.
 #[test]
 fn linear_filters_count_the_lines_of_their_pixels() {
     let dev = GenDevice::default();
     let program = build(&dev, IMAGES);
     for (order, ty, pixel, nearest, linear) in
-        [(CL_RGBA, CL_FLOAT, 16u64, 64u64, 133u64), (CL_R, CL_UNORM_INT8, 1, 16, 28)]
+        [(CL_RGBA, CL_FLOAT, 16u64, 256u64, 268u64), (CL_R, CL_UNORM_INT8, 1, 16, 28)]
     {
         let what = format!("{pixel}-byte pixels");
         let mut img = Image2d::new(order, ty, pixel as usize, 64, 4);
@@ -798,7 +821,7 @@ fn linear_filters_count_the_lines_of_their_pixels() {
 
 /// Each lane counts the pixel of its own image: odd x read a CL_R / CL_UNORM_INT8 image (8
 /// lanes x 1 byte of one line per message), even x a CL_RGBA / CL_FLOAT one (8 lanes x 16
-/// bytes of four lines). The front end makes the two reads one of an image chosen per lane
+/// bytes of eight Tile-Y lines, a pixel column each). The front end makes the two reads one of an image chosen per lane
 /// (each lane's pixel size asked for); as two reads under the branch's masks the sums are
 /// the same.
 #[test]
@@ -814,7 +837,7 @@ fn image_reads_count_the_pixels_of_each_lanes_image() {
     let reads: Vec<SiteCounters> =
         (0..info.sites.len()).filter(|&k| info.sites[k].is_image()).map(|k| sum.site(&info, k)).collect();
     let total = reads.iter().fold((0, 0, 0), |(a, l, u), c| (a + c.active_lanes, l + c.l3_lines, u + c.useful_bytes));
-    assert_eq!(total, (256, 16 + 64, 128 + 128 * 16), "{:?} {report}", reads);
+    assert_eq!(total, (256, 16 + 16 * 8, 128 + 128 * 16), "{:?} {report}", reads);
 }
 
 const TILE_WALK: &str = r#"

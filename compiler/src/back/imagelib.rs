@@ -375,12 +375,12 @@ pub unsafe extern "C" fn softcl_image_sampled_lines(
     let _ = unsafe {
         with_image(img, |i| {
             if s.linear && i.format.kind() == Kind::Float {
-                let base = i.data.as_ptr() as u64;
+                let grid = TexelGrid::new(arg, i.format, sampler);
                 for k in lanes(w, mask) {
                     let (pixels, count) = i.sampled_pixels(s, lane_coords(coords, ncomp, w, k));
                     for (c, p) in pixels[..count].iter().enumerate() {
-                        if let Some(off) = i.offset(p.map(|c| c as usize)) {
-                            lines.add(c, (base + off as u64) >> 6);
+                        if i.offset(p.map(|c| c as usize)).is_some() {
+                            lines.add(c, grid.pixel_address(p.map(|c| c as u64)) >> 6);
                         }
                     }
                 }
@@ -437,36 +437,75 @@ impl DistinctLines {
 }
 
 /// What the pixel addresses of accesses to one image with one sampler need, worked out once
-/// (per packet).
+/// (per packet). The addresses are the Gen surface's, for the model's line counts: a 2-D
+/// image, 2-D array or 3-D image is laid out in Tile-Y ([`TileY`]), a 1-D image, 1-D array
+/// or image buffer linearly (rows at the image's pitches).
 struct TexelGrid {
     base: u64,
     strides: [u64; 3],
     /// Pixels in each dimension, at least 1.
     sizes: [i64; 3],
     normalized: bool,
+    tiled: Option<TileY>,
+}
+
+/// Intel's Y-major tiling of a Gen surface, as the hardware lays out a 2-D or 3-D image:
+/// 4 KB tiles of 128 bytes x 32 rows in row-major order, each tile 8 columns of 16 bytes x
+/// 32 rows, one after the other, so that a 64-byte line holds 16 bytes of 4 rows (the
+/// Intel Graphics PRM, Memory Views, "Tile-Y"; Linux's i915 `I915_FORMAT_MOD_Y_TILED`).
+/// Each slice or layer starts a new row of tiles.
+#[derive(Debug, Clone, Copy)]
+struct TileY {
+    pixel: u64,
+    tiles_per_row: u64,
+    tile_rows_per_slice: u64,
+}
+
+impl TileY {
+    /// The byte offset of pixel (x, y, z) from the surface's start.
+    fn offset(&self, [x, y, z]: [u64; 3]) -> u64 {
+        let bx = x * self.pixel;
+        let tile = (z * self.tile_rows_per_slice + (y >> 5)) * self.tiles_per_row + (bx >> 7);
+        (tile << 12) + (((bx >> 4) & 7) << 9) + ((y & 31) << 4) + (bx & 15)
+    }
 }
 
 impl TexelGrid {
     fn new(arg: &ImageArg, format: Format, sampler: u32) -> Self {
+        let pixel = format.pixel_size() as u64;
+        let tiled = matches!(dim_of(arg.dim), Some(Dim::D2 | Dim::D2Array | Dim::D3)).then(|| TileY {
+            pixel,
+            tiles_per_row: (u64::from(arg.size[0].max(1)) * pixel).div_ceil(128),
+            tile_rows_per_slice: u64::from(arg.size[1].max(1)).div_ceil(32),
+        });
         TexelGrid {
-            base: arg.data as u64,
-            strides: [format.pixel_size() as u64, arg.row_pitch, arg.slice_pitch],
+            // A tiled surface starts at a tile (4 KB); the model's lines are its lines.
+            base: if tiled.is_some() { arg.data as u64 & !0xfff } else { arg.data as u64 },
+            strides: [pixel, arg.row_pitch, arg.slice_pitch],
             sizes: arg.size.map(|s| i64::from(s.max(1))),
             normalized: sampler != u32::MAX && sampler & crate::image::sample::CLK_NORMALIZED_COORDS_TRUE != 0,
+            tiled,
+        }
+    }
+
+    /// The surface address of pixel `p` (inside the image).
+    fn pixel_address(&self, p: [u64; 3]) -> u64 {
+        match self.tiled {
+            Some(t) => self.base + t.offset(p),
+            None => self.base + p.iter().zip(self.strides).map(|(i, s)| i * s).sum::<u64>(),
         }
     }
 
     /// The address of the pixel an access at `at` reads or writes, as
     /// [`softcl_image_texel_address`] says.
     fn address(&self, at: [f32; 3]) -> u64 {
-        let mut off = 0u64;
-        for ((x, size), stride) in at.into_iter().zip(self.sizes).zip(self.strides) {
+        let mut p = [0u64; 3];
+        for ((x, size), i) in at.into_iter().zip(self.sizes).zip(&mut p) {
             let c = if self.normalized { x * size as f32 } else { x };
             // Saturating (NaN to 0); the clamp keeps the pixel inside the image.
-            let i = floor_i64(c).clamp(0, size - 1) as u64;
-            off += i * stride;
+            *i = floor_i64(c).clamp(0, size - 1) as u64;
         }
-        self.base + off
+        self.pixel_address(p)
     }
 }
 
