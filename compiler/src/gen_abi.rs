@@ -220,12 +220,64 @@ pub const MEMO_LANES: u32 = 32;
 /// address, the mask's bits, the count, and a tag naming the count (0: empty).
 pub const MEMO_SLOT_WORDS: usize = MEMO_LANES as usize + 4;
 
+/// Global atomics whose lanes' addresses the compiler cannot tell apart (a histogram's
+/// bins) add their active lanes' addresses to a summary of the addresses hit most, kept by
+/// each worker thread in the words after the memos: `HOT_ENTRIES` pairs (address, count)
+/// updated by Misra and Gries' frequent-items rule ([`hot_add`]), so that a count is at most
+/// the address's true count and falls short of it by at most the atomics summarised over
+/// `HOT_ENTRIES + 1`. The device hands each worker's summary to the model after every chunk
+/// of work-groups and zeroes it; the model adds them up, and the L3 serialises the hottest
+/// address's atomics across the whole device.
+pub const HOT_ENTRIES: usize = 16;
+/// Words of the hot-address summary.
+pub const HOT_WORDS: usize = 2 * HOT_ENTRIES;
+
+/// Adds one atomic on `addr` to the hot-address summary `summary` ([`HOT_WORDS`] words:
+/// address, count; a count of 0 is a free entry).
+pub fn hot_add(summary: &mut [u64], addr: u64) {
+    let entries = summary.len() / 2;
+    let mut free = None;
+    for e in 0..entries {
+        if summary[2 * e + 1] == 0 {
+            free = free.or(Some(e));
+        } else if summary[2 * e] == addr {
+            summary[2 * e + 1] += 1;
+            return;
+        }
+    }
+    match free {
+        Some(e) => (summary[2 * e], summary[2 * e + 1]) = (addr, 1),
+        // No room: every count drops by one (this atomic and one of each kept address).
+        None => (0..entries).for_each(|e| summary[2 * e + 1] -= 1),
+    }
+}
+
+/// The (address, count) pairs of a hot-address summary in use.
+pub fn hot_entries(summary: &[u64]) -> impl Iterator<Item = (u64, u64)> + '_ {
+    summary.chunks_exact(2).filter(|e| e[1] > 0).map(|e| (e[0], e[1]))
+}
+
 impl GenKernelInfo {
     /// Words a worker thread keeps for the kernel: the counter array
-    /// ([`Self::counter_words`], zeroed per work-group) and the memos after it (zeroed per
-    /// launch).
+    /// ([`Self::counter_words`], zeroed per work-group), the memos after it (zeroed per
+    /// launch) and the hot-address summary ([`Self::hot_word`]).
     pub fn scratch_words(&self) -> usize {
+        self.hot_word() + HOT_WORDS
+    }
+
+    /// The first word of the hot-address summary ([`HOT_ENTRIES`]).
+    pub fn hot_word(&self) -> usize {
         self.counter_words() + MEMO_SLOTS * MEMO_SLOT_WORDS
+    }
+
+    /// Whether a site adds to the hot-address summary (a global atomic on addresses the
+    /// compiler cannot tell apart).
+    pub fn has_hot_sites(&self) -> bool {
+        self.sites.iter().any(|s| {
+            s.kind == AccessKind::Atomic
+                && s.same_address == SameAddress::Unknown
+                && s.space != crate::kernel_info::AddressSpace::Local
+        })
     }
 
     /// The first word of memo `slot`.
@@ -343,4 +395,33 @@ pub struct BlockCounters {
     pub executions: u64,
     /// Active lanes summed over the executions (lane utilisation = active / (executions x simd)).
     pub active_lanes: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The summary's counts never exceed the true ones and miss them by at most the
+    /// atomics over HOT_ENTRIES + 1: one hot bin among many cold ones is found.
+    #[test]
+    fn the_hot_address_summary_finds_the_hot_bin() {
+        let mut summary = [0u64; HOT_WORDS];
+        let mut truth = std::collections::HashMap::new();
+        let mut x = 12345u64;
+        let n = 10_000u64;
+        for k in 0..n {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            // A third of the atomics on bin 7, the rest over 1000 bins.
+            let addr = if k % 3 == 0 { 7 * 4 } else { (x >> 33) % 1000 * 4 + 4000 };
+            hot_add(&mut summary, addr);
+            *truth.entry(addr).or_insert(0u64) += 1;
+        }
+        for (addr, count) in hot_entries(&summary) {
+            let t = truth[&addr];
+            assert!(count <= t && t - count <= n / (HOT_ENTRIES as u64 + 1), "{addr}: {count} of {t}");
+        }
+        let hot = hot_entries(&summary).max_by_key(|e| e.1).unwrap();
+        assert_eq!(hot.0, 28);
+        assert!(hot.1 >= truth[&28] - n / (HOT_ENTRIES as u64 + 1));
+    }
 }

@@ -333,6 +333,9 @@ pub(crate) struct Job {
     /// counter array with the counting code's memos after it (`GenKernelInfo::scratch_words`).
     gen_words: usize,
     gen_scratch_words: usize,
+    /// Where a Gen-instrumented kernel with hot-address sites keeps its summary in the
+    /// scratch words (`GenKernelInfo::hot_word`).
+    gen_hot_word: Option<usize>,
     range: NdRange,
     schedule: Schedule,
     observer: Option<Arc<dyn Observer>>,
@@ -439,6 +442,7 @@ impl Job {
         let printf_capacity = info.uses_printf.then_some(limits.printf_buffer_size);
         let gen_words = info.gen.as_ref().map_or(0, |g| g.counter_words());
         let gen_scratch_words = info.gen.as_ref().map_or(0, |g| g.scratch_words());
+        let gen_hot_word = info.gen.as_ref().filter(|g| g.has_hot_sites()).map(|g| g.hot_word());
         Ok(Self {
             kernel,
             args: owned_args,
@@ -447,6 +451,7 @@ impl Job {
             state_bytes,
             gen_words,
             gen_scratch_words,
+            gen_hot_word,
             range,
             schedule,
             observer,
@@ -518,6 +523,7 @@ impl Job {
                         }
                         if linear + 1 == end {
                             scratch.run.flush(self.observer.as_deref());
+                            self.hand_hot_addresses(&mut scratch.gen);
                             // The kernel's non-temporal stores are visible to other threads
                             // only after a fence (softcl_compiler::abi): one per chunk,
                             // before the launch can be seen complete.
@@ -535,6 +541,17 @@ impl Job {
                     }
                 }
             }
+        }
+    }
+
+    /// Hands the worker's hot-address summary to the observer and clears it (once per chunk:
+    /// the observer adds up what it is given).
+    fn hand_hot_addresses(&self, gen: &mut [u64]) {
+        let (Some(at), Some(o)) = (self.gen_hot_word, self.observer.as_deref()) else { return };
+        let Some(summary) = gen.get_mut(at..at + softcl_compiler::gen_abi::HOT_WORDS) else { return };
+        if summary.iter().any(|&w| w != 0) {
+            o.gen_hot_addresses(summary);
+            summary.fill(0);
         }
     }
 

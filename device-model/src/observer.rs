@@ -30,4 +30,8 @@ pub trait Observer: Send + Sync {
     /// `BlockCounters`, as u64 words). The executor reports runs of work-groups with equal
     /// counters, after they ran and at the latest when its chunk of work-groups ends.
     fn gen_counters(&self, _first_group: [usize; 3], _groups: u64, _counters: &[u64]) {}
+    /// A worker thread's summary of the addresses its atomics hit most
+    /// (`softcl_compiler::gen_abi::HOT_ENTRIES`: address, count pairs), since its last one:
+    /// handed over at the end of each chunk of work-groups, before the launch completes.
+    fn gen_hot_addresses(&self, _summary: &[u64]) {}
 }

@@ -1205,3 +1205,35 @@ fn histogram_atomics_count_their_lanes_on_one_bin() {
     }
     assert!(times[0] > times[1] && times[1] > times[2], "1, 4, 16 bins: {times:?} ns");
 }
+
+/// Atomics on few addresses wait for each other across messages and threads too: the L3
+/// does one address's atomics one at a time, so 2^16 increments of 16 bins (4096 atomics a
+/// bin, a message's lanes on 16 different bins) take at least 4096 x the L3's atomic clocks,
+/// and one bin for all at least 2^16 x them, where 2^16 different bins are nowhere near one
+/// at a time. Before, only the lanes of one message waited for each other: one bin's 2^16
+/// atomics were modelled at 77.8 us, a third of the 228 us the L3 needs for them.
+#[test]
+fn atomics_on_few_bins_wait_for_each_other_across_messages() {
+    let dev = GenDevice::default();
+    let program = build(&dev, HISTOGRAM);
+    let k = program.kernel("hist").unwrap();
+    let n = 1usize << 16;
+    let time = |bins: usize| {
+        let mut input = Buf::new(n, |g| (g % bins) as i32);
+        let mut h = Buf::new(n, |_| 0);
+        let r = launch_with(&dev, k, &mut [&mut input, &mut h], &[], [n, 1, 1], [256, 1, 1], None);
+        assert!((0..bins).all(|b| h.get(b) == (n / bins) as i32), "{bins} bins");
+        let text = r.report.unwrap_or_default();
+        (r.device_time_ns.unwrap() as f64, text)
+    };
+    let config = softcl_device_model::gen::GenConfig::default();
+    let serial_ns = |atomics: usize| atomics as f64 * f64::from(config.l3_atomic_clocks) / config.clocks_per_ns();
+    let (one, one_report) = time(1);
+    let (few, few_report) = time(16);
+    let (all, all_report) = time(n);
+    assert!(one >= serial_ns(n), "1 bin: {one} ns, at least {} ns: {one_report}", serial_ns(n));
+    assert!(few >= serial_ns(n / 16), "16 bins: {few} ns, at least {} ns: {few_report}", serial_ns(n / 16));
+    // Distinct bins make no address hot: far from one at a time.
+    assert!(all < serial_ns(n) / 8.0, "{n} bins: {all} ns: {all_report}");
+    assert!(one > few, "1 bin {one} ns, 16 bins {few} ns");
+}

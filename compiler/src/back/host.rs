@@ -9,8 +9,9 @@ use inkwell::module::Linkage;
 use inkwell::types::FunctionType;
 use inkwell::values::FunctionValue;
 
-/// `mathlib`'s and `imagelib`'s functions by the names generated code calls them by.
-fn mathlib() -> [(&'static str, usize); 16] {
+/// `mathlib`'s, `imagelib`'s and the Gen counting's functions by the names generated code
+/// calls them by.
+fn mathlib() -> [(&'static str, usize); 17] {
     [
         ("softcl_cbrt", mathlib::softcl_cbrt as *const () as usize),
         ("softcl_rootn", mathlib::softcl_rootn as *const () as usize),
@@ -28,6 +29,7 @@ fn mathlib() -> [(&'static str, usize); 16] {
         ("softcl_image_texel_addresses", imagelib::softcl_image_texel_addresses as *const () as usize),
         ("softcl_image_pixel_bytes", imagelib::softcl_image_pixel_bytes as *const () as usize),
         ("softcl_image_sampled_lines", imagelib::softcl_image_sampled_lines as *const () as usize),
+        ("softcl_gen_hot_addresses", super::gen::hot::softcl_gen_hot_addresses as *const () as usize),
     ]
 }
 

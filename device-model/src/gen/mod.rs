@@ -226,6 +226,10 @@ impl Observer for Both {
         self.0.gen_counters(first_group, groups, counters);
         self.1.gen_counters(first_group, groups, counters);
     }
+    fn gen_hot_addresses(&self, summary: &[u64]) {
+        self.0.gen_hot_addresses(summary);
+        self.1.gen_hot_addresses(summary);
+    }
 }
 
 impl Default for GenDevice {

@@ -329,12 +329,17 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
             // An atomic whose lanes' addresses are not known to be one (a histogram's bins):
             // the most lanes on one address, which wait for each other at the L3.
             if site.kind == AccessKind::Atomic && site.same_address == gen_abi::SameAddress::Unknown {
+                let w = mi.mask.get_type().get_size();
                 let ways = match (uniform_addr, pws, shape) {
-                    (Some(_), _, _) => mi.active,
+                    (Some(a), _, _) => {
+                        let addrs = self.splat64(a, w)?;
+                        self.add_hot_addresses(addrs, mi.mask)?;
+                        mi.active
+                    }
                     (None, Some(_), Shape::Strided(st)) if st != 0 => any,
                     (None, Some(pw), _) => {
-                        let w = mi.mask.get_type().get_size();
                         let addrs = self.l.b.build_ptr_to_int(pw, i64t.vec_type(w), "")?;
+                        self.add_hot_addresses(addrs, mi.mask)?;
                         self.call_helper(Helper::Same { w }, addrs, mi.mask)?
                     }
                     _ => bail!("no address"),
@@ -495,6 +500,27 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
     ) -> R<IntValue<'ctx>> {
         let w = mask.get_type().get_size();
         self.call_helper(Helper::Banks { w, distinct, conflict }, addrs, mask)
+    }
+
+    /// Adds the active lanes' addresses of an atomic message to the worker's hot-address
+    /// summary (`gen_abi::HOT_ENTRIES`, after the memos; `hot::softcl_gen_hot_addresses`).
+    /// Lanes on distinct addresses (a strided atomic) are left out: they make no address hot.
+    fn add_hot_addresses(&mut self, addrs: VectorValue<'ctx>, mask: VectorValue<'ctx>) -> R<()> {
+        let w = mask.get_type().get_size();
+        let cx = self.l.cx();
+        let (i32t, i64t) = (cx.i32_type(), cx.i64_type());
+        let lanes = self.l.scratch(addrs.get_type().into())?;
+        self.l.b.build_store(lanes, addrs)?;
+        let bits = self.l.b.build_int_z_extend(self.mask_bits(mask)?, i64t, "")?;
+        let summary = self.gen_word(self.g.plan.hot_word() as u32)?;
+        let ptr = lanes.get_type();
+        let params: Vec<BasicMetadataTypeEnum<'ctx>> = vec![ptr.into(), i64t.into(), i32t.into(), ptr.into()];
+        let callee =
+            crate::back::host::declare(&self.l.e.m, "softcl_gen_hot_addresses", cx.void_type().fn_type(&params, false));
+        let args: Vec<BasicMetadataValueEnum<'ctx>> =
+            vec![lanes.into(), bits.into(), i32t.const_int(u64::from(w), false).into(), summary.into()];
+        self.l.b.build_call(callee, &args, "")?;
+        Ok(())
     }
 
     /// The constant SLM bank ways of a full thread of whole rows of known steps

@@ -16,6 +16,7 @@
 
 mod helpers;
 mod hooks;
+pub(crate) mod hot;
 
 pub use hooks::enable;
 

@@ -296,6 +296,9 @@ pub struct GenModel {
     not_modelled: Option<String>,
     /// Other work-group shapes priced alongside (`reshape`).
     reshapes: Vec<reshape::Reshape>,
+    /// The workers' hot-address summaries added up (`Observer::gen_hot_addresses`): atomics
+    /// per address, at most the true count.
+    hot: Mutex<std::collections::HashMap<u64, u64>>,
 }
 
 impl GenModel {
@@ -333,6 +336,7 @@ impl GenModel {
             shape,
             not_modelled: kernel.gen.is_none().then(|| "the kernel ran uncounted".to_string()),
             reshapes: Vec::new(),
+            hot: Mutex::default(),
         }
     }
 
@@ -487,7 +491,9 @@ impl GenModel {
         let waves_of = |w: &[GroupCost]| w.len().div_ceil(per_wave) as u64;
         let waves = waves_of(&t.waves);
         let memory = time::memory_bytes(&self.config, t.memory_bytes, self.shape.footprint_bytes, waves);
-        let time = time::launch_time(&self.config, &t.waves, memory, self.spread());
+        // The atomics of the launch's hottest address, which the L3 does one at a time.
+        let hot = self.hot.lock().unwrap_or_else(|e| e.into_inner()).values().copied().max().unwrap_or(0);
+        let time = time::launch_time(&self.config, &t.waves, memory, self.spread(), hot);
         let lines: Vec<u64> = (0..sites).map(|k| self.gen.site_counters(&t.counters, k).l3_lines).collect();
         let reshaped = self
             .reshapes
@@ -496,7 +502,7 @@ impl GenModel {
             .filter(|(r, _)| r.known(&lines))
             .map(|(r, (waves, &bytes))| {
                 let memory = time::memory_bytes(&self.config, bytes, self.shape.footprint_bytes, waves_of(waves));
-                (r.local_size, time::launch_time(&self.config, waves, memory, self.spread()).time_ns)
+                (r.local_size, time::launch_time(&self.config, waves, memory, self.spread(), hot).time_ns)
             })
             .min_by(|a, b| a.1.total_cmp(&b.1))
             .filter(|&(_, ns)| ns < SUGGEST_BELOW * time.time_ns)
@@ -533,5 +539,11 @@ impl Observer for GenModel {
     }
     fn gen_counters(&self, first_group: [usize; 3], groups: u64, counters: &[u64]) {
         self.add_groups(self.shape.linear_group(first_group), groups, counters);
+    }
+    fn gen_hot_addresses(&self, summary: &[u64]) {
+        let mut hot = self.hot.lock().unwrap_or_else(|e| e.into_inner());
+        for (addr, count) in softcl_compiler::gen_abi::hot_entries(summary) {
+            *hot.entry(addr).or_default() += count;
+        }
     }
 }

@@ -268,8 +268,17 @@ impl LaunchTime {
 }
 
 /// The launch time from its waves: `waves[w * subslices + s]` is wave `w` on sub-slice `s`;
-/// for a `spread` kernel `waves[w]` is wave `w` on the whole device.
-pub fn launch_time(config: &GenConfig, waves: &[GroupCost], memory_bytes: u64, spread: bool) -> LaunchTime {
+/// for a `spread` kernel `waves[w]` is wave `w` on the whole device. `hot_atomics`: the
+/// atomics on the hottest address of those whose addresses the compiler could not tell
+/// apart (`gen_abi::HOT_ENTRIES`); with the atomics on the launch's one shared address, the
+/// larger is done one at a time by the L3 (the `atomics` term).
+pub fn launch_time(
+    config: &GenConfig,
+    waves: &[GroupCost],
+    memory_bytes: u64,
+    spread: bool,
+    hot_atomics: u64,
+) -> LaunchTime {
     let subslices = if spread { 1 } else { (config.subslices() as usize).max(1) };
     let mut per_ss = vec![(0.0f64, Split::default()); subslices];
     for wave in waves.chunks(subslices) {
@@ -286,7 +295,7 @@ pub fn launch_time(config: &GenConfig, waves: &[GroupCost], memory_bytes: u64, s
     let bytes_per_clock = config.memory_bytes_per_sec() / (f64::from(config.max_clock_mhz) * 1e6);
     split.memory = memory_bytes as f64 / bytes_per_clock;
     let launch_atomics: u64 = waves.iter().map(|g| g.launch_atomics).sum();
-    split.atomics = launch_atomics as f64 * f64::from(config.l3_atomic_clocks);
+    split.atomics = launch_atomics.max(hot_atomics) as f64 * f64::from(config.l3_atomic_clocks);
     let cycles = schedule.max(split.memory).max(split.atomics);
     let waves = waves.len().div_ceil(subslices) as u64;
     LaunchTime { cycles, time_ns: cycles / config.clocks_per_ns(), split, waves, memory_bytes }
