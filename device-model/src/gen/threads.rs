@@ -68,7 +68,8 @@ impl GenThreads {
             .first()
             .copied()
             .filter(|&x| rows && !one_row && x >= 2 && x < simd as usize && (simd as usize).is_multiple_of(x));
-        let fits_rows = |x: usize, y: usize| Some(x) == row_width && (x * y).is_multiple_of(simd as usize);
+        let fits_rows =
+            |x: usize, y: usize| row_width.is_some_and(|wx| whole_rows(wx as u64, x as u64, y as u64, simd));
         let need_rows = row_width.is_some() && y_sizes.iter().any(|&y| fits_rows(x_sizes[0], y));
         let need_linear = !one_row
             && x_sizes
@@ -125,6 +126,12 @@ impl GenThreads {
     }
 }
 
+/// Whether a work-group of `x` x `y` (per plane) is whole rows of the rows variant built for
+/// `wx` at `simd`: its rows are that wide and a plane fills whole hardware threads.
+fn whole_rows(wx: u64, x: u64, y: u64, simd: u32) -> bool {
+    x == wx && (x * y).is_multiple_of(u64::from(simd))
+}
+
 impl GroupKernel for GenThreads {
     fn info(&self) -> &KernelInfo {
         &self.info
@@ -135,7 +142,7 @@ impl GroupKernel for GenThreads {
             self.row.as_ref()
         } else {
             match &self.rows {
-                Some((wx, k)) if ctx.local_size[0] == *wx && (wx * ctx.local_size[1]).is_multiple_of(simd) => Some(k),
+                Some((wx, k)) if whole_rows(*wx, ctx.local_size[0], ctx.local_size[1], self.simd) => Some(k),
                 _ => self.linear.as_ref(),
             }
         };

@@ -413,6 +413,7 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
         };
         let requests = self.l.b.build_int_mul(active, c64(d), "")?;
         let ceil16 = self.l.b.build_right_shift(self.l.b.build_int_add(requests, c64(15), "")?, c64(4), false, "")?;
+        let rows_ways = self.rows_bank_ways(shape, w, write);
         let ways = match pws {
             // One address: one dword per bank for a read; every lane on the same bank for a write.
             None => {
@@ -444,9 +445,9 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
                     wide(self)?
                 }
             }
-            Some(pw) if self.rows_bank_ways(shape, w, write).is_some() => {
+            Some(pw) if rows_ways.is_some() => {
                 // Whole rows of known steps: a constant under a full mask.
-                let closed = c64(self.rows_bank_ways(shape, w, write).unwrap_or(0));
+                let closed = c64(rows_ways.unwrap_or(0));
                 let full = self.l.b.build_int_compare(IntPredicate::EQ, active, c64(u64::from(w)), "")?;
                 let addrs = addrs_of(self, pw)?;
                 self.closed_or(full, closed, |s| s.bank_ways(addrs, mask, write, conflict))?
@@ -523,10 +524,16 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
         Ok(())
     }
 
+    /// The row width of a variant for threads of whole rows (`GenBuild::row_width`; 0:
+    /// another variant).
+    fn row_width(&self) -> u32 {
+        self.l.vec.as_ref().map_or(0, |v| v.wa.row_width) as u32
+    }
+
     /// The constant SLM bank ways of a full thread of whole rows of known steps
     /// (`rows::bank_ways`), if `shape` is such rows.
     fn rows_bank_ways(&self, shape: Shape, w: u32, write: bool) -> Option<u64> {
-        let wx = self.l.vec.as_ref().map_or(0, |v| v.wa.row_width) as u32;
+        let wx = self.row_width();
         match shape {
             Shape::Rows { sx, sy: Some(sy) } if wx > 1 => rows::bank_ways(sx, sy, wx, w, write),
             _ => None,
@@ -670,7 +677,7 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
         let w = mask.get_type().get_size();
         let addrs_of = |s: &Self| -> R<VectorValue<'ctx>> { Ok(s.l.b.build_ptr_to_int(pw, i64t.vec_type(w), "")?) };
         if let Shape::Rows { sx, sy } = shape {
-            let wx = self.l.vec.as_ref().map_or(0, |v| v.wa.row_width) as u32;
+            let wx = self.row_width();
             let rows = if wx > 1 { w / wx } else { 0 };
             if sx.unsigned_abs() <= 64 && (2..=rows::MAX_ROWS).contains(&rows) {
                 // Whole rows under a full mask: their runs of lines.
