@@ -229,11 +229,15 @@ impl Function {
         self.layout.last_inst(b).filter(|&i| self.insts.get(i).is_some_and(InstData::is_terminator))
     }
 
-    /// Replaces `old` by `new` in every placed instruction, branch arguments included;
-    /// returns how many operands changed.
+    /// Replaces `old` by `new` in every placed instruction, branch arguments included, and
+    /// in every placed block's mask; returns how many uses changed.
     pub fn replace_all_uses(&mut self, old: Value, new: Value) -> usize {
         let mut count = 0;
         for &b in &self.layout.blocks {
+            if self.blocks[b].mask == Some(old) {
+                self.blocks[b].mask = Some(new);
+                count += 1;
+            }
             for &i in &self.layout.insts[b] {
                 if self.insts.is_valid(i) {
                     count += replace_in(&mut self.insts[i], old, new);

@@ -391,10 +391,15 @@ impl<'m> FunctionValidator<'m> {
             self.error(format!("the mask {m} of {b} is not a bool"));
         }
         let def_block = match data.def {
-            ValueDef::Result(i) => self.position.get(&i).map(|p| p.0),
-            // A loop mask: the header's own parameter.
-            ValueDef::Param(pb, _) if pb == b => None,
-            ValueDef::Param(pb, _) => Some(pb),
+            ValueDef::Result(_) | ValueDef::Param(..) => match self.definition_site(m, data.def) {
+                // A loop mask: the header's own parameter.
+                Ok((db, None)) if db == b => None,
+                Ok((db, _)) => Some(db),
+                Err(problem) => {
+                    self.error(format!("the mask {m} of {b}, {problem}"));
+                    return;
+                }
+            },
             ValueDef::Const(_) => None,
             ValueDef::Global(_) => {
                 self.error(format!("the mask {m} of {b} is an address"));
@@ -411,6 +416,34 @@ impl<'m> FunctionValidator<'m> {
         }
     }
 
+    /// Where `v`, an instruction's result or a block's parameter, is defined: its block and,
+    /// for a result, its position there; or what is wrong (for "{use} uses {v}, ..."): not
+    /// the result its instruction names, not a parameter its block still declares, not in
+    /// the layout. Operands and block masks are checked alike.
+    fn definition_site(&self, v: Value, def: ValueDef) -> Result<(Block, Option<usize>), String> {
+        let f = self.function;
+        match def {
+            ValueDef::Result(i) => {
+                if f.inst_result[i] != Some(v) {
+                    return Err(format!("which is not the result of {i}"));
+                }
+                let &(b, pos) =
+                    self.position.get(&i).ok_or_else(|| format!("defined by {i}, which is not in the layout"))?;
+                Ok((b, Some(pos)))
+            }
+            ValueDef::Param(b, index) => {
+                if f.blocks.get(b).and_then(|d| d.params.get(index as usize)) != Some(&v) {
+                    return Err(format!("which is not parameter {index} of {b}"));
+                }
+                if !self.in_layout.contains_key(&b) {
+                    return Err(format!("a parameter of {b}, which is not in the layout"));
+                }
+                Ok((b, None))
+            }
+            ValueDef::Const(_) | ValueDef::Global(_) => Err("which is not defined in a block".into()),
+        }
+    }
+
     fn check_operands(&mut self, dominators: &DomTree, block: Block, pos: usize, inst: Inst) {
         let f = self.function;
         let operands = f.insts[inst].operands();
@@ -421,44 +454,21 @@ impl<'m> FunctionValidator<'m> {
             };
             let reachable = dominators.is_reachable(block);
             match data.def {
-                ValueDef::Result(def_inst) => {
-                    if f.inst_result[def_inst] != Some(v) {
-                        self.error(format!("{inst} uses {v}, which is not the result of {def_inst}"));
-                        continue;
+                ValueDef::Result(_) | ValueDef::Param(..) => match self.definition_site(v, data.def) {
+                    Err(problem) => self.error(format!("{inst} uses {v}, {problem}")),
+                    Ok((def_block, def_pos)) => {
+                        let ok = match def_pos {
+                            Some(def_pos) if def_block == block => def_pos < pos,
+                            _ => !reachable || dominators.dominates(def_block, block),
+                        };
+                        if !ok {
+                            let what = if def_pos.is_some() { "defined in" } else { "parameter of" };
+                            self.error(format!(
+                                "{v} ({what} {def_block}) does not dominate its use by {inst} in {block}"
+                            ));
+                        }
                     }
-                    let Some(&(def_block, def_pos)) = self.position.get(&def_inst) else {
-                        self.error(format!("{inst} uses {v}, defined by {def_inst}, which is not in the layout"));
-                        continue;
-                    };
-                    let ok = if def_block == block {
-                        def_pos < pos
-                    } else {
-                        !reachable || dominators.dominates(def_block, block)
-                    };
-                    if !ok {
-                        self.error(format!(
-                            "{v} (defined in {def_block}) does not dominate its use by {inst} in {block}"
-                        ));
-                    }
-                }
-                ValueDef::Param(param_block, index) => {
-                    let declared = f.blocks.get(param_block).and_then(|b| b.params.get(index as usize));
-                    if declared != Some(&v) {
-                        self.error(format!("{inst} uses {v}, which is not parameter {index} of {param_block}"));
-                        continue;
-                    }
-                    if !self.in_layout.contains_key(&param_block) {
-                        self.error(format!(
-                            "{inst} uses {v}, a parameter of {param_block}, which is not in the layout"
-                        ));
-                        continue;
-                    }
-                    if reachable && !dominators.dominates(param_block, block) {
-                        self.error(format!(
-                            "{v} (parameter of {param_block}) does not dominate its use by {inst} in {block}"
-                        ));
-                    }
-                }
+                },
                 ValueDef::Const(c) => match self.module.constants.get(c) {
                     Some(konst) if konst.ty() == data.ty => {}
                     Some(_) => self.error(format!("{v} stands for constant {c} but has another type")),

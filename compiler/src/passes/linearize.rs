@@ -598,7 +598,15 @@ impl Lin {
         }
         let mut live: Vec<Value> = Vec::new();
         let mut users: Vec<Inst> = Vec::new();
+        // Blocks after the loop masked by one of its values (a zone linearized earlier).
+        let mut masked: Vec<Block> = Vec::new();
         for &b in f.layout.blocks.iter().filter(|b| !in_loop.contains(b)) {
+            if let Some(m) = f.blocks[b].mask.filter(|m| defined.contains(m)) {
+                masked.push(b);
+                if !live.contains(&m) {
+                    live.push(m);
+                }
+            }
             for &i in &f.layout.insts[b] {
                 let mut uses = false;
                 f.insts[i].for_each_operand(|v| {
@@ -652,6 +660,11 @@ impl Lin {
             let p = after_params[first_live + j];
             for &i in &users {
                 f.replace_uses_in(i, v, p);
+            }
+            for &b in &masked {
+                if f.blocks[b].mask == Some(v) {
+                    f.blocks[b].mask = Some(p);
+                }
             }
         }
         w.chain.push(l.after);

@@ -235,6 +235,14 @@ fn the_validator_checks_masks() {
         .expect("a value in the masked block");
     bad.functions[func].blocks[masked].mask = Some(own);
     assert!(errors(&bad).contains("does not dominate the block"), "{}", errors(&bad));
+    // A mask naming a parameter its block no longer declares (a join a pass replaced).
+    let mut bad = m.clone();
+    let bf = &mut bad.functions[func];
+    let bool_ty = bf.value_type(bf.blocks[masked].mask.expect("masked"));
+    let gone = bf.append_block_param(entry, bool_ty);
+    bf.blocks[entry].params.pop();
+    bf.blocks[masked].mask = Some(gone);
+    assert!(errors(&bad).contains("is not parameter"), "{}", errors(&bad));
 }
 
 #[test]
@@ -284,4 +292,42 @@ fn a_barrier_before_divergent_branches_stays_outside_their_zones() {
     assert!(divergent_branches(&m, func) >= 2, "{}", m.display_function(func));
     let (changed, text) = linearize(&mut m, func);
     assert!(changed, "{text}");
+}
+
+#[test]
+fn a_flag_joined_in_a_divergent_loop_masks_a_branch_after_it() {
+    // The loop's join keeps whether `in[i + 3]` was read; the branch after the loop tests
+    // the same condition, which the front end folds into that joined flag. The branch's
+    // zone is linearized before the loop's, so its block's mask names the join's parameter
+    // until the loop's linearization replaces it: a mask is a use like any operand.
+    let src = "__kernel void fuzz(__global const int *in, __global uint *out, __global int *buf, int ka) {\n\
+               const int gid = (int)get_global_id(0);\n\
+               const int l = (int)get_local_id(0);\n\
+               int i2 = 2;\n\
+               int4 v0 = (int4)(0);\n\
+               int k5 = 0;\n\
+               do {\n\
+               if (gid >= 3) {\n\
+               v0 = vload4(0, in + (gid - 3));\n\
+               }\n\
+               if (gid + 3 < 43) {\n\
+               i2 = in[gid + 3];\n\
+               }\n\
+               } while (++k5 < gid % 5);\n\
+               uint q0 = (uint)i2 + (uint)(gid + 3 < 43 ? in[gid + 3] : 0);\n\
+               buf[gid * 4 + 1] = ((gid + 2 < 43 ? in[gid + 2] : 0) != 0 ? 1 % (gid + 2 < 43 ? in[gid + 2] : 0) : 1);\n\
+               buf[gid * 4 + 3 - (l & 3)] = ka;\n\
+               out[gid] = q0 + v0.x + v0.y;\n\
+               }";
+    let (mut m, func) = kernel(src);
+    let (changed, text) = linearize(&mut m, func);
+    assert!(changed, "{text}");
+    let f = &m.functions[func];
+    for &b in &f.layout.blocks {
+        if let Some(mask) = f.blocks[b].mask {
+            if let crate::ir::ValueDef::Param(pb, k) = f.values[mask].def {
+                assert_eq!(f.blocks[pb].params.get(k as usize), Some(&mask), "{b}'s mask is gone:\n{text}");
+            }
+        }
+    }
 }
