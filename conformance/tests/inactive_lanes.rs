@@ -81,6 +81,12 @@ const SRC: &str = r#"
         uint i = get_global_id(0);
         out[i] = (i >= 1 && 2 * i - 2 < n) ? a[2 * i - 2] : -7;
     }
+    // Backwards (lanes 4 bytes apart downwards), lane 0's 64-bit index wrapped far away.
+    __kernel void reversed_behind(__global const int *a, __global int *out, uint n) {
+        uint i = get_global_id(0);
+        uint j = i - 1;
+        out[i] = i >= 1 ? a[(ulong)(n - 1) - (ulong)j] : -3;
+    }
 "#;
 
 fn ramp(n: usize, k: i64) -> Vec<i32> {
@@ -166,16 +172,20 @@ fn check_all(env: &TestEnv) {
             assert_eq!(v, want, "members_behind out[{i}], global {global}, local {local:?}");
         }
 
-        let k = kernel_of(&program, "strided_behind");
-        k.set_mem(0, &ba);
-        k.set_mem(1, &out);
-        k.set_arg(2, &(n as u32));
-        env.run(&k, &[global], l);
-        let got: Vec<i32> = env.read(&out, global);
-        for (i, &v) in got.iter().enumerate() {
-            let want = if i >= 1 && 2 * i - 2 < n { a[2 * i - 2] } else { -7 };
-            assert_eq!(v, want, "strided_behind out[{i}], global {global}, local {local:?}");
-        }
+        // Kernels of (a, out, n) guarded at i >= 1 (and more): out[i] as `want` says.
+        let a_out_n = |name: &str, want: &dyn Fn(usize) -> i32| {
+            let k = kernel_of(&program, name);
+            k.set_mem(0, &ba);
+            k.set_mem(1, &out);
+            k.set_arg(2, &(n as u32));
+            env.run(&k, &[global], l);
+            let got: Vec<i32> = env.read(&out, global);
+            for (i, &v) in got.iter().enumerate() {
+                assert_eq!(v, want(i), "{name} out[{i}], global {global}, local {local:?}");
+            }
+        };
+        a_out_n("strided_behind", &|i| if i >= 1 && 2 * i - 2 < n { a[2 * i - 2] } else { -7 });
+        a_out_n("reversed_behind", &|i| if i >= 1 { a[n - i] } else { -3 });
     }
 }
 

@@ -129,6 +129,13 @@ kernel void g_rev(global const int *a, global int *out) { int g = get_global_id(
 kernel void g_x4(global const int *a, global int *out) { int g = get_global_id(0); out[g] = a[g * 4]; }
 kernel void g_x16(global const int *a, global int *out) { int g = get_global_id(0); out[g] = a[g * 16]; }
 kernel void g_x32(global const int *a, global int *out) { int g = get_global_id(0); out[g] = a[g * 32]; }
+kernel void g_rev_behind(global const int *a, global int *out) {
+    int g = get_global_id(0);
+    int v = 1533;
+    if (g >= 1)
+        v = a[N - g];
+    out[g] = v;
+}
 "#;
 
 /// The guide's global-memory table: 16 work-items reading int.
@@ -158,6 +165,23 @@ fn global_access_patterns() {
         let store = sum.site(&info, site_of(&info, AddressSpace::Global, AccessKind::Store));
         assert_eq!(store.l3_lines, 1, "{name}: out[gid]");
     }
+}
+
+/// A backward load with lane 0 off: lanes 1-15 read a[511] down to a[497], one line. Lane
+/// 0's address is found from the first active lane's, the greatest of the active lanes'
+/// (taking the least put lane 0 at a[498] and the lanes on two lines).
+#[test]
+fn a_backward_load_without_lane_0_counts_its_lanes_lines() {
+    let dev = GenDevice::default();
+    let program = build(&dev, GLOBAL);
+    let mut a = Buf::new(16 * 32 + 32, |i| 3 * i as i32);
+    let mut out = Buf::new(16, |_| -1);
+    let (sum, info, report) = run(&dev, &program, "g_rev_behind", &mut [&mut a, &mut out], [16, 1, 1], [16, 1, 1]);
+    for g in 0..16 {
+        assert_eq!(out.get(g), if g == 0 { 1533 } else { 3 * (512 - g as i32) }, "out[{g}]");
+    }
+    let load = sum.site(&info, site_of(&info, AddressSpace::Global, AccessKind::Load));
+    assert_eq!((load.messages, load.active_lanes, load.l3_lines), (1, 15, 1), "{report}");
 }
 
 const SLM: &str = r#"

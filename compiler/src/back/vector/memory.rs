@@ -13,6 +13,9 @@ use inkwell::types::{BasicTypeEnum, VectorType};
 use inkwell::values::{IntValue, PointerValue, VectorValue};
 use inkwell::IntPredicate;
 
+/// The cache line a prefetch brings in, in bytes.
+const PREFETCH_LINE: u64 = 64;
+
 /// The bits of one masked load or store of a packet's span (one AVX-512 register).
 pub const SPAN_PIECE_BITS: u64 = 512;
 
@@ -239,9 +242,27 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
             let last = s.i64().const_int(u64::from(w - 1), false);
             let in_range = s.b.build_int_compare(IntPredicate::ULE, tz, last, "")?;
             let first = s.b.build_select(in_range, tz, zero, "")?.into_int_value();
-            let p = s.b.build_extract_element(pw, first, "")?.into_pointer_value();
+            // The first active lane's address without a variable extract (which LLVM lowers
+            // through the stack, a store-forwarding stall per access): the active lanes'
+            // addresses are monotonic in the lane number, so the first one is their least
+            // (stride >= 0) or greatest (stride < 0).
+            let ints = s.b.build_ptr_to_int(pw, s.i64().vec_type(w), "")?;
+            let (reduce, idle) = if stride >= 0 {
+                ("llvm.vector.reduce.umin", s.i64().const_all_ones())
+            } else {
+                ("llvm.vector.reduce.umax", s.i64().const_zero())
+            };
+            let idle = VectorType::const_vector(&vec![idle; w as usize]);
+            let active = s.b.build_select(mask, ints, idle, "")?.into_vector_value();
+            let pf = s.call_intrinsic(reduce, &[active.get_type().into()], &[active.into()])?;
+            let pf = pf.try_as_basic_value().basic().ok_or("a reduction without result")?.into_int_value();
+            // From lane 0's pointer (its provenance, whatever its address), by bytes.
+            let p0 = p0.into_pointer_value();
+            let p0i = s.b.build_ptr_to_int(p0, s.i64(), "")?;
             let back = s.b.build_int_mul(first, s.i64().const_int(stride.wrapping_neg() as u64, true), "")?;
-            Ok(crate::back::llvm::gep(&s.b, s.cx().i8_type().into(), p, &[back], false)?.into())
+            let off = s.b.build_int_add(s.b.build_int_sub(pf, p0i, "")?, back, "")?;
+            let off = s.b.build_select(in_range, off, zero, "")?.into_int_value();
+            Ok(crate::back::llvm::gep(&s.b, s.cx().i8_type().into(), p0, &[off], false)?.into())
         })?;
         Ok(base.into_pointer_value())
     }
@@ -323,20 +344,26 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
         self.span_store(acc, base, &group.slots, esize as u32, bytes)
     }
 
-    /// Prefetches the line [`crate::vectorize::prefetch::PREFETCH_AHEAD`] bytes after `p` into L2 (a prefetch never
-    /// faults, so the address may lie past the buffer).
-    fn prefetch_ahead(&self, p: inkwell::values::PointerValue<'ctx>) -> R<()> {
+    /// Prefetches into L2 the lines of the `bytes` a packet reads from `p` on, moved
+    /// [`crate::vectorize::prefetch::PREFETCH_AHEAD`] bytes ahead: one prefetch per 64-byte
+    /// line, so that a packet wider than a line (a SIMD32 thread's floats are two) has its
+    /// whole stream ahead, not every other line of it (a prefetch never faults, so the
+    /// address may lie past the buffer).
+    fn prefetch_ahead(&self, p: inkwell::values::PointerValue<'ctx>, bytes: u64) -> R<()> {
         let i8t = self.l.cx().i8_type();
-        let ahead = self.l.i64().const_int(crate::vectorize::prefetch::PREFETCH_AHEAD, false);
-        // Not in bounds: the address may lie past the allocation.
-        let q = crate::back::llvm::gep(&self.l.b, i8t.into(), p, &[ahead], false)?;
         let i32t = self.l.i32();
         let (read, locality_l2, data) = (i32t.const_zero(), i32t.const_int(1, false), i32t.const_int(1, false));
-        self.l.call_intrinsic(
-            "llvm.prefetch",
-            &[self.l.ptr_type().into()],
-            &[q.into(), read.into(), locality_l2.into(), data.into()],
-        )?;
+        for line in 0..bytes.div_ceil(PREFETCH_LINE).max(1) {
+            let ahead =
+                self.l.i64().const_int(crate::vectorize::prefetch::PREFETCH_AHEAD + line * PREFETCH_LINE, false);
+            // Not in bounds: the address may lie past the allocation.
+            let q = crate::back::llvm::gep(&self.l.b, i8t.into(), p, &[ahead], false)?;
+            self.l.call_intrinsic(
+                "llvm.prefetch",
+                &[self.l.ptr_type().into()],
+                &[q.into(), read.into(), locality_l2.into(), data.into()],
+            )?;
+        }
         Ok(())
     }
 
@@ -362,7 +389,7 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
                 // Ahead of lane 0's address, before the span is placed: a prefetch is a hint
                 // that never faults, so an inactive lane 0's address does no harm.
                 let l0 = self.l.b.build_extract_element(pw, self.l.i64().const_zero(), "")?.into_pointer_value();
-                self.prefetch_ahead(l0)?;
+                self.prefetch_ahead(l0, u64::from(w) * u64::from(slots) * esize as u64)?;
             }
             let p0 = self.packet_base(pw, i64::from(slots) * esize)?;
             if n == 1 && slots == 1 {
