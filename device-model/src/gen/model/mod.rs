@@ -222,6 +222,22 @@ impl Totals {
         (wave as usize, sub as usize)
     }
 
+    /// Adds `n` work-groups of recent kind `k` placed in `cell` (`add_in_cell`): their
+    /// costs to the wave tables, their count to the kind's repeats and the totals.
+    fn add_placed(&mut self, (k, cell, n): (usize, (usize, usize), u64)) {
+        let g = &mut self.recent[k];
+        g.repeats += n;
+        let barriers = g.barriers;
+        add_in_cell(&mut self.waves, cell, &g.cost, n);
+        for (j, alt) in g.alt_costs.iter().enumerate() {
+            add_in_cell(&mut self.alt_waves[j], cell, alt, n);
+            self.alt_memory[j] = self.alt_memory[j].saturating_add(alt.l3_lines.saturating_mul(64 * n));
+        }
+        self.groups += n;
+        self.barriers += barriers.saturating_mul(n);
+        self.memory_bytes = self.memory_bytes.saturating_add(g.cost.l3_lines.saturating_mul(64 * n));
+    }
+
     /// Adds the run of [`LastGroup`] to the counter sums and empties it.
     fn flush_recent(&mut self, sites: usize) {
         for g in std::mem::take(&mut self.recent) {
@@ -255,13 +271,13 @@ impl Totals {
     }
 }
 
-/// Adds `cost` to cell `cell.0` of wave table `waves`, grown to `cell.1` cells (the end of
+/// Adds `n` times `cost` to cell `cell.0` of wave table `waves`, grown to `cell.1` cells (the end of
 /// the cell's wave) if it is shorter.
-fn add_in_cell(waves: &mut Vec<GroupCost>, cell: (usize, usize), cost: &GroupCost) {
+fn add_in_cell(waves: &mut Vec<GroupCost>, cell: (usize, usize), cost: &GroupCost, n: u64) {
     if waves.len() <= cell.0 {
         waves.resize(cell.1, GroupCost::default());
     }
-    waves[cell.0].add(cost);
+    waves[cell.0].add_times(cost, n);
 }
 
 /// Adds wave table `from` to `to`, cell by cell.
@@ -412,16 +428,20 @@ impl GenModel {
                 && g.counters.iter().zip(counters).fold(0, |acc, (a, b)| acc | (a ^ b)) == 0
         };
         let mut same = t.recent.iter().rposition(equal);
+        // Work-groups of one kind placed in one cell, added together (a wave's work-groups
+        // are mostly alike): (kind, cell, how many).
+        let mut pending: Option<(usize, (usize, usize), u64)> = None;
         for linear in first..end {
             let seen = self.regions.get(linear as usize).map_or(0, |r| u64::from(r.load(Ordering::Relaxed)));
             let barriers = if seen > 0 { seen.div_ceil(threads.max(1)) } else { u64::from(self.shape.barriers) };
             let (wave, subslice) = t.place(linear, wgs, subslices);
             let k = match same.filter(|&k| t.recent[k].barriers == barriers) {
-                Some(k) => {
-                    t.recent[k].repeats += 1;
-                    k
-                }
+                Some(k) => k,
                 None => {
+                    // The kinds are about to change: what is pending goes in first.
+                    if let Some(p) = pending.take() {
+                        t.add_placed(p);
+                    }
                     let price = |counters: &[u64]| {
                         GroupCost::from_counters(
                             &self.config,
@@ -452,23 +472,24 @@ impl GenModel {
                     }
                     words.clear();
                     words.extend_from_slice(counters);
-                    t.recent.push(LastGroup { counters: words, barriers, cost, alt_costs, repeats: 1 });
+                    t.recent.push(LastGroup { counters: words, barriers, cost, alt_costs, repeats: 0 });
                     same = Some(t.recent.len() - 1);
                     t.recent.len() - 1
                 }
             };
-            let (cost, alts) = (t.recent[k].cost, t.recent[k].alt_costs.len());
             let subslices = subslices as usize;
             let cell = (wave * subslices + subslice, (wave + 1) * subslices);
-            add_in_cell(&mut t.waves, cell, &cost);
-            for j in 0..alts {
-                let alt = t.recent[k].alt_costs[j];
-                add_in_cell(&mut t.alt_waves[j], cell, &alt);
-                t.alt_memory[j] = t.alt_memory[j].saturating_add(alt.l3_lines.saturating_mul(64));
+            match &mut pending {
+                Some((pk, pc, n)) if *pk == k && *pc == cell => *n += 1,
+                _ => {
+                    if let Some(p) = pending.replace((k, cell, 1)) {
+                        t.add_placed(p);
+                    }
+                }
             }
-            t.groups += 1;
-            t.barriers += barriers;
-            t.memory_bytes = t.memory_bytes.saturating_add(cost.l3_lines.saturating_mul(64));
+        }
+        if let Some(p) = pending {
+            t.add_placed(p);
         }
     }
 

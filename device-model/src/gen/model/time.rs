@@ -123,13 +123,19 @@ impl GroupCost {
 
     /// Adds work-group `g` to this wave.
     pub fn add(&mut self, g: &GroupCost) {
-        self.threads += g.threads;
-        self.eu_cycles += g.eu_cycles;
-        self.l3_lines += g.l3_lines;
-        self.slm_cycles += g.slm_cycles;
-        self.stall_clocks += g.stall_clocks;
-        self.atomic_cycles += g.atomic_cycles;
-        self.launch_atomics += g.launch_atomics;
+        self.add_times(g, 1);
+    }
+
+    /// [`Self::add`] of `n` work-groups that each cost `g`.
+    pub fn add_times(&mut self, g: &GroupCost, n: u64) {
+        let f = n as f64;
+        self.threads += g.threads.saturating_mul(n);
+        self.eu_cycles += g.eu_cycles * f;
+        self.l3_lines += g.l3_lines.saturating_mul(n);
+        self.slm_cycles += g.slm_cycles.saturating_mul(n);
+        self.stall_clocks += g.stall_clocks * f;
+        self.atomic_cycles += g.atomic_cycles * f;
+        self.launch_atomics += g.launch_atomics.saturating_mul(n);
         self.barriers = self.barriers.max(g.barriers);
         self.serial = self.serial.max(g.serial);
     }
