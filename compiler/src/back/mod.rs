@@ -93,7 +93,8 @@ fn check_device_features(module: &ir::Module, target: &Target) -> Result<(), Bui
 
 /// The module as the back end lowers it: features checked, then the middle end's passes
 /// (`passes::run_pipeline`, the module validated after each): `vloadn` / `vstoren` made
-/// loads and stores, calls that reach a barrier inlined and, for vector code, every call in
+/// loads and stores, `mul24` / `mad24` made multiply and add, calls that reach a barrier
+/// inlined and, for vector code, every call in
 /// a kernel inlined and its short-circuit chains folded; kernels with barriers split into
 /// barrier regions (`passes::barriers`); last, every memory access given the alignment its
 /// address is guaranteed (`passes::align`, once inlining exposed the addresses).
@@ -106,6 +107,13 @@ fn prepare(module: &ir::Module, target: &Target) -> Result<ir::Module, BuildErro
             name: "vload_store",
             run: |m| {
                 passes::vload_store::rewrite_module(m);
+                Ok(())
+            },
+        },
+        Pass {
+            name: "mul24",
+            run: |m| {
+                passes::mul24::rewrite_module(m);
                 Ok(())
             },
         },

@@ -8,7 +8,8 @@
 //! builds are not cached).
 //!
 //! The passes: inlining (`inline`), short-circuit chains folded into one branch
-//! (`short_circuit`), `vloadn` / `vstoren` as loads and stores (`vload_store`), barrier
+//! (`short_circuit`), `vloadn` / `vstoren` as loads and stores (`vload_store`), `mul24` /
+//! `mad24` as multiply and add (`mul24`), barrier
 //! regions with the values live across barriers in work-item state (`barriers`), the
 //! alignment every memory access is guaranteed (`align`), divergent control flow of vector
 //! kernels on the CPU device as masked blocks (`linearize`), and for a Gen-instrumented
@@ -22,6 +23,7 @@ pub mod gen_instrument;
 pub mod gen_strides;
 pub mod inline;
 pub mod linearize;
+pub mod mul24;
 pub mod reducible;
 pub mod short_circuit;
 pub mod vload_store;

@@ -225,6 +225,9 @@ impl Gen {
             0 if self.f.neighbours => format!("(gid >= {k} ? {g}[gid - {k}] : {})", self.i_leaf(s, c)),
             1 => format!("(gid + {k} < NITEMS ? {g}[gid + {k}] : {})", self.i_leaf(s, c)),
             2 => format!("{g}[NITEMS - 1 - gid]"),
+            // The own element, or the same through `mad24` (row-major, as OpenCV indexes:
+            // an affine index once `mad24` is a multiply and add).
+            3 if self.rng.chance(30) => format!("{g}[mad24(gy, (int)get_global_size(0), gx)]"),
             3 => format!("{g}[gid]"),
             4 if self.f.neighbours => format!("((gid & 1) != 0 ? {g}[gid - 1] : {g}[gid])"),
             _ => format!("{g}[{} % NITEMS]", self.u_leaf(s, c)),
