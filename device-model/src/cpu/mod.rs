@@ -174,6 +174,27 @@ impl Device for CpuDevice {
     }
 }
 
+/// CL_DEVICE_PREFERRED_VECTOR_WIDTH_*: 1 for every supported type, as Intel's CPU runtime
+/// reports. The vectorizer packs work-items into the host's registers on its own, so a
+/// kernel written with scalars gets the full width; applications that size their explicit
+/// vectors from these values (OpenCV's T-API from the char width) otherwise pick vectors as
+/// wide as a register per work-item, and some of them then leave OpenCL for the host
+/// (OpenCV's threshold, absdiff, addWeighted, countNonZero, minMaxLoc and norm on rows whose
+/// width is a multiple of 64, at a preferred char width of 64). The native widths stay the
+/// registers' (`widths`).
+fn preferred_widths(widths: &VectorWidths) -> VectorWidths {
+    let one = |w: u32| u32::from(w > 0);
+    VectorWidths {
+        char: one(widths.char),
+        short: one(widths.short),
+        int: one(widths.int),
+        long: one(widths.long),
+        half: one(widths.half),
+        float: one(widths.float),
+        double: one(widths.double),
+    }
+}
+
 /// The description of the host processor.
 pub fn host_device_info(simd: &SimdBytes) -> DeviceInfo {
     let cpuinfo = host::parse_cpuinfo(&std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default());
@@ -199,7 +220,7 @@ pub fn host_device_info(simd: &SimdBytes) -> DeviceInfo {
         max_work_item_sizes: [CPU_MAX_WORK_GROUP_SIZE; 3],
         max_work_group_size: CPU_MAX_WORK_GROUP_SIZE,
         preferred_work_group_size_multiple: simd.float_lanes(),
-        preferred_vector_widths: widths,
+        preferred_vector_widths: preferred_widths(&widths),
         native_vector_widths: widths,
 
         global_mem_size: global_mem,
@@ -270,8 +291,12 @@ mod tests {
         assert_eq!(info.max_work_group_size, 4096);
         assert!([4, 8, 16].contains(&info.preferred_work_group_size_multiple));
         assert_eq!(info.preferred_work_group_size_multiple, dev.simd_width());
-        assert_eq!(info.preferred_vector_widths.double, info.preferred_vector_widths.long);
-        assert_eq!(info.preferred_vector_widths.half, 0);
+        // Preferred 1 (the vectorizer packs work-items), native the registers' lanes.
+        let p = info.preferred_vector_widths;
+        assert_eq!((p.char, p.short, p.int, p.long, p.float, p.double, p.half), (1, 1, 1, 1, 1, 1, 0));
+        let n = info.native_vector_widths;
+        assert_eq!(n.float, dev.simd_width() as u32);
+        assert!(n.char >= n.short && n.short >= n.int && n.int == n.float && n.long == n.double && n.double > 0);
         assert_eq!(info.double_fp_config, Some(features::fp64_config()));
         assert!(info.half_fp_config.is_none());
         assert_eq!(
