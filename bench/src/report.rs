@@ -67,15 +67,35 @@ impl Report {
         (subject, reference)
     }
 
-    /// Speed ratio of the subject against the reference (reference time / subject time).
-    fn ratio(&self, row: &Row) -> Option<f64> {
+    /// The devices the subject's speed is given against, as indices into `labels`: the
+    /// reference (PoCL), then Intel's CPU runtime (its platform's name starts with "Intel").
+    fn comparisons(&self) -> Vec<usize> {
         let (s, r) = self.subject_and_reference();
-        Some(row.ms(r?)? / row.ms(s)?)
+        let intel = self.labels.iter().position(|l| l.starts_with("Intel")).filter(|&i| i != s);
+        r.into_iter().chain(intel).collect()
     }
 
-    /// Geometric mean of the kernel rows' ratios (the launch probes excluded) and how many.
+    /// Speed ratio of the subject against the reference (reference time / subject time).
+    fn ratio(&self, row: &Row) -> Option<f64> {
+        self.ratio_to(row, self.subject_and_reference().1?)
+    }
+
+    /// Speed ratio of the subject against device `d` (`d`'s time / the subject's time).
+    fn ratio_to(&self, row: &Row, d: usize) -> Option<f64> {
+        let (s, _) = self.subject_and_reference();
+        Some(row.ms(d)? / row.ms(s)?)
+    }
+
+    /// Geometric mean of the kernel rows' ratios against the reference (the launch probes
+    /// excluded) and how many.
     pub fn geomean(&self) -> Option<(f64, usize)> {
-        let ratios: Vec<f64> = self.rows.iter().filter(|r| r.work.is_some()).filter_map(|r| self.ratio(r)).collect();
+        self.geomean_to(self.subject_and_reference().1?)
+    }
+
+    /// [`Self::geomean`] against device `d`.
+    fn geomean_to(&self, d: usize) -> Option<(f64, usize)> {
+        let ratios: Vec<f64> =
+            self.rows.iter().filter(|r| r.work.is_some()).filter_map(|r| self.ratio_to(r, d)).collect();
         if ratios.is_empty() {
             return None;
         }
@@ -115,7 +135,7 @@ impl Report {
 
     /// The Markdown table with its header lines.
     pub fn markdown(&self) -> String {
-        let (s, r) = self.subject_and_reference();
+        let (s, _) = self.subject_and_reference();
         let mut out = String::new();
         let _ = writeln!(
             out,
@@ -154,8 +174,9 @@ impl Report {
         for &d in &others {
             header.push(format!("{} ms", self.labels[d]));
         }
-        if let Some(r) = r {
-            header.push(format!("{}/{}", self.labels[s], self.labels[r]));
+        let compared = self.comparisons();
+        for &c in &compared {
+            header.push(format!("{}/{}", self.labels[s], self.labels[c]));
         }
         let _ = writeln!(out, "| {} |", header.join(" | "));
         let _ = writeln!(out, "|{}", header.iter().map(|_| "---|").collect::<String>());
@@ -165,13 +186,13 @@ impl Report {
             for &d in &others {
                 cols.push(time_cell(row, d));
             }
-            if r.is_some() {
-                cols.push(self.ratio(row).map_or("-".into(), |x| format!("{x:.2}x")));
+            for &c in &compared {
+                cols.push(self.ratio_to(row, c).map_or("-".into(), |x| format!("{x:.2}x")));
             }
             let _ = writeln!(out, "| {} |", cols.join(" | "));
         }
-        if let Some(r) = r {
-            match self.geomean() {
+        for &r in &compared {
+            match self.geomean_to(r) {
                 Some((g, n)) => {
                     let _ = writeln!(
                         out,
@@ -519,6 +540,27 @@ mod tests {
         assert!(targets.contains("| geomean >= 2.5x PoCL | 1.00x | no |"), "{targets}");
         assert!(targets.contains("| empty launch in a batch <= 3 us | 8.0 us | no |"), "{targets}");
         assert!(targets.contains("| vecadd >= 80% of copy bandwidth | 100% | yes |"), "{targets}");
+    }
+
+    #[test]
+    fn intels_runtime_gets_a_ratio_column_and_a_geomean_beside_pocls() {
+        let rows = vec![Row {
+            kernel: "vecadd".into(),
+            size: "1".into(),
+            work: Some((Bound::Memory, 1e9, 0.0)),
+            // PoCL 200 ms, SoftCL 100, Intel 50.
+            cells: vec![kernel(200.0), kernel(100.0), kernel(50.0)],
+            copy_gbs: None,
+        }];
+        let mut r = report(rows);
+        r.labels.push("Intel(R) OpenCL".into());
+        r.devices.push(("Intel(R) OpenCL".into(), "cpu".into()));
+        let md = r.markdown();
+        assert!(md.contains("| PoCL ms | Intel(R) OpenCL ms | SoftCL/PoCL | SoftCL/Intel(R) OpenCL |"), "{md}");
+        assert!(md.contains("| 200.000 | 50.000 | 2.00x | 0.50x |"), "{md}");
+        assert!(md.contains("Geomean SoftCL/PoCL over 1 kernels: 2.00x"), "{md}");
+        assert!(md.contains("Geomean SoftCL/Intel(R) OpenCL over 1 kernels: 0.50x"), "{md}");
+        assert_eq!(r.geomean().map(|g| g.0), Some(2.0), "the targets' geomean stays PoCL's");
     }
 
     #[test]
