@@ -244,6 +244,34 @@ fn context_and_argument_loads_leave_the_packet_loop_of_branchy_kernels() {
 }
 
 #[test]
+fn atomics_on_local_memory_are_plain_read_modify_writes() {
+    // Only the host thread running a work-group touches its `__local` memory, so a local
+    // atomic needs no `lock`: the global one keeps its atomicrmw, in vector and scalar code.
+    let src = r#"
+        __kernel void hist(__global const uchar *in, __global uint *bins, __local uint *t) {
+            uint l = get_local_id(0);
+            t[l] = 0;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            uint old = atomic_inc(&t[in[get_global_id(0)] % get_local_size(0)]);
+            atomic_max(&t[0], old);
+            atomic_cmpxchg(&t[1], 0u, old);
+            barrier(CLK_LOCAL_MEM_FENCE);
+            atomic_add(&bins[l], t[l]);
+        }"#;
+    // The global add only: in scalar code once; in vector code once per lane of each packet
+    // path, and no max or compare-exchange.
+    for width in [None, Some(16)] {
+        let ir = optimized_ir(src, width);
+        let atomics: Vec<&str> = ir.lines().filter(|l| l.contains("atomicrmw") || l.contains("cmpxchg")).collect();
+        let all_adds = !atomics.is_empty() && atomics.iter().all(|l| l.contains("atomicrmw add ptr"));
+        assert!(
+            all_adds && (width.is_some() || atomics.len() == 1),
+            "only the global atomic_add is atomic ({width:?}): {atomics:#?}\n{ir}"
+        );
+    }
+}
+
+#[test]
 fn a_masked_packets_first_active_lane_is_found_without_a_variable_extract() {
     // Where lane 0 is off (a row's first packet of the stencil's interior), the span starts
     // from the first active lane's address. Extracting it at a variable index went through

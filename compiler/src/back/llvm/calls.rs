@@ -48,7 +48,112 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             Some(c) => Some(self.get(c)?),
             None => None,
         };
+        if self.in_local_memory(ptr) {
+            return self.local_atomic_on(op, p, val, cmp, rt);
+        }
         self.atomic_on(op, p, val, cmp, rt)
+    }
+
+    /// Whether `ptr` points into `__local` memory: a work-group's, which only the host thread
+    /// running that work-group ever touches (each worker has its own; every work-item of a
+    /// work-group runs on that one thread, barriers included).
+    pub(crate) fn in_local_memory(&self, ptr: Value) -> bool {
+        matches!(
+            self.e.ir.types.get(self.f.value_type(ptr)),
+            ir::TypeData::Pointer { space: crate::kernel_info::AddressSpace::Local, .. }
+        )
+    }
+
+    /// [`Self::atomic_on`] on `__local` memory ([`Self::in_local_memory`]): no other thread
+    /// can see the location, so the read-modify-write is a plain load, operation and store,
+    /// in program (and lane) order, which gives every result an atomic would. A `lock`ed
+    /// instruction per lane made a `__local` histogram 8x slower than Intel's CPU runtime.
+    pub(crate) fn local_atomic_on(
+        &mut self,
+        op: ir::AtomicOp,
+        p: PointerValue<'ctx>,
+        val: Option<Val<'ctx>>,
+        cmp: Option<Val<'ctx>>,
+        rt: Option<BasicTypeEnum<'ctx>>,
+    ) -> R<Option<Val<'ctx>>> {
+        use ir::AtomicOp as A;
+        let need_val = || val.ok_or_else(|| Error("atomic operation without an operand".into()));
+        let load = |s: &Self, t: BasicTypeEnum<'ctx>| -> R<Val<'ctx>> {
+            let l = s.b.build_load(t, p, "")?;
+            crate::back::builtins::set_align(l, s.e.td.get_store_size(&t).max(1) as u32);
+            Ok(l)
+        };
+        let store = |s: &Self, v: Val<'ctx>| -> R<()> {
+            let st = s.b.build_store(p, v)?;
+            let _ = st.set_alignment(s.e.td.get_store_size(&v.get_type()).max(1) as u32);
+            Ok(())
+        };
+        let int = |v: Val<'ctx>| -> R<IntValue<'ctx>> {
+            match v {
+                BasicValueEnum::IntValue(iv) => Ok(iv),
+                _ => bail!("atomic {op:?} on {}", v.get_type()),
+            }
+        };
+        Ok(match op {
+            A::Load => Some(load(self, rt.ok_or("atomic load without a result")?)?),
+            A::Store => {
+                store(self, need_val()?)?;
+                None
+            }
+            A::Exchange => {
+                let v = need_val()?;
+                let old = load(self, v.get_type())?;
+                store(self, v)?;
+                Some(old)
+            }
+            A::CompareExchange => {
+                let (v, c) = (need_val()?, cmp.ok_or("compare-exchange without a comparator")?);
+                let (vi, ci) = (int(v)?, int(c)?);
+                if vi.get_type() != ci.get_type() {
+                    bail!("compare-exchange operands of different types");
+                }
+                let old = load(self, c.get_type())?.into_int_value();
+                let same = self.b.build_int_compare(IntPredicate::EQ, old, ci, "")?;
+                store(self, self.b.build_select(same, vi, old, "")?)?;
+                Some(old.into())
+            }
+            A::FAdd => {
+                let v = need_val()?;
+                let BasicValueEnum::FloatValue(fv) = v else { bail!("atomic fadd on {}", v.get_type()) };
+                let old = load(self, v.get_type())?.into_float_value();
+                store(self, self.b.build_float_add(old, fv, "")?.into())?;
+                Some(old.into())
+            }
+            _ => {
+                let operand = match op {
+                    A::IIncrement | A::IDecrement => {
+                        let t = rt.ok_or("atomic increment without a result")?;
+                        as_int(self.cint(t, 1)?)?
+                    }
+                    _ => int(need_val()?)?,
+                };
+                let old = load(self, operand.get_type().into())?.into_int_value();
+                let b = &self.b;
+                let pick = |pred: IntPredicate| -> R<IntValue<'ctx>> {
+                    let keep = b.build_int_compare(pred, old, operand, "")?;
+                    Ok(b.build_select(keep, old, operand, "")?.into_int_value())
+                };
+                let new = match op {
+                    A::IIncrement | A::IAdd => b.build_int_add(old, operand, "")?,
+                    A::IDecrement | A::ISub => b.build_int_sub(old, operand, "")?,
+                    A::And => b.build_and(old, operand, "")?,
+                    A::Or => b.build_or(old, operand, "")?,
+                    A::Xor => b.build_xor(old, operand, "")?,
+                    A::SMin => pick(IntPredicate::SLE)?,
+                    A::UMin => pick(IntPredicate::ULE)?,
+                    A::SMax => pick(IntPredicate::SGE)?,
+                    A::UMax => pick(IntPredicate::UGE)?,
+                    _ => bail!("atomic {op:?} on __local memory"),
+                };
+                store(self, new.into())?;
+                Some(old.into())
+            }
+        })
     }
 
     /// An atomic operation on LLVM values (one work-item's).

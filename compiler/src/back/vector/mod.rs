@@ -451,6 +451,7 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
             Some(r) => Some(self.l.ty(self.l.f.value_type(r))?),
             None => None,
         };
+        let local = self.l.in_local_memory(ptr);
         let pw = self.l.get_wide(ptr)?.into_vector_value();
         let vw = match value {
             Some(v) => Some(self.l.get_wide(v)?.into_vector_value()),
@@ -470,7 +471,7 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
                 Some(x) => Some(s.l.b.build_extract_element(x, kc, "")?),
                 None => None,
             };
-            let r = s.l.atomic_on(op, p, v, c, rt)?;
+            let r = if local { s.l.local_atomic_on(op, p, v, c, rt)? } else { s.l.atomic_on(op, p, v, c, rt)? };
             Ok(match (acc, r) {
                 (Some(a), Some(r)) => Some(s.l.b.build_insert_element(a, r, kc, "")?),
                 _ => None,
