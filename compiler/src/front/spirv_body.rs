@@ -480,6 +480,15 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
         self.function.value_type(v)
     }
 
+    fn is_bool_or_bool_vector(&self, t: Type) -> bool {
+        let types = &self.builder.module.types;
+        match types.get(t) {
+            TypeData::Bool => true,
+            TypeData::Vector { elem, .. } => matches!(types.get(*elem), TypeData::Bool),
+            _ => false,
+        }
+    }
+
     fn const_u64(&self, id: Word) -> TResult<u64> {
         match self.info.defs.get(&id) {
             Some(ModuleDef::Const { konst, .. }) => match &self.builder.module.constants[*konst] {
@@ -577,6 +586,11 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
         if let Some(op) = unary_op(opcode) {
             let ty = self.result_ty(inst)?;
             let arg = self.operand_value(inst, 0)?;
+            // llvm-spirv-15 writes LLVM's `bitreverse` of an `i1` (a folded bool) as an
+            // OpBitReverse of a bool: reversing one bit is the identity.
+            if op == UnaryOp::BitReverse && self.is_bool_or_bool_vector(self.value_ty(arg)) {
+                return self.set_result(inst, arg);
+            }
             let v = self.emit_value(InstData::Unary { op, arg }, ty)?;
             return self.set_result(inst, v);
         }
