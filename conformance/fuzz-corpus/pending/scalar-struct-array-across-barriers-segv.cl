@@ -1,5 +1,5 @@
 // softcl-fuzz kernel: seed 44970, reduced by softcl-fuzz
-// fails: cpu-scalar crashes with SIGSEGV (every vectorized configuration and the Gen device run it); under gdb, without address randomization, it runs to the end: an address that depends on the layout (private struct array `sa` indexed by `l & 1` with a volatile member, live across barriers in a loop, beside async_work_group_copy)
+// fails: cpu-scalar (CL_CONFIG_USE_VECTORIZER=False) crashes with SIGSEGV; every vectorized configuration and the Gen device run it. The faulting instruction is a 16-byte aligned load (vmovdqa) of an address 4 mod 16: after LLVM's optimisation the scalar build has `load <4 x i32>, ptr %p, align 16` where %p is a phi of a pointer into the work-item state and a pointer loaded from it (the struct array `sa`, 20-byte elements indexed by `l & 1`, live across the loop's barriers). Which of the middle end's alignment claim or LLVM's inference gives 16 is not yet known.
 // found on the driver of 1798e3b; still fails on c22be0e
 // global: 16 7
 // local: 7 2
