@@ -480,15 +480,6 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
         self.function.value_type(v)
     }
 
-    fn is_bool_or_bool_vector(&self, t: Type) -> bool {
-        let types = &self.builder.module.types;
-        match types.get(t) {
-            TypeData::Bool => true,
-            TypeData::Vector { elem, .. } => matches!(types.get(*elem), TypeData::Bool),
-            _ => false,
-        }
-    }
-
     fn const_u64(&self, id: Word) -> TResult<u64> {
         match self.info.defs.get(&id) {
             Some(ModuleDef::Const { konst, .. }) => match &self.builder.module.constants[*konst] {
@@ -588,7 +579,8 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
             let arg = self.operand_value(inst, 0)?;
             // llvm-spirv-15 writes LLVM's `bitreverse` of an `i1` (a folded bool) as an
             // OpBitReverse of a bool: reversing one bit is the identity.
-            if op == UnaryOp::BitReverse && self.is_bool_or_bool_vector(self.value_ty(arg)) {
+            let types = &self.builder.module.types;
+            if op == UnaryOp::BitReverse && matches!(types.get(types.scalar_of(self.value_ty(arg))), TypeData::Bool) {
                 return self.set_result(inst, arg);
             }
             let v = self.emit_value(InstData::Unary { op, arg }, ty)?;

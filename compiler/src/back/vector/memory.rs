@@ -217,9 +217,10 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
     ///
     /// When lane 0 is active (every packet of a work-group's interior) its pointer is the
     /// base, and a branch takes it: LLVM then computes lane 0's address alone, where the
-    /// first active lane's needs every lane's address and a variable extract (a stencil's
-    /// masked loads spent a quarter of their time there). Under a full packet's constant
-    /// mask the branch folds away.
+    /// first active lane's needs every lane's address and a reduction over them (a variable
+    /// extract before it, which went through the stack: a stencil's masked loads spent a
+    /// quarter of their time there). Under a full packet's constant mask the branch folds
+    /// away.
     pub(crate) fn packet_base(&mut self, pw: VectorValue<'ctx>, stride: i64) -> R<PointerValue<'ctx>> {
         let mask = self.l.vec.as_ref().ok_or("not in vector mode")?.mask;
         self.base_under(pw, mask, stride)
