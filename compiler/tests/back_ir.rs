@@ -200,7 +200,7 @@ fn private_array_across_barrier_in_helper() {
     let pu = m.types.pointer(S::Global, u32t);
     // helper(out): int a[8]; for k: a[k] = lid*k; barrier; out[gid] = a[lid % 8]
     let (mut fb, hp) = Fb::new(&mut m, "helper", FuncKind::Function, &[pu], void);
-    let var = fb.inst(InstData::Variable { ty: arr, init: None }, parr);
+    let var = fb.inst(InstData::Variable { ty: arr, init: None, align: 0 }, parr);
     let lid = fb.wi(Q::LocalId, 0);
     let gid = fb.wi(Q::GlobalId, 0);
     let lid32 = fb.inst(InstData::Convert { op: ConvertOp::UConvert, arg: lid, saturate: false, rounding: None }, u32t);
@@ -762,7 +762,7 @@ fn pointer_into_private_array_across_barrier() {
     let i3 = m.types.vector(i32t, 3);
     let st = m.types.intern(TypeData::Struct { fields: vec![i32t, f3], packed: false });
     let (mut fb, p) = Fb::new(&mut m, "pp", FuncKind::Kernel, &[pi], void);
-    let var = fb.inst(InstData::Variable { ty: arr, init: None }, parr);
+    let var = fb.inst(InstData::Variable { ty: arr, init: None, align: 0 }, parr);
     let gid = fb.wi(Q::GlobalId, 0);
     let g = fb.inst(InstData::Convert { op: ConvertOp::UConvert, arg: gid, saturate: false, rounding: None }, i32t);
     let three = fb.cint(u64t, 3);

@@ -39,8 +39,13 @@ fn store_claiming(fb: &mut Fb<'_>, ptr: Value, value: Value, align: u32) {
 }
 
 fn variable(fb: &mut Fb<'_>, ty: ir::Type) -> Value {
+    declared_variable(fb, ty, 0)
+}
+
+/// A private variable whose producer declared alignment `align`.
+fn declared_variable(fb: &mut Fb<'_>, ty: ir::Type, align: u32) -> Value {
     let pt = fb.ptr(S::Private, ty);
-    fb.inst(InstData::Variable { ty, init: None }, pt)
+    fb.inst(InstData::Variable { ty, init: None, align }, pt)
 }
 
 fn member(fb: &mut Fb<'_>, base: Value, index: u64) -> Value {
@@ -86,6 +91,33 @@ fn accesses_of_variables_get_the_alignment_of_their_placement() {
     fb.ret(None);
     fb.finish();
     assert_eq!(aligns_after(m), vec![4, 4, 128, 128, 4, 4, 16]);
+}
+
+/// A private variable keeps the alignment its producer declared: clang gives an array of
+/// 20-byte structs alignment 16 and loads its first 16 bytes as one `<4 x i32>`; the access
+/// keeps 16 because the variable is placed so, and each lane copy of vector code is too.
+#[test]
+fn a_variable_keeps_its_declared_alignment() {
+    let mut m = Module::new();
+    let i32t = m.types.int(32);
+    let void = m.types.void();
+    let (mut fb, _) = Fb::new(&mut m, "k", FuncKind::Function, &[], void);
+    let s = fb.ty(TypeData::Struct { fields: vec![i32t; 5], packed: false });
+    let two = fb.ty(TypeData::Array { elem: s, len: 2 });
+    let v4 = fb.vec(i32t, 4);
+    let arr = declared_variable(&mut fb, two, 16);
+    let plain = variable(&mut fb, two);
+    let as_v4 = fb.ptr(S::Private, v4);
+    let p = fb.inst(InstData::Convert { op: ConvertOp::PtrCast, arg: arr, saturate: false, rounding: None }, as_v4);
+    let _ = load_claiming(&mut fb, p, 16); // declared 16: 16
+    let q = fb.inst(InstData::Convert { op: ConvertOp::PtrCast, arg: plain, saturate: false, rounding: None }, as_v4);
+    let _ = load_claiming(&mut fb, q, 16); // none declared: the struct's 4
+    fb.ret(None);
+    fb.finish();
+    assert_eq!(align::variable_align(&m.types, two, 16), 16);
+    assert_eq!(align::lane_copy_stride(&m.types, two, 16), 48, "40 bytes, each copy 16-aligned");
+    assert_eq!(align::lane_copy_stride(&m.types, two, 0), 40);
+    assert_eq!(aligns_after(m), vec![16, 4]);
 }
 
 /// Variable indices step by their stride; loops (block arguments) and selects take the

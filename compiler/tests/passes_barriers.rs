@@ -203,8 +203,8 @@ fn only_variables_whose_address_crosses_a_barrier_are_state() {
     let pi = m.types.pointer(S::Global, i32t);
     let pv = m.types.pointer(S::Private, i32t);
     let (mut fb, p) = Fb::new(&mut m, "k", FuncKind::Kernel, &[pi], void);
-    let kept = fb.inst(InstData::Variable { ty: i32t, init: None }, pv);
-    let local = fb.inst(InstData::Variable { ty: i32t, init: None }, pv);
+    let kept = fb.inst(InstData::Variable { ty: i32t, init: None, align: 0 }, pv);
+    let local = fb.inst(InstData::Variable { ty: i32t, init: None, align: 0 }, pv);
     let seven = fb.cint(i32t, 7);
     fb.store(kept, seven);
     fb.store(local, seven);

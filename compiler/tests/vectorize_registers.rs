@@ -19,7 +19,7 @@ fn every_store_decides_the_shape_of_a_register_variable() {
     let pi = m.types.pointer(S::Global, i32t);
     let ppi = m.types.pointer(S::Private, pi);
     let (mut fb, p) = Fb::new(&mut m, "k", FuncKind::Kernel, &[pi], void);
-    let var = fb.inst(InstData::Variable { ty: pi, init: None }, ppi);
+    let var = fb.inst(InstData::Variable { ty: pi, init: None, align: 0 }, ppi);
     let u64t = fb.int(64);
     let gid = fb.inst(InstData::WorkItem { query: Q::GlobalLinearId }, u64t);
     let strided = fb.index(p[0], gid);
@@ -50,7 +50,7 @@ fn a_branch_waits_for_the_stores_of_its_register_variable() {
     let void = m.types.void();
     let pv = m.types.pointer(S::Private, i32t);
     let (mut fb, _) = Fb::new(&mut m, "k", FuncKind::Kernel, &[], void);
-    let var = fb.inst(InstData::Variable { ty: i32t, init: None }, pv);
+    let var = fb.inst(InstData::Variable { ty: i32t, init: None, align: 0 }, pv);
     let (test, _) = fb.block(&[]);
     let (yes, _) = fb.block(&[]);
     let (no, _) = fb.block(&[]);

@@ -473,21 +473,21 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let f = self.f;
         for &bb in order {
             for &i in &f.layout.insts[bb] {
-                let InstData::Variable { ty, .. } = &f.insts[i] else { continue };
+                let InstData::Variable { ty, align: declared, .. } = &f.insts[i] else { continue };
                 let Some(r) = f.inst_result[i] else { continue };
                 // Vector code: a varying register variable holds every lane's copy; an array
-                // (or a variable whose address is used) has W copies, lane k's at k * size.
+                // (or a variable whose address is used) has W copies, lane k's at k * stride.
                 let mut lane_copies = None;
                 let llty = match &self.vec {
                     Some(vs) if vs.wa.private_regs.contains(&r) => wide_ty(self.ty(*ty)?, vs.width)?,
                     Some(vs) if !vs.wa.reg_candidates.contains(&r) => {
                         let one = self.ty(*ty)?;
-                        let size = self.e.ir.types.size_of(*ty).max(1);
-                        if self.e.alloc_size(one) > size {
-                            bail!("private variable of {} bytes laid out in {}", size, self.e.alloc_size(one));
+                        let stride = align::lane_copy_stride(&self.e.ir.types, *ty, *declared);
+                        if self.e.alloc_size(one) > stride {
+                            bail!("private variable of {} bytes laid out in {}", stride, self.e.alloc_size(one));
                         }
-                        lane_copies = Some(size);
-                        self.cx().i8_type().array_type((size * vs.width as u64) as u32).into()
+                        lane_copies = Some(stride);
+                        self.cx().i8_type().array_type((stride * vs.width as u64) as u32).into()
                     }
                     _ => self.ty(*ty)?,
                 };
@@ -504,7 +504,8 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                         let a = self.pb.build_alloca(llty, "")?;
                         // What `passes::align` counts on: the variable's alignment (lane copies:
                         // each copy's, their size a multiple of it).
-                        let mut align = self.e.abi_align(llty).max(align::variable_align(&self.e.ir.types, *ty));
+                        let mut align =
+                            self.e.abi_align(llty).max(align::variable_align(&self.e.ir.types, *ty, *declared));
                         if lane_copies.is_some() {
                             align = align.max(self.e.abi_align(self.ty(*ty)?));
                         }
@@ -710,13 +711,13 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 let (_, rt) = self.need_result(i)?;
                 Some(self.lower_convert(*op, a, rt, *saturate, *rounding)?)
             }
-            I::Variable { ty, init } => {
+            I::Variable { ty, init, align } => {
                 if let Some(init) = init {
                     let (r, _) = self.need_result(i)?;
                     let p = as_ptr(self.vals[r].ok_or("variable without storage")?)?;
                     let v = self.get(*init)?;
                     let st = self.b.build_store(p, v)?;
-                    let _ = st.set_alignment(align::variable_align(&self.e.ir.types, *ty) as u32);
+                    let _ = st.set_alignment(align::variable_align(&self.e.ir.types, *ty, *align) as u32);
                 }
                 None // the pointer was set up in the prologue
             }

@@ -74,10 +74,14 @@ pub fn plan_state(e: &Emitter<'_, '_>, func: &Function, info: &KernelInfo) -> R<
     vars.sort_by_key(|&i| holds_value(i));
     let split = vars.iter().position(|&i| holds_value(i)).unwrap_or(vars.len());
     let mut place_var = |i: Inst, place: &mut dyn FnMut(u64, u64) -> u64| -> R<()> {
-        let InstData::Variable { ty, .. } = &func.insts[i] else { bail!("state {i} is not a variable") };
+        let InstData::Variable { ty, align: declared, .. } = &func.insts[i] else {
+            bail!("state {i} is not a variable")
+        };
         let t = e.ty(*ty)?;
-        let align = e.abi_align(t).max(crate::passes::align::variable_align(&e.ir.types, *ty));
-        plan.state_vars.insert(i, place(e.alloc_size(t), align));
+        let align = e.abi_align(t).max(crate::passes::align::variable_align(&e.ir.types, *ty, *declared));
+        // Vector code keeps W copies here, one lane copy stride apart.
+        let size = e.alloc_size(t).max(crate::passes::align::lane_copy_stride(&e.ir.types, *ty, *declared));
+        plan.state_vars.insert(i, place(size, align));
         Ok(())
     };
     for &i in &vars[..split] {

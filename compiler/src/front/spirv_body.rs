@@ -360,7 +360,7 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
             match pointee {
                 Some(pointee) => {
                     self.current = Some(entry);
-                    let copy = self.emit_value(InstData::Variable { ty: pointee, init: None }, ty)?;
+                    let copy = self.emit_value(InstData::Variable { ty: pointee, init: None, align: 0 }, ty)?;
                     let size = self.int_value(64, self.types().size_of(pointee));
                     let align = self.types().align_of(pointee) as u32;
                     self.emit(InstData::CopyMemory { dst: copy, src: value, size, align }, None);
@@ -832,7 +832,10 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
                     Some(_) => Some(self.operand_value(inst, 1)?),
                     None => None,
                 };
-                let v = self.emit_value(InstData::Variable { ty: pointee, init }, ptr_ty)?;
+                // What the producer's accesses may count on (clang aligns a private array of
+                // structs to 16 and loads it as `<4 x i32>`).
+                let align = self.info.decorations(result_id(inst)?).and_then(|d| d.alignment).unwrap_or(0);
+                let v = self.emit_value(InstData::Variable { ty: pointee, init, align }, ptr_ty)?;
                 self.set_result(inst, v)
             }
             Op::Load => self.translate_load(inst),

@@ -255,9 +255,12 @@ pub enum InstData {
     },
 
     /// A private variable (Function storage): the result is a `Private` pointer to `ty`.
+    /// `align`: the alignment its producer declared (0: none), which the producer's own
+    /// accesses may count on beyond the type's (`passes::align::variable_align`).
     Variable {
         ty: Type,
         init: Option<Value>,
+        align: u32,
     },
     Load {
         ptr: Value,

@@ -149,10 +149,16 @@ impl FunctionDisplay<'_> {
                 }
                 format!("{s} {arg}")
             }
-            Variable { ty, init } => match init {
-                Some(i) => format!("variable {}, init {i}", self.ty(*ty)),
-                None => format!("variable {}", self.ty(*ty)),
-            },
+            Variable { ty, init, align } => {
+                let mut s = format!("variable {}", self.ty(*ty));
+                if let Some(i) = init {
+                    let _ = write!(s, ", init {i}");
+                }
+                if *align != 0 {
+                    let _ = write!(s, ", align {align}");
+                }
+                s
+            }
             Load { ptr, align, volatile } => {
                 format!("load{} {ptr}, align {align}", if *volatile { ".volatile" } else { "" })
             }

@@ -727,7 +727,7 @@ impl<'m> FunctionValidator<'m> {
                     }
                 }
             }
-            Variable { ty: var_ty, init } => {
+            Variable { ty: var_ty, init, align } => {
                 let expected =
                     self.module.types.lookup(&TypeData::Pointer { space: AddressSpace::Private, pointee: *var_ty });
                 expect(
@@ -737,6 +737,7 @@ impl<'m> FunctionValidator<'m> {
                 if let Some(init) = init {
                     expect(ty(init) == *var_ty, "a variable's initializer has another type");
                 }
+                expect(*align == 0 || align.is_power_of_two(), "a variable's alignment is not a power of two");
             }
             Load { ptr, align, .. } => {
                 match self.pointee(ty(ptr)) {

@@ -6,8 +6,8 @@
 //! itself, and SoftCL lays some of it out again. Clang's SROA gives a member split out of an
 //! over-aligned struct (a `volatile int` beside a `long16`) a variable of its own and keeps
 //! the struct's alignment (128) on its accesses, while SoftCL aligns a private variable to
-//! its type, and a vectorized kernel keeps a variable's W copies in a row, each aligned to the
-//! type only.
+//! its type or the alignment its producer declared, whichever is larger, and a vectorized
+//! kernel keeps a variable's W copies in a row, each aligned so ([`lane_copy_stride`]).
 //!
 //! So the alignment of every access is decided here, once, and the back end uses it as it
 //! is. Where every source of an address is memory SoftCL places - a private variable
@@ -31,16 +31,23 @@ use std::collections::HashMap;
 /// work-item state) variables may live in.
 pub const MAX_ALIGN: u64 = BLOCK_ALIGN as u64;
 
-/// The alignment the back end gives a private variable of type `ty` (its alloca, each of a
-/// vectorized kernel's lane copies, its slot in the work-item state).
-pub fn variable_align(types: &ir::TypeTable, ty: ir::Type) -> u64 {
-    types.align_of(ty).clamp(1, MAX_ALIGN)
+/// The alignment the back end gives a private variable of type `ty` whose producer declared
+/// alignment `declared` (0: none): its alloca, each of a vectorized kernel's lane copies
+/// ([`lane_copy_stride`]), its slot in the work-item state.
+pub fn variable_align(types: &ir::TypeTable, ty: ir::Type, declared: u32) -> u64 {
+    u64::from(declared).max(types.align_of(ty)).clamp(1, MAX_ALIGN)
+}
+
+/// The bytes from one lane's copy of a private variable to the next in vector code (lane k's
+/// copy at k times this): its size, rounded up so every copy keeps [`variable_align`].
+pub fn lane_copy_stride(types: &ir::TypeTable, ty: ir::Type, declared: u32) -> u64 {
+    types.size_of(ty).max(1).next_multiple_of(variable_align(types, ty, declared))
 }
 
 /// The alignment the back end gives module-scope variable `g` (in local memory or as a
 /// global of the program's data).
 pub fn global_align(types: &ir::TypeTable, g: &ir::GlobalVarData) -> u64 {
-    u64::from(g.align).max(types.align_of(g.ty)).clamp(1, MAX_ALIGN)
+    variable_align(types, g.ty, g.align)
 }
 
 /// The alignment of `base + offset` for a `base` aligned to `base_align` (a power of two).
@@ -188,7 +195,9 @@ fn address_bounds(
                     None => FOREIGN,
                 },
                 ValueDef::Result(i) => match &f.insts[i] {
-                    InstData::Variable { ty, .. } => Bound { align: variable_align(types, *ty), placed: true },
+                    InstData::Variable { ty, align, .. } => {
+                        Bound { align: variable_align(types, *ty, *align), placed: true }
+                    }
                     InstData::Convert { op: ConvertOp::Bitcast | ConvertOp::PtrCast, arg, .. } if is_pointer(*arg) => {
                         get(*arg)
                     }

@@ -326,13 +326,13 @@ fn demote(types: &mut TypeTable, f: &mut Function, regions: &DomTree, v: Value) 
 pub(crate) fn demote_value(types: &mut TypeTable, f: &mut Function, at: Inst, v: Value, uses: &[Inst]) -> Option<Inst> {
     let ty = f.value_type(v);
     let ptr_ty = types.pointer(AddressSpace::Private, ty);
-    let align = super::align::variable_align(types, ty) as u32;
+    let align = super::align::variable_align(types, ty, 0) as u32;
     let store_at = match f.values[v].def {
         ValueDef::Result(def) => Err(def),
         ValueDef::Param(b, _) => Ok(*f.layout.insts[b].first()?),
         _ => return None,
     };
-    let (var, slot) = f.insert_inst_before(at, InstData::Variable { ty, init: None }, Some(ptr_ty));
+    let (var, slot) = f.insert_inst_before(at, InstData::Variable { ty, init: None, align: 0 }, Some(ptr_ty));
     let slot = slot?;
     let store = InstData::Store { ptr: slot, value: v, align, volatile: false };
     match store_at {

@@ -739,9 +739,10 @@ fn inst_shape(m: &ir::Module, f: &Function, a: &WorkItemAnalysis, i: Inst) -> Op
             } else if a.reg_candidates.contains(&r) {
                 Varying
             } else {
-                // Arrays and variables whose address is used: W copies, lane k's at k * size.
-                let InstData::Variable { ty, .. } = &f.insts[i] else { return Some(Varying) };
-                Strided(m.types.size_of(*ty).max(1) as i64)
+                // Arrays and variables whose address is used: W copies, lane k's at k times
+                // the lane copy stride (the size, rounded up to the variable's alignment).
+                let InstData::Variable { ty, align, .. } = &f.insts[i] else { return Some(Varying) };
+                Strided(crate::passes::align::lane_copy_stride(&m.types, *ty, *align) as i64)
             }
         }
         InstData::Select { cond, if_true, if_false } => match (sh(*cond)?, sh(*if_true)?, sh(*if_false)?) {

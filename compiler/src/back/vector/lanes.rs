@@ -125,11 +125,14 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
         let ptrs = self.l.get(var)?;
         let BasicValueEnum::VectorValue(ptrs) = ptrs else { bail!("lane copies of {var} are not a vector") };
         let x = self.l.get(init)?;
-        // Each copy is aligned like the variable's type (`passes::align`).
-        let align = match self.l.e.ir.types.get(self.l.f.value_type(var)) {
-            crate::ir::TypeData::Pointer { pointee, .. } => {
-                crate::passes::align::variable_align(&self.l.e.ir.types, *pointee)
-            }
+        // Each copy is aligned like the variable (`passes::align`).
+        let align = match self.l.f.values[var].def {
+            crate::ir::ValueDef::Result(i) => match &self.l.f.insts[i] {
+                crate::ir::InstData::Variable { ty, align, .. } => {
+                    crate::passes::align::variable_align(&self.l.e.ir.types, *ty, *align)
+                }
+                _ => 1,
+            },
             _ => 1,
         } as u32;
         self.each_active_lane(None, |s, k, _| {

@@ -1,6 +1,6 @@
-// softcl-fuzz kernel: seed 44970, reduced by softcl-fuzz
-// fails: cpu-scalar (CL_CONFIG_USE_VECTORIZER=False) crashes with SIGSEGV; every vectorized configuration and the Gen device run it. The faulting instruction is a 16-byte aligned load (vmovdqa) of an address 4 mod 16: clang builds `(int4)(sa[0].m0, ...)` from a `<4 x i32>` load of `sa` (an array of two 20-byte structs) claiming align 16, the alignment clang gave the array's alloca; SoftCL places the variable at its type's alignment (4) in the work-item state, and because the load goes through a pointer kept in the work-item state (loaded back, so not traced to the variable) the align pass keeps the claim. Fix: a private variable keeps the alignment the SPIR-V declares for it (as module-scope variables do), and the back end places it so.
-// found on the driver of 1798e3b; still fails on c22be0e
+// softcl-fuzz regression kernel: seed 44970, reduced by softcl-fuzz
+// caught: clang builds `(int4)(sa[0].m0, ...)` from a `<4 x i32>` load of `sa` (a private array of two 20-byte structs) claiming align 16, the alignment clang declares for the array; SoftCL placed the variable at its type's alignment (4) in the work-item state, and as the load goes through a pointer kept in the work-item state the align pass kept the claim: a 16-byte aligned load (vmovdqa) of an address 4 mod 16. A private variable now keeps the alignment its SPIR-V declares.
+// failed: cpu-scalar (CL_CONFIG_USE_VECTORIZER=False) crashed with SIGSEGV
 // global: 16 7
 // local: 7 2
 // data: 197077454626597507
