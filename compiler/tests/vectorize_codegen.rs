@@ -272,6 +272,38 @@ fn atomics_on_local_memory_are_plain_read_modify_writes() {
 }
 
 #[test]
+fn stores_into_a_buffer_the_kernel_reads_are_not_non_temporal() {
+    // An update in place finds its lines in the cache: a non-temporal store would evict them
+    // and write around the cache. A store into a buffer read only through another argument
+    // (even the same buffer, bound twice) streams.
+    let src = r#"
+        __kernel void update(__global float *ex, __global const float *hz, __global float *out) {
+            size_t i = get_global_id(0);
+            ex[i] = ex[i] - 0.5f * (hz[i] - hz[i + 1]);
+            out[i] = hz[i] * 2.0f;
+        }"#;
+    for width in [None, Some(16)] {
+        let ir = optimized_ir(src, width);
+        let nt: Vec<&str> = ir.lines().filter(|l| l.contains("!nontemporal")).collect();
+        // The scalar kernel keeps plain float stores (none streams); vector code streams the
+        // output's packets only.
+        match width {
+            None => assert!(nt.is_empty(), "no scalar store streams: {nt:#?}"),
+            Some(_) => {
+                // Each stored value is the output's product, none the update's difference.
+                let def_of = |l: &str| {
+                    let v = l.split("store <16 x float> ").nth(1).and_then(|r| r.split(',').next()).unwrap_or("?");
+                    let at = format!("  {v} = ");
+                    ir.lines().find(|d| d.starts_with(&at)).unwrap_or("").to_string()
+                };
+                let defs: Vec<String> = nt.iter().map(|l| def_of(l)).collect();
+                assert!(!nt.is_empty() && defs.iter().all(|d| d.contains("fmul")), "{nt:#?} {defs:#?}\n{ir}");
+            }
+        }
+    }
+}
+
+#[test]
 fn a_masked_packets_first_active_lane_is_found_without_a_variable_extract() {
     // Where lane 0 is off (a row's first packet of the stencil's interior), the span starts
     // from the first active lane's address. Extracting it at a variable index went through

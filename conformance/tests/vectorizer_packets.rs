@@ -159,14 +159,16 @@ fn streaming_stores_in_full_partial_and_unaligned_packets() {
             c[i + shift] = a[i] + b[i];
         }
         // Stored, then read by another work-item of the group after a barrier (the same
-        // thread runs the whole group: its own non-temporal stores must be visible).
+        // thread runs the whole group: its own non-temporal stores must be visible). The
+        // kernel reads the buffer through a second argument bound to it, as a store into a
+        // buffer read through the same argument does not stream.
         __kernel void neighbour(__global const float *restrict a, __global float *tmp,
-                                __global float *restrict out) {
+                                __global float *restrict out, __global const float *tmp_again) {
             size_t i = get_global_id(0), l = get_local_id(0), n = get_local_size(0);
             size_t g = i - l;
             tmp[i] = a[i] * 2.0f;
             barrier(CLK_GLOBAL_MEM_FENCE);
-            out[i] = tmp[g + (l + 1) % n] + 1.0f;
+            out[i] = tmp_again[g + (l + 1) % n] + 1.0f;
         }"#;
     let env = device(DeviceKind::Cpu).expect("the CPU device").env();
     let p = build(&env, SRC, &["add", "neighbour"]);
@@ -206,6 +208,7 @@ fn streaming_stores_in_full_partial_and_unaligned_packets() {
         neighbour.set_mem(0, &ba);
         neighbour.set_mem(1, &bt);
         neighbour.set_mem(2, &bo);
+        neighbour.set_mem(3, &bt);
         env.run(&neighbour, &[m], Some(&[local]));
         let out: Vec<f32> = env.read(&bo, m);
         for (i, &x) in out.iter().enumerate() {

@@ -404,11 +404,8 @@ fn emit(
         // A kernel that stays scalar with stores that may stream gets a second work-item
         // function whose stores are non-temporal, and an entry that picks one per launch
         // from the ND-range's size (`vector::scalar_streaming_stores`).
-        let stream_set = if lanes == 1
-            && target.vectorizer != crate::Vectorizer::Off
-            && vector::streaming_allowed(func, &target.knobs)
-        {
-            vector::scalar_streaming_stores(m, func, wa)
+        let stream_set = if lanes == 1 && target.vectorizer != crate::Vectorizer::Off {
+            vector::scalar_streaming_stores(m, func, wa, &target.knobs)
         } else {
             Default::default()
         };

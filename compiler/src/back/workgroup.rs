@@ -256,7 +256,7 @@ pub struct EntryOptions<'a> {
 /// constant mask 0..W, so that the inlined body needs no mask. The pointers at
 /// `opts.restrict_offsets` of the argument block are passed after the other parameters (the
 /// work-item function takes them as `noalias`). The work-item function may use non-temporal
-/// stores (`back::vector::streaming_allowed`), which are weakly ordered: the entry does not
+/// stores (`back::vector::streaming_stores`), which are weakly ordered: the entry does not
 /// fence them (a fence per work-group drained the stores of each before the next started,
 /// and made a 4096^2 copy in work-groups of 256 six times slower); the caller does, as
 /// [`crate::abi::WorkGroupEntry`] says.

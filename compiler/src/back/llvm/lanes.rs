@@ -26,9 +26,9 @@ pub struct VecState<'a, 'ctx> {
     /// The packet's lanes lo..hi and its last lane (the mask at the start and after a barrier).
     pub static_mask: VectorValue<'ctx>,
     pub static_last: IntValue<'ctx>,
-    /// Full, aligned packets of large ND-ranges store with non-temporal stores
-    /// ([`streaming_allowed`]).
-    pub streaming: bool,
+    /// The stores whose full, aligned packets of large ND-ranges store with non-temporal
+    /// stores ([`crate::back::vector::streaming_stores`]).
+    pub streaming: std::collections::HashSet<crate::ir::Inst>,
     /// Member accesses of one struct element done as one span ([`crate::vectorize::members`]).
     pub groups: crate::vectorize::members::MemberGroups,
     /// Group -> its span, loaded at the group's first load (lane k's struct at k * slots).

@@ -25,23 +25,50 @@ pub const SPAN_PIECE_BITS: u64 = 512;
 /// ownership: 16 bytes of traffic per 12 bytes of `c = a + b`).
 pub const STREAMING_BYTES: u64 = 16 << 20;
 
-/// Whether vector code of `f` may use non-temporal stores: x86-64 hosts (whoever calls the
-/// work-group entry fences them before another thread reads the results: `crate::abi`),
-/// kernels without atomics (no ordering of weakly-ordered stores against them to reason
-/// about), unless the target's streaming threshold (`CodegenKnobs::streaming_stores`) is
-/// `None` (`SOFTCL_STREAMING_STORES=0`).
-pub fn streaming_allowed(f: &ir::Function, knobs: &crate::CodegenKnobs) -> bool {
-    cfg!(target_arch = "x86_64")
-        && knobs.streaming_stores.is_some()
-        && !f
-            .layout
-            .blocks
-            .iter()
-            .any(|&b| f.layout.insts[b].iter().any(|&i| matches!(f.insts[i], InstData::Atomic { .. })))
+/// The stores of `f` that may be non-temporal: none unless the host is x86-64 (whoever calls
+/// the work-group entry fences them before another thread reads the results: `crate::abi`),
+/// the kernel has no atomics (no ordering of weakly-ordered stores against them to reason
+/// about) and the target's streaming threshold (`CodegenKnobs::streaming_stores`) is not
+/// `None` (`SOFTCL_STREAMING_STORES=0`); then every store into memory the kernel never reads
+/// through the same source (kernel argument, variable). A store into a buffer the kernel
+/// also reads (`a[i] = a[i] - b[i]`, a stencil updating its input) finds its lines in the
+/// cache already: a non-temporal store saves no read for ownership there, and evicts the
+/// line and writes it around the cache instead (2.4x slower on a 2048x2048 in-place update).
+pub fn streaming_stores(f: &ir::Function, knobs: &crate::CodegenKnobs) -> std::collections::HashSet<Inst> {
+    let insts = || f.layout.blocks.iter().flat_map(|&b| f.layout.insts[b].iter().copied());
+    if !cfg!(target_arch = "x86_64")
+        || knobs.streaming_stores.is_none()
+        || insts().any(|i| matches!(f.insts[i], InstData::Atomic { .. }))
+    {
+        return Default::default();
+    }
+    let read: std::collections::HashSet<Value> = insts()
+        .filter_map(|i| match &f.insts[i] {
+            InstData::Load { ptr, .. } => Some(address_source(f, *ptr)),
+            InstData::CopyMemory { src, .. } => Some(address_source(f, *src)),
+            _ => None,
+        })
+        .collect();
+    insts()
+        .filter(|&i| matches!(&f.insts[i], InstData::Store { ptr, .. } if !read.contains(&address_source(f, *ptr))))
+        .collect()
 }
 
-/// The stores of a kernel that stays scalar which may stream ([`streaming_allowed`] must
-/// hold too): stores to global memory of a vector value of 16, 32 or 64 bytes that
+/// The value an address is derived from: `ptr` with access chains and pointer casts peeled
+/// off (a kernel argument, a variable, a loaded pointer).
+fn address_source(f: &ir::Function, mut ptr: Value) -> Value {
+    while let ir::ValueDef::Result(i) = f.values[ptr].def {
+        match &f.insts[i] {
+            InstData::AccessChain { base, .. } => ptr = *base,
+            InstData::Convert { op: ir::ConvertOp::PtrCast | ir::ConvertOp::Bitcast, arg, .. } => ptr = *arg,
+            _ => break,
+        }
+    }
+    ptr
+}
+
+/// The stores of a kernel that stays scalar which may stream (among [`streaming_stores`]):
+/// stores to global memory of a vector value of 16, 32 or 64 bytes that
 /// consecutive work-items write side by side, on their own (consecutive) or with the other
 /// members of their struct (a store group of [`crate::vectorize::members`] covering every
 /// slot): the work-item loop then fills whole cache lines in order, which is what
@@ -50,12 +77,17 @@ pub fn scalar_streaming_stores(
     m: &ir::Module,
     f: &ir::Function,
     wa: &WorkItemAnalysis,
+    knobs: &crate::CodegenKnobs,
 ) -> std::collections::HashSet<Inst> {
     let groups = crate::vectorize::members::find(m, f, wa);
+    let may = streaming_stores(f, knobs);
     let mut out = std::collections::HashSet::new();
     for &b in &f.layout.blocks {
         for &i in &f.layout.insts[b] {
             let InstData::Store { ptr, value, volatile: false, align } = &f.insts[i] else { continue };
+            if !may.contains(&i) {
+                continue;
+            }
             let global = matches!(
                 m.types.get(f.value_type(*ptr)),
                 TypeData::Pointer { space: crate::kernel_info::AddressSpace::Global, .. }
@@ -342,7 +374,7 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
         let (ptr, off) = last_ptr.ok_or("empty store group")?;
         let base = self.struct_base(ptr, off, u64::from(slots) * esize)?;
         let bytes = group.slots.iter().filter(|&&x| x).count() as u64 * esize;
-        self.span_store(acc, base, &group.slots, esize as u32, bytes)
+        self.span_store(i, acc, base, &group.slots, esize as u32, bytes)
     }
 
     /// Prefetches into L2 the lines of the `bytes` a packet reads from `p` on, moved
@@ -473,7 +505,7 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
             };
             let bytes_per_item = esize as u64 * n as u64;
             let on = Self::aos_slots(slots, n);
-            return self.span_store(data, p0, &on, align, bytes_per_item);
+            return self.span_store(i, data, p0, &on, align, bytes_per_item);
         }
         if access == Access::Rows(esize) && n == 1 && self.rows_store(pw, xw, mask, align)? {
             return Ok(());
@@ -648,12 +680,13 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
     /// A packet's span `data` stored at `p0` (lane k's slots at k * on.len(), the slots of
     /// `on` in every active lane), as masked stores of [`SPAN_PIECE_BITS`] each (see
     /// [`Self::span_mask_pieces`]). When non-temporal stores are allowed
-    /// ([`streaming_allowed`]), every slot is stored and the span is a power of two of at
+    /// (`i` among [`streaming_stores`]), every slot is stored and the span is a power of two of at
     /// least 32 bytes, a packet whose mask is full, whose span is aligned and whose ND-range
     /// stores enough here (`bytes_per_item` each) stores with a non-temporal store instead
     /// (in a full packet the mask test folds away; the other two are uniform).
     fn span_store(
         &mut self,
+        i: Inst,
         data: VectorValue<'ctx>,
         p0: inkwell::values::PointerValue<'ctx>,
         on: &[bool],
@@ -663,7 +696,7 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
         let vt = data.get_type();
         let elem = vt.get_element_type();
         let span = self.l.e.alloc_size(elem) * vt.get_size() as u64;
-        let streaming = self.l.vec.as_ref().is_some_and(|v| v.streaming);
+        let streaming = self.l.vec.as_ref().is_some_and(|v| v.streaming.contains(&i));
         let lane_mask = self.l.vec.as_ref().ok_or("not in vector mode")?.mask;
         let masked_store = |s: &Self| -> R<()> {
             for (first, m) in s.span_mask_pieces(on, s.l.e.alloc_size(elem) * 8)? {

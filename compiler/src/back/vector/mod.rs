@@ -25,7 +25,7 @@ mod images;
 mod lanes;
 mod memory;
 
-pub use memory::{scalar_streaming_stores, streaming_allowed, SPAN_PIECE_BITS, STREAMING_BYTES};
+pub use memory::{scalar_streaming_stores, streaming_stores, SPAN_PIECE_BITS, STREAMING_BYTES};
 
 use super::llvm::{as_int, as_ptr, bail, wide_ty, Error, FnLower, LowerHook, Val, VecState, R};
 use crate::back::llvm::Ops;
@@ -79,7 +79,7 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
         let lt = pb.build_int_compare(IntPredicate::ULT, iota32, splat32(hi)?, "")?;
         let mask = pb.build_and(ge, lt, "mask")?;
         let last = pb.build_int_sub(hi, i32t.const_int(1, false), "")?;
-        let streaming = streaming_allowed(self.l.f, &self.l.e.knobs);
+        let streaming = streaming_stores(self.l.f, &self.l.e.knobs);
         self.l.vec = Some(VecState {
             width,
             wa,
