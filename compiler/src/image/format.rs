@@ -4,6 +4,34 @@
 //! round to nearest even and saturate, `float -> half` rounds to nearest even, sRGB through
 //! the sRGB transfer function).
 
+/// The formats images mostly have, decoded without the general unpacking (to the same
+/// values): a sampler that filters can pick the decoding once for all its pixels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Common {
+    RUnorm8,
+    RgbaUnorm8,
+    BgraUnorm8,
+    RFloat,
+    RgbaFloat,
+}
+
+impl Common {
+    /// [`Format::decode`] of a pixel of this format.
+    #[inline(always)]
+    pub(crate) fn decode(self, px: &[u8]) -> Components {
+        let one = 1.0f32.to_bits();
+        let unorm8 = |b: u8| normalized(f32::from(b), 255.0).to_bits();
+        let float = |k: usize| u32::from_le_bytes([px[4 * k], px[4 * k + 1], px[4 * k + 2], px[4 * k + 3]]);
+        match self {
+            Common::RUnorm8 => [unorm8(px[0]), 0, 0, one],
+            Common::RgbaUnorm8 => [0, 1, 2, 3].map(|k| unorm8(px[k])),
+            Common::BgraUnorm8 => [2, 1, 0, 3].map(|k| unorm8(px[k])),
+            Common::RFloat => [float(0), 0, 0, one],
+            Common::RgbaFloat => [0, 1, 2, 3].map(float),
+        }
+    }
+}
+
 /// A channel order (`cl_channel_order`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ChannelOrder {
@@ -237,7 +265,30 @@ impl Format {
     /// The components a kernel reads from a pixel: floats as their bits for [`Kind::Float`]
     /// (normalized integers divided out, sRGB made linear), integers for the others; the
     /// components the order does not store are 0, alpha 1 (1.0 or the integer 1).
+    #[inline]
     pub fn decode(self, px: &[u8]) -> Components {
+        match self.common() {
+            Some(common) => common.decode(px),
+            None => self.decode_general(px),
+        }
+    }
+
+    /// The format as one of the [`Common`] ones, if it is.
+    #[inline]
+    pub(crate) fn common(self) -> Option<Common> {
+        match (self.order, self.ty) {
+            (ChannelOrder::R, ChannelType::UnormInt8) => Some(Common::RUnorm8),
+            (ChannelOrder::Rgba, ChannelType::UnormInt8) => Some(Common::RgbaUnorm8),
+            (ChannelOrder::Bgra, ChannelType::UnormInt8) => Some(Common::BgraUnorm8),
+            (ChannelOrder::R, ChannelType::Float) => Some(Common::RFloat),
+            (ChannelOrder::Rgba, ChannelType::Float) => Some(Common::RgbaFloat),
+            _ => None,
+        }
+    }
+
+    /// [`Self::decode`] of any format: the channels unpacked, then placed by the order.
+    #[inline(never)]
+    fn decode_general(self, px: &[u8]) -> Components {
         let float = self.kind() == Kind::Float;
         let one = if float { 1.0f32.to_bits() } else { 1 };
         let mut out = [0, 0, 0, one];

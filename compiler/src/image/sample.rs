@@ -155,11 +155,69 @@ impl<D: AsRef<[u8]>> Image<D> {
         if !c.linear {
             return texel(c.lo);
         }
+        if c.n == 2 && !self.dim.arrayed() {
+            return self.bilinear(sampler, &c);
+        }
         // Weighted sum over the 2^n corners: weight of `hi` in dimension d is frac[d].
         let mut acc = [0f32; 4];
         for corner in 0..(1usize << c.n) {
             let (at, w) = c.corner(corner);
             let t = texel(at);
+            for k in 0..4 {
+                acc[k] += w * f32::from_bits(t[k]);
+            }
+        }
+        acc.map(f32::to_bits)
+    }
+
+    /// Linear filtering of a 2D image: [`Self::sample`]'s weighted sum over the four corners,
+    /// in the same order and with the same weights (so the same result), each corner's
+    /// pixel found once.
+    fn bilinear(&self, sampler: Sampler, c: &Corners) -> Components {
+        use super::format::Common;
+        // The decoding picked once, so that each instance has it inline.
+        match self.format.common() {
+            Some(Common::RUnorm8) => self.bilinear_with(sampler, c, |px| Common::RUnorm8.decode(px)),
+            Some(Common::RgbaUnorm8) => self.bilinear_with(sampler, c, |px| Common::RgbaUnorm8.decode(px)),
+            Some(Common::BgraUnorm8) => self.bilinear_with(sampler, c, |px| Common::BgraUnorm8.decode(px)),
+            Some(Common::RFloat) => self.bilinear_with(sampler, c, |px| Common::RFloat.decode(px)),
+            Some(Common::RgbaFloat) => self.bilinear_with(sampler, c, |px| Common::RgbaFloat.decode(px)),
+            None => self.bilinear_with(sampler, c, |px| self.format.decode(px)),
+        }
+    }
+
+    /// [`Self::bilinear`] with the format's decoding `decode`.
+    #[inline(always)]
+    fn bilinear_with(&self, sampler: Sampler, c: &Corners, decode: impl Fn(&[u8]) -> Components) -> Components {
+        let data = self.data.as_ref();
+        let ps = self.format.pixel_size();
+        // [`Self::pixel_of`] per axis: the byte offset of column x and of row y after the
+        // addressing mode, None outside the image (the border colour).
+        let edge = sampler.addressing != Addressing::Clamp;
+        let axis = |v: i64, size: usize, step: usize| -> Option<usize> {
+            let v = if edge { v.clamp(0, (size as i64 - 1).max(0)) } else { v };
+            let v = usize::try_from(v).ok()?;
+            (v < size).then_some(v * step)
+        };
+        let cols = [axis(c.lo[0], self.size[0], ps), axis(c.hi[0], self.size[0], ps)];
+        let rows = [axis(c.lo[1], self.size[1], self.row_pitch), axis(c.hi[1], self.size[1], self.row_pitch)];
+        let at = |x: usize, y: usize| -> Option<usize> {
+            let off = cols[x]? + rows[y]?;
+            (self.size[2] != 0 && off + ps <= data.len()).then_some(off)
+        };
+        let (fx, fy) = (c.frac[0], c.frac[1]);
+        let corners = [
+            (at(0, 0), (1.0 - fx) * (1.0 - fy)),
+            (at(1, 0), fx * (1.0 - fy)),
+            (at(0, 1), (1.0 - fx) * fy),
+            (at(1, 1), fx * fy),
+        ];
+        let mut acc = [0f32; 4];
+        for (off, w) in corners {
+            let t = match off {
+                Some(off) => decode(&data[off..off + ps]),
+                None => self.border(),
+            };
             for k in 0..4 {
                 acc[k] += w * f32::from_bits(t[k]);
             }
@@ -259,6 +317,17 @@ pub(crate) fn floor_i64(x: f32) -> i64 {
     }
 }
 
+/// `x.floor()` without a call of libm's `floorf` (see [`floor_i64`]): an integer (from 2^23
+/// on every float is one), -0.0 and NaN are their own floor.
+fn floor_f32(x: f32) -> f32 {
+    let f = if x.abs() < 8_388_608.0 { floor_i64(x) as f32 } else { x };
+    if f == x {
+        x
+    } else {
+        f
+    }
+}
+
 /// The texel index of nearest filtering along one dimension of `size` texels (before
 /// the out-of-range handling of CLAMP).
 fn nearest_index(s: Sampler, x: f32, size: i64) -> i64 {
@@ -284,9 +353,10 @@ fn nearest_index(s: Sampler, x: f32, size: i64) -> i64 {
 
 /// The two texel indices and the weight of the second of linear filtering along one
 /// dimension of `size` texels.
+#[inline]
 fn linear_index(s: Sampler, x: f32, size: i64) -> (i64, i64, f32) {
     let w = size as f32;
-    let frac = |v: f32| v - v.floor();
+    let frac = |v: f32| v - floor_f32(v);
     match (s.addressing, s.normalized) {
         (Addressing::Repeat, true) => {
             let u = (x - x.floor()) * w;

@@ -263,6 +263,61 @@ fn bilinear_filtering_of_a_2d_image_and_array_layers() {
     assert_eq!([layer(0.4), layer(0.5), layer(1.5), layer(7.0), layer(-3.0)], [1.0, 1.0, 21.0, 21.0, 1.0]);
 }
 
+/// Linear filtering of a 2D image (its own path, the pixels found once, the common formats
+/// decoded without the general unpacking) gives exactly what the general corner loop gives
+/// for a one-layer 2D array of the same pixels, for every addressing mode, normalized and
+/// unnormalized coordinates, coordinates outside the image and a format of no fast path.
+#[test]
+fn bilinear_2d_reads_as_the_general_filter_does() {
+    let formats = [
+        fmt(CL_R, CL_UNORM_INT8),
+        fmt(CL_RGBA, CL_UNORM_INT8),
+        fmt(CL_BGRA, CL_UNORM_INT8),
+        fmt(CL_R, CL_FLOAT),
+        fmt(CL_RGBA, CL_FLOAT),
+        fmt(CL_RG, CL_UNORM_INT16),
+    ];
+    let modes =
+        [Addressing::None, Addressing::ClampToEdge, Addressing::Clamp, Addressing::Repeat, Addressing::MirroredRepeat];
+    let (w, h) = (5usize, 3usize);
+    let mut state = 0x2545_f491_u32;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        state
+    };
+    for format in formats {
+        let ps = format.pixel_size();
+        let mut bytes: Vec<u8> = (0..w * h * ps).map(|i| (i * 37 % 251) as u8).collect();
+        if format == fmt(CL_R, CL_FLOAT) || format == fmt(CL_RGBA, CL_FLOAT) {
+            bytes = (0..w * h * ps / 4).flat_map(|i| (i as f32 * 0.75 - 3.0).to_le_bytes()).collect();
+        }
+        let mut arr_bytes = bytes.clone();
+        let img = image(&mut bytes, format, Dim::D2, [w, h, 1]);
+        let arr = image(&mut arr_bytes, format, Dim::D2Array, [w, h, 1]);
+        for addressing in modes {
+            for normalized in [false, true] {
+                if !normalized && matches!(addressing, Addressing::Repeat | Addressing::MirroredRepeat) {
+                    continue;
+                }
+                let s = sampler(normalized, addressing, true);
+                let mut coords = vec![[-0.0f32, 0.0], [0.5, 0.5], [-1.25, 7.5], [2.0, -0.7]];
+                for _ in 0..200 {
+                    let r = |v: u32| (v % 2000) as f32 / 200.0 - 3.0;
+                    coords.push([r(next()), r(next())]);
+                }
+                for [x, y] in coords {
+                    let (x, y) = if normalized { (x / w as f32, y / h as f32) } else { (x, y) };
+                    let fast = img.sample(s, [x, y, 0.0]);
+                    let general = arr.sample(s, [x, y, 0.0]);
+                    assert_eq!(fast, general, "{format:?} {s:?} at ({x}, {y})");
+                }
+            }
+        }
+    }
+}
+
 /// The pixels a sampled read loads, which the Gen model counts: the one nearest pixel, the
 /// 2 / 4 / 8 corners of a linear filter (wrapped under REPEAT, repeated at a clamped edge),
 /// none where CLAMP's border colour stands in; integer formats filter nearest.
