@@ -150,13 +150,17 @@ impl<D: AsRef<[u8]>> Image<D> {
     /// `read_image*(image, sampler, float coords)`: coordinates in `coord` (x, y, z or
     /// layer as the dimension has them; unused ones ignored).
     pub fn sample(&self, sampler: Sampler, coord: [f32; 3]) -> Components {
+        if sampler.linear && self.dim == Dim::D2 && self.format.kind() == Kind::Float {
+            // [`Self::corners`] of a 2D image, without its loop over the dimensions.
+            let (x0, x1, fx) = linear_index(sampler, coord[0], self.size[0] as i64);
+            let (y0, y1, fy) = linear_index(sampler, coord[1], self.size[1] as i64);
+            let c = Corners { lo: [x0, y0, 0], hi: [x1, y1, 0], frac: [fx, fy, 0.0], n: 2, linear: true };
+            return self.bilinear(sampler, &c);
+        }
         let c = self.corners(sampler, coord);
         let texel = |at: [i64; 3]| self.load(self.pixel_of(sampler, at)).unwrap_or_else(|| self.border());
         if !c.linear {
             return texel(c.lo);
-        }
-        if c.n == 2 && !self.dim.arrayed() {
-            return self.bilinear(sampler, &c);
         }
         // Weighted sum over the 2^n corners: weight of `hi` in dimension d is frac[d].
         let mut acc = [0f32; 4];
