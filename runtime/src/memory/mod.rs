@@ -1,7 +1,9 @@
 //! Memory objects: buffers and sub-buffers, their storage, maps and destructor callbacks.
 //!
 //! A buffer's storage is an owned allocation aligned to 128 bytes (CL_DEVICE_MEM_BASE_ADDR_ALIGN
-//! is 1024 bits), zero-initialised, or the application's own memory for CL_MEM_USE_HOST_PTR,
+//! is 1024 bits), zero-initialised or (2 MiB and more) possibly a released buffer's memory
+//! (OpenCL leaves a new buffer's contents undefined), or the application's own memory for
+//! CL_MEM_USE_HOST_PTR,
 //! which kernels, commands and maps use directly (host and devices share one address space, so
 //! nothing is ever copied back and forth). A sub-buffer has no storage of its own: it is a
 //! window of its parent's. All raw memory handling lives in [`raw`].
@@ -45,7 +47,9 @@ fn has(flags: cl_mem_flags, flag: u32) -> bool {
 
 /// How a new buffer's storage starts.
 pub enum BufferInit {
-    /// An owned allocation, zero-initialised (no host pointer, or CL_MEM_ALLOC_HOST_PTR).
+    /// An owned allocation whose contents OpenCL leaves undefined (no host pointer, or
+    /// CL_MEM_ALLOC_HOST_PTR): zeroed, except that a buffer of 2 MiB or more may get a
+    /// released buffer's memory and its old bytes (`raw::Storage::alloc_reused`).
     Zeroed,
     /// An owned allocation filled from the application's memory (CL_MEM_COPY_HOST_PTR).
     Copy(HostPtr),
@@ -118,9 +122,9 @@ impl Mem {
         properties: Option<Vec<cl_mem_properties>>,
     ) -> Result<Arc<Self>, cl_int> {
         let storage = match init {
-            BufferInit::Zeroed => Storage::alloc(size)?,
+            BufferInit::Zeroed => Storage::alloc_reused(size)?,
             BufferInit::Copy(src) => {
-                let s = Storage::alloc(size)?;
+                let s = Storage::alloc_reused(size)?;
                 raw::write(&s, 0, &src, 0, size)?;
                 s
             }

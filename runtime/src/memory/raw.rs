@@ -35,8 +35,24 @@ const STAGGER: [usize; 3] = [0, 1152, 2304];
 /// memory (see [`Storage::alloc`]).
 pub const HUGE_PAGE: usize = 2 << 20;
 
-/// The bytes of a buffer: an owned, zero-initialised allocation aligned to [`BUFFER_ALIGN`], or
-/// the application's memory for CL_MEM_USE_HOST_PTR.
+/// Mappings of released huge-page buffers (start, length) kept for the next buffer of their
+/// size whose contents may be anything ([`Storage::alloc_reused`]), oldest first. An
+/// application that creates an output buffer per operation (OpenCV's T-API does, for every
+/// call) otherwise has the kernel zero fresh pages for each: 60% of a 1920x1080 float
+/// `multiply` went there. At most [`KEPT_BYTES`] in [`KEPT_MAPPINGS`] mappings; the oldest go
+/// back to the system. A kept mapping's untouched pages still cost nothing.
+#[cfg(target_os = "linux")]
+static KEPT: parking_lot::Mutex<Vec<(usize, usize)>> = parking_lot::const_mutex(Vec::new());
+/// The most bytes of released mappings [`KEPT`] holds.
+#[cfg(target_os = "linux")]
+const KEPT_BYTES: usize = 256 << 20;
+/// The most mappings [`KEPT`] holds.
+#[cfg(target_os = "linux")]
+const KEPT_MAPPINGS: usize = 16;
+
+/// The bytes of a buffer: an owned allocation aligned to [`BUFFER_ALIGN`] (zero-initialised,
+/// or, from [`Storage::alloc_reused`], possibly a released buffer's bytes), or the
+/// application's memory for CL_MEM_USE_HOST_PTR.
 #[derive(Debug)]
 pub struct Storage {
     ptr: NonNull<u8>,
@@ -82,10 +98,7 @@ impl Storage {
     pub fn alloc(len: usize) -> Result<Self, cl_int> {
         #[cfg(target_os = "linux")]
         if len >= HUGE_PAGE {
-            use std::sync::atomic::{AtomicUsize, Ordering};
-            static HUGE_BUFFERS: AtomicUsize = AtomicUsize::new(0);
-            let n = HUGE_BUFFERS.fetch_add(1, Ordering::Relaxed);
-            return Self::map_huge(len, STAGGER[n % STAGGER.len()]);
+            return Self::map_huge(len, next_stagger());
         }
         let size = len.max(1).checked_add(BUFFER_ALIGN).ok_or(CL_INVALID_BUFFER_SIZE)?;
         let layout = Layout::from_size_align(size, CALLOC_ALIGN).map_err(|_| CL_INVALID_BUFFER_SIZE)?;
@@ -98,6 +111,29 @@ impl Storage {
         // len.max(1) + BUFFER_ALIGN bytes.
         let ptr = unsafe { base.add(skip) };
         Ok(Self { ptr, len, owner: Owner::Heap(base, layout) })
+    }
+
+    /// [`Storage::alloc`] for a buffer whose first contents are undefined (OpenCL's buffer
+    /// without a host pointer, or one about to be filled from the application's memory): a
+    /// huge-page buffer takes a released buffer's mapping of its size where one is kept
+    /// ([`KEPT`]), its old bytes and all; anything else is a new zeroed allocation.
+    pub fn alloc_reused(len: usize) -> Result<Self, cl_int> {
+        #[cfg(target_os = "linux")]
+        if len >= HUGE_PAGE {
+            let offset = next_stagger();
+            let Some(size) = len.checked_add(offset).and_then(|l| l.checked_next_multiple_of(HUGE_PAGE)) else {
+                return Err(CL_INVALID_BUFFER_SIZE);
+            };
+            let reused = {
+                let mut kept = KEPT.lock();
+                kept.iter().position(|&(_, l)| l == size).map(|k| kept.remove(k))
+            };
+            if let Some((start, mapped)) = reused {
+                let ptr = NonNull::new((start + offset) as *mut u8).ok_or(CL_MEM_OBJECT_ALLOCATION_FAILURE)?;
+                return Ok(Self { ptr, len, owner: Owner::Mapped { start, len: mapped } });
+            }
+        }
+        Self::alloc(len)
     }
 
     /// The largest alignment [`Storage::alloc_aligned`] gives (clSVMAlloc's `alignment`).
@@ -254,12 +290,46 @@ impl Drop for Storage {
             // this storage alone and unmapped exactly once, here. A failure cannot be handled
             // in a destructor and leaves the bytes mapped (a leak, not unsound).
             #[cfg(target_os = "linux")]
-            Owner::Mapped { start, len } => unsafe {
-                libc::munmap(start as *mut c_void, len);
-            },
+            Owner::Mapped { start, len } => {
+                for (start, len) in keep_released(start, len) {
+                    // SAFETY: each is a mapping `Storage::map_huge` kept, no longer used by
+                    // any storage (this one's, dropped now, or one released earlier and
+                    // evicted from [`KEPT`], which holds what no storage uses), unmapped
+                    // exactly once, here. A failure leaves the bytes mapped (a leak, not
+                    // unsound).
+                    unsafe { libc::munmap(start as *mut c_void, len) };
+                }
+            }
             Owner::Application => {}
         }
     }
+}
+
+/// The stagger offset of the next huge-page buffer ([`STAGGER`]).
+#[cfg(target_os = "linux")]
+fn next_stagger() -> usize {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static HUGE_BUFFERS: AtomicUsize = AtomicUsize::new(0);
+    STAGGER[HUGE_BUFFERS.fetch_add(1, Ordering::Relaxed) % STAGGER.len()]
+}
+
+/// Keeps the released mapping `start .. start + len` for reuse ([`KEPT`]) and returns the
+/// mappings to unmap: the oldest kept ones that no longer fit, or this one if it cannot be
+/// kept.
+#[cfg(target_os = "linux")]
+fn keep_released(start: usize, len: usize) -> Vec<(usize, usize)> {
+    if len > KEPT_BYTES {
+        return vec![(start, len)];
+    }
+    let mut kept = KEPT.lock();
+    let mut out = Vec::new();
+    while !kept.is_empty()
+        && (kept.len() >= KEPT_MAPPINGS || kept.iter().map(|&(_, l)| l).sum::<usize>() + len > KEPT_BYTES)
+    {
+        out.push(kept.remove(0));
+    }
+    kept.push((start, len));
+    out
 }
 
 /// An application pointer a command reads from or writes to (clEnqueueReadBuffer's `ptr`,
@@ -454,6 +524,30 @@ mod tests {
         let offsets: Vec<usize> =
             (0..3).map(|_| Storage::alloc(HUGE_PAGE).unwrap().as_ptr() as usize % HUGE_PAGE).collect();
         assert!(offsets.iter().all(|o| STAGGER.contains(o)), "{offsets:?}");
+    }
+
+    /// A released huge-page buffer's mapping comes back for the next buffer of its size
+    /// whose contents may be anything, not for a zeroed one; the kept mappings stay bounded.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn released_huge_buffers_are_reused_for_undefined_contents_only() {
+        // A size no other test allocates, so that the kept mapping is this test's.
+        let len = 7 * HUGE_PAGE + 12345;
+        let first = Storage::alloc_reused(len).unwrap();
+        fill(&first, 0, &[0x5a], len).unwrap();
+        let Owner::Mapped { start, .. } = first.owner else { panic!("not a mapping") };
+        drop(first);
+        let zeroed = Storage::alloc(len).unwrap();
+        assert!(zeroed.to_vec(0, len).unwrap().iter().all(|&b| b == 0), "a zeroed buffer got old bytes");
+        let again = Storage::alloc_reused(len).unwrap();
+        let Owner::Mapped { start: again_start, .. } = again.owner else { panic!("not a mapping") };
+        assert_eq!(again_start, start, "the released mapping was not reused");
+        assert_eq!(again.as_ptr() as usize % BUFFER_ALIGN, 0);
+        assert!(STAGGER.contains(&(again.as_ptr() as usize - again_start)));
+        fill(&again, 0, &[1], len).unwrap();
+        drop((zeroed, again));
+        let kept = KEPT.lock();
+        assert!(kept.len() <= KEPT_MAPPINGS && kept.iter().map(|&(_, l)| l).sum::<usize>() <= KEPT_BYTES);
     }
 
     #[test]
