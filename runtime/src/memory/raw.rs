@@ -35,8 +35,8 @@ const STAGGER: [usize; 3] = [0, 1152, 2304];
 /// memory (see [`Storage::alloc`]).
 pub const HUGE_PAGE: usize = 2 << 20;
 
-/// Mappings of released huge-page buffers (start, length) kept for the next buffer of their
-/// size whose contents may be anything ([`Storage::alloc_reused`]), oldest first. An
+/// Mappings of released huge-page buffers from [`Storage::alloc_reused`] (start, length),
+/// kept for the next such buffer of their size, oldest first. An
 /// application that creates an output buffer per operation (OpenCV's T-API does, for every
 /// call) otherwise has the kernel zero fresh pages for each: 60% of a 1920x1080 float
 /// `multiply` went there. At most [`KEPT_BYTES`] in [`KEPT_MAPPINGS`] mappings; the oldest go
@@ -68,8 +68,9 @@ enum Owner {
     Heap(NonNull<u8>, Layout),
     /// An anonymous mapping of its own: its start and length, both multiples of
     /// [`HUGE_PAGE`]; the buffer starts at or a little after the start (see [`STAGGER`]).
+    /// `keep`: released into [`KEPT`] for reuse ([`Storage::alloc_reused`]'s), else unmapped.
     #[cfg(target_os = "linux")]
-    Mapped { start: usize, len: usize },
+    Mapped { start: usize, len: usize, keep: bool },
     /// The application's memory (CL_MEM_USE_HOST_PTR).
     Application,
 }
@@ -130,10 +131,15 @@ impl Storage {
             };
             if let Some((start, mapped)) = reused {
                 let ptr = NonNull::new((start + offset) as *mut u8).ok_or(CL_MEM_OBJECT_ALLOCATION_FAILURE)?;
-                return Ok(Self { ptr, len, owner: Owner::Mapped { start, len: mapped } });
+                return Ok(Self { ptr, len, owner: Owner::Mapped { start, len: mapped, keep: true } });
             }
         }
-        Self::alloc(len)
+        let mut s = Self::alloc(len)?;
+        #[cfg(target_os = "linux")]
+        if let Owner::Mapped { keep, .. } = &mut s.owner {
+            *keep = true;
+        }
+        Ok(s)
     }
 
     /// The largest alignment [`Storage::alloc_aligned`] gives (clSVMAlloc's `alignment`).
@@ -229,7 +235,7 @@ impl Storage {
         // kernel without THP) leaves 4 KiB pages, which is correct, so it is ignored.
         unsafe { libc::madvise(start as *mut c_void, mapped, libc::MADV_HUGEPAGE) };
         let ptr = NonNull::new((start + offset) as *mut u8).ok_or(CL_MEM_OBJECT_ALLOCATION_FAILURE)?;
-        Ok(Self { ptr, len, owner: Owner::Mapped { start, len: mapped } })
+        Ok(Self { ptr, len, owner: Owner::Mapped { start, len: mapped, keep: false } })
     }
 
     /// The application's memory as a buffer's storage (CL_MEM_USE_HOST_PTR): never copied.
@@ -290,8 +296,9 @@ impl Drop for Storage {
             // this storage alone and unmapped exactly once, here. A failure cannot be handled
             // in a destructor and leaves the bytes mapped (a leak, not unsound).
             #[cfg(target_os = "linux")]
-            Owner::Mapped { start, len } => {
-                for (start, len) in keep_released(start, len) {
+            Owner::Mapped { start, len, keep } => {
+                let unmap = if keep { keep_released(start, len) } else { vec![(start, len)] };
+                for (start, len) in unmap {
                     // SAFETY: each is a mapping `Storage::map_huge` kept, no longer used by
                     // any storage (this one's, dropped now, or one released earlier and
                     // evicted from [`KEPT`], which holds what no storage uses), unmapped
@@ -539,6 +546,7 @@ mod tests {
         drop(first);
         let zeroed = Storage::alloc(len).unwrap();
         assert!(zeroed.to_vec(0, len).unwrap().iter().all(|&b| b == 0), "a zeroed buffer got old bytes");
+        assert!(matches!(zeroed.owner, Owner::Mapped { keep: false, .. }), "a zeroed allocation would be kept");
         let again = Storage::alloc_reused(len).unwrap();
         let Owner::Mapped { start: again_start, .. } = again.owner else { panic!("not a mapping") };
         assert_eq!(again_start, start, "the released mapping was not reused");
