@@ -292,18 +292,17 @@ impl Drop for Storage {
             // SAFETY: `base` was returned by `alloc_zeroed(layout)` in `Storage::alloc` and is
             // deallocated exactly once, here.
             Owner::Heap(base, layout) => unsafe { std::alloc::dealloc(base.as_ptr(), layout) },
-            // SAFETY: `start .. start + len` is the mapping `Storage::map_huge` kept, owned by
-            // this storage alone and unmapped exactly once, here. A failure cannot be handled
-            // in a destructor and leaves the bytes mapped (a leak, not unsound).
+            // This storage's mapping is kept for reuse (`keep`) or unmapped, with the kept
+            // ones that no longer fit.
             #[cfg(target_os = "linux")]
             Owner::Mapped { start, len, keep } => {
                 let unmap = if keep { keep_released(start, len) } else { vec![(start, len)] };
                 for (start, len) in unmap {
-                    // SAFETY: each is a mapping `Storage::map_huge` kept, no longer used by
-                    // any storage (this one's, dropped now, or one released earlier and
-                    // evicted from [`KEPT`], which holds what no storage uses), unmapped
-                    // exactly once, here. A failure leaves the bytes mapped (a leak, not
-                    // unsound).
+                    // SAFETY: each is a mapping `Storage::map_huge` kept that no storage
+                    // uses (this one's, dropped now, or one released earlier and evicted
+                    // from `KEPT`, which holds only released mappings), unmapped exactly
+                    // once, here. A failure cannot be handled in a destructor and leaves the
+                    // bytes mapped (a leak, not unsound).
                     unsafe { libc::munmap(start as *mut c_void, len) };
                 }
             }
