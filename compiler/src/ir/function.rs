@@ -341,6 +341,22 @@ impl Function {
         self.values.push(ValueData { ty, def: ValueDef::Global(g) })
     }
 
+    /// The value address `p` is derived from: `p` with access chains and conversions peeled
+    /// off (a variable, a kernel argument, a loaded pointer, ...).
+    pub fn address_root(&self, p: Value) -> Value {
+        let mut v = p;
+        // Definitions come before their uses: a chain ends; the bound guards malformed IR.
+        for _ in 0..64 {
+            let Some(ValueDef::Result(i)) = self.values.get(v).map(|d| d.def) else { break };
+            match &self.insts[i] {
+                InstData::AccessChain { base, .. } => v = *base,
+                InstData::Convert { arg, .. } => v = *arg,
+                _ => break,
+            }
+        }
+        v
+    }
+
     /// Whether `i` is a `Variable` kept in work-item state.
     pub fn is_state_var(&self, i: Inst) -> bool {
         self.state_vars[i]

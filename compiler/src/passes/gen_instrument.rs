@@ -147,17 +147,11 @@ pub(crate) fn dynamic_private_arrays(m: &ir::Module, f: &ir::Function) -> (std::
 
 /// The private variable pointer `p` points into (through access chains and casts).
 fn private_root(f: &ir::Function, p: Value) -> Option<Value> {
-    let mut v = p;
-    for _ in 0..64 {
-        let ValueDef::Result(i) = f.values.get(v)?.def else { return None };
-        match &f.insts[i] {
-            InstData::AccessChain { base, .. } => v = *base,
-            InstData::Convert { arg, .. } => v = *arg,
-            InstData::Variable { .. } => return Some(v),
-            _ => return None,
-        }
+    let v = f.address_root(p);
+    match f.values.get(v)?.def {
+        ValueDef::Result(i) if matches!(f.insts[i], InstData::Variable { .. }) => Some(v),
+        _ => None,
     }
-    None
 }
 
 /// Drops sites `dropped` from the plan and renumbers the rest (and the counts and waits

@@ -30,10 +30,11 @@ pub const STREAMING_BYTES: u64 = 16 << 20;
 /// the kernel has no atomics (no ordering of weakly-ordered stores against them to reason
 /// about) and the target's streaming threshold (`CodegenKnobs::streaming_stores`) is not
 /// `None` (`SOFTCL_STREAMING_STORES=0`); then every store into memory the kernel never reads
-/// through the same source (kernel argument, variable). A store into a buffer the kernel
-/// also reads (`a[i] = a[i] - b[i]`, a stencil updating its input) finds its lines in the
-/// cache already: a non-temporal store saves no read for ownership there, and evicts the
-/// line and writes it around the cache instead (2.4x slower on a 2048x2048 in-place update).
+/// through the same source (`ir::Function::address_root`: kernel argument, variable). A
+/// store into a buffer the kernel also reads (`a[i] = a[i] - b[i]`, a stencil updating its
+/// input) finds its lines in the cache already: a non-temporal store saves no read for
+/// ownership there, and evicts the line and writes it around the cache instead (2.4x slower
+/// on a 2048x2048 in-place update).
 pub fn streaming_stores(f: &ir::Function, knobs: &crate::CodegenKnobs) -> std::collections::HashSet<Inst> {
     let insts = || f.layout.blocks.iter().flat_map(|&b| f.layout.insts[b].iter().copied());
     if !cfg!(target_arch = "x86_64")
@@ -44,27 +45,14 @@ pub fn streaming_stores(f: &ir::Function, knobs: &crate::CodegenKnobs) -> std::c
     }
     let read: std::collections::HashSet<Value> = insts()
         .filter_map(|i| match &f.insts[i] {
-            InstData::Load { ptr, .. } => Some(address_source(f, *ptr)),
-            InstData::CopyMemory { src, .. } => Some(address_source(f, *src)),
+            InstData::Load { ptr, .. } => Some(f.address_root(*ptr)),
+            InstData::CopyMemory { src, .. } => Some(f.address_root(*src)),
             _ => None,
         })
         .collect();
     insts()
-        .filter(|&i| matches!(&f.insts[i], InstData::Store { ptr, .. } if !read.contains(&address_source(f, *ptr))))
+        .filter(|&i| matches!(&f.insts[i], InstData::Store { ptr, .. } if !read.contains(&f.address_root(*ptr))))
         .collect()
-}
-
-/// The value an address is derived from: `ptr` with access chains and pointer casts peeled
-/// off (a kernel argument, a variable, a loaded pointer).
-fn address_source(f: &ir::Function, mut ptr: Value) -> Value {
-    while let ir::ValueDef::Result(i) = f.values[ptr].def {
-        match &f.insts[i] {
-            InstData::AccessChain { base, .. } => ptr = *base,
-            InstData::Convert { op: ir::ConvertOp::PtrCast | ir::ConvertOp::Bitcast, arg, .. } => ptr = *arg,
-            _ => break,
-        }
-    }
-    ptr
 }
 
 /// The stores of a kernel that stays scalar which may stream (among [`streaming_stores`]):
