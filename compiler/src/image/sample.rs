@@ -339,7 +339,7 @@ fn nearest_index(s: Sampler, x: f32, size: i64) -> i64 {
     let u = if s.normalized { x * w } else { x };
     match (s.addressing, s.normalized) {
         (Addressing::Repeat, true) => {
-            let i = floor_i64((x - x.floor()) * w);
+            let i = floor_i64((x - floor_f32(x)) * w);
             if i > size - 1 {
                 i - size
             } else {
@@ -363,7 +363,7 @@ fn linear_index(s: Sampler, x: f32, size: i64) -> (i64, i64, f32) {
     let frac = |v: f32| v - floor_f32(v);
     match (s.addressing, s.normalized) {
         (Addressing::Repeat, true) => {
-            let u = (x - x.floor()) * w;
+            let u = (x - floor_f32(x)) * w;
             let i0 = floor_i64(u - 0.5);
             let i1 = i0 + 1;
             let i0 = if i0 < 0 { size + i0 } else { i0 };
