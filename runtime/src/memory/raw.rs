@@ -99,7 +99,7 @@ impl Storage {
     pub fn alloc(len: usize) -> Result<Self, cl_int> {
         #[cfg(target_os = "linux")]
         if len >= HUGE_PAGE {
-            return Self::map_huge(len, next_stagger());
+            return Self::map_huge(len, next_stagger(), false);
         }
         let size = len.max(1).checked_add(BUFFER_ALIGN).ok_or(CL_INVALID_BUFFER_SIZE)?;
         let layout = Layout::from_size_align(size, CALLOC_ALIGN).map_err(|_| CL_INVALID_BUFFER_SIZE)?;
@@ -122,24 +122,20 @@ impl Storage {
         #[cfg(target_os = "linux")]
         if len >= HUGE_PAGE {
             let offset = next_stagger();
-            let Some(size) = len.checked_add(offset).and_then(|l| l.checked_next_multiple_of(HUGE_PAGE)) else {
-                return Err(CL_INVALID_BUFFER_SIZE);
-            };
+            let size = mapped_len(len, offset)?;
             let reused = {
                 let mut kept = KEPT.lock();
                 kept.iter().position(|&(_, l)| l == size).map(|k| kept.remove(k))
             };
-            if let Some((start, mapped)) = reused {
-                let ptr = NonNull::new((start + offset) as *mut u8).ok_or(CL_MEM_OBJECT_ALLOCATION_FAILURE)?;
-                return Ok(Self { ptr, len, owner: Owner::Mapped { start, len: mapped, keep: true } });
-            }
+            return match reused {
+                Some((start, mapped)) => {
+                    let ptr = NonNull::new((start + offset) as *mut u8).ok_or(CL_MEM_OBJECT_ALLOCATION_FAILURE)?;
+                    Ok(Self { ptr, len, owner: Owner::Mapped { start, len: mapped, keep: true } })
+                }
+                None => Self::map_huge(len, offset, true),
+            };
         }
-        let mut s = Self::alloc(len)?;
-        #[cfg(target_os = "linux")]
-        if let Owner::Mapped { keep, .. } = &mut s.owner {
-            *keep = true;
-        }
-        Ok(s)
+        Self::alloc(len)
     }
 
     /// The largest alignment [`Storage::alloc_aligned`] gives (clSVMAlloc's `alignment`).
@@ -159,7 +155,7 @@ impl Storage {
         }
         #[cfg(target_os = "linux")]
         if len >= HUGE_PAGE {
-            return Self::map_huge(len, 0);
+            return Self::map_huge(len, 0, false);
         }
         let size = len.max(1).checked_add(align).ok_or(CL_INVALID_BUFFER_SIZE)?;
         let layout = Layout::from_size_align(size, CALLOC_ALIGN).map_err(|_| CL_INVALID_BUFFER_SIZE)?;
@@ -186,17 +182,12 @@ impl Storage {
     /// so `len + HUGE_PAGE` bytes are mapped and the parts before the first boundary and after
     /// the rounded length are unmapped again. The advice is only a hint: where THP is
     /// unavailable or disabled it fails or is ignored and the buffer keeps 4 KiB pages.
+    /// `keep`: the mapping goes to [`KEPT`] when the storage is released.
     #[cfg(target_os = "linux")]
-    fn map_huge(len: usize, offset: usize) -> Result<Self, cl_int> {
+    fn map_huge(len: usize, offset: usize, keep: bool) -> Result<Self, cl_int> {
         debug_assert!(offset.is_multiple_of(BUFFER_ALIGN) && offset < HUGE_PAGE);
-        // The same limit as the global allocator's (a Layout's size is at most isize::MAX).
-        let over = len
-            .checked_add(offset)
-            .and_then(|l| l.checked_next_multiple_of(HUGE_PAGE))
-            .and_then(|m| m.checked_add(HUGE_PAGE))
-            .filter(|&o| o <= isize::MAX as usize)
-            .ok_or(CL_INVALID_BUFFER_SIZE)?;
-        let mapped = over - HUGE_PAGE;
+        let mapped = mapped_len(len, offset)?;
+        let over = mapped + HUGE_PAGE;
         // SAFETY: a new private anonymous mapping at an address of the kernel's choice touches
         // no existing memory; the result is checked for MAP_FAILED below.
         let base = unsafe {
@@ -235,7 +226,7 @@ impl Storage {
         // kernel without THP) leaves 4 KiB pages, which is correct, so it is ignored.
         unsafe { libc::madvise(start as *mut c_void, mapped, libc::MADV_HUGEPAGE) };
         let ptr = NonNull::new((start + offset) as *mut u8).ok_or(CL_MEM_OBJECT_ALLOCATION_FAILURE)?;
-        Ok(Self { ptr, len, owner: Owner::Mapped { start, len: mapped, keep: false } })
+        Ok(Self { ptr, len, owner: Owner::Mapped { start, len: mapped, keep } })
     }
 
     /// The application's memory as a buffer's storage (CL_MEM_USE_HOST_PTR): never copied.
@@ -309,6 +300,17 @@ impl Drop for Storage {
             Owner::Application => {}
         }
     }
+}
+
+/// The length of [`Storage::map_huge`]'s mapping for `len` bytes from `offset` on: rounded up
+/// to [`HUGE_PAGE`], with room for one more (the alignment slack) within the global
+/// allocator's limit (a Layout's size is at most isize::MAX).
+#[cfg(target_os = "linux")]
+fn mapped_len(len: usize, offset: usize) -> Result<usize, cl_int> {
+    len.checked_add(offset)
+        .and_then(|l| l.checked_next_multiple_of(HUGE_PAGE))
+        .filter(|m| m.checked_add(HUGE_PAGE).is_some_and(|o| o <= isize::MAX as usize))
+        .ok_or(CL_INVALID_BUFFER_SIZE)
 }
 
 /// The stagger offset of the next huge-page buffer ([`STAGGER`]).
@@ -522,7 +524,7 @@ mod tests {
             }
         }
         for offset in STAGGER {
-            let b = Storage::map_huge(HUGE_PAGE + 5, offset).unwrap();
+            let b = Storage::map_huge(HUGE_PAGE + 5, offset, false).unwrap();
             assert_eq!(b.as_ptr() as usize % HUGE_PAGE, offset);
             fill(&b, 0, &[7], b.len()).unwrap();
             assert_eq!(b.to_vec(b.len() - 1, 1).unwrap(), vec![7]);
