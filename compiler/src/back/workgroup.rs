@@ -96,9 +96,13 @@ pub fn plan_state(e: &Emitter<'_, '_>, func: &Function, info: &KernelInfo) -> R<
         }
     }
     for &i in &vars[split..] {
-        let InstData::Variable { ty, .. } = &func.insts[i] else { bail!("state {i} is not a variable") };
+        let InstData::Variable { ty, align: declared, .. } = &func.insts[i] else {
+            bail!("state {i} is not a variable")
+        };
         let t = e.ty(*ty)?;
-        plan.state_vars.insert(i, place(e.alloc_size(t), e.abi_align(t)));
+        // Its accesses count on the variable's alignment (`passes::align`), as above.
+        let align = e.abi_align(t).max(crate::passes::align::variable_align(&e.ir.types, *ty, *declared));
+        plan.state_vars.insert(i, place(e.alloc_size(t), align));
     }
     plan.size = off.next_multiple_of(max_align);
     Ok(plan)
