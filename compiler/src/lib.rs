@@ -117,8 +117,9 @@ pub enum Vectorizer {
     /// AVX-512) and the kernel's widest data type, `vec_type_hint` and
     /// `intel_reqd_sub_group_size`.
     Auto { register_bytes: u32 },
-    /// `CL_CONFIG_CPU_VECTORIZER_MODE=4|8|16`: this width; more 32-bit lanes than the
-    /// registers hold is a build error.
+    /// `CL_CONFIG_CPU_VECTORIZER_MODE=4|8|16`: this width, also where it is wider than the
+    /// registers (a packet's value then takes two or four of them, as in the Gen device's
+    /// SIMD32 build).
     Forced { width: u32, register_bytes: u32 },
     /// A knob value that is not understood: every build fails with this log line.
     Invalid(String),

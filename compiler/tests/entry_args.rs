@@ -11,11 +11,20 @@ fn an_argument_block_at_any_address_gives_the_same_result() {
             int i = get_global_id(0);
             out[i] = a * i + (int)b + c;
         }"#;
-    for vectorizer in [Vectorizer::Off, Vectorizer::Forced { width: 8, register_bytes: 64 }] {
+    // The last: a forced width wider than the registers (16 lanes on an AVX2 host's 32-byte
+    // registers) builds and runs as Intel's runtime does, two registers to a value.
+    for vectorizer in [
+        Vectorizer::Off,
+        Vectorizer::Forced { width: 8, register_bytes: 64 },
+        Vectorizer::Forced { width: 16, register_bytes: 32 },
+    ] {
         let t = Target { vectorizer: vectorizer.clone(), ..Target::default() };
         let prog = compile_source(src, "", &t).unwrap_or_else(|e| panic!("front end: {}", e.log));
         let p = prog.codegen(&t).unwrap_or_else(|e| panic!("back end: {}", e.log));
         let k = p.kernel("k").expect("kernel k");
+        if let Vectorizer::Forced { width, .. } = vectorizer {
+            assert_eq!(k.info.simd_width, width, "{vectorizer:?}");
+        }
         let n = 20usize;
         let size = k.info.arg_block_size;
         for shift in 0..8 {

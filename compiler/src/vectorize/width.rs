@@ -99,8 +99,8 @@ pub fn hint_bits(hint: &str) -> Option<u32> {
     Some(bits * n)
 }
 
-/// Chooses W for `info`'s kernel. `Err` is a build error (a width the host cannot do, or a
-/// knob value that is not understood).
+/// Chooses W for `info`'s kernel. `Err` is a build error (a knob value that is not
+/// understood).
 pub fn choose(m: &ir::Module, func: &ir::Function, info: &KernelInfo, v: &Vectorizer) -> Result<Width, String> {
     let (register_bytes, forced) = match v {
         Vectorizer::Off => return Ok(Width { lanes: 1, why: "vectorizer off".into(), auto: false }),
@@ -116,13 +116,16 @@ pub fn choose(m: &ir::Module, func: &ir::Function, info: &KernelInfo, v: &Vector
         return Ok(Width { lanes: sg, why: format!("intel_reqd_sub_group_size({sg})"), auto: false });
     }
     if let Some(w) = forced {
-        if w * 32 > reg_bits {
-            return Err(format!(
-                "CL_CONFIG_CPU_VECTORIZER_MODE={w}: the host's vector registers hold {} 32-bit lanes",
-                reg_bits / 32
-            ));
-        }
-        return Ok(Width { lanes: w, why: format!("CL_CONFIG_CPU_VECTORIZER_MODE={w}"), auto: false });
+        let why = if w * 32 > reg_bits {
+            format!(
+                "CL_CONFIG_CPU_VECTORIZER_MODE={w} (the host's vector registers hold {} 32-bit lanes: a value takes {})",
+                reg_bits / 32,
+                w * 32 / reg_bits
+            )
+        } else {
+            format!("CL_CONFIG_CPU_VECTORIZER_MODE={w}")
+        };
+        return Ok(Width { lanes: w, why, auto: false });
     }
     if let Some(hint) = &info.vec_type_hint {
         if let Some(bits) = hint_bits(hint) {
