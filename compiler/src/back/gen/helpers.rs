@@ -224,7 +224,6 @@ impl<'ctx> Ops<'_, 'ctx> {
     /// The lanes of `mask` whose value in `v` (`<N x i64>`) no earlier lane of `mask` has.
     pub fn first_of(&self, v: VectorValue<'ctx>, mask: VectorValue<'ctx>, conflict: bool) -> R<VectorValue<'ctx>> {
         let n = v.get_type().get_size();
-        let bool_t = self.cx().bool_type();
         if conflict && n <= 16 {
             // vpconflictd: for each lane, the bits of the earlier lanes holding the same
             // value. Values are compared on their low 32 bits (line or dword numbers that far
@@ -254,15 +253,64 @@ impl<'ctx> Ops<'_, 'ctx> {
             let first = self.b.build_and(m16, self.b.build_not(dup, "")?, "")?;
             return self.const_shuffle(first, first, (0..n).map(Some));
         }
-        let mut dup = bool_t.vec_type(n).const_zero();
-        let falses = bool_t.vec_type(n).const_zero();
-        for s in 1..n {
-            let vs = self.const_shuffle(v, v, (0..n).map(|k| Some(k.saturating_sub(s))))?;
-            let ms = self.const_shuffle(mask, falses, (0..n).map(|k| Some(if k >= s { k - s } else { n })))?;
-            let eq = self.b.build_int_compare(IntPredicate::EQ, v, vs, "")?;
-            dup = self.b.build_or(dup, self.b.build_and(eq, ms, "")?, "")?;
+        self.first_of_by_loop(v, mask)
+    }
+
+    /// [`Ops::first_of`] without a conflict-detection instruction: a loop whose every turn
+    /// takes the first active lane not yet matched, keeps it, and drops every lane holding
+    /// its value. It turns once per distinct value (a coalesced message's one or two lines),
+    /// and its code is one vector comparison whatever the lanes: the unrolled comparison of
+    /// every lane with every earlier one was W - 1 shuffles of W-lane vectors, which LLVM
+    /// took 150 ms to compile at SIMD32 on a host with 256-bit registers.
+    fn first_of_by_loop(&self, v: VectorValue<'ctx>, mask: VectorValue<'ctx>) -> R<VectorValue<'ctx>> {
+        let (b, cx) = (self.b, self.cx());
+        let n = v.get_type().get_size();
+        let i64t = cx.i64_type();
+        let bits = self.mask_bits(mask)?;
+        let it = bits.get_type();
+        // The values in memory, for the scalar load of the lane each turn takes (a variable
+        // extract would store the whole vector every turn).
+        let entry = self.f.get_first_basic_block().ok_or("a function without blocks")?;
+        let eb = cx.create_builder();
+        match entry.get_first_instruction() {
+            Some(i) => eb.position_before(&i),
+            None => eb.position_at_end(entry),
         }
-        Ok(self.b.build_and(mask, self.b.build_not(dup, "")?, "")?)
+        let slot = eb.build_alloca(v.get_type(), "first.values")?;
+        b.build_store(slot, v)?.set_alignment(8).map_err(err)?;
+        let from = b.get_insert_block().ok_or("builder not positioned")?;
+        let turn = cx.append_basic_block(self.f, "first.turn");
+        let done = cx.append_basic_block(self.f, "first.done");
+        let none = b.build_int_compare(IntPredicate::EQ, bits, it.const_zero(), "")?;
+        b.build_conditional_branch(none, done, turn)?;
+
+        b.position_at_end(turn);
+        let left = b.build_phi(it, "left")?;
+        let kept = b.build_phi(it, "kept")?;
+        let (left_v, kept_v) = (left.as_basic_value().into_int_value(), kept.as_basic_value().into_int_value());
+        let j = call_intrinsic(
+            b,
+            self.m,
+            "llvm.cttz",
+            &[it.into()],
+            &[left_v.into(), cx.bool_type().const_all_ones().into()],
+        )?
+        .into_int_value();
+        let j64 = b.build_int_cast_sign_flag(j, i64t, false, "")?;
+        let at = crate::back::llvm::gep(b, i64t.into(), slot, &[j64], true)?;
+        let vj = b.build_load(i64t, at, "")?.into_int_value();
+        let same = b.build_int_compare(IntPredicate::EQ, v, self.splat64(vj, n)?, "")?;
+        let left_next = b.build_and(left_v, b.build_not(self.mask_bits(same)?, "")?, "")?;
+        let kept_next = b.build_or(kept_v, b.build_left_shift(it.const_int(1, false), j, "")?, "")?;
+        let more = b.build_int_compare(IntPredicate::NE, left_next, it.const_zero(), "")?;
+        b.build_conditional_branch(more, turn, done)?;
+        left.add_incoming(&[(&bits, from), (&left_next, turn)]);
+        kept.add_incoming(&[(&it.const_zero(), from), (&kept_next, turn)]);
+
+        b.position_at_end(done);
+        let firsts = b.build_phi(it, "firsts")?;
+        firsts.add_incoming(&[(&it.const_zero(), from), (&kept_next, turn)]);
+        Ok(b.build_bit_cast(firsts.as_basic_value(), cx.bool_type().vec_type(n), "")?.into_vector_value())
     }
 
     /// [`Helper::Banks`]: the most dwords (reads) or lanes (writes, `distinct`) one of the

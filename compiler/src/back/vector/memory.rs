@@ -256,33 +256,25 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
             let n = std::num::NonZeroU32::new(w).ok_or("an empty mask")?;
             let it = s.cx().custom_width_int_type(n).map_err(|e| Error(e.to_string()))?;
             let bits = s.b.build_bit_cast(mask, it, "")?.into_int_value();
-            let no = s.cx().bool_type().const_zero();
-            let tz = s.call_intrinsic("llvm.cttz", &[it.into()], &[bits.into(), no.into()])?;
-            let tz = tz.try_as_basic_value().basic().ok_or("cttz without result")?.into_int_value();
-            let tz = s.b.build_int_z_extend_or_bit_cast(tz, s.i64(), "")?;
-            let last = s.i64().const_int(u64::from(w - 1), false);
-            let in_range = s.b.build_int_compare(IntPredicate::ULE, tz, last, "")?;
-            let first = s.b.build_select(in_range, tz, zero, "")?.into_int_value();
-            // The first active lane's address without a variable extract (which LLVM lowers
-            // through the stack, a store-forwarding stall per access): the active lanes'
-            // addresses are monotonic in the lane number, so the first one is their least
-            // (stride >= 0) or greatest (stride < 0).
+            let any = s.b.build_int_compare(IntPredicate::NE, bits, it.const_zero(), "")?;
+            // Every active lane k is at base + k * stride, so each one's address moved back by
+            // k strides is the base: OR over the active lanes (the others 0) gives it, with no
+            // variable extract (which LLVM lowers through the stack, a store-forwarding stall
+            // per access) and no 64-bit min or max (a long compare-and-blend tree on hosts
+            // without AVX-512, a large share of a SIMD32 Gen variant's compile time).
             let ints = s.b.build_ptr_to_int(pw, s.i64().vec_type(w), "")?;
-            let (reduce, idle) = if stride >= 0 {
-                ("llvm.vector.reduce.umin", s.i64().const_all_ones())
-            } else {
-                ("llvm.vector.reduce.umax", s.i64().const_zero())
-            };
-            let idle = VectorType::const_vector(&vec![idle; w as usize]);
-            let active = s.b.build_select(mask, ints, idle, "")?.into_vector_value();
-            let pf = s.call_intrinsic(reduce, &[active.get_type().into()], &[active.into()])?;
-            let pf = pf.try_as_basic_value().basic().ok_or("a reduction without result")?.into_int_value();
+            let steps: Vec<_> =
+                (0..u64::from(w)).map(|k| s.i64().const_int(k.wrapping_mul(stride as u64), false)).collect();
+            let bases = s.b.build_int_sub(ints, VectorType::const_vector(&steps), "")?;
+            let idle = s.i64().vec_type(w).const_zero();
+            let active = s.b.build_select(mask, bases, idle, "")?.into_vector_value();
+            let pb = s.call_intrinsic("llvm.vector.reduce.or", &[active.get_type().into()], &[active.into()])?;
+            let pb = pb.try_as_basic_value().basic().ok_or("a reduction without result")?.into_int_value();
             // From lane 0's pointer (its provenance, whatever its address), by bytes.
             let p0 = p0.into_pointer_value();
             let p0i = s.b.build_ptr_to_int(p0, s.i64(), "")?;
-            let back = s.b.build_int_mul(first, s.i64().const_int(stride.wrapping_neg() as u64, true), "")?;
-            let off = s.b.build_int_add(s.b.build_int_sub(pf, p0i, "")?, back, "")?;
-            let off = s.b.build_select(in_range, off, zero, "")?.into_int_value();
+            let off = s.b.build_int_sub(pb, p0i, "")?;
+            let off = s.b.build_select(any, off, zero, "")?.into_int_value();
             Ok(crate::back::llvm::gep(&s.b, s.cx().i8_type().into(), p0, &[off], false)?.into())
         })?;
         Ok(base.into_pointer_value())
