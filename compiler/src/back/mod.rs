@@ -36,6 +36,7 @@ pub mod mathlib;
 pub mod printf;
 pub mod target;
 pub mod vecmath;
+pub mod vecmath_inline;
 pub mod vector;
 pub mod workgroup;
 

@@ -271,6 +271,15 @@ pub fn call<'ctx>(
     t: BasicTypeEnum<'ctx>,
     args: &[Val<'ctx>],
 ) -> R<Option<Val<'ctx>>> {
+    // `exp` of floats inline (`vecmath_inline`; not for a step that counts on SLEEF's own
+    // bound).
+    if f == Func::Exp && acc != Accuracy::Tight && fx.e.knobs.vector_math && super::vecmath_inline::applies(t) {
+        if let [x] = args {
+            if x.get_type() == t {
+                return super::vecmath_inline::exp(fx, *x).map(Some);
+            }
+        }
+    }
     call_sleef(fx, f, acc, t, args, true)
 }
 
