@@ -304,6 +304,35 @@ fn stores_into_a_buffer_the_kernel_reads_are_not_non_temporal() {
 }
 
 #[test]
+fn local_memory_and_buffers_read_after_a_barrier_are_not_stored_non_temporally() {
+    // A reduction's tree: `scratch` is local memory, read right after each barrier (a
+    // non-temporal store would send it to DRAM and back); the kernel's arguments reach the
+    // barrier regions through a block of their own and through work-item state, where the
+    // reads' pointers were not traced to `scratch` and both of its stores streamed.
+    let src = r#"
+        __kernel void reduce_sum(__global const float *restrict in, __global float *restrict partial,
+                                 __local float *scratch) {
+            size_t lid = get_local_id(0), ls = get_local_size(0);
+            size_t gid = get_global_id(0), gs = get_global_size(0);
+            float s = 0.0f;
+            for (int j = 0; j < 16; ++j)
+                s += in[gid + j * gs];
+            scratch[lid] = s;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            for (size_t stride = ls / 2; stride > 0; stride >>= 1) {
+                if (lid < stride)
+                    scratch[lid] += scratch[lid + stride];
+                barrier(CLK_LOCAL_MEM_FENCE);
+            }
+            if (lid == 0)
+                partial[get_group_id(0)] = scratch[0];
+        }"#;
+    let ir = optimized_ir(src, Some(8));
+    let nt: Vec<&str> = ir.lines().filter(|l| l.contains("!nontemporal")).collect();
+    assert!(nt.is_empty(), "non-temporal stores: {nt:#?}\n{ir}");
+}
+
+#[test]
 fn a_masked_packets_first_active_lane_is_found_without_a_variable_extract() {
     // Where lane 0 is off (a row's first packet of the stencil's interior), the span starts
     // from the first active lane's address. Extracting it at a variable index went through

@@ -29,13 +29,18 @@ pub const STREAMING_BYTES: u64 = 16 << 20;
 /// the work-group entry fences them before another thread reads the results: `crate::abi`),
 /// the kernel has no atomics (no ordering of weakly-ordered stores against them to reason
 /// about) and the target's streaming threshold (`CodegenKnobs::streaming_stores`) is not
-/// `None` (`SOFTCL_STREAMING_STORES=0`); then every store into memory the kernel never reads
-/// through the same source (`ir::Function::address_root`: kernel argument, variable). A
+/// `None` (`SOFTCL_STREAMING_STORES=0`); then every store into global memory the kernel never
+/// reads through the same source ([`Sources`]: kernel argument, variable; nothing at all if a
+/// read's source is unknown). Local memory never streams: it is read back after a barrier. A
 /// store into a buffer the kernel also reads (`a[i] = a[i] - b[i]`, a stencil updating its
 /// input) finds its lines in the cache already: a non-temporal store saves no read for
 /// ownership there, and evicts the line and writes it around the cache instead (2.4x slower
 /// on a 2048x2048 in-place update).
-pub fn streaming_stores(f: &ir::Function, knobs: &crate::CodegenKnobs) -> std::collections::HashSet<Inst> {
+pub fn streaming_stores(
+    types: &ir::TypeTable,
+    f: &ir::Function,
+    knobs: &crate::CodegenKnobs,
+) -> std::collections::HashSet<Inst> {
     let insts = || f.layout.blocks.iter().flat_map(|&b| f.layout.insts[b].iter().copied());
     if !cfg!(target_arch = "x86_64")
         || knobs.streaming_stores.is_none()
@@ -43,16 +48,97 @@ pub fn streaming_stores(f: &ir::Function, knobs: &crate::CodegenKnobs) -> std::c
     {
         return Default::default();
     }
-    let read: std::collections::HashSet<Value> = insts()
-        .filter_map(|i| match &f.insts[i] {
-            InstData::Load { ptr, .. } => Some(f.address_root(*ptr)),
-            InstData::CopyMemory { src, .. } => Some(f.address_root(*src)),
-            _ => None,
-        })
-        .collect();
+    let sources = Sources::of(f);
+    let mut read = std::collections::HashSet::new();
+    for i in insts() {
+        let ptr = match &f.insts[i] {
+            InstData::Load { ptr, .. } => *ptr,
+            InstData::CopyMemory { src, .. } => *src,
+            _ => continue,
+        };
+        match sources.of_pointer(f, ptr) {
+            Some(s) => read.extend(s),
+            // A read through a pointer of unknown source may read anything.
+            None => return Default::default(),
+        }
+    }
     insts()
-        .filter(|&i| matches!(&f.insts[i], InstData::Store { ptr, .. } if !read.contains(&f.address_root(*ptr))))
+        .filter(|&i| {
+            let InstData::Store { ptr, .. } = &f.insts[i] else { return false };
+            let global = matches!(
+                types.get(f.value_type(*ptr)),
+                TypeData::Pointer { space: crate::kernel_info::AddressSpace::Global, .. }
+            );
+            global && sources.of_pointer(f, *ptr).is_some_and(|s| s.is_disjoint(&read))
+        })
         .collect()
+}
+
+/// What a pointer may be derived from, for [`streaming_stores`]: the kernel arguments,
+/// variables and module globals at the roots of its access chains and conversions, through
+/// selects, block arguments (a kernel's arguments passed on to another block) and the
+/// work-item state the barrier pass keeps pointers in (a barrier region reads a buffer
+/// through a pointer loaded from there).
+struct Sources {
+    /// A block parameter's incoming values.
+    incoming: std::collections::HashMap<Value, Vec<Value>>,
+    /// The values stored into each variable holding a demoted value.
+    demoted: std::collections::HashMap<Value, Vec<Value>>,
+}
+
+impl Sources {
+    fn of(f: &ir::Function) -> Sources {
+        let mut incoming: std::collections::HashMap<Value, Vec<Value>> = Default::default();
+        let mut demoted: std::collections::HashMap<Value, Vec<Value>> = Default::default();
+        for &b in &f.layout.blocks {
+            for &i in &f.layout.insts[b] {
+                let d = &f.insts[i];
+                for bc in d.successors() {
+                    for (a, p) in bc.args.iter().zip(&f.blocks[bc.block].params) {
+                        incoming.entry(*p).or_default().push(*a);
+                    }
+                }
+                if let InstData::Store { ptr, value, .. } = d {
+                    if f.is_state_value_address(*ptr) {
+                        demoted.entry(*ptr).or_default().push(*value);
+                    }
+                }
+            }
+        }
+        Sources { incoming, demoted }
+    }
+
+    /// The sources of `p`; `None` if one is unknown (a pointer loaded from memory, a call's
+    /// result).
+    fn of_pointer(&self, f: &ir::Function, p: Value) -> Option<std::collections::HashSet<Value>> {
+        let entry = f.layout.entry();
+        let mut out = std::collections::HashSet::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut work = vec![p];
+        while let Some(v) = work.pop() {
+            if !seen.insert(v) {
+                continue;
+            }
+            let r = f.address_root(v);
+            match f.values.get(r)?.def {
+                ir::ValueDef::Param(b, _) if Some(b) != entry => work.extend(self.incoming.get(&r)?.iter().copied()),
+                ir::ValueDef::Param(..) | ir::ValueDef::Global(_) | ir::ValueDef::Const(_) => {
+                    out.insert(r);
+                }
+                ir::ValueDef::Result(i) => match &f.insts[i] {
+                    InstData::Variable { .. } => {
+                        out.insert(r);
+                    }
+                    InstData::Select { if_true, if_false, .. } => work.extend([*if_true, *if_false]),
+                    InstData::Load { ptr, .. } if f.is_state_value_address(*ptr) => {
+                        work.extend(self.demoted.get(ptr)?.iter().copied())
+                    }
+                    _ => return None,
+                },
+            }
+        }
+        Some(out)
+    }
 }
 
 /// The stores of a kernel that stays scalar which may stream (among [`streaming_stores`]):
@@ -68,7 +154,7 @@ pub fn scalar_streaming_stores(
     knobs: &crate::CodegenKnobs,
 ) -> std::collections::HashSet<Inst> {
     let groups = crate::vectorize::members::find(m, f, wa);
-    let may = streaming_stores(f, knobs);
+    let may = streaming_stores(&m.types, f, knobs);
     let mut out = std::collections::HashSet::new();
     for &b in &f.layout.blocks {
         for &i in &f.layout.insts[b] {

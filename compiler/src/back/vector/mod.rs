@@ -79,7 +79,7 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
         let lt = pb.build_int_compare(IntPredicate::ULT, iota32, splat32(hi)?, "")?;
         let mask = pb.build_and(ge, lt, "mask")?;
         let last = pb.build_int_sub(hi, i32t.const_int(1, false), "")?;
-        let streaming = streaming_stores(self.l.f, &self.l.e.knobs);
+        let streaming = streaming_stores(&self.l.e.ir.types, self.l.f, &self.l.e.knobs);
         self.l.vec = Some(VecState {
             width,
             wa,
