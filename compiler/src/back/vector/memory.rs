@@ -302,13 +302,100 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
         m: VectorValue<'ctx>,
         align: u32,
     ) -> R<VectorValue<'ctx>> {
-        let call = self.l.call_intrinsic(
-            "llvm.masked.load",
-            &[vt.into(), self.l.ptr_type().into()],
-            &[at.into(), m.into(), vt.get_undef().into()],
-        )?;
-        self.l.call_align(call, 0, align);
-        Ok(call.try_as_basic_value().basic().ok_or("masked load without result")?.into_vector_value())
+        let masked = |s: &Self| -> R<VectorValue<'ctx>> {
+            let call = s.l.call_intrinsic(
+                "llvm.masked.load",
+                &[vt.into(), s.l.ptr_type().into()],
+                &[at.into(), m.into(), vt.get_undef().into()],
+            )?;
+            s.l.call_align(call, 0, align);
+            Ok(call.try_as_basic_value().basic().ok_or("masked load without result")?.into_vector_value())
+        };
+        if !self.plain_when_full() {
+            return masked(self);
+        }
+        let (full, part, join) = self.branch_on_full(m)?;
+        self.l.b.position_at_end(full);
+        let load = self.l.b.build_load(vt, at, "")?;
+        if align > 0 {
+            crate::back::builtins::set_align(load, align);
+        }
+        let full_end = self.l.b.get_insert_block().ok_or("builder not positioned")?;
+        self.l.b.build_unconditional_branch(join)?;
+        self.l.b.position_at_end(part);
+        let some = masked(self)?;
+        let part_end = self.l.b.get_insert_block().ok_or("builder not positioned")?;
+        self.l.b.build_unconditional_branch(join)?;
+        self.l.b.position_at_end(join);
+        let phi = self.l.b.build_phi(vt, "")?;
+        phi.add_incoming(&[(&load, full_end), (&some, part_end)]);
+        Ok(phi.as_basic_value().into_vector_value())
+    }
+
+    /// A masked store of `x` at `at` under `m` (`align` bytes aligned; 0: unknown).
+    fn masked_store(
+        &self,
+        x: VectorValue<'ctx>,
+        at: inkwell::values::PointerValue<'ctx>,
+        m: VectorValue<'ctx>,
+        align: u32,
+    ) -> R<()> {
+        let masked = |s: &Self| -> R<()> {
+            let call = s.l.call_intrinsic(
+                "llvm.masked.store",
+                &[x.get_type().into(), s.l.ptr_type().into()],
+                &[x.into(), at.into(), m.into()],
+            )?;
+            s.l.call_align(call, 1, align);
+            Ok(())
+        };
+        if !self.plain_when_full() {
+            return masked(self);
+        }
+        let (full, part, join) = self.branch_on_full(m)?;
+        self.l.b.position_at_end(full);
+        let store = self.l.b.build_store(at, x)?;
+        if align > 0 {
+            store.set_alignment(align).map_err(|e| Error(e.to_string()))?;
+        }
+        self.l.b.build_unconditional_branch(join)?;
+        self.l.b.position_at_end(part);
+        masked(self)?;
+        self.l.b.build_unconditional_branch(join)?;
+        self.l.b.position_at_end(join);
+        Ok(())
+    }
+
+    /// Whether a masked access under a mask that is full at run time is done as a plain one:
+    /// where the target lacks AVX-512's masked loads and stores (`Emitter::masked_native`).
+    /// With AVX-512 they are instructions of their own; with AVX2 those of
+    /// 8- and 16-bit elements become a branch and a scalar access per lane (OpenCV's
+    /// `threshold` of a gray image under its `x < cols` test: 9x slower than Intel's
+    /// runtime), and those of 32- and 64-bit elements `vpmaskmov`, microcode on AMD's cores.
+    fn plain_when_full(&self) -> bool {
+        !self.l.e.masked_native
+    }
+
+    /// Branches on whether every lane of `m` is on: (the full block, the partial one, the
+    /// join), the builder left after the branch.
+    #[allow(clippy::type_complexity)]
+    fn branch_on_full(
+        &self,
+        m: VectorValue<'ctx>,
+    ) -> R<(
+        inkwell::basic_block::BasicBlock<'ctx>,
+        inkwell::basic_block::BasicBlock<'ctx>,
+        inkwell::basic_block::BasicBlock<'ctx>,
+    )> {
+        let n = std::num::NonZeroU32::new(m.get_type().get_size()).ok_or("an empty mask")?;
+        let it = self.l.cx().custom_width_int_type(n).map_err(|e| Error(e.to_string()))?;
+        let bits = self.l.b.build_bit_cast(m, it, "")?.into_int_value();
+        let all = self.l.b.build_int_compare(IntPredicate::EQ, bits, it.const_all_ones(), "")?;
+        let full = self.l.cx().append_basic_block(self.l.llf, "mask.full");
+        let part = self.l.cx().append_basic_block(self.l.llf, "mask.part");
+        let join = self.l.cx().append_basic_block(self.l.llf, "mask.join");
+        self.l.b.build_conditional_branch(all, full, part)?;
+        Ok((full, part, join))
     }
 
     /// The address lane 0 of a packet's consecutive or strided access has in the work-item
@@ -670,12 +757,7 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
                 self.l.shuffle(xw, None, lanes)?,
             );
             let at = self.base_under(rp, rm, esize)?;
-            let call = self.l.call_intrinsic(
-                "llvm.masked.store",
-                &[rx.get_type().into(), self.l.ptr_type().into()],
-                &[rx.into(), at.into(), rm.into()],
-            )?;
-            self.l.call_align(call, 1, align);
+            self.masked_store(rx, at, rm, align)?;
         }
         Ok(true)
     }
@@ -773,12 +855,7 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
                     s.l.shuffle(data, None, &(first..first + len).map(Some).collect::<Vec<_>>())?
                 };
                 let (at, piece_align) = s.span_piece_at(p0, elem, first, align)?;
-                let call = s.l.call_intrinsic(
-                    "llvm.masked.store",
-                    &[part.get_type().into(), s.l.ptr_type().into()],
-                    &[part.into(), at.into(), m.into()],
-                )?;
-                s.l.call_align(call, 1, piece_align);
+                s.masked_store(part, at, m, piece_align)?;
             }
             Ok(())
         };
