@@ -316,10 +316,10 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
         }
         let (full, part, join) = self.branch_on_full(m)?;
         self.l.b.position_at_end(full);
+        // The masked access claims `align` (none: 1), never the vector type's own.
+        let plain_align = if align > 0 && align.is_power_of_two() { align } else { 1 };
         let load = self.l.b.build_load(vt, at, "")?;
-        if align > 0 {
-            crate::back::builtins::set_align(load, align);
-        }
+        crate::back::builtins::set_align(load, plain_align);
         let full_end = self.l.b.get_insert_block().ok_or("builder not positioned")?;
         self.l.b.build_unconditional_branch(join)?;
         self.l.b.position_at_end(part);
@@ -354,10 +354,9 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
         }
         let (full, part, join) = self.branch_on_full(m)?;
         self.l.b.position_at_end(full);
+        let plain_align = if align > 0 && align.is_power_of_two() { align } else { 1 };
         let store = self.l.b.build_store(at, x)?;
-        if align > 0 {
-            store.set_alignment(align).map_err(|e| Error(e.to_string()))?;
-        }
+        store.set_alignment(plain_align).map_err(|e| Error(e.to_string()))?;
         self.l.b.build_unconditional_branch(join)?;
         self.l.b.position_at_end(part);
         masked(self)?;
