@@ -427,12 +427,7 @@ fn demote(types: &mut TypeTable, f: &mut Function, regions: &DomTree, v: Value) 
     let Some(entry) = f.layout.entry() else { return };
     // After the state variables made so far.
     let Some(&first) = f.layout.insts[entry].iter().find(|&&i| !f.is_state_var(i)) else { return };
-    let def_block = match f.values[v].def {
-        ValueDef::Result(d) => f.layout.inst_block[d],
-        ValueDef::Param(b, _) => Some(b),
-        _ => None,
-    };
-    let Some(def_block) = def_block else { return };
+    let Some(def_block) = def_block(f, v) else { return };
     let uses: Vec<Inst> = f
         .layout
         .blocks
