@@ -302,34 +302,24 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
         m: VectorValue<'ctx>,
         align: u32,
     ) -> R<VectorValue<'ctx>> {
-        let masked = |s: &Self| -> R<VectorValue<'ctx>> {
-            let call = s.l.call_intrinsic(
-                "llvm.masked.load",
-                &[vt.into(), s.l.ptr_type().into()],
-                &[at.into(), m.into(), vt.get_undef().into()],
-            )?;
-            s.l.call_align(call, 0, align);
-            Ok(call.try_as_basic_value().basic().ok_or("masked load without result")?.into_vector_value())
-        };
-        if !self.plain_when_full() {
-            return masked(self);
-        }
-        let (full, part, join) = self.branch_on_full(m)?;
-        self.l.b.position_at_end(full);
-        // The masked access claims `align` (none: 1), never the vector type's own.
-        let plain_align = if align > 0 && align.is_power_of_two() { align } else { 1 };
-        let load = self.l.b.build_load(vt, at, "")?;
-        crate::back::builtins::set_align(load, plain_align);
-        let full_end = self.l.b.get_insert_block().ok_or("builder not positioned")?;
-        self.l.b.build_unconditional_branch(join)?;
-        self.l.b.position_at_end(part);
-        let some = masked(self)?;
-        let part_end = self.l.b.get_insert_block().ok_or("builder not positioned")?;
-        self.l.b.build_unconditional_branch(join)?;
-        self.l.b.position_at_end(join);
-        let phi = self.l.b.build_phi(vt, "")?;
-        phi.add_incoming(&[(&load, full_end), (&some, part_end)]);
-        Ok(phi.as_basic_value().into_vector_value())
+        let loaded = self.plain_when_full(
+            m,
+            |s| {
+                let load = s.l.b.build_load(vt, at, "")?;
+                crate::back::builtins::set_align(load, plain_align(align));
+                Ok(Some(load.into_vector_value()))
+            },
+            |s| {
+                let call = s.l.call_intrinsic(
+                    "llvm.masked.load",
+                    &[vt.into(), s.l.ptr_type().into()],
+                    &[at.into(), m.into(), vt.get_undef().into()],
+                )?;
+                s.l.call_align(call, 0, align);
+                Ok(Some(call.try_as_basic_value().basic().ok_or("masked load without result")?.into_vector_value()))
+            },
+        )?;
+        Ok(loaded.ok_or("a load without a value")?)
     }
 
     /// A masked store of `x` at `at` under `m` (`align` bytes aligned; 0: unknown).
@@ -340,52 +330,42 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
         m: VectorValue<'ctx>,
         align: u32,
     ) -> R<()> {
-        let masked = |s: &Self| -> R<()> {
-            let call = s.l.call_intrinsic(
-                "llvm.masked.store",
-                &[x.get_type().into(), s.l.ptr_type().into()],
-                &[x.into(), at.into(), m.into()],
-            )?;
-            s.l.call_align(call, 1, align);
-            Ok(())
-        };
-        if !self.plain_when_full() {
-            return masked(self);
-        }
-        let (full, part, join) = self.branch_on_full(m)?;
-        self.l.b.position_at_end(full);
-        let plain_align = if align > 0 && align.is_power_of_two() { align } else { 1 };
-        let store = self.l.b.build_store(at, x)?;
-        store.set_alignment(plain_align).map_err(|e| Error(e.to_string()))?;
-        self.l.b.build_unconditional_branch(join)?;
-        self.l.b.position_at_end(part);
-        masked(self)?;
-        self.l.b.build_unconditional_branch(join)?;
-        self.l.b.position_at_end(join);
+        self.plain_when_full(
+            m,
+            |s| {
+                let store = s.l.b.build_store(at, x)?;
+                store.set_alignment(plain_align(align)).map_err(|e| Error(e.to_string()))?;
+                Ok(None)
+            },
+            |s| {
+                let call = s.l.call_intrinsic(
+                    "llvm.masked.store",
+                    &[x.get_type().into(), s.l.ptr_type().into()],
+                    &[x.into(), at.into(), m.into()],
+                )?;
+                s.l.call_align(call, 1, align);
+                Ok(None)
+            },
+        )?;
         Ok(())
     }
 
-    /// Whether a masked access under a mask that is full at run time is done as a plain one:
-    /// where the target lacks AVX-512's masked loads and stores (`Emitter::masked_native`).
-    /// With AVX-512 they are instructions of their own; with AVX2 those of
-    /// 8- and 16-bit elements become a branch and a scalar access per lane (OpenCV's
-    /// `threshold` of a gray image under its `x < cols` test: 9x slower than Intel's
-    /// runtime), and those of 32- and 64-bit elements `vpmaskmov`, microcode on AMD's cores.
-    fn plain_when_full(&self) -> bool {
-        !self.l.e.masked_native
-    }
-
-    /// Branches on whether every lane of `m` is on: (the full block, the partial one, the
-    /// join), the builder left after the branch.
-    #[allow(clippy::type_complexity)]
-    fn branch_on_full(
+    /// A masked access (`masked`) that runs as a plain one (`plain`) when `m` turns out full
+    /// at run time, where the target lacks AVX-512's masked loads and stores
+    /// (`Emitter::masked_native`; elsewhere `masked` alone). With AVX-512 they are
+    /// instructions of their own; with AVX2 those of 8- and 16-bit elements become a branch
+    /// and a scalar access per lane (OpenCV's `threshold` of a gray image under its `x <
+    /// cols` test: 9x slower than Intel's runtime), and those of 32- and 64-bit elements
+    /// `vpmaskmov`, microcode on AMD's cores. A loaded value comes out of both paths.
+    fn plain_when_full(
         &self,
         m: VectorValue<'ctx>,
-    ) -> R<(
-        inkwell::basic_block::BasicBlock<'ctx>,
-        inkwell::basic_block::BasicBlock<'ctx>,
-        inkwell::basic_block::BasicBlock<'ctx>,
-    )> {
+        plain: impl FnOnce(&Self) -> R<Option<VectorValue<'ctx>>>,
+        masked: impl FnOnce(&Self) -> R<Option<VectorValue<'ctx>>>,
+    ) -> R<Option<VectorValue<'ctx>>> {
+        if self.l.e.masked_native {
+            return masked(self);
+        }
         let n = std::num::NonZeroU32::new(m.get_type().get_size()).ok_or("an empty mask")?;
         let it = self.l.cx().custom_width_int_type(n).map_err(|e| Error(e.to_string()))?;
         let bits = self.l.b.build_bit_cast(m, it, "")?.into_int_value();
@@ -394,7 +374,23 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
         let part = self.l.cx().append_basic_block(self.l.llf, "mask.part");
         let join = self.l.cx().append_basic_block(self.l.llf, "mask.join");
         self.l.b.build_conditional_branch(all, full, part)?;
-        Ok((full, part, join))
+        self.l.b.position_at_end(full);
+        let x = plain(self)?;
+        let x_end = self.l.b.get_insert_block().ok_or("builder not positioned")?;
+        self.l.b.build_unconditional_branch(join)?;
+        self.l.b.position_at_end(part);
+        let y = masked(self)?;
+        let y_end = self.l.b.get_insert_block().ok_or("builder not positioned")?;
+        self.l.b.build_unconditional_branch(join)?;
+        self.l.b.position_at_end(join);
+        match (x, y) {
+            (Some(x), Some(y)) => {
+                let phi = self.l.b.build_phi(x.get_type(), "")?;
+                phi.add_incoming(&[(&x, x_end), (&y, y_end)]);
+                Ok(Some(phi.as_basic_value().into_vector_value()))
+            }
+            _ => Ok(None),
+        }
     }
 
     /// The address lane 0 of a packet's consecutive or strided access has in the work-item
@@ -867,6 +863,16 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
         let (nt_align, plain, join) = self.stream_if(p0, span, bytes_per_item, Some(full))?;
         self.l.nt_store(p0, data.into(), nt_align)?;
         self.stream_else((plain, join), masked_store)
+    }
+}
+
+/// The alignment a plain access under a full mask claims: the masked access's (none: 1),
+/// never the vector type's own.
+fn plain_align(align: u32) -> u32 {
+    if align > 0 && align.is_power_of_two() {
+        align
+    } else {
+        1
     }
 }
 
