@@ -36,12 +36,16 @@
 //! uses that module.
 //!
 //! Step 1 comes first so that kernels it rescued before steps 2 and 3 existed keep the module
-//! and the build time they had.
+//! and the build time they had, except for a refusal of a `freeze`, where step 4 on the
+//! first attempt's module comes first: the unoptimised module keeps every local in a variable, which the middle end sees
+//! as memory (a division beside a remainder of the same operands, which the optimiser
+//! computes from frozen operands, is common: OpenCV's `morph` kept its locals in work-item
+//! state across its barrier and stored its result by a scatter, 1.7x as slow).
 //!
-//! The back end optimises with LLVM 22 in any case, so a rescued module loses little. A
-//! build with `-cl-opt-disable`, whose first attempt is the `-O0` module, goes through steps 2
-//! and 3 as well. When nothing translates, the error is the first attempt's translator
-//! message.
+//! The back end optimises with LLVM 22 in any case, but SoftCL's own passes run before it
+//! and see what the rescued module holds. A build with `-cl-opt-disable`, whose first
+//! attempt is the `-O0` module, goes through steps 2 and 3 as well. When nothing translates,
+//! the error is the first attempt's translator message.
 //!
 //! Builds for a target with `line_tables` (the Gen device) carry line tables
 //! (`-gline-tables-only`, `Target::line_tables`): the translator writes an `OpLine`
@@ -347,14 +351,29 @@ pub fn compile_to_spirv(source: &str, options: &BuildOptions, target: &Target) -
         );
         Ok(SpirvOutput { bytes, log: format!("{clang_log}{note}") })
     };
-    let front = FrontEnd { clang: &clang, translator: &translator, translator_args: &translator_args };
+    let without_freeze = |count| format!("the optimised module with its {count} `freeze` instruction(s) removed");
+    let front = FrontEnd {
+        clang: &clang,
+        translator: &translator,
+        translator_args: &translator_args,
+        options,
+        cl_std,
+        target,
+        source,
+    };
+    if first.optimize && refusal.contains("freeze") {
+        // Step 4 first for a `freeze` (see the module documentation).
+        if let Some((bytes, count)) = front.first_without_freeze(first)? {
+            return rescued(bytes, &without_freeze(count));
+        }
+    }
     if first.optimize {
         let retry = Attempt { optimize: false, ..first };
-        if let Some(bytes) = front.compile_and_translate(options, cl_std, target, source, retry)? {
+        if let Some(bytes) = front.compile_and_translate(retry)? {
             return rescued(bytes, "clang's unoptimised module");
         }
     }
-    if let Some(ir) = front.unoptimised_ir(options, cl_std, target, source, first)? {
+    if let Some(ir) = front.unoptimised_ir(first)? {
         // Steps 2-4, then (clang folds `as_char4((uint)-2)` into a bitcast of a one-element
         // vector constant, which the translator refuses: SPIR-V vectors have 2, 3, 4, 8 or
         // 16 components) the same on the module with those constants written as the
@@ -371,10 +390,7 @@ pub fn compile_to_spirv(source: &str, options: &BuildOptions, target: &Target) -
                 );
             }
             if let Some((bytes, count)) = front.optimised_without_freeze(ir)? {
-                return rescued(
-                    bytes,
-                    &format!("the optimised module with its {count} `freeze` instruction(s) removed"),
-                );
+                return rescued(bytes, &without_freeze(count));
             }
         }
         if let Some(bytes) = front.optimise_and_translate(repaired.as_ref().unwrap_or(&ir), Some(0))? {
@@ -383,7 +399,7 @@ pub fn compile_to_spirv(source: &str, options: &BuildOptions, target: &Target) -
     }
     if first.line_tables {
         let retry = Attempt { optimize: false, line_tables: false };
-        if let Some(bytes) = front.compile_and_translate(options, cl_std, target, source, retry)? {
+        if let Some(bytes) = front.compile_and_translate(retry)? {
             return rescued(bytes, "clang's unoptimised module without line tables");
         }
     }
@@ -485,27 +501,39 @@ pub fn scalar_one_element_constants(ir: &str) -> Option<String> {
     Some(out)
 }
 
-/// The toolchain of the rescue attempts.
+/// The toolchain of the rescue attempts and the build they rescue.
 struct FrontEnd<'a> {
     clang: &'a Tool,
     translator: &'a Tool,
     translator_args: &'a [String],
+    options: &'a BuildOptions,
+    cl_std: ClStd,
+    target: &'a Target,
+    source: &'a str,
 }
 
 impl FrontEnd<'_> {
+    /// clang's arguments for the source with `attempt`'s flags, writing LLVM assembly instead
+    /// of bitcode when `text`.
+    fn source_arguments(&self, attempt: Attempt, text: bool) -> Vec<String> {
+        let mut args = clang_arguments(self.options, self.cl_std, self.target, attempt);
+        if text {
+            args[0] = "-S".into();
+        }
+        args
+    }
+
+    /// clang's input: the source with its prelude.
+    fn input(&self) -> Vec<u8> {
+        source_with_prelude(self.source, self.target)
+    }
+
     /// Compiles with `attempt`'s flags and translates; `None` when either tool fails.
-    fn compile_and_translate(
-        &self,
-        options: &BuildOptions,
-        cl_std: ClStd,
-        target: &Target,
-        source: &str,
-        attempt: Attempt,
-    ) -> Result<Option<Vec<u8>>, BuildError> {
+    fn compile_and_translate(&self, attempt: Attempt) -> Result<Option<Vec<u8>>, BuildError> {
         let (compiled, translated) = pipe(
             self.clang,
-            &clang_arguments(options, cl_std, target, attempt),
-            source_with_prelude(source, target),
+            &self.source_arguments(attempt, false),
+            self.input(),
             self.translator,
             self.translator_args,
         )?;
@@ -515,19 +543,11 @@ impl FrontEnd<'_> {
     /// clang's module before its optimiser runs (generated for `-O2`, so with the type-based
     /// alias information of optimised builds), as LLVM assembly with native integer widths
     /// declared; `None` when clang fails or the layout cannot be changed.
-    fn unoptimised_ir(
-        &self,
-        options: &BuildOptions,
-        cl_std: ClStd,
-        target: &Target,
-        source: &str,
-        first: Attempt,
-    ) -> Result<Option<String>, BuildError> {
-        let mut args = clang_arguments(options, cl_std, target, Attempt { optimize: true, ..first });
-        args[0] = "-S".into();
+    fn unoptimised_ir(&self, first: Attempt) -> Result<Option<String>, BuildError> {
+        let mut args = self.source_arguments(Attempt { optimize: true, ..first }, true);
         let at = args.iter().position(|a| a == "-emit-llvm").unwrap_or(args.len());
         args.splice(at..at, ["-Xclang", "-disable-llvm-passes"].map(String::from));
-        let output = self.clang.run_with_input(&args, source_with_prelude(source, target))?;
+        let output = self.clang.run_with_input(&args, self.input())?;
         if !output.status.success() {
             return Ok(None);
         }
@@ -558,7 +578,24 @@ impl FrontEnd<'_> {
         if !optimised.status.success() {
             return Ok(None);
         }
-        let (text, count) = freeze_as_select(&String::from_utf8_lossy(&optimised.stdout));
+        self.translate_without_freeze(&optimised.stdout)
+    }
+
+    /// The first attempt's module as LLVM assembly (clang's `-O2` on the source), translated
+    /// without its `freeze` instructions as in [`Self::optimised_without_freeze`]: two tool
+    /// runs, where the same from the module before optimisation takes three.
+    fn first_without_freeze(&self, first: Attempt) -> Result<Option<(Vec<u8>, usize)>, BuildError> {
+        let optimised = self.clang.run_with_input(&self.source_arguments(first, true), self.input())?;
+        if !optimised.status.success() {
+            return Ok(None);
+        }
+        self.translate_without_freeze(&optimised.stdout)
+    }
+
+    /// LLVM assembly `text` with each `freeze` written as the value it freezes, assembled at
+    /// `-O0` and translated; `None` when it has no `freeze` or a tool failed.
+    fn translate_without_freeze(&self, text: &[u8]) -> Result<Option<(Vec<u8>, usize)>, BuildError> {
+        let (text, count) = freeze_as_select(&String::from_utf8_lossy(text));
         if count == 0 {
             return Ok(None);
         }
