@@ -5,7 +5,8 @@
 
 Each NAME=PLATFORM runs in a process of its own with OPENCV_OPENCL_DEVICE=PLATFORM:CPU:
 (PLATFORM: the OpenCL platform's name, e.g. `SoftCL`, `Portable Computing Language`,
-`Intel(R) OpenCL`), so OpenCV picks that implementation's CPU device. Every operation runs
+`Intel(R) OpenCL`), so OpenCV picks that implementation's CPU device, and with OpenCV's
+cache of program binaries off. Every operation runs
 on cv2.UMat images of 1920x1080 (8-bit gray, 8-bit BGR, 32-bit float): one warm-up call,
 then the best of N calls (default 10) each ending in cv2.ocl.finish(). Its result is
 compared with OpenCV's host path (the same call on numpy arrays): within 1 (8-bit), or
@@ -110,7 +111,10 @@ def main(argv):
         return 2
     results = {}
     for name, platform in impls:
-        env = dict(os.environ, OPENCV_OPENCL_DEVICE=f"{platform}:CPU:")
+        # OpenCV keeps program binaries per device and driver version; a driver rebuilt
+        # under the same version would run binaries an older build made. Every
+        # implementation compiles from source in its warm-up call instead.
+        env = dict(os.environ, OPENCV_OPENCL_DEVICE=f"{platform}:CPU:", OPENCV_OPENCL_CACHE_ENABLE="0")
         p = subprocess.run(
             [sys.executable, __file__, "--child", str(reps)], env=env, capture_output=True, text=True
         )
