@@ -521,6 +521,49 @@ fn a_masked_block_of_arithmetic_only_is_not_skipped() {
 }
 
 #[test]
+fn a_full_packets_span_with_holes_is_loaded_whole_without_avx512() {
+    // OpenCV's countNonZero reads a `uchar4` a work-item, which clang splits into four byte
+    // loads 4 bytes apart: each a span with one slot in four. Without AVX-512 their masked
+    // loads were a branch and a scalar load per lane; a full packet now reads the span from
+    // lane 0's byte to the last lane's (the holes between are never used) in two
+    // overlapping plain loads of a power of two of bytes. With AVX-512 the masked load stays.
+    let src = r#"
+        __kernel void count(__global const uchar4 *src, __global int *dst, int n) {
+            int i = get_global_id(0);
+            if (i < n) {
+                uchar4 v = src[i];
+                dst[i] = (v.x != 0) + (v.y != 0) + (v.z != 0) + (v.w != 0);
+            }
+        }"#;
+    for (cpu, avx512, ir) in width_16_on_avx2_and_avx512(src) {
+        let plain = ir.lines().any(|l| l.contains("load <32 x i8>, ptr") || l.contains("load <64 x i8>, ptr"));
+        assert_eq!(plain, !avx512, "{cpu}:\n{ir}");
+        assert!(ir.contains("@llvm.masked.load.v64i8"), "{cpu}: the partial packet's masked load:\n{ir}");
+    }
+}
+
+/// `src` built at width 16 for an AVX2 host (haswell) and an AVX-512 one (skylake-avx512):
+/// (cpu, whether it has AVX-512, the optimised LLVM IR) each.
+fn width_16_on_avx2_and_avx512(src: &str) -> Vec<(&'static str, bool, String)> {
+    [
+        ("haswell", "+avx,+avx2,+fma,+sse4.2,+popcnt,+bmi,+bmi2", false),
+        ("skylake-avx512", "+avx,+avx2,+fma,+sse4.2,+avx512f,+avx512bw,+avx512vl,+avx512dq,+avx512cd", true),
+    ]
+    .into_iter()
+    .map(|(cpu, features, avx512)| {
+        let t = Target {
+            cpu: Some(cpu.into()),
+            features: Some(features.into()),
+            vectorizer: Vectorizer::Forced { width: 16, register_bytes: 64 },
+            ..Target::default()
+        };
+        let prog = compile_source(src, "", &t).unwrap_or_else(|e| panic!("front end: {}", e.log));
+        (cpu, avx512, prog.optimized_llvm_ir(&t).unwrap_or_else(|e| panic!("back end: {}", e.log)))
+    })
+    .collect()
+}
+
+#[test]
 fn masked_byte_accesses_are_plain_under_a_full_mask_without_avx512() {
     // OpenCV's threshold: bytes under an `x < cols` test. Without AVX-512 a masked load or
     // store of bytes is a branch and a scalar access per lane; the mask is full in all but a
@@ -534,18 +577,8 @@ fn masked_byte_accesses_are_plain_under_a_full_mask_without_avx512() {
                 dst[y * cols + x] = v > 127 ? 255 : 0;
             }
         }"#;
-    for (cpu, features, plain) in [
-        ("haswell", "+avx,+avx2,+fma,+sse4.2,+popcnt,+bmi,+bmi2", true),
-        ("skylake-avx512", "+avx,+avx2,+fma,+sse4.2,+avx512f,+avx512bw,+avx512vl,+avx512dq,+avx512cd", false),
-    ] {
-        let t = Target {
-            cpu: Some(cpu.into()),
-            features: Some(features.into()),
-            vectorizer: Vectorizer::Forced { width: 16, register_bytes: 64 },
-            ..Target::default()
-        };
-        let prog = compile_source(src, "", &t).unwrap_or_else(|e| panic!("front end: {}", e.log));
-        let ir = prog.optimized_llvm_ir(&t).unwrap_or_else(|e| panic!("back end: {}", e.log));
+    for (cpu, avx512, ir) in width_16_on_avx2_and_avx512(src) {
+        let plain = !avx512;
         let plain_load = ir.lines().any(|l| l.contains("load <16 x i8>, ptr"));
         let plain_store = ir.lines().any(|l| l.contains("store <16 x i8> ") && !l.contains("!nontemporal"));
         assert_eq!((plain_load, plain_store), (plain, plain), "{cpu}:\n{ir}");

@@ -258,3 +258,79 @@ fn state_written_under_a_mask_keeps_the_inactive_lanes_values() {
         }
     }
 }
+
+/// A full packet reads a span with holes whole (one byte in four here: `src[4 * i]`) where
+/// the target lacks AVX-512's masked loads: from lane 0's byte to the last lane's, the holes
+/// between included, and never past the last lane's. The source buffer is the application's
+/// memory (CL_MEM_USE_HOST_PTR) ending where a page the process cannot read begins, its
+/// last byte the last work-item's: a byte read past it kills the process.
+#[test]
+fn a_span_read_whole_ends_at_its_last_lanes_element() {
+    if run_in_every_mode("a_span_read_whole_ends_at_its_last_lanes_element") {
+        return;
+    }
+    check_span_end(&device(DeviceKind::Cpu).expect("the CPU device").env());
+    if let Some(d) = device(DeviceKind::Gpu) {
+        check_span_end(&d.env());
+    }
+}
+
+fn check_span_end(env: &TestEnv) {
+    let k = env.kernel(
+        "__kernel void every_fourth(__global const uchar *src, __global int *out) {
+             int i = get_global_id(0);
+             out[i] = src[4 * i] * 3;
+         }",
+        "",
+        "every_fourth",
+    );
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+    // SAFETY: a fresh anonymous private mapping of two pages, no address requested; the
+    // second page is made unreadable, the first stays readable and writable until munmap.
+    let base = unsafe {
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            2 * page,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        );
+        assert_ne!(p, libc::MAP_FAILED, "mmap");
+        assert_eq!(libc::mprotect(p.cast::<u8>().add(page).cast(), page, libc::PROT_NONE), 0, "mprotect");
+        p.cast::<u8>()
+    };
+    let out = env.buffer(CL_MEM_READ_WRITE, 256 * 4);
+    for (global, local) in [(256usize, Some(64usize)), (256, None), (253, None), (61, Some(61))] {
+        let len = 4 * (global - 1) + 1;
+        // SAFETY: `len` <= 1021 bytes before the end of the readable page; the buffer is
+        // released (and the kernel finished) before the next one is placed or the pages
+        // are unmapped, and Rust writes the bytes only while no buffer uses them.
+        unsafe {
+            let src = base.add(page - len);
+            for j in 0..len {
+                *src.add(j) = (j % 251) as u8;
+            }
+            let mem = Mem::from_raw(cl_create!(clCreateBuffer(
+                env.context.raw(),
+                CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR,
+                len,
+                src.cast()
+            )));
+            k.set_mem(0, &mem);
+            k.set_mem(1, &out);
+            let l = local.map(|l| [l]);
+            env.run(&k, &[global], l.as_ref().map(|l| &l[..]));
+            let got: Vec<i32> = env.read(&out, global);
+            for (i, &v) in got.iter().enumerate() {
+                assert_eq!(v, ((4 * i) % 251) as i32 * 3, "out[{i}], global {global}, local {local:?}");
+            }
+            drop(mem);
+        }
+    }
+    // SAFETY: the mapping made above, no buffer uses it any more.
+    unsafe {
+        libc::munmap(base.cast(), 2 * page);
+    }
+}

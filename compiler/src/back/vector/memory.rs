@@ -276,7 +276,9 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
     }
 
     /// One packet's span of `elem` at `p0` (lane k's slots at k * on.len()), the slots of
-    /// `on` loaded in every active lane, as masked loads of [`SPAN_PIECE_BITS`] each.
+    /// `on` loaded in every active lane, as masked loads of [`SPAN_PIECE_BITS`] each; where
+    /// the target lacks AVX-512's masked accesses and `on` has holes, a packet whose lanes
+    /// are all active loads its span whole instead ([`Self::span_between`]).
     fn span_load(
         &self,
         p0: inkwell::values::PointerValue<'ctx>,
@@ -284,14 +286,108 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
         on: &[bool],
         align: u32,
     ) -> R<VectorValue<'ctx>> {
-        let elem_bits = self.l.e.alloc_size(elem) * 8;
-        let mut parts = Vec::new();
-        for (first, m) in self.span_mask_pieces(on, elem_bits)? {
-            let vt = wide_ty(elem, m.get_type().get_size())?.into_vector_type();
-            let (at, piece_align) = self.span_piece_at(p0, elem, first, align)?;
-            parts.push(self.masked_load(vt, at, m, piece_align)?);
+        let masked = |s: &Self| -> R<Option<VectorValue<'ctx>>> {
+            let elem_bits = s.l.e.alloc_size(elem) * 8;
+            let mut parts = Vec::new();
+            for (first, m) in s.span_mask_pieces(on, elem_bits)? {
+                let vt = wide_ty(elem, m.get_type().get_size())?.into_vector_type();
+                let (at, piece_align) = s.span_piece_at(p0, elem, first, align)?;
+                parts.push(s.masked_load(vt, at, m, piece_align)?);
+            }
+            Ok(Some(s.l.concat(&parts)?))
+        };
+        let loaded = match (on.iter().position(|&x| x), on.iter().rposition(|&x| x)) {
+            (Some(first), Some(last)) if !self.l.e.masked_native && on.contains(&false) => {
+                let lanes = self.l.vec.as_ref().ok_or("not in vector mode")?.mask;
+                let whole =
+                    |s: &Self| Ok(Some(s.span_between(p0, elem, on.len() as u32, first as u32, last as u32, align)?));
+                self.if_full(lanes, whole, masked)?
+            }
+            _ => masked(self)?,
+        };
+        Ok(loaded.ok_or("a load without a value")?)
+    }
+
+    /// A full packet's span of `elem` at `p0` (`slots` a lane), loaded by plain loads of its
+    /// elements from lane 0's slot `first` to the last lane's slot `last`, the holes between
+    /// them included (their values are never used), placed where the span has them.
+    ///
+    /// The one place vector code reads memory that no lane accesses, and why that is safe:
+    /// every element read lies between two elements that active lanes load, at most a span
+    /// of 16 slots apart (`span_slots`), so on a page one of those loads touches; the load
+    /// cannot fault where the lanes' own loads do not, and reads nothing before lane 0's
+    /// first element or after the last lane's last. On AVX2 the masked load it replaces is a
+    /// branch and a scalar load per element for bytes and 16-bit elements (OpenCV's
+    /// `countNonZero`, whose `uchar4` clang splits into four byte loads 4 bytes apart: each
+    /// a span with one slot in four), and `vpmaskmov`, microcode on AMD's cores, otherwise.
+    fn span_between(
+        &self,
+        p0: inkwell::values::PointerValue<'ctx>,
+        elem: BasicTypeEnum<'ctx>,
+        slots: u32,
+        first: u32,
+        last: u32,
+        align: u32,
+    ) -> R<VectorValue<'ctx>> {
+        let w = self.l.vec.as_ref().ok_or("not in vector mode")?.width;
+        let end = (w - 1) * slots + last + 1;
+        // Two loads of a power of two of elements, at `first` and ending at `end`, overlapping
+        // (one when the length is a power of two): LLVM splits a load of another length
+        // into its powers of two and inserts the bytes of the short ones one at a time.
+        let p = 1u32 << (31 - (end - first).leading_zeros());
+        let vt = wide_ty(elem, p)?.into_vector_type();
+        let load_at = |from: u32| -> R<VectorValue<'ctx>> {
+            let (at, at_align) = self.span_piece_at(p0, elem, from, align)?;
+            let load = self.l.b.build_load(vt, at, "")?;
+            crate::back::builtins::set_align(load, plain_align(at_align));
+            Ok(load.into_vector_value())
+        };
+        let head = load_at(first)?;
+        let tail = if end - first > p { Some(load_at(end - p)?) } else { None };
+        // Element j of the span: `head`'s j - first, or past it `tail`'s (p + j - (end - p)).
+        let idx: Vec<Option<u32>> = (0..w * slots)
+            .map(|j| match j {
+                j if j < first || j >= end => None,
+                j if j < first + p => Some(j - first),
+                j => Some(p + j - (end - p)),
+            })
+            .collect();
+        self.l.shuffle(head, tail, &idx)
+    }
+
+    /// `full` when every lane of `m` is on at run time, `part` otherwise; a value both give
+    /// comes out.
+    fn if_full(
+        &self,
+        m: VectorValue<'ctx>,
+        full: impl FnOnce(&Self) -> R<Option<VectorValue<'ctx>>>,
+        part: impl FnOnce(&Self) -> R<Option<VectorValue<'ctx>>>,
+    ) -> R<Option<VectorValue<'ctx>>> {
+        let n = std::num::NonZeroU32::new(m.get_type().get_size()).ok_or("an empty mask")?;
+        let it = self.l.cx().custom_width_int_type(n).map_err(|e| Error(e.to_string()))?;
+        let bits = self.l.b.build_bit_cast(m, it, "")?.into_int_value();
+        let all = self.l.b.build_int_compare(IntPredicate::EQ, bits, it.const_all_ones(), "")?;
+        let full_bb = self.l.cx().append_basic_block(self.l.llf, "mask.full");
+        let part_bb = self.l.cx().append_basic_block(self.l.llf, "mask.part");
+        let join = self.l.cx().append_basic_block(self.l.llf, "mask.join");
+        self.l.b.build_conditional_branch(all, full_bb, part_bb)?;
+        self.l.b.position_at_end(full_bb);
+        let x = full(self)?;
+        let x_end = self.l.b.get_insert_block().ok_or("builder not positioned")?;
+        self.l.b.build_unconditional_branch(join)?;
+        self.l.b.position_at_end(part_bb);
+        let y = part(self)?;
+        let y_end = self.l.b.get_insert_block().ok_or("builder not positioned")?;
+        self.l.b.build_unconditional_branch(join)?;
+        self.l.b.position_at_end(join);
+        match (x, y) {
+            (Some(x), Some(y)) => {
+                let phi = self.l.b.build_phi(x.get_type(), "")?;
+                phi.add_incoming(&[(&x, x_end), (&y, y_end)]);
+                Ok(Some(phi.as_basic_value().into_vector_value()))
+            }
+            _ => Ok(None),
         }
-        self.l.concat(&parts)
     }
 
     /// A masked load of `vt` at `at` under `m` (`align` bytes aligned; 0: unknown).
@@ -366,31 +462,7 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
         if self.l.e.masked_native {
             return masked(self);
         }
-        let n = std::num::NonZeroU32::new(m.get_type().get_size()).ok_or("an empty mask")?;
-        let it = self.l.cx().custom_width_int_type(n).map_err(|e| Error(e.to_string()))?;
-        let bits = self.l.b.build_bit_cast(m, it, "")?.into_int_value();
-        let all = self.l.b.build_int_compare(IntPredicate::EQ, bits, it.const_all_ones(), "")?;
-        let full = self.l.cx().append_basic_block(self.l.llf, "mask.full");
-        let part = self.l.cx().append_basic_block(self.l.llf, "mask.part");
-        let join = self.l.cx().append_basic_block(self.l.llf, "mask.join");
-        self.l.b.build_conditional_branch(all, full, part)?;
-        self.l.b.position_at_end(full);
-        let x = plain(self)?;
-        let x_end = self.l.b.get_insert_block().ok_or("builder not positioned")?;
-        self.l.b.build_unconditional_branch(join)?;
-        self.l.b.position_at_end(part);
-        let y = masked(self)?;
-        let y_end = self.l.b.get_insert_block().ok_or("builder not positioned")?;
-        self.l.b.build_unconditional_branch(join)?;
-        self.l.b.position_at_end(join);
-        match (x, y) {
-            (Some(x), Some(y)) => {
-                let phi = self.l.b.build_phi(x.get_type(), "")?;
-                phi.add_incoming(&[(&x, x_end), (&y, y_end)]);
-                Ok(Some(phi.as_basic_value().into_vector_value()))
-            }
-            _ => Ok(None),
-        }
+        self.if_full(m, plain, masked)
     }
 
     /// The address lane 0 of a packet's consecutive or strided access has in the work-item
