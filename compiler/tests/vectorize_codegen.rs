@@ -521,6 +521,27 @@ fn a_masked_block_of_arithmetic_only_is_not_skipped() {
 }
 
 #[test]
+fn gathers_and_scatters_whose_addresses_are_consecutive_at_run_time_are_vector_accesses() {
+    // OpenCV's pyrDown reads its source at a column reflected at the image's border,
+    // `min(max(x, -x), 2 * (cols - 1) - x)`: the analysis sees a varying index, so the load
+    // is a gather, a scalar load per lane for bytes. Away from the border the addresses are
+    // consecutive, and a full packet whose lanes' addresses are loads (and stores) them as
+    // one vector.
+    let src = r#"
+        __kernel void reflect(__global const uchar *src, __global uchar *dst, int cols) {
+            int x = get_global_id(0);
+            int c = min(max(x, -x), 2 * (cols - 1) - x);
+            dst[c] = src[c] + 1;
+        }"#;
+    for (cpu, _, ir) in width_16_on_avx2_and_avx512(src) {
+        assert!(ir.contains("@llvm.masked.gather.v16i8"), "{cpu}: the gather stays for other packets:\n{ir}");
+        assert!(ir.contains("@llvm.masked.scatter.v16i8"), "{cpu}: the scatter stays for other packets:\n{ir}");
+        assert!(ir.lines().any(|l| l.contains("load <16 x i8>, ptr")), "{cpu}: no vector load:\n{ir}");
+        assert!(ir.lines().any(|l| l.contains("store <16 x i8> ")), "{cpu}: no vector store:\n{ir}");
+    }
+}
+
+#[test]
 fn a_full_packets_span_with_holes_is_loaded_whole_without_avx512() {
     // OpenCV's countNonZero reads a `uchar4` a work-item, which clang splits into four byte
     // loads 4 bytes apart: each a span with one slot in four. Without AVX-512 their masked

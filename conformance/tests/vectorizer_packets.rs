@@ -275,3 +275,60 @@ fn border_packets_inside_on_and_across_the_border() {
         }
     }
 }
+
+#[test]
+fn gathers_and_scatters_that_turn_out_consecutive() {
+    if run_in_every_mode("gathers_and_scatters_that_turn_out_consecutive") {
+        return;
+    }
+    // A column reflected at the border (OpenCV's BORDER_REFLECT_101): a varying index to the
+    // analysis, consecutive in packets away from the border (one vector access), descending
+    // past it (a gather and a scatter, two work-items writing the same byte the same value).
+    const SRC: &str = r#"
+        __kernel void reflect(__global const uchar *src, __global uchar *dst, int cols) {
+            int x = get_global_id(0);
+            int c = min(max(x, -x), 2 * (cols - 1) - x);
+            dst[c] = (uchar)(src[c] * 3 + 1);
+        }
+        __kernel void reflect_int(__global const int *src, __global int *dst, int cols) {
+            int x = get_global_id(0);
+            int c = min(max(x, -x), 2 * (cols - 1) - x);
+            dst[c] = src[c] * 3 + 7;
+        }"#;
+    let env = device(DeviceKind::Cpu).expect("the CPU device").env();
+    let p = build(&env, SRC, &["reflect", "reflect_int"]);
+    for cols in [64usize, 61, 17] {
+        let global = 2 * cols - 1;
+        let src: Vec<u8> = (0..cols).map(|i| (i * 37 % 251) as u8).collect();
+        let srci: Vec<i32> = (0..cols as i32).map(|i| i * 1001 - 40_000).collect();
+        for local in LOCALS {
+            let l = local.map(|l| [l]);
+            let l = l.as_ref().map(|l| &l[..]);
+            if local.is_some_and(|l| global % l != 0) {
+                continue;
+            }
+            let k = kernel_of(&p, "reflect");
+            let (bs, bd) =
+                (env.buffer_from(CL_MEM_READ_ONLY, &src), env.buffer_from(CL_MEM_READ_WRITE, &vec![9u8; cols]));
+            k.set_mem(0, &bs);
+            k.set_mem(1, &bd);
+            k.set_arg(2, &(cols as i32));
+            env.run(&k, &[global], l);
+            let got: Vec<u8> = env.read(&bd, cols);
+            for (c, &v) in got.iter().enumerate() {
+                assert_eq!(v, src[c].wrapping_mul(3).wrapping_add(1), "reflect dst[{c}], cols {cols}, local {local:?}");
+            }
+            let k = kernel_of(&p, "reflect_int");
+            let (bs, bd) =
+                (env.buffer_from(CL_MEM_READ_ONLY, &srci), env.buffer_from(CL_MEM_READ_WRITE, &vec![9i32; cols]));
+            k.set_mem(0, &bs);
+            k.set_mem(1, &bd);
+            k.set_arg(2, &(cols as i32));
+            env.run(&k, &[global], l);
+            let got: Vec<i32> = env.read(&bd, cols);
+            for (c, &v) in got.iter().enumerate() {
+                assert_eq!(v, srci[c] * 3 + 7, "reflect_int dst[{c}], cols {cols}, local {local:?}");
+            }
+        }
+    }
+}

@@ -664,6 +664,33 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
                 return Ok(v.into());
             }
         }
+        // Each component is aligned to its size at most, and to what the access claims.
+        let calign = if align > 0 { ealign.min(align) } else { ealign };
+        let vt = wide_ty(elem, w)?.into_vector_type();
+        let gather = |s: &Self, pc: VectorValue<'ctx>| -> R<VectorValue<'ctx>> {
+            let call = s.l.call_intrinsic(
+                "llvm.masked.gather",
+                &[vt.into(), pw.get_type().into()],
+                &[pc.into(), mask.into(), vt.get_undef().into()],
+            )?;
+            s.l.call_align(call, 0, calign);
+            Ok(call.try_as_basic_value().basic().ok_or("gather without result")?.into_vector_value())
+        };
+        // Gathers of 32- and 64-bit elements are instructions of AVX2 and AVX-512: the test
+        // would be code at every message of a Gen build (compile time) for little gain.
+        if n == 1 && esize < 4 {
+            let loaded = self.when_consecutive(
+                pw,
+                esize,
+                |s, p0| {
+                    let load = s.l.b.build_load(vt, p0, "")?;
+                    crate::back::builtins::set_align(load, calign);
+                    Ok(Some(load.into_vector_value()))
+                },
+                |s| Ok(Some(gather(s, pw)?)),
+            )?;
+            return Ok(loaded.ok_or("a load without a value")?.into());
+        }
         let mut parts = Vec::with_capacity(n as usize);
         for c in 0..n {
             let pc = if c == 0 {
@@ -671,17 +698,38 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
             } else {
                 self.l.vector_gep(elem, pw.into(), self.l.i64().const_int(c as u64, false).into())?
             };
-            let vt = wide_ty(elem, w)?.into_vector_type();
-            let call = self.l.call_intrinsic(
-                "llvm.masked.gather",
-                &[vt.into(), pw.get_type().into()],
-                &[pc.into(), mask.into(), vt.get_undef().into()],
-            )?;
-            // Each component is aligned to its size at most, and to what the access claims.
-            self.l.call_align(call, 0, if align > 0 { ealign.min(align) } else { ealign });
-            parts.push(call.try_as_basic_value().basic().ok_or("gather without result")?.into_vector_value());
+            parts.push(gather(self, pc)?);
         }
-        Ok(if n == 1 { parts[0].into() } else { self.l.concat(&parts)?.into() })
+        Ok(self.l.concat(&parts)?.into())
+    }
+
+    /// `consecutive` (given lane 0's pointer) when every lane of the packet is active and
+    /// lane k's pointer in `pw` is lane 0's plus k * `esize` at run time, `random` otherwise:
+    /// a gather or scatter whose addresses the analysis could not follow but that turn out
+    /// consecutive becomes one vector access of the same bytes (OpenCV's `pyrDown` reflects
+    /// its column at the image's border, `min(max(x, -x), 2 * (cols - 1) - x)`, which is
+    /// the lane's own column away from the border). Used where the gather or scatter is
+    /// not an instruction: gathers of 8- and 16-bit elements (a scalar load per lane on
+    /// every x86 target) and scatters but AVX-512's of 32- and 64-bit elements; the test is
+    /// a few compares.
+    fn when_consecutive(
+        &self,
+        pw: VectorValue<'ctx>,
+        esize: i64,
+        consecutive: impl FnOnce(&Self, inkwell::values::PointerValue<'ctx>) -> R<Option<VectorValue<'ctx>>>,
+        random: impl FnOnce(&Self) -> R<Option<VectorValue<'ctx>>>,
+    ) -> R<Option<VectorValue<'ctx>>> {
+        let vs = self.l.vec.as_ref().ok_or("not in vector mode")?;
+        let (w, mask) = (vs.width, vs.mask);
+        let i64t = self.l.i64();
+        let p0 = self.l.b.build_extract_element(pw, i64t.const_zero(), "")?.into_pointer_value();
+        let a0 = self.l.b.build_ptr_to_int(p0, i64t, "")?;
+        let steps: Vec<IntValue<'ctx>> = (0..u64::from(w)).map(|k| i64t.const_int(k * esize as u64, false)).collect();
+        let want = self.l.b.build_int_add(self.l.ops().splat64(a0, w)?, VectorType::const_vector(&steps), "")?;
+        let got = self.l.b.build_ptr_to_int(pw, i64t.vec_type(w), "")?;
+        let same = self.l.b.build_int_compare(IntPredicate::EQ, got, want, "")?;
+        let both = self.l.b.build_and(same, mask, "")?;
+        self.if_full(both, |s| consecutive(s, p0), random)
     }
 
     /// A store where the pointer or the value varies.
@@ -730,24 +778,37 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
         if access == Access::Rows(esize) && n == 1 && self.rows_store(pw, xw, mask, align)? {
             return Ok(());
         }
+        let scatter = |s: &Self, part: VectorValue<'ctx>, pc: VectorValue<'ctx>| -> R<()> {
+            let call = s.l.call_intrinsic(
+                "llvm.masked.scatter",
+                &[part.get_type().into(), pw.get_type().into()],
+                &[part.into(), pc.into(), mask.into()],
+            )?;
+            s.l.call_align(call, 1, ealign.min(align));
+            Ok(())
+        };
+        // Scatters are instructions of AVX-512 only, of 32- and 64-bit elements.
+        if n == 1 && (esize < 4 || !self.l.e.masked_native) {
+            self.when_consecutive(
+                pw,
+                esize,
+                |s, p0| {
+                    let store = s.l.b.build_store(p0, xw)?;
+                    store.set_alignment(ealign.min(align)).map_err(|e| Error(e.to_string()))?;
+                    Ok(None)
+                },
+                |s| scatter(s, xw, pw).map(|_| None),
+            )?;
+            return Ok(());
+        }
         for c in 0..n {
             let pc = if c == 0 {
                 pw
             } else {
                 self.l.vector_gep(elem, pw.into(), self.l.i64().const_int(c as u64, false).into())?
             };
-            let part = if n == 1 {
-                xw
-            } else {
-                let idx: Vec<Option<u32>> = (0..w).map(|k| Some(c * w + k)).collect();
-                self.l.shuffle(xw, None, &idx)?
-            };
-            let call = self.l.call_intrinsic(
-                "llvm.masked.scatter",
-                &[part.get_type().into(), pw.get_type().into()],
-                &[part.into(), pc.into(), mask.into()],
-            )?;
-            self.l.call_align(call, 1, ealign.min(align));
+            let idx: Vec<Option<u32>> = (0..w).map(|k| Some(c * w + k)).collect();
+            scatter(self, self.l.shuffle(xw, None, &idx)?, pc)?;
         }
         Ok(())
     }
