@@ -658,3 +658,41 @@ fn a_struct_passed_by_value_is_the_callees_own_copy() {
         }
     });
 }
+
+/// `SOFTCL_PERF_MAP=1`: each loaded kernel's code gets a line `<start> <size> softcl:<name>`
+/// in `/tmp/perf-<pid>.map`, which `perf report` reads to name JIT code, the start the
+/// kernel's entry and the size its function's in the object file.
+#[test]
+fn perf_map_names_each_kernels_code() {
+    const CHILD: &str = "SOFTCL_PERF_MAP_TEST_CHILD";
+    if run_in_modes(
+        CHILD,
+        "perf_map_names_each_kernels_code",
+        &[("perf-map", vec![("SOFTCL_PERF_MAP", "1"), ("SOFTCL_CACHE", "0")])],
+    ) {
+        return;
+    }
+    let path = format!("/tmp/perf-{}.map", std::process::id());
+    let _ = std::fs::remove_file(&path);
+    for_each_device(|d| {
+        let env = d.env();
+        let p = env.build(
+            "__kernel void perf_map_first(__global int *a) { a[get_global_id(0)] += 1; }
+             __kernel void perf_map_second(__global float *a) { a[get_global_id(0)] *= 2.0f; }",
+            "",
+        );
+        let k = kernel_of(&p, "perf_map_second");
+        let b = env.buffer_from(CL_MEM_READ_WRITE, &[1.0f32; 64]);
+        k.set_mem(0, &b);
+        env.run(&k, &[64], None);
+        assert_eq!(env.read::<f32>(&b, 64), vec![2.0f32; 64], "{}", d.name);
+    });
+    let map = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let _ = std::fs::remove_file(&path);
+    for name in ["perf_map_first", "perf_map_second"] {
+        let line = map.lines().find(|l| l.ends_with(&format!(" softcl:{name}"))).unwrap_or_else(|| panic!("{map}"));
+        let f: Vec<&str> = line.split(' ').collect();
+        let (start, size) = (u64::from_str_radix(f[0], 16), u64::from_str_radix(f[1], 16));
+        assert!(start.is_ok_and(|s| s > 0) && size.is_ok_and(|s| s > 16), "{line}");
+    }
+}

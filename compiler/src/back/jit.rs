@@ -4,9 +4,18 @@
 //! links it. Undefined symbols (libm's `sinf`, `memcpy`, libgcc's `__truncdfhf2`, ...) are
 //! resolved from the running process by a dynamic-library search generator.
 //!
+//! With `SOFTCL_PERF_MAP=1` each loaded program's kernels are appended to
+//! `/tmp/perf-<pid>.map` ([`perf_map`]), the file `perf report` reads to name code that no
+//! ELF file on disk describes: their samples show as `softcl:<kernel>` instead of bare
+//! addresses.
+//!
 //! This file is the only place where the back end talks to LLVM through raw pointers.
 
 use llvm_sys::error::{LLVMDisposeErrorMessage, LLVMErrorRef, LLVMGetErrorMessage};
+use llvm_sys::object::{
+    LLVMCreateBinary, LLVMDisposeBinary, LLVMDisposeSymbolIterator, LLVMGetSymbolName, LLVMGetSymbolSize,
+    LLVMMoveToNextSymbol, LLVMObjectFileCopySymbolIterator, LLVMObjectFileIsSymbolIteratorAtEnd,
+};
 use llvm_sys::orc2::lljit::{
     LLVMOrcCreateLLJIT, LLVMOrcDisposeLLJIT, LLVMOrcLLJITAddObjectFile, LLVMOrcLLJITGetGlobalPrefix,
     LLVMOrcLLJITGetMainJITDylib, LLVMOrcLLJITLookup, LLVMOrcLLJITMangleAndIntern, LLVMOrcLLJITRef,
@@ -16,6 +25,7 @@ use llvm_sys::orc2::{
     LLVMOrcCSymbolMapPair, LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess, LLVMOrcDefinitionGeneratorRef,
     LLVMOrcDisposeMaterializationUnit, LLVMOrcJITDylibAddGenerator, LLVMOrcJITDylibDefine,
 };
+use std::collections::HashMap;
 use std::ffi::{c_char, CStr, CString};
 
 /// Takes an `LLVMErrorRef` and returns its message (`None` for success).
@@ -154,5 +164,63 @@ impl Jit {
             addrs.push(addr as usize);
         }
         Ok((jit, addrs))
+    }
+}
+
+/// The size in bytes of each symbol of `object` (an ELF relocatable); empty when LLVM cannot
+/// read it.
+fn symbol_sizes(object: &[u8]) -> HashMap<String, u64> {
+    let mut sizes = HashMap::new();
+    let name = CString::new("softcl-program").unwrap_or_default();
+    // SAFETY: the memory buffer copies `object` and is owned by the binary created from it
+    // (disposed of with it); the symbol iterator belongs to that binary and is disposed of
+    // before it; each name is a NUL-terminated string owned by the binary, copied at once.
+    unsafe {
+        let buf = llvm_sys::core::LLVMCreateMemoryBufferWithMemoryRangeCopy(
+            object.as_ptr() as *const c_char,
+            object.len(),
+            name.as_ptr(),
+        );
+        let mut err: *mut c_char = std::ptr::null_mut();
+        let bin = LLVMCreateBinary(buf, std::ptr::null_mut(), &mut err);
+        if bin.is_null() {
+            if !err.is_null() {
+                LLVMDisposeErrorMessage(err);
+            }
+            llvm_sys::core::LLVMDisposeMemoryBuffer(buf);
+            return sizes;
+        }
+        let it = LLVMObjectFileCopySymbolIterator(bin);
+        while LLVMObjectFileIsSymbolIteratorAtEnd(bin, it) == 0 {
+            let n = LLVMGetSymbolName(it);
+            if !n.is_null() {
+                sizes.insert(CStr::from_ptr(n).to_string_lossy().into_owned(), LLVMGetSymbolSize(it));
+            }
+            LLVMMoveToNextSymbol(it);
+        }
+        LLVMDisposeSymbolIterator(it);
+        LLVMDisposeBinary(bin);
+        llvm_sys::core::LLVMDisposeMemoryBuffer(buf);
+    }
+    sizes
+}
+
+/// With `SOFTCL_PERF_MAP=1`: appends a line `<start> <size> softcl:<label>` (hex) for each
+/// of `symbols`, linked at `addrs`, to `/tmp/perf-<pid>.map`. Nothing happens without it, and
+/// a file that cannot be written is only a missing name in perf's report.
+pub fn perf_map(object: &[u8], symbols: &[String], addrs: &[usize], labels: &[String]) {
+    if std::env::var("SOFTCL_PERF_MAP").map_or(true, |v| v != "1") {
+        return;
+    }
+    use std::io::Write;
+    let sizes = symbol_sizes(object);
+    let mut lines = String::new();
+    for ((s, a), l) in symbols.iter().zip(addrs).zip(labels) {
+        let size = sizes.get(s).copied().filter(|&n| n > 0).unwrap_or(1);
+        lines += &format!("{a:x} {size:x} softcl:{l}\n");
+    }
+    let path = format!("/tmp/perf-{}.map", std::process::id());
+    if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+        let _ = f.write_all(lines.as_bytes());
     }
 }

@@ -206,6 +206,8 @@ pub fn load(image: NativeImage, module: &ir::Module, target: &Target) -> Result<
     let symbols: Vec<String> = (0..image.kernels.len()).map(entry_symbol).collect();
     let host = host::resolve(&image.host_symbols).map_err(fail)?;
     let (jit, addrs) = jit::Jit::load(&image.object, &symbols, &host).map_err(fail)?;
+    let labels: Vec<String> = image.kernels.iter().map(|k| k.name.clone()).collect();
+    jit::perf_map(&image.object, &symbols, &addrs, &labels);
     let mut kernels = Vec::with_capacity(image.kernels.len());
     let gen_source = gen::GenSource::for_target(module, target);
     for (info, addr) in image.kernels.iter().cloned().zip(addrs) {
