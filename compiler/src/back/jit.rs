@@ -132,17 +132,11 @@ impl Jit {
             }
         }
 
-        let name = CString::new("softcl-program").unwrap_or_default();
-        // SAFETY: the memory buffer copies `object`; LLVMOrcLLJITAddObjectFile takes
-        // ownership of the buffer whether it succeeds or fails.
+        // SAFETY: LLVMOrcLLJITAddObjectFile takes ownership of the buffer (a copy of
+        // `object`) whether it succeeds or fails.
         let err = unsafe {
             let jd = LLVMOrcLLJITGetMainJITDylib(jit.jit);
-            let buf = llvm_sys::core::LLVMCreateMemoryBufferWithMemoryRangeCopy(
-                object.as_ptr() as *const c_char,
-                object.len(),
-                name.as_ptr(),
-            );
-            LLVMOrcLLJITAddObjectFile(jit.jit, jd, buf)
+            LLVMOrcLLJITAddObjectFile(jit.jit, jd, object_buffer(object))
         };
         if let Some(e) = take_error(err) {
             return Err(format!("the JIT rejected the object file: {e}"));
@@ -167,20 +161,31 @@ impl Jit {
     }
 }
 
+/// A new LLVM memory buffer holding a copy of `object`; the caller disposes of it or hands
+/// it to an API that takes it over.
+fn object_buffer(object: &[u8]) -> llvm_sys::prelude::LLVMMemoryBufferRef {
+    let name = CString::new("softcl-program").unwrap_or_default();
+    // SAFETY: the call copies `object.len()` bytes from a live slice and the name, which
+    // outlives the call; the returned buffer owns its copy.
+    unsafe {
+        llvm_sys::core::LLVMCreateMemoryBufferWithMemoryRangeCopy(
+            object.as_ptr() as *const c_char,
+            object.len(),
+            name.as_ptr(),
+        )
+    }
+}
+
 /// The size in bytes of each symbol of `object` (an ELF relocatable); empty when LLVM cannot
 /// read it.
 fn symbol_sizes(object: &[u8]) -> HashMap<String, u64> {
     let mut sizes = HashMap::new();
-    let name = CString::new("softcl-program").unwrap_or_default();
-    // SAFETY: the memory buffer copies `object` and is owned by the binary created from it
-    // (disposed of with it); the symbol iterator belongs to that binary and is disposed of
-    // before it; each name is a NUL-terminated string owned by the binary, copied at once.
+    // SAFETY: the binary reads the buffer (a copy of `object`) without taking it over, and
+    // the buffer is disposed of after the binary; the symbol iterator belongs to the binary
+    // and is disposed of before it; each name is a NUL-terminated string owned by the
+    // binary, copied at once.
     unsafe {
-        let buf = llvm_sys::core::LLVMCreateMemoryBufferWithMemoryRangeCopy(
-            object.as_ptr() as *const c_char,
-            object.len(),
-            name.as_ptr(),
-        );
+        let buf = object_buffer(object);
         let mut err: *mut c_char = std::ptr::null_mut();
         let bin = LLVMCreateBinary(buf, std::ptr::null_mut(), &mut err);
         if bin.is_null() {

@@ -37,10 +37,11 @@
 //!
 //! Step 1 comes first so that kernels it rescued before steps 2 and 3 existed keep the module
 //! and the build time they had, except for a refusal of a `freeze`, where step 4 on the
-//! first attempt's module comes first: the unoptimised module keeps every local in a variable, which the middle end sees
-//! as memory (a division beside a remainder of the same operands, which the optimiser
-//! computes from frozen operands, is common: OpenCV's `morph` kept its locals in work-item
-//! state across its barrier and stored its result by a scatter, 1.7x as slow).
+//! first attempt's module comes first: the unoptimised module keeps every local in a
+//! variable, which the middle end sees as memory (a division beside a remainder of the same
+//! operands, which the optimiser computes from frozen operands, is common: OpenCV's `morph`
+//! kept its locals in work-item state across its barrier and stored its result by a
+//! scatter, 1.7x as slow).
 //!
 //! The back end optimises with LLVM 22 in any case, but SoftCL's own passes run before it
 //! and see what the rescued module holds. A build with `-cl-opt-disable`, whose first
