@@ -11,7 +11,7 @@ use inkwell::values::FunctionValue;
 
 /// `mathlib`'s, `imagelib`'s and the Gen counting's functions by the names generated code
 /// calls them by.
-fn mathlib() -> [(&'static str, usize); 17] {
+fn mathlib() -> [(&'static str, usize); 18] {
     [
         ("softcl_cbrt", mathlib::softcl_cbrt as *const () as usize),
         ("softcl_rootn", mathlib::softcl_rootn as *const () as usize),
@@ -30,6 +30,7 @@ fn mathlib() -> [(&'static str, usize); 17] {
         ("softcl_image_pixel_bytes", imagelib::softcl_image_pixel_bytes as *const () as usize),
         ("softcl_image_sampled_lines", imagelib::softcl_image_sampled_lines as *const () as usize),
         ("softcl_gen_hot_addresses", super::gen::hot::softcl_gen_hot_addresses as *const () as usize),
+        (super::gen::helpers::SYMBOL, super::gen::helpers::softcl_gen_count as *const () as usize),
     ]
 }
 

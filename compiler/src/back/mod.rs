@@ -373,7 +373,6 @@ fn emit(
             Some(_) => Some(kernel.info.gen.as_ref().ok_or_else(|| kerr(Error("no Gen instrumentation".into())))?),
             None => None,
         };
-        let gen_host = target::HostTarget::of_machine(tm);
         if let Some(report) = &d.report {
             eprintln!("softcl {report}");
             log.push_str(&format!("{report}\n"));
@@ -440,7 +439,7 @@ fn emit(
                         vector::enable(&mut l, lanes, wa)?;
                     }
                     if let Some(p) = gen_plan {
-                        gen::enable(&mut l, p, &gen_host)?;
+                        gen::enable(&mut l, p)?;
                     }
                     l.stream_stores = stream;
                     l.lower()

@@ -12,9 +12,8 @@
 //!   uniform address is one line (or the lines its bytes span); a strided access with a
 //!   scalar base and a contiguous mask has a closed form (the first and last line for strides
 //!   up to 64 bytes; one line per lane for multiples of 64 whose lanes do not cross a line);
-//!   anything else counts distinct lines among the lanes' addresses (`helpers`: with
-//!   AVX-512 `vpconflictd` when the host has it, up to 16 values, else comparing each lane
-//!   with the earlier ones).
+//!   anything else counts distinct lines among the lanes' addresses (`helpers`: a host
+//!   function the generated code calls).
 //!
 //! Counters are added to the array at `ctx.gen_counters` (passed to the work-item function
 //! as a `noalias` parameter), so a device that gives all the hardware threads of a
@@ -25,7 +24,6 @@ mod rows;
 
 use super::helpers::{self as gen_helpers, Helper};
 use crate::back::llvm::{as_ptr, bail, gep, FnLower, LowerHook, Val, R};
-use crate::back::target::HostTarget;
 use crate::back::vector::VecLower;
 use crate::gen_abi::{self, site_word, AccessKind, GenKernelInfo};
 use crate::ir::{GenAccess, Inst, InstData, Value};
@@ -63,10 +61,6 @@ const PENDING_MESSAGES: usize = 32;
 pub struct GenState<'a, 'ctx> {
     /// The kernel's sites and blocks (`KernelInfo::gen`).
     plan: &'a GenKernelInfo,
-    /// The host has AVX-512 CD (`vpconflictd`).
-    conflict: bool,
-    /// The target the general counts' helpers are compiled for (`helpers`).
-    host: HostTarget,
     /// The counter array.
     counters: PointerValue<'ctx>,
     /// What the counting code knows about the current mask, computed once per block (and
@@ -97,7 +91,6 @@ struct PendingLines<'ctx> {
     stride: i64,
     bytes: u64,
     mask: VectorValue<'ctx>,
-    conflict: bool,
 }
 
 /// Facts about a lane mask, shared by the block's sites.
@@ -121,25 +114,16 @@ pub struct GenLower<'l, 'a, 'ctx, 'ir> {
 }
 
 /// Turns on counting for the function `l` lowers (vectorized first: `back::vector::enable`)
-/// for the kernel's `plan`, the general counts' helpers compiled for `host`. Its hook is
-/// asked before any other: it must see every instruction.
-pub fn enable<'a, 'ctx, 'ir>(l: &mut FnLower<'a, 'ctx, 'ir>, plan: &'a GenKernelInfo, host: &HostTarget) -> R<()> {
+/// for the kernel's `plan`. Its hook is asked before any other: it must see every
+/// instruction.
+pub fn enable<'a, 'ctx, 'ir>(l: &mut FnLower<'a, 'ctx, 'ir>, plan: &'a GenKernelInfo) -> R<()> {
     if l.vec.is_none() {
         bail!("a Gen-instrumented build must be vectorized");
     }
     // The counter array is the work-item function's last parameter.
     let counters = l.llf.get_last_param().ok_or("no counter parameter")?.into_pointer_value();
-    let state = GenState {
-        plan,
-        conflict: host.features.split(',').any(|x| x == "+avx512cd"),
-        host: host.clone(),
-        counters,
-        mask: None,
-        pending: Vec::new(),
-        adds: Vec::new(),
-        slots: Vec::new(),
-        memos: 0,
-    };
+    let state =
+        GenState { plan, counters, mask: None, pending: Vec::new(), adds: Vec::new(), slots: Vec::new(), memos: 0 };
     l.add_first_hook(Box::new(CountingHook(state)));
     Ok(())
 }
@@ -296,11 +280,10 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
         let g = &*self.g;
         let site = g.plan.sites.get(s as usize).ok_or_else(|| format!("gen.count {s} is not a site of the plan"))?;
         let site = site.clone();
-        let conflict = g.conflict;
         let ptr = match access {
             GenAccess::Memory { ptr } => ptr,
             GenAccess::Image { image, sampler, coord } => {
-                return self.gen_image_access(s, image, sampler, coord, conflict);
+                return self.gen_image_access(s, image, sampler, coord);
             }
         };
         let vs = self.l.vec.as_ref().ok_or("not in vector mode")?;
@@ -359,7 +342,7 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
                     let lines = self.l.b.build_int_mul(n, any, "")?;
                     self.gen_add_later(self.site_word(s, LINES)?, lines)
                 }
-                (None, Some(pw)) => self.gen_lines(self.site_word(s, LINES)?, pw, mi, shape, bytes, conflict),
+                (None, Some(pw)) => self.gen_lines(self.site_word(s, LINES)?, pw, mi, shape, bytes),
                 _ => bail!("no address"),
             };
         }
@@ -378,7 +361,7 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
         };
         let (mut cycles, mut base, mut worst) = (c64(0), c64(0), c64(0));
         for (d, n) in parts {
-            let (ceil16, ways) = self.slm_message(d, dwords, write, shape, pws, &mi, conflict)?;
+            let (ceil16, ways) = self.slm_message(d, dwords, write, shape, pws, &mi)?;
             let one = self.umax(ceil16, ways)?;
             cycles = self.l.b.build_int_add(cycles, self.l.b.build_int_mul(one, c64(n), "")?, "")?;
             base = self.l.b.build_int_add(base, self.l.b.build_int_mul(ceil16, c64(n), "")?, "")?;
@@ -402,7 +385,6 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
         shape: Shape,
         pws: Option<VectorValue<'ctx>>,
         mi: &MaskInfo<'ctx>,
-        conflict: bool,
     ) -> R<(IntValue<'ctx>, IntValue<'ctx>)> {
         let i64t = self.l.i64();
         let c64 = |x: u64| i64t.const_int(x, false);
@@ -437,7 +419,7 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
                         all = s.l.ops().concat2(all, next)?;
                         all_mask = s.l.ops().concat2(all_mask, mask)?;
                     }
-                    s.bank_ways(all, all_mask, distinct, conflict)
+                    s.bank_ways(all, all_mask, distinct)
                 };
                 if packed {
                     self.closed_or(mi.contiguous, ceil16, wide)?
@@ -450,7 +432,7 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
                 let closed = c64(rows_ways.unwrap_or(0));
                 let full = self.l.b.build_int_compare(IntPredicate::EQ, active, c64(u64::from(w)), "")?;
                 let addrs = addrs_of(self, pw)?;
-                self.closed_or(full, closed, |s| s.bank_ways(addrs, mask, write, conflict))?
+                self.closed_or(full, closed, |s| s.bank_ways(addrs, mask, write))?
             }
             Some(pw) => {
                 // Lanes a multiple of 4 bytes apart under a contiguous mask visit the banks
@@ -476,13 +458,13 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
                         let a0 = self.l.b.build_ptr_to_int(p0, i64t, "")?;
                         self.closed_or(ok, closed, |s| {
                             let addrs = s.strided_addrs(a0, st, w)?;
-                            s.bank_ways(addrs, mask, true, conflict)
+                            s.bank_ways(addrs, mask, true)
                         })?
                     }
                     None => {
                         let distinct = write || matches!(shape, Shape::Strided(st) if st.unsigned_abs() >= 4);
                         let addrs = addrs_of(self, pw)?;
-                        self.bank_ways(addrs, mask, distinct, conflict)?
+                        self.bank_ways(addrs, mask, distinct)?
                     }
                 }
             }
@@ -492,15 +474,9 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
 
     /// The most dwords (reads; all lanes' dwords are distinct when `distinct`) or lanes
     /// (`distinct` for writes) one of the 16 SLM banks gets from the lanes of `mask`.
-    fn bank_ways(
-        &mut self,
-        addrs: VectorValue<'ctx>,
-        mask: VectorValue<'ctx>,
-        distinct: bool,
-        conflict: bool,
-    ) -> R<IntValue<'ctx>> {
+    fn bank_ways(&mut self, addrs: VectorValue<'ctx>, mask: VectorValue<'ctx>, distinct: bool) -> R<IntValue<'ctx>> {
         let w = mask.get_type().get_size();
-        self.call_helper(Helper::Banks { w, distinct, conflict }, addrs, mask)
+        self.call_helper(Helper::Banks { w, distinct }, addrs, mask)
     }
 
     /// Adds the active lanes' addresses of an atomic message to the worker's hot-address
@@ -575,8 +551,7 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
                 s
             }
         };
-        let host = &self.g.host;
-        gen_helpers::call(&self.l.ops(), helper, host, slot, memo, addrs, mask)
+        gen_helpers::call(&self.l.ops(), helper, slot, memo, addrs, mask)
     }
 
     /// The L3 lines and useful bytes of image access site `s`: a sampled read of one image
@@ -586,14 +561,7 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
     /// (`imagelib::softcl_image_texel_address`, for every lane: inactive ones are masked
     /// off by the count) by the general form. The useful bytes are the active lanes' pixel
     /// sizes, which the image bound at run time decides (`gen_abi::useful_bytes_word`).
-    fn gen_image_access(
-        &mut self,
-        s: u32,
-        image: Value,
-        sampler: Option<Value>,
-        coord: Value,
-        conflict: bool,
-    ) -> R<()> {
+    fn gen_image_access(&mut self, s: u32, image: Value, sampler: Option<Value>, coord: Value) -> R<()> {
         let vs = self.l.vec.as_ref().ok_or("not in vector mode")?;
         let w = vs.width;
         let mi = self.mask_info()?;
@@ -653,7 +621,7 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
             }
         };
         // A pixel (1-16 bytes, aligned to its size) lies in one line: its first byte decides.
-        let lines = self.general_lines(addrs, mi.mask, 1, conflict)?;
+        let lines = self.general_lines(addrs, mi.mask, 1)?;
         self.gen_add_later(self.site_word(s, LINES)?, lines)?;
         self.gen_add_later(word as u32, useful)
     }
@@ -662,15 +630,7 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
     /// the pointers `pw` (`<W x ptr>`) of shape `shape`, added to counter `word`. A strided
     /// access with a closed form is counted at the end of the block with the block's other
     /// ones ([`Self::gen_flush`]).
-    fn gen_lines(
-        &mut self,
-        word: u32,
-        pw: VectorValue<'ctx>,
-        mi: MaskInfo<'ctx>,
-        shape: Shape,
-        bytes: u64,
-        conflict: bool,
-    ) -> R<()> {
+    fn gen_lines(&mut self, word: u32, pw: VectorValue<'ctx>, mi: MaskInfo<'ctx>, shape: Shape, bytes: u64) -> R<()> {
         let mask = mi.mask;
         let i64t = self.l.i64();
         let c64 = |x: u64| i64t.const_int(x, false);
@@ -684,13 +644,13 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
                 let addrs = addrs_of(self)?;
                 let full = self.l.b.build_int_compare(IntPredicate::EQ, mi.active, c64(u64::from(w)), "")?;
                 let closed = self.rows_lines(addrs, (sx, sy), wx, rows, bytes)?;
-                let lines = self.closed_or(full, closed, |s| s.general_lines(addrs, mask, bytes, conflict))?;
+                let lines = self.closed_or(full, closed, |s| s.general_lines(addrs, mask, bytes))?;
                 return self.gen_add_later(word, lines);
             }
         }
         let Shape::Strided(s) = shape else {
             let addrs = addrs_of(self)?;
-            let lines = self.general_lines(addrs, mask, bytes, conflict)?;
+            let lines = self.general_lines(addrs, mask, bytes)?;
             return self.gen_add_later(word, lines);
         };
         let span = s != 0 && s.unsigned_abs() <= 64;
@@ -700,7 +660,7 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
         let a0 = self.l.b.build_ptr_to_int(p0, i64t, "")?;
         if !(span || line_per_lane) {
             let addrs = self.strided_addrs(a0, s, w)?;
-            let lines = self.general_lines(addrs, mask, bytes, conflict)?;
+            let lines = self.general_lines(addrs, mask, bytes)?;
             return self.gen_add_later(word, lines);
         }
         // The condition for the closed form, and its value.
@@ -721,7 +681,7 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
             let end = self.l.b.build_int_add(off, c64(bytes), "")?;
             (self.l.b.build_int_compare(IntPredicate::ULE, end, c64(64), "")?, mi.active)
         };
-        let pending = PendingLines { word, ok, closed, a0, stride: s, bytes, mask, conflict };
+        let pending = PendingLines { word, ok, closed, a0, stride: s, bytes, mask };
         self.g.pending.push(pending);
         Ok(())
     }
@@ -748,7 +708,7 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
                 let w = p.mask.get_type().get_size();
                 general.push(self.closed_or(p.ok, p.closed, |sf| {
                     let addrs = sf.strided_addrs(p.a0, p.stride, w)?;
-                    sf.general_lines(addrs, p.mask, p.bytes, p.conflict)
+                    sf.general_lines(addrs, p.mask, p.bytes)
                 })?);
             }
             let slow_end = self.l.b.get_insert_block().ok_or("builder not positioned")?;
@@ -810,15 +770,9 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
     }
 
     /// Distinct lines among the lanes' byte ranges (the shared helper).
-    fn general_lines(
-        &mut self,
-        addrs: VectorValue<'ctx>,
-        mask: VectorValue<'ctx>,
-        bytes: u64,
-        conflict: bool,
-    ) -> R<IntValue<'ctx>> {
+    fn general_lines(&mut self, addrs: VectorValue<'ctx>, mask: VectorValue<'ctx>, bytes: u64) -> R<IntValue<'ctx>> {
         let w = mask.get_type().get_size();
-        self.call_helper(Helper::Lines { w, bytes, conflict }, addrs, mask)
+        self.call_helper(Helper::Lines { w, bytes }, addrs, mask)
     }
 
     /// For the Gen model: the pixel size in bytes of (one lane's) image `img`

@@ -12,9 +12,9 @@
 //!   linear local ids (a hardware thread spanning rows); vector mode's
 //!   `VecLower::linear_work_item` gives the ids of such lanes.
 //! - [`enable`] (`hooks`): counting, as a hook of the lowering core; `helpers`: the general
-//!   counts, compiled once per process.
+//!   counts, host functions the counting code calls.
 
-mod helpers;
+pub(crate) mod helpers;
 mod hooks;
 pub(crate) mod hot;
 
