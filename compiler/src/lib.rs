@@ -332,12 +332,28 @@ impl NativeKernel {
         unsafe { (self.entry)(block, ctx, first, end, resume_at) }
     }
 
-    /// The Gen-instrumented build of this kernel at `build.simd` (8, 16 or 32), compiled at the
-    /// first call for that width and lane layout and cached with the program; `None` when this
-    /// kernel does not come from a Gen device's build. `Err` is the reason the kernel cannot
-    /// run vectorized at that width (the device then runs this scalar build, uncounted). The
-    /// returned kernel stays callable while the returned program lives.
-    pub fn gen_variant(&self, build: GenBuild) -> Option<Result<(NativeKernel, Arc<NativeProgram>), String>> {
-        self.gen_source.as_ref().map(|s| s.variant(&self.info.name, build))
+    /// The Gen-instrumented build of this kernel at `build.simd` (8, 16 or 32) for a launch
+    /// of `items` work-items, compiled at the first call for that width and lane layout and
+    /// cached with the program, in two tiers: quick to compile first, the default level once
+    /// the kernel's runs ([`NativeKernel::gen_ran`]) have taken as long as that compile (a
+    /// launch of `back::gen::QUICK_VARIANT_MAX_ITEMS` or more gets the default level at
+    /// once). `None` when this kernel does not come from a Gen device's build. `Err` is the
+    /// reason the kernel cannot run vectorized at that width (the device then runs this
+    /// scalar build, uncounted). The returned kernel stays callable while the returned
+    /// program lives.
+    pub fn gen_variant(
+        &self,
+        build: GenBuild,
+        items: u64,
+    ) -> Option<Result<(NativeKernel, Arc<NativeProgram>), String>> {
+        self.gen_source.as_ref().map(|s| s.variant(&self.info.name, build, items))
+    }
+
+    /// Tells this kernel's Gen build that a launch ran `build`'s variant for `host_time`
+    /// (what decides when its quick tier is compiled again at the default level).
+    pub fn gen_ran(&self, build: GenBuild, host_time: std::time::Duration) {
+        if let Some(s) = &self.gen_source {
+            s.ran(&self.info.name, build, host_time);
+        }
     }
 }

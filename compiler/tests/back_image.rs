@@ -591,7 +591,7 @@ fn gen_variants_of_one_source_are_compiled_once() {
     let src = "kernel void k(read_only image2d_t i, global float4 *o) {\n\
                int x = get_global_id(0); o[x] = read_imagef(i, (int2)(x, 0)); }";
     let simd16 = GenBuild { simd: 16, linear_lanes: false, row_width: 0 };
-    let variant = |p: &NativeProgram| p.kernel("k").unwrap().gen_variant(simd16).expect("a Gen build").unwrap().1;
+    let variant = |p: &NativeProgram| p.kernel("k").unwrap().gen_variant(simd16, 0).expect("a Gen build").unwrap().1;
     let (a, b) = (build(src, &t), build(src, &t));
     assert!(!Arc::ptr_eq(&a, &b), "two programs");
     assert!(Arc::ptr_eq(&variant(&a), &variant(&b)), "one variant");

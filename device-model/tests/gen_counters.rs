@@ -63,7 +63,7 @@ fn run(
     // A one-row work-group runs the row variant whatever its width (its tail packet masked).
     let linear = local[1] * local[2] > 1 && !local[0].is_multiple_of(simd);
     let info = k
-        .gen_variant(GenBuild { simd: simd as u32, linear_lanes: linear, row_width: 0 })
+        .gen_variant(GenBuild { simd: simd as u32, linear_lanes: linear, row_width: 0 }, 0)
         .expect("a Gen build")
         .expect("vectorized at SIMD16")
         .0
@@ -442,7 +442,7 @@ fn long16_messages_at_simd32_are_counted() {
     for kernel in ["copy16", "private16"] {
         let k = program.kernel(kernel).unwrap();
         let info = k
-            .gen_variant(GenBuild { simd: 32, linear_lanes: false, row_width: 0 })
+            .gen_variant(GenBuild { simd: 32, linear_lanes: false, row_width: 0 }, 0)
             .expect("a Gen build")
             .unwrap_or_else(|e| panic!("{kernel}: no instrumented SIMD32 variant: {e}"))
             .0
@@ -1176,7 +1176,7 @@ fn a_register_tile_stays_in_registers_at_the_width_where_it_fits() {
         }
         // The variant the launch ran (rows of 16 are whole SIMD8 or SIMD16 threads).
         let simd = [8, 16, 32].into_iter().find(|w| r.report.as_deref().unwrap_or("").contains(&format!("SIMD{w} ")));
-        let info = k.gen_variant(GenBuild { simd: simd.unwrap_or(8), linear_lanes: simd == Some(32), row_width: 0 });
+        let info = k.gen_variant(GenBuild { simd: simd.unwrap_or(8), linear_lanes: simd == Some(32), row_width: 0 }, 0);
         let info = info.expect("a Gen build").expect("vectorized").0.info.gen.expect("instrumented");
         let runs = sum.runs.lock().unwrap();
         let scratch: u64 = (0..info.sites.len())

@@ -983,7 +983,7 @@ fn model_observes_a_gen_launch() {
     // (scalar, uncounted) build has nothing to model.
     assert_eq!(GenModel::new(dev.config(), &kernel.info, shape.clone()).finish().launch_report().device_time_ns, None);
     let variant = kernel
-        .gen_variant(softcl_compiler::GenBuild { simd, linear_lanes: false, row_width: 0 })
+        .gen_variant(softcl_compiler::GenBuild { simd, linear_lanes: false, row_width: 0 }, 0)
         .expect("a Gen build")
         .expect("vectorized");
     let model = Arc::new(GenModel::new(dev.config(), &variant.0.info, shape));

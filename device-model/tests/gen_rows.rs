@@ -104,7 +104,7 @@ fn run(
             .report
             .unwrap_or_default();
     let info: GenKernelInfo = k
-        .gen_variant(GenBuild { simd, linear_lanes: true, row_width: 0 })
+        .gen_variant(GenBuild { simd, linear_lanes: true, row_width: 0 }, 0)
         .expect("a Gen build")
         .unwrap_or_else(|e| panic!("{kernel}: no linear-lanes variant: {e}"))
         .0

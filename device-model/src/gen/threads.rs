@@ -33,16 +33,20 @@ pub(crate) struct GenThreads {
     linear: Option<NativeKernel>,
     /// The rows variant and the `local_size[0]` it was built for.
     rows: Option<(u64, NativeKernel)>,
+    /// The builds of the variants in use, for [`GenThreads::builds`].
+    builds: Vec<GenBuild>,
     /// Keeps the variants' code alive.
     _programs: Vec<Arc<NativeProgram>>,
 }
 
 impl GenThreads {
-    /// The kernel for a launch at `simd` whose work-groups have these sizes along dimensions
-    /// 0 and 1 (and are each `one_row`, or not); the second value says how it runs (for the
-    /// launch report). `rows`: the rows variant may run work-groups it fits.
+    /// The kernel for a launch of `items` work-items at `simd` whose work-groups have these
+    /// sizes along dimensions 0 and 1 (and are each `one_row`, or not); the second value
+    /// says how it runs (for the launch report). `rows`: the rows variant may run
+    /// work-groups it fits.
     pub(crate) fn new(
         kernel: &NativeKernel,
+        items: u64,
         simd: u32,
         x_sizes: &[usize],
         y_sizes: &[usize],
@@ -58,6 +62,7 @@ impl GenThreads {
                 row: None,
                 linear: None,
                 rows: None,
+                builds: Vec::new(),
                 _programs: Vec::new(),
             };
             (me, why)
@@ -76,12 +81,15 @@ impl GenThreads {
                 .iter()
                 .any(|&x| !(x.is_multiple_of(simd as usize) || need_rows && y_sizes.iter().all(|&y| fits_rows(x, y))));
         let mut programs = Vec::new();
+        let mut builds = Vec::new();
         let mut get = |linear_lanes: bool, row_width: usize| -> Result<Option<NativeKernel>, String> {
-            match kernel.gen_variant(GenBuild { simd, linear_lanes, row_width: row_width as u32 }) {
+            let build = GenBuild { simd, linear_lanes, row_width: row_width as u32 };
+            match kernel.gen_variant(build, items) {
                 None => Err("not a Gen build".into()),
                 Some(Err(e)) => Err(e),
                 Some(Ok((k, p))) => {
                     programs.push(p);
+                    builds.push(build);
                     Ok(Some(k))
                 }
             }
@@ -121,8 +129,16 @@ impl GenThreads {
             (_, None, Some(_)) => "vectorized, linear lanes of whole rows",
             _ => "vectorized",
         };
-        let me = GenThreads { simd, one_row, info, scalar: kernel.clone(), row, linear, rows, _programs: programs };
+        let me =
+            GenThreads { simd, one_row, info, scalar: kernel.clone(), row, linear, rows, builds, _programs: programs };
         (me, how.into())
+    }
+}
+
+impl GenThreads {
+    /// The builds of the variants this launch runs (none when it runs the scalar build).
+    pub(crate) fn builds(&self) -> Vec<GenBuild> {
+        self.builds.clone()
     }
 }
 

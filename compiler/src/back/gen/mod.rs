@@ -21,12 +21,14 @@ pub(crate) mod hot;
 pub use hooks::enable;
 
 use crate::back::llvm::{gep, Emitter, R};
+use crate::back::Speed;
 use crate::ir::{self};
 use crate::{GenBuild, NativeKernel, NativeProgram, Target, Vectorizer};
 use inkwell::values::{BasicMetadataValueEnum, FunctionValue};
 use inkwell::IntPredicate;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 // ------------------------------------------------------------------------------------------
 // Lazy variants
@@ -34,13 +36,39 @@ use std::sync::{Arc, Mutex};
 /// A compiled one-kernel program, or why the kernel cannot run so.
 type Variant = Result<Arc<NativeProgram>, String>;
 
+/// Launches of at least this many work-items get the default-level code at once: a quick
+/// variant's code runs 1-4x slower, which a large launch would pay many times over.
+pub const QUICK_VARIANT_MAX_ITEMS: u64 = 1 << 20;
+
+/// The quick tier is compiled again at the default level once its launches have run for its
+/// compile time over this.
+const PROMOTE_AT_COST_OVER: u32 = 4;
+
+/// A variant's code in two tiers. The first launch compiles it quickly (LLVM's fast
+/// instruction selection and register allocation: about half the compile time, code that
+/// runs 1-4x slower); once the kernel's launches have run on the host for a quarter of what
+/// that compile took ([`PROMOTE_AT_COST_OVER`]), the next launch compiles it at the default
+/// level, which serves every launch after. A kernel launched once or a few times briefly (a
+/// CTS test, a fuzz run) never pays the second compile; one launched often pays it as soon
+/// as its runs show it to be worth it. Both tiers are the same optimised LLVM module, so
+/// their results and counters are the same.
+#[derive(Default)]
+struct Tiers {
+    /// The quick tier and what compiling it took.
+    quick: Option<(Variant, Duration)>,
+    /// The default-level tier (or the quick one, when that is the default).
+    full: Option<Variant>,
+    /// Host time of the launches run with the quick tier.
+    ran: Duration,
+}
+
 /// A Gen device's program: the module and target its kernels' instrumented variants are
 /// compiled from, and the variants compiled so far.
 pub struct GenSource {
     module: ir::Module,
     target: Target,
-    /// (kernel name, build) -> the one-kernel program, or why the kernel cannot run so.
-    variants: Mutex<HashMap<(String, GenBuild), Variant>>,
+    /// (kernel name, build) -> the one-kernel program's tiers.
+    variants: Mutex<HashMap<(String, GenBuild), Tiers>>,
 }
 
 impl std::fmt::Debug for GenSource {
@@ -58,50 +86,92 @@ impl GenSource {
             .then(|| Arc::new(GenSource { module: module.clone(), target: target.clone(), variants: Mutex::default() }))
     }
 
-    pub(crate) fn variant(&self, kernel: &str, build: GenBuild) -> Result<(NativeKernel, Arc<NativeProgram>), String> {
+    /// The variant of `kernel` for `build`, for a launch of `items` work-items: the best
+    /// tier compiled so far, compiling the first or the second as [`Tiers`] says.
+    pub(crate) fn variant(
+        &self,
+        kernel: &str,
+        build: GenBuild,
+        items: u64,
+    ) -> Result<(NativeKernel, Arc<NativeProgram>), String> {
         if ![8, 16, 32].contains(&build.simd) {
             return Err(format!("SIMD width {} is not 8, 16 or 32", build.simd));
         }
-        let key = (kernel.to_string(), build);
         let mut variants = self.variants.lock().unwrap_or_else(|p| p.into_inner());
-        let program = match variants.get(&key) {
-            Some(p) => p.clone(),
-            None => {
-                let p = self.compile(kernel, build);
-                variants.insert(key, p.clone());
-                p
+        let tiers = variants.entry((kernel.to_string(), build)).or_default();
+        let program = match (&tiers.full, &tiers.quick) {
+            (Some(full), _) => full.clone(),
+            (None, Some((_, cost))) if tiers.ran * PROMOTE_AT_COST_OVER >= *cost => {
+                let (full, _) = self.compile(kernel, build, Speed::Default);
+                tiers.full = Some(full.clone());
+                full
+            }
+            (None, Some((quick, _))) => quick.clone(),
+            (None, None) if items >= QUICK_VARIANT_MAX_ITEMS => {
+                let (full, _) = self.compile(kernel, build, Speed::Default);
+                tiers.full = Some(full.clone());
+                full
+            }
+            (None, None) => {
+                let t = Instant::now();
+                let (quick, is_full) = self.compile(kernel, build, Speed::QuickToCompile);
+                // A kernel that cannot run vectorized cannot at either level.
+                if is_full || quick.is_err() {
+                    tiers.full = Some(quick.clone());
+                } else {
+                    tiers.quick = Some((quick.clone(), t.elapsed()));
+                }
+                quick
             }
         }?;
         let k = program.kernel(kernel).ok_or_else(|| format!("kernel `{kernel}` missing from its Gen build"))?;
         Ok((k.clone(), program))
     }
 
-    fn compile(&self, kernel: &str, build: GenBuild) -> Variant {
+    /// Adds `host_time` to what the launches of `kernel`'s `build` ran with its quick tier
+    /// (nothing once it has the default-level one).
+    pub(crate) fn ran(&self, kernel: &str, build: GenBuild, host_time: Duration) {
+        let mut variants = self.variants.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(tiers) = variants.get_mut(&(kernel.to_string(), build)) {
+            if tiers.full.is_none() {
+                tiers.ran += host_time;
+            }
+        }
+    }
+
+    /// The variant compiled at `speed`, and whether it is what the default level makes.
+    fn compile(&self, kernel: &str, build: GenBuild, speed: Speed) -> (Variant, bool) {
         let mut m = self.module.clone();
         m.kernels.retain(|k| k.info.name == kernel);
         if m.kernels.is_empty() {
-            return Err(format!("no kernel `{kernel}`"));
+            return (Err(format!("no kernel `{kernel}`")), true);
         }
         let target = Target {
             gen: Some(build),
             vectorizer: Vectorizer::Forced { width: build.simd, register_bytes: build.simd * 4 },
             ..self.target.clone()
         };
-        let key = format!("{target:?}\n{}", m.describe());
-        if let Some(v) = recent_variants::get(&key) {
-            return v;
+        let key = |speed: Speed| format!("{target:?}\n{speed:?}\n{}", m.describe());
+        if let Some(v) = recent_variants::get(&key(Speed::Default)) {
+            return (v, true);
         }
-        let v = super::codegen(&m, &target).map_err(|e| e.log);
-        recent_variants::put(key, v.clone());
-        v
+        if let Some(v) = recent_variants::get(&key(speed)) {
+            return (v, speed == Speed::Default);
+        }
+        let (v, is_full) = match super::codegen_at(&m, &target, speed) {
+            Ok((p, is_full)) => (Ok(p), is_full),
+            Err(e) => (Err(e.log), true),
+        };
+        recent_variants::put(key(if is_full { Speed::Default } else { speed }), v.clone());
+        (v, is_full)
     }
 }
 
 /// The variants this process compiled last, by the text of the one-kernel module and target
-/// they were compiled from. Programs built again from the same source (the CTS's image
-/// suites build one program per format and sampler from a few dozen sources, each then
-/// launched at once) reuse the compiled variant instead of running LLVM again: an image
-/// kernel's instrumented SIMD16 build takes about a second.
+/// they were compiled from and their tier. Programs built again from the same source (the
+/// CTS's image suites build one program per format and sampler from a few dozen sources,
+/// each then launched at once) reuse the compiled variant instead of running LLVM again: an
+/// image kernel's instrumented SIMD16 build takes about a second.
 mod recent_variants {
     use super::Variant;
     use std::collections::VecDeque;
