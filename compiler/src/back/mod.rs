@@ -538,7 +538,7 @@ fn emit(
         *text = e.m.print_to_string().to_string();
         return Ok((Vec::new(), infos, [t1 - t0, t2 - t1, t2.elapsed()], log, Vec::new(), false));
     }
-    let quick = quick.filter(|_| value_bytes(&e.m, &tm.get_target_data()) <= QUICK_FRAME_BYTES);
+    let quick = quick.filter(|_| frame_bytes(&e.m, &tm.get_target_data()) <= QUICK_FRAME_BYTES);
     let buf = quick
         .unwrap_or(tm)
         .write_to_memory_buffer(&e.m, FileType::Object)
@@ -547,26 +547,39 @@ fn emit(
     Ok((buf.as_slice().to_vec(), infos, [t1 - t0, t2 - t1, t2.elapsed()], log, host_symbols, quick.is_some()))
 }
 
-/// The most [`value_bytes`] a module compiled at LLVM's fast level may have. That level's
-/// register allocator gives each value that lives across blocks its own stack slot, so a
-/// large vectorized function gets a large frame, and the frames of a kernel thread's
-/// generated code must fit in what `limits::PACKET_PRIVATE_BYTES` leaves of its stack
-/// (1 MiB). Measured frames at that level were 0.3-1.2x the estimate (the tiled product at
+/// The most [`frame_bytes`] a module compiled at LLVM's fast level may have. That level's
+/// register allocator gives each value that lives across blocks its own stack slot, and it
+/// lays out every `alloca` apart (the default level overlaps those whose lifetimes do not
+/// meet), so a large vectorized function, or one with large private arrays, gets a large
+/// frame; the frames of a kernel thread's generated code must fit in what
+/// `limits::PACKET_PRIVATE_BYTES` leaves of its stack (1 MiB), and its private arrays in
+/// that. Measured frames at that level were 0.3-1.2x the estimate (the tiled product at
 /// SIMD32: 33 KB for 117 KB; a 6,500-line SIMD32 fuzz kernel: 424 KB for 353 KB, against
 /// 7.5 KB at the default level), so the limit leaves the estimate a factor of 2.
 const QUICK_FRAME_BYTES: u64 = 384 << 10;
 
-/// The bytes of every value the instructions of `m` make: what the fast register allocator
-/// may spill at most, about.
-fn value_bytes(m: &inkwell::module::Module<'_>, td: &inkwell::targets::TargetData) -> u64 {
-    let mut total = 0;
+/// The bytes of every value the instructions of `m` make and of every `alloca`: what the
+/// fast register allocator's frames may hold at most, about.
+fn frame_bytes(m: &inkwell::module::Module<'_>, td: &inkwell::targets::TargetData) -> u64 {
+    let mut total: u64 = 0;
     for f in m.get_functions() {
         for b in f.get_basic_blocks() {
             let mut at = b.get_first_instruction();
             while let Some(i) = at {
-                let ty = i.get_type();
-                if !ty.is_void_type() {
-                    total += td.get_store_size(&ty);
+                if i.get_opcode() == inkwell::values::InstructionOpcode::Alloca {
+                    let count = i
+                        .get_operand(0)
+                        .and_then(|o| o.value())
+                        .filter(|v| v.is_int_value())
+                        .and_then(|v| v.into_int_value().get_zero_extended_constant())
+                        .unwrap_or(1);
+                    let elem = i.get_allocated_type().map_or(0, |t| td.get_abi_size(&t));
+                    total = total.saturating_add(elem.saturating_mul(count));
+                } else {
+                    let ty = i.get_type();
+                    if !ty.is_void_type() {
+                        total = total.saturating_add(td.get_store_size(&ty));
+                    }
                 }
                 at = i.get_next_instruction();
             }
