@@ -269,9 +269,14 @@ fn a_span_read_whole_ends_at_its_last_lanes_element() {
     if run_in_every_mode("a_span_read_whole_ends_at_its_last_lanes_element") {
         return;
     }
-    check_span_end(&device(DeviceKind::Cpu).expect("the CPU device").env());
+    on_both_devices(check_span_end);
+}
+
+/// Runs `check` on the CPU device and, where there is one, on the Gen device.
+fn on_both_devices(check: fn(&TestEnv)) {
+    check(&device(DeviceKind::Cpu).expect("the CPU device").env());
     if let Some(d) = device(DeviceKind::Gpu) {
-        check_span_end(&d.env());
+        check(&d.env());
     }
 }
 
@@ -284,8 +289,29 @@ fn check_span_end(env: &TestEnv) {
         "",
         "every_fourth",
     );
+    let out = env.buffer(CL_MEM_READ_WRITE, 256 * 4);
+    for (global, local) in [(256usize, Some(64usize)), (256, None), (253, None), (61, Some(61))] {
+        let len = 4 * (global - 1) + 1;
+        let bytes: Vec<u8> = (0..len).map(|j| (j % 251) as u8).collect();
+        at_page_end(env, &bytes, |mem| {
+            k.set_mem(0, mem);
+            k.set_mem(1, &out);
+            let l = local.map(|l| [l]);
+            env.run(&k, &[global], l.as_ref().map(|l| &l[..]));
+        });
+        let got: Vec<i32> = env.read(&out, global);
+        for (i, &v) in got.iter().enumerate() {
+            assert_eq!(v, ((4 * i) % 251) as i32 * 3, "out[{i}], global {global}, local {local:?}");
+        }
+    }
+}
+
+/// Runs `f` with a read-only `CL_MEM_USE_HOST_PTR` buffer of `bytes` that ends where an
+/// unreadable page begins (the kernels `f` runs finish before it returns).
+fn at_page_end(env: &TestEnv, bytes: &[u8], f: impl FnOnce(&Mem)) {
     // SAFETY: sysconf has no preconditions.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+    assert!(bytes.len() <= page);
     // SAFETY: a fresh anonymous private mapping of two pages, no address requested; the
     // second page is made unreadable, the first stays readable and writable until munmap.
     let base = unsafe {
@@ -301,36 +327,83 @@ fn check_span_end(env: &TestEnv) {
         assert_eq!(libc::mprotect(p.cast::<u8>().add(page).cast(), page, libc::PROT_NONE), 0, "mprotect");
         p.cast::<u8>()
     };
-    let out = env.buffer(CL_MEM_READ_WRITE, 256 * 4);
-    for (global, local) in [(256usize, Some(64usize)), (256, None), (253, None), (61, Some(61))] {
-        let len = 4 * (global - 1) + 1;
-        // SAFETY: `len` <= 1021 bytes before the end of the readable page; the buffer is
-        // released (and the kernel finished) before the next one is placed or the pages
-        // are unmapped, and Rust writes the bytes only while no buffer uses them.
-        unsafe {
-            let src = base.add(page - len);
-            for j in 0..len {
-                *src.add(j) = (j % 251) as u8;
-            }
-            let mem = Mem::from_raw(cl_create!(clCreateBuffer(
-                env.context.raw(),
-                CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR,
-                len,
-                src.cast()
-            )));
-            k.set_mem(0, &mem);
-            k.set_mem(1, &out);
-            let l = local.map(|l| [l]);
-            env.run(&k, &[global], l.as_ref().map(|l| &l[..]));
-            let got: Vec<i32> = env.read(&out, global);
-            for (i, &v) in got.iter().enumerate() {
-                assert_eq!(v, ((4 * i) % 251) as i32 * 3, "out[{i}], global {global}, local {local:?}");
-            }
-            drop(mem);
-        }
-    }
-    // SAFETY: the mapping made above, no buffer uses it any more.
+    // SAFETY: the bytes end where the readable page does; Rust writes them before the
+    // buffer exists, and the buffer is released (its kernels finished: `f` ran them to the
+    // end) before the pages are unmapped.
     unsafe {
+        let src = base.add(page - bytes.len());
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), src, bytes.len());
+        let mem = Mem::from_raw(cl_create!(clCreateBuffer(
+            env.context.raw(),
+            CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR,
+            bytes.len(),
+            src.cast()
+        )));
+        f(&mem);
+        drop(mem);
         libc::munmap(base.cast(), 2 * page);
+    }
+}
+
+/// Gathers of bytes and of 16-bit words (x86 has no instruction for either: a dword gather
+/// is the tempting replacement) from a table whose last element ends at an unreadable page
+/// read to that element and no further, in every vector mode and on both devices: a dword
+/// read at the last element's own address would fault.
+#[test]
+fn a_narrow_gather_reads_no_further_than_its_elements() {
+    if run_in_every_mode("a_narrow_gather_reads_no_further_than_its_elements") {
+        return;
+    }
+    on_both_devices(check_narrow_gather);
+}
+
+fn check_narrow_gather(env: &TestEnv) {
+    let p = env.build(
+        "__kernel void bytes(__global const uchar *t, __global const int *idx, __global int *out) {
+             int i = get_global_id(0);
+             if (i % 5 != 3)
+                 out[i] = t[idx[i]] + 1000 * (i & 1);
+         }
+         __kernel void words(__global const ushort *t, __global const int *idx, __global int *out) {
+             int i = get_global_id(0);
+             out[i] = t[idx[i]] ^ i;
+         }",
+        "",
+    );
+    let n = 203usize;
+    let out = env.buffer(CL_MEM_READ_WRITE, n * 4);
+    // 1001 bytes: the last at the page's last byte, 3 bytes into its dword.
+    let table: Vec<u8> = (0..1001).map(|j| (j * 7 % 253) as u8).collect();
+    // Every element index, the last ones most.
+    let idx: Vec<i32> = (0..n as i32).map(|i| if i % 3 == 0 { 1000 } else { (i * 389) % 1001 }).collect();
+    let idx_mem = env.buffer_from(CL_MEM_READ_ONLY, &idx);
+    let k = kernel_of(&p, "bytes");
+    at_page_end(env, &table, |mem| {
+        env.write(&out, &vec![-1i32; n]);
+        k.set_mem(0, mem);
+        k.set_mem(1, &idx_mem);
+        k.set_mem(2, &out);
+        env.run(&k, &[n], None);
+    });
+    let got: Vec<i32> = env.read(&out, n);
+    for i in 0..n {
+        let want = if i % 5 == 3 { -1 } else { i32::from(table[idx[i] as usize]) + 1000 * (i as i32 & 1) };
+        assert_eq!(got[i], want, "bytes: out[{i}]");
+    }
+    // 16-bit words: 501 of them, the last one 2 bytes into its dword.
+    let words: Vec<u16> = (0..501u32).map(|j| (j * 40503 % 65521) as u16).collect();
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+    let idx: Vec<i32> = (0..n as i32).map(|i| if i % 2 == 0 { 500 } else { (i * 97) % 501 }).collect();
+    let idx_mem = env.buffer_from(CL_MEM_READ_ONLY, &idx);
+    let k = kernel_of(&p, "words");
+    at_page_end(env, &bytes, |mem| {
+        k.set_mem(0, mem);
+        k.set_mem(1, &idx_mem);
+        k.set_mem(2, &out);
+        env.run(&k, &[n], Some(&[29]));
+    });
+    let got: Vec<i32> = env.read(&out, n);
+    for i in 0..n {
+        assert_eq!(got[i], i32::from(words[idx[i] as usize]) ^ i as i32, "words: out[{i}]");
     }
 }

@@ -667,11 +667,18 @@ impl Gen {
         // Scalars first (their initializers read only what is declared before them).
         for k in 0..self.rng.range(2, 4) {
             let v = format!("i{k}");
-            let init = match self.rng.below(4) {
+            let init = match self.rng.below(if self.f.narrow_vectors { 5 } else { 4 }) {
                 0 => "in[gid]".to_string(),
                 1 => "in[NITEMS - 1 - gid]".to_string(),
                 2 => format!("buf[gid * 4 + {}]", self.rng.below(4)),
-                _ => self.i(&s, &c0, 2),
+                3 => self.i(&s, &c0, 2),
+                // A byte or a 16-bit word of the input at an index from the data: a gather
+                // of narrow elements (of their dwords on hosts with gather instructions).
+                _ => {
+                    let (ty, per_int) = *self.rng.pick(&[("uchar", 4), ("ushort", 2), ("char", 4), ("short", 2)]);
+                    let at = self.u(&s, &c0, 1);
+                    format!("(int)((__global const {ty} *)in)[({at}) % ({per_int}u * NITEMS)]")
+                }
             };
             body.push(Node::line_alt(format!("int {v} = {init};"), format!("int {v} = {k};")));
             s.ints.push(v.clone());
