@@ -75,7 +75,7 @@ fn both_tiers_compute_and_count_alike() {
     let k = program.kernel("k").expect("kernel exists");
     let run = || {
         let mut input = Buf::new(1024, |i| (i as i32).wrapping_mul(2654435761u32 as i32) >> 9);
-        let mut out = Buf::new(1024, |_| -1);
+        let mut out = Buf::new(1088, |_| -1);
         let sum = Arc::new(Sum::default());
         let report = launch_with_ints(
             &dev,
@@ -83,20 +83,36 @@ fn both_tiers_compute_and_count_alike() {
             &mut [&mut input, &mut out],
             &[(2, 5)],
             &[],
-            [1000, 1, 1],
+            [1024, 1, 1],
             [64, 1, 1],
             Some(sum.clone()),
         );
         let tier = k.gen_variant(BUILD, 0).expect("a Gen build").expect("vectorized");
         let info = tier.0.info.gen.clone().expect("instrumented");
-        ((0..1024).map(|i| out.get(i)).collect::<Vec<_>>(), sum.words(&info), report.device_time_ns, tier.1)
+        ((0..1088).map(|i| out.get(i)).collect::<Vec<_>>(), sum.words(&info), report.device_time_ns, tier.1)
     };
     let (out, counters, time, quick) = run();
     k.gen_ran(BUILD, AGES);
     let (out2, counters2, time2, full) = run();
     assert!(!Arc::ptr_eq(&quick, &full), "the second launch ran the default level");
-    assert!(out.iter().take(1000).all(|&v| v != -1) && out[1000] == -1, "every work-item wrote, no other");
+    assert!(out.iter().take(1024).all(|&v| v != -1) && out[1024] == -1, "every work-item wrote, no other");
     assert_eq!(out, out2, "the results");
     assert_eq!(counters, counters2, "the counters");
     assert_eq!(time, time2, "the modelled time");
+}
+
+#[test]
+fn a_program_built_again_shares_the_quick_tier_and_what_it_cost() {
+    let dev = GenDevice::default();
+    let (a, b) = (build(&dev, &kernel("shared")), build(&dev, &kernel("shared")));
+    let ka = a.kernel("k").expect("kernel exists");
+    let kb = b.kernel("k").expect("kernel exists");
+    let variant =
+        |k: &softcl_compiler::NativeKernel| k.gen_variant(BUILD, 256).expect("a Gen build").expect("vectorized").1;
+    let quick = variant(ka);
+    assert!(Arc::ptr_eq(&quick, &variant(kb)), "one compile for both programs");
+    // Runs far shorter than the first compile (tens of milliseconds), far longer than
+    // finding the compiled variant again.
+    kb.gen_ran(BUILD, Duration::from_millis(2));
+    assert!(Arc::ptr_eq(&quick, &variant(kb)), "2 ms of runs do not pay for the first program's compile");
 }

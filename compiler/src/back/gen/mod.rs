@@ -102,24 +102,23 @@ impl GenSource {
         let program = match (&tiers.full, &tiers.quick) {
             (Some(full), _) => full.clone(),
             (None, Some((_, cost))) if tiers.ran * PROMOTE_AT_COST_OVER >= *cost => {
-                let (full, _) = self.compile(kernel, build, Speed::Default);
+                let (full, ..) = self.compile(kernel, build, Speed::Default);
                 tiers.full = Some(full.clone());
                 full
             }
             (None, Some((quick, _))) => quick.clone(),
             (None, None) if items >= QUICK_VARIANT_MAX_ITEMS => {
-                let (full, _) = self.compile(kernel, build, Speed::Default);
+                let (full, ..) = self.compile(kernel, build, Speed::Default);
                 tiers.full = Some(full.clone());
                 full
             }
             (None, None) => {
-                let t = Instant::now();
-                let (quick, is_full) = self.compile(kernel, build, Speed::QuickToCompile);
+                let (quick, is_full, cost) = self.compile(kernel, build, Speed::QuickToCompile);
                 // A kernel that cannot run vectorized cannot at either level.
                 if is_full || quick.is_err() {
                     tiers.full = Some(quick.clone());
                 } else {
-                    tiers.quick = Some((quick.clone(), t.elapsed()));
+                    tiers.quick = Some((quick.clone(), cost));
                 }
                 quick
             }
@@ -139,12 +138,15 @@ impl GenSource {
         }
     }
 
-    /// The variant compiled at `speed`, and whether it is what the default level makes.
-    fn compile(&self, kernel: &str, build: GenBuild, speed: Speed) -> (Variant, bool) {
+    /// The variant compiled at `speed`, whether it is what the default level makes, and what
+    /// compiling it took (when this process compiled it for another program, what it took
+    /// then).
+    fn compile(&self, kernel: &str, build: GenBuild, speed: Speed) -> (Variant, bool, Duration) {
+        let t = Instant::now();
         let mut m = self.module.clone();
         m.kernels.retain(|k| k.info.name == kernel);
         if m.kernels.is_empty() {
-            return (Err(format!("no kernel `{kernel}`")), true);
+            return (Err(format!("no kernel `{kernel}`")), true, t.elapsed());
         }
         let target = Target {
             gen: Some(build),
@@ -152,18 +154,19 @@ impl GenSource {
             ..self.target.clone()
         };
         let key = |speed: Speed| format!("{target:?}\n{speed:?}\n{}", m.describe());
-        if let Some(v) = recent_variants::get(&key(Speed::Default)) {
-            return (v, true);
+        if let Some((v, cost)) = recent_variants::get(&key(Speed::Default)) {
+            return (v, true, cost);
         }
-        if let Some(v) = recent_variants::get(&key(speed)) {
-            return (v, speed == Speed::Default);
+        if let Some((v, cost)) = recent_variants::get(&key(speed)) {
+            return (v, speed == Speed::Default, cost);
         }
         let (v, is_full) = match super::codegen_at(&m, &target, speed) {
             Ok((p, is_full)) => (Ok(p), is_full),
             Err(e) => (Err(e.log), true),
         };
-        recent_variants::put(key(if is_full { Speed::Default } else { speed }), v.clone());
-        (v, is_full)
+        let cost = t.elapsed();
+        recent_variants::put(key(if is_full { Speed::Default } else { speed }), v.clone(), cost);
+        (v, is_full, cost)
     }
 }
 
@@ -176,26 +179,28 @@ mod recent_variants {
     use super::Variant;
     use std::collections::VecDeque;
     use std::sync::Mutex;
+    use std::time::Duration;
 
     /// How many are kept (each holds its JIT's code).
     const KEPT: usize = 32;
 
-    static RECENT: Mutex<VecDeque<(String, Variant)>> = Mutex::new(VecDeque::new());
+    /// (key, the variant, what compiling it took).
+    static RECENT: Mutex<VecDeque<(String, Variant, Duration)>> = Mutex::new(VecDeque::new());
 
-    pub(super) fn get(key: &str) -> Option<Variant> {
+    pub(super) fn get(key: &str) -> Option<(Variant, Duration)> {
         let recent = RECENT.lock().unwrap_or_else(|p| p.into_inner());
-        recent.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone())
+        recent.iter().find(|(k, ..)| k == key).map(|(_, v, cost)| (v.clone(), *cost))
     }
 
-    pub(super) fn put(key: String, v: Variant) {
+    pub(super) fn put(key: String, v: Variant, cost: Duration) {
         let mut recent = RECENT.lock().unwrap_or_else(|p| p.into_inner());
-        if recent.iter().any(|(k, _)| *k == key) {
+        if recent.iter().any(|(k, ..)| *k == key) {
             return;
         }
         if recent.len() == KEPT {
             recent.pop_front();
         }
-        recent.push_back((key, v));
+        recent.push_back((key, v, cost));
     }
 }
 
