@@ -335,7 +335,7 @@ impl NativeKernel {
     /// The Gen-instrumented build of this kernel at `build.simd` (8, 16 or 32) for a launch
     /// of `items` work-items, compiled at the first call for that width and lane layout and
     /// cached with the program, in two tiers: quick to compile first, the default level once
-    /// the kernel's runs ([`NativeKernel::gen_ran`]) have taken as long as that compile (a
+    /// the kernel's runs ([`NativeKernel::gen_ran`]) have taken a quarter of that compile (a
     /// launch of `back::gen::QUICK_VARIANT_MAX_ITEMS` or more gets the default level at
     /// once). `None` when this kernel does not come from a Gen device's build. `Err` is the
     /// reason the kernel cannot run vectorized at that width (the device then runs this
