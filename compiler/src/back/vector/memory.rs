@@ -477,10 +477,9 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
     ///
     /// When lane 0 is active (every packet of a work-group's interior) its pointer is the
     /// base, and a branch takes it: LLVM then computes lane 0's address alone, where the
-    /// first active lane's needs every lane's address and a reduction over them (a variable
-    /// extract before it, which went through the stack: a stencil's masked loads spent a
-    /// quarter of their time there). Under a full packet's constant mask the branch folds
-    /// away.
+    /// first active lane's needs every lane's address and a variable extract (through the
+    /// stack: a stencil's masked loads spent a quarter of their time there when every packet
+    /// took it). Under a full packet's constant mask the branch folds away.
     pub(crate) fn packet_base(&mut self, pw: VectorValue<'ctx>, stride: i64) -> R<PointerValue<'ctx>> {
         let mask = self.l.vec.as_ref().ok_or("not in vector mode")?.mask;
         self.base_under(pw, mask, stride)
@@ -497,25 +496,19 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
             let it = s.cx().custom_width_int_type(n).map_err(|e| Error(e.to_string()))?;
             let bits = s.b.build_bit_cast(mask, it, "")?.into_int_value();
             let any = s.b.build_int_compare(IntPredicate::NE, bits, it.const_zero(), "")?;
-            // Every active lane k is at base + k * stride, so each one's address moved back by
-            // k strides is the base: OR over the active lanes (the others 0) gives it, with no
-            // variable extract (which LLVM lowers through the stack, a store-forwarding stall
-            // per access) and no 64-bit min or max (a long compare-and-blend tree on hosts
-            // without AVX-512, a large share of a SIMD32 Gen variant's compile time).
-            let ints = s.b.build_ptr_to_int(pw, s.i64().vec_type(w), "")?;
-            let steps: Vec<_> =
-                (0..u64::from(w)).map(|k| s.i64().const_int(k.wrapping_mul(stride as u64), false)).collect();
-            let bases = s.b.build_int_sub(ints, VectorType::const_vector(&steps), "")?;
-            let idle = s.i64().vec_type(w).const_zero();
-            let active = s.b.build_select(mask, bases, idle, "")?.into_vector_value();
-            let pb = s.call_intrinsic("llvm.vector.reduce.or", &[active.get_type().into()], &[active.into()])?;
-            let pb = pb.try_as_basic_value().basic().ok_or("a reduction without result")?.into_int_value();
-            // From lane 0's pointer (its provenance, whatever its address), by bytes.
-            let p0 = p0.into_pointer_value();
-            let p0i = s.b.build_ptr_to_int(p0, s.i64(), "")?;
-            let off = s.b.build_int_sub(pb, p0i, "")?;
-            let off = s.b.build_select(any, off, zero, "")?.into_int_value();
-            Ok(crate::back::llvm::gep(&s.b, s.cx().i8_type().into(), p0, &[off], false)?.into())
+            // The first active lane k's pointer moved back by k strides (lane 0's, not moved,
+            // when no lane is active). Picking one lane out of the vector costs LLVM a store
+            // of the vector and a load of the lane; an OR over the active lanes' bases moved
+            // back (no variable extract) took half the code generation of a SIMD32 Gen
+            // variant's accesses on AVX2 (a wide select and 64-bit reduction per access), and
+            // the stencil, whose rows' first packets take this path, runs no slower without.
+            let f = s.cx().bool_type().const_zero();
+            let tz = s.intrinsic("llvm.cttz", &[it.into()], &[bits.into(), f.into()])?.into_int_value();
+            let k = s.b.build_int_cast_sign_flag(tz, s.i64(), false, "")?;
+            let k = s.b.build_select(any, k, zero, "")?.into_int_value();
+            let pk = s.b.build_extract_element(pw, k, "")?.into_pointer_value();
+            let back = s.b.build_int_mul(k, s.i64().const_int(stride.wrapping_neg() as u64, true), "")?;
+            Ok(crate::back::llvm::gep(&s.b, s.cx().i8_type().into(), pk, &[back], false)?.into())
         })?;
         Ok(base.into_pointer_value())
     }
