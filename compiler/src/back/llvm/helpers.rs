@@ -81,11 +81,19 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let from = self.b.get_insert_block().ok_or("builder not positioned")?;
         let slow_bb = self.cx().append_basic_block(self.llf, slow_name);
         let join = self.cx().append_basic_block(self.llf, join_name);
-        if slow_when {
-            self.b.build_conditional_branch(c, slow_bb, join)?;
+        let br = if slow_when {
+            self.b.build_conditional_branch(c, slow_bb, join)?
         } else {
-            self.b.build_conditional_branch(c, join, slow_bb)?;
-        }
+            self.b.build_conditional_branch(c, join, slow_bb)?
+        };
+        // The slow block is rare: weights that say so keep LLVM from speculating it onto the
+        // fast path as selects (a variable lane extract per packet, through the stack).
+        let i32t = self.cx().i32_type();
+        let (rare, usual) = (i32t.const_int(1, false).into(), i32t.const_int(1 << 10, false).into());
+        let weights = if slow_when { [rare, usual] } else { [usual, rare] };
+        let prof =
+            self.cx().metadata_node(&[self.cx().metadata_string("branch_weights").into(), weights[0], weights[1]]);
+        br.set_metadata(prof, self.cx().get_kind_id("prof")).map_err(|e| Error(format!("branch weights: {e}")))?;
         self.b.position_at_end(slow_bb);
         Ok((from, join))
     }
