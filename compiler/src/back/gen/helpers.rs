@@ -91,12 +91,11 @@ impl Helper {
                 bits,
                 |a| a >> 2,
                 |dwords| {
+                    // Each distinct dword once: the runs of equal ones, sorted.
                     dwords.sort_unstable();
                     let mut banks = [0u64; 16];
-                    for (k, &d) in dwords.iter().enumerate() {
-                        if k == 0 || dwords[k - 1] != d {
-                            banks[(d & 15) as usize] += 1;
-                        }
+                    for run in dwords.chunk_by(|a, b| a == b) {
+                        banks[(run[0] & 15) as usize] += 1;
                     }
                     banks.into_iter().max().unwrap_or(0)
                 },
@@ -348,6 +347,11 @@ mod tests {
         assert_eq!(run(Helper::Banks { w: 16, distinct: true }, &[8; 16], 0xffff, None), 16);
         let row: Vec<u64> = (0..16).map(|k| 4 * k).collect();
         assert_eq!(run(Helper::Banks { w: 16, distinct: false }, &row, 0xffff, None), 1);
+        // A read counts each distinct dword once: dwords 0, 16 and 32 (bank 0, each read by
+        // two lanes) and 1 (bank 1) are three ways of bank 0.
+        let pairs = [0u64, 64, 128, 0, 64, 128, 4, 4];
+        assert_eq!(run(Helper::Banks { w: 8, distinct: false }, &pairs, 0xff, None), 3);
+        assert_eq!(run(Helper::Banks { w: 8, distinct: true }, &pairs, 0xff, None), 6);
         let bins = [0u64, 4, 0, 0, 8, 4, 0, 12];
         assert_eq!(run(Helper::Same { w: 8 }, &bins, 0xff, None), 4);
         assert_eq!(run(Helper::Same { w: 8 }, &bins, 0xf2, None), 2);
