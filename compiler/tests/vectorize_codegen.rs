@@ -19,9 +19,12 @@ fn target(width: Option<u32>) -> Target {
 }
 
 fn optimized_ir(src: &str, width: Option<u32>) -> String {
-    let t = target(width);
-    let prog = compile_source(src, "", &t).unwrap_or_else(|e| panic!("front end: {}", e.log));
-    prog.optimized_llvm_ir(&t).unwrap_or_else(|e| panic!("back end: {}", e.log))
+    optimized_ir_for(src, &target(width))
+}
+
+fn optimized_ir_for(src: &str, t: &Target) -> String {
+    let prog = compile_source(src, "", t).unwrap_or_else(|e| panic!("front end: {}", e.log));
+    prog.optimized_llvm_ir(t).unwrap_or_else(|e| panic!("back end: {}", e.log))
 }
 
 /// Phis of a vector type whose length is not a power of two that take a value from their
@@ -347,8 +350,7 @@ fn a_masked_packets_first_active_lane_is_picked_not_reduced() {
         ..Target::default()
     };
     for (what, t) in [("CPU, 16 lanes", target(Some(16))), ("Gen SIMD16", gen(16)), ("Gen SIMD32", gen(32))] {
-        let prog = compile_source(STENCIL5, "", &t).unwrap_or_else(|e| panic!("front end: {}", e.log));
-        let ir = prog.optimized_llvm_ir(&t).unwrap_or_else(|e| panic!("back end: {}", e.log));
+        let ir = optimized_ir_for(STENCIL5, &t);
         assert!(!ir.contains("@llvm.vector.reduce.or.v16i64"), "{what}: the base by a reduction over the lanes:\n{ir}");
         assert!(ir.contains("@llvm.cttz.i"), "{what}: the first active lane by its number:\n{ir}");
         let mut block = String::new();
