@@ -168,8 +168,8 @@ pub(crate) enum Speed {
     Default,
     /// A light optimisation ([`QUICK_PIPELINE`]) and LLVM's fast instruction selection and
     /// register allocation where the frames stay small ([`QUICK_FRAME_BYTES`]; otherwise
-    /// the default level): about half the compile time of a Gen variant, code 1-4x slower
-    /// (`gen::GenSource`'s first tier).
+    /// the default level): a third to a half of the compile time of a Gen variant, code 1-4x
+    /// slower (`gen::GenSource`'s first tier).
     QuickToCompile,
 }
 
@@ -273,8 +273,8 @@ fn pipeline(target: &Target) -> &'static str {
 /// LLVM's optimisation of a module compiled at the fast level ([`Speed::QuickToCompile`]):
 /// the generated code's locals in registers, its redundancies and constants folded, loop
 /// invariants hoisted; none of the default pipeline's inlining, unrolling, vectorizing or
-/// repeated rounds. On the tiled product's SIMD32 Gen variant (AVX2 host) 70 ms where
-/// `default<O2>` takes 190 ms, and the fast level's code from it is no larger.
+/// repeated rounds. On the tiled product's SIMD32 Gen variant (AVX2 host) 25-45 ms in the
+/// driver where `default<O2>` took 150-220 ms, and the fast level's code from it is no larger.
 ///
 /// InstCombine without its fixpoint check: named in a pipeline string, LLVM checks that one
 /// run left nothing to combine and aborts the process when it did (a fuzz kernel's Gen
