@@ -34,12 +34,21 @@ fn kernel(n: usize) -> String {
     )
 }
 
-/// Instructions of the optimised LLVM IR of the Gen build at `simd` of `kernel(n)`.
-fn instructions(n: usize, simd: u32) -> usize {
-    let t = gen_target(simd);
-    let prog = compile_source(&kernel(n), "", &t).unwrap_or_else(|e| panic!("front end: {}", e.log));
-    let ir = prog.optimized_llvm_ir(&t).unwrap_or_else(|e| panic!("back end: {}", e.log));
+/// Instructions of the optimised LLVM IR of `kernel(n)` for target `t`.
+fn instructions_for(n: usize, t: &Target) -> usize {
+    let prog = compile_source(&kernel(n), "", t).unwrap_or_else(|e| panic!("front end: {}", e.log));
+    let ir = prog.optimized_llvm_ir(t).unwrap_or_else(|e| panic!("back end: {}", e.log));
     ir.lines().filter(|l| l.starts_with("  ") && !l.trim_start().starts_with(';')).count()
+}
+
+/// The instructions the Gen build at `simd` of `kernel(n)` has beyond the CPU device's
+/// vector build at the same width: its counting code.
+fn instructions(n: usize, simd: u32) -> usize {
+    let cpu = Target { vectorizer: Vectorizer::Forced { width: simd, register_bytes: simd * 4 }, ..Target::default() };
+    let gen = instructions_for(n, &gen_target(simd));
+    let plain = instructions_for(n, &cpu);
+    eprintln!("SIMD{simd} n={n}: Gen {gen}, CPU {plain}");
+    gen.saturating_sub(plain)
 }
 
 #[test]

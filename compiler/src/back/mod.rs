@@ -342,10 +342,7 @@ fn emit(
     let mut e = Emitter::new(context, llm, m, tm.get_target_data()).map_err(|e| fail(e.0))?;
     e.math_vector_bits = vecmath::vector_bits(&tm.get_feature_string().to_string_lossy());
     e.rsqrt14 = vecmath::has_rsqrt14(&tm.get_feature_string().to_string_lossy());
-    e.masked_native = {
-        let features = tm.get_feature_string().to_string_lossy().into_owned();
-        ["+avx512f", "+avx512bw"].iter().all(|f| features.split(',').any(|x| x == *f))
-    };
+    e.masked = vector::MaskedSupport::of_machine(context, tm);
     e.knobs = target.knobs;
     e.declare_globals().map_err(|e| fail(e.0))?;
 

@@ -27,9 +27,9 @@ pub struct Emitter<'ctx, 'ir> {
     pub math_vector_bits: u32,
     /// `rsqrt` on float vectors by `vrsqrt14ps` and a Newton step (`vecmath::rsqrt`).
     pub rsqrt14: bool,
-    /// Masked loads and stores of every element size are single instructions on the target
-    /// (AVX-512 with byte and word masks): `vector::memory` then keeps them as they are.
-    pub masked_native: bool,
+    /// The target's masked memory instructions: `vector::memory` keeps those it has as they
+    /// are and loops over the active elements for the others (`vector::masked_loop`).
+    pub masked: crate::back::vector::MaskedSupport,
     /// The target's code-generation knobs (streaming stores, prefetches, vector math).
     pub knobs: crate::CodegenKnobs,
 }
@@ -52,7 +52,7 @@ impl<'ctx, 'ir> Emitter<'ctx, 'ir> {
             uses_local: Vec::new(),
             math_vector_bits: 0,
             rsqrt14: false,
-            masked_native: false,
+            masked: Default::default(),
             knobs: crate::CodegenKnobs::default(),
         };
         e.build_types();

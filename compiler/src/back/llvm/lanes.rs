@@ -35,6 +35,11 @@ pub struct VecState<'a, 'ctx> {
     pub group_spans: std::collections::HashMap<usize, VectorValue<'ctx>>,
     /// Loads that prefetch their stream ([`crate::vectorize::prefetch`]).
     pub prefetch: std::collections::HashSet<Inst>,
+    /// The frame's scratch buffers of looped masked accesses, by use and size
+    /// (`back::vector::masked_loop`).
+    pub scratch: std::cell::RefCell<
+        std::collections::HashMap<(crate::back::vector::Scratch, u64), inkwell::values::PointerValue<'ctx>>,
+    >,
 }
 
 impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {

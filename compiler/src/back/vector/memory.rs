@@ -2,9 +2,11 @@
 //! store of the packet's span (AoS float4: one wide access plus interleaving shuffles; the
 //! members of one struct element that the packet reads or writes: one span for the group),
 //! a uniform address one scalar access, the rest `llvm.masked.gather` / `scatter`, all under
-//! the lane mask; loads that stream prefetch ahead, and large full packets store with
+//! the lane mask (those the target has no instruction for loop over the active elements:
+//! `masked_loop`); loads that stream prefetch ahead, and large full packets store with
 //! non-temporal stores. Inactive lanes never touch memory.
 
+use super::masked_loop::Place;
 use super::VecLower;
 use crate::back::llvm::{as_ptr, bail, wide_ty, Error, Val, R};
 use crate::ir::{self, Inst, InstData, TypeData, Value};
@@ -297,7 +299,7 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
             Ok(Some(s.l.concat(&parts)?))
         };
         let loaded = match (on.iter().position(|&x| x), on.iter().rposition(|&x| x)) {
-            (Some(first), Some(last)) if !self.l.e.masked_native && on.contains(&false) => {
+            (Some(first), Some(last)) if !self.l.e.masked.masked_narrow && on.contains(&false) => {
                 let lanes = self.l.vec.as_ref().ok_or("not in vector mode")?.mask;
                 let whole =
                     |s: &Self| Ok(Some(s.span_between(p0, elem, on.len() as u32, first as u32, last as u32, align)?));
@@ -357,7 +359,7 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
 
     /// `full` when every lane of `m` is on at run time, `part` otherwise; a value both give
     /// comes out.
-    fn if_full(
+    pub(super) fn if_full(
         &self,
         m: VectorValue<'ctx>,
         full: impl FnOnce(&Self) -> R<Option<VectorValue<'ctx>>>,
@@ -406,6 +408,10 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
                 Ok(Some(load.into_vector_value()))
             },
             |s| {
+                let esize = s.l.e.alloc_size(vt.get_element_type());
+                if !s.l.e.masked.masked(esize) {
+                    return Ok(Some(s.looped_load(vt, Place::From(at), m, element_align(align, esize))?));
+                }
                 let call = s.l.call_intrinsic(
                     "llvm.masked.load",
                     &[vt.into(), s.l.ptr_type().into()],
@@ -434,6 +440,11 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
                 Ok(None)
             },
             |s| {
+                let esize = s.l.e.alloc_size(x.get_type().get_element_type());
+                if !s.l.e.masked.masked(esize) {
+                    s.looped_store(x, Place::From(at), m, element_align(align, esize))?;
+                    return Ok(None);
+                }
                 let call = s.l.call_intrinsic(
                     "llvm.masked.store",
                     &[x.get_type().into(), s.l.ptr_type().into()],
@@ -448,18 +459,19 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
 
     /// A masked access (`masked`) that runs as a plain one (`plain`) when `m` turns out full
     /// at run time, where the target lacks AVX-512's masked loads and stores
-    /// (`Emitter::masked_native`; elsewhere `masked` alone). With AVX-512 they are
-    /// instructions of their own; with AVX2 those of 8- and 16-bit elements become a branch
-    /// and a scalar access per lane (OpenCV's `threshold` of a gray image under its `x <
-    /// cols` test: 9x slower than Intel's runtime), and those of 32- and 64-bit elements
-    /// `vpmaskmov`, microcode on AMD's cores. A loaded value comes out of both paths.
+    /// (`Emitter::masked`; elsewhere `masked` alone). With AVX-512 they are
+    /// instructions of their own; with AVX2 those of 8- and 16-bit elements are a loop over
+    /// the active elements (`masked_loop`; LLVM's own lowering, a branch and a scalar access
+    /// per lane, made OpenCV's `threshold` of a gray image under its `x < cols` test 9x
+    /// slower than Intel's runtime), and those of 32- and 64-bit elements `vpmaskmov`,
+    /// microcode on AMD's cores. A loaded value comes out of both paths.
     fn plain_when_full(
         &self,
         m: VectorValue<'ctx>,
         plain: impl FnOnce(&Self) -> R<Option<VectorValue<'ctx>>>,
         masked: impl FnOnce(&Self) -> R<Option<VectorValue<'ctx>>>,
     ) -> R<Option<VectorValue<'ctx>>> {
-        if self.l.e.masked_native {
+        if self.l.e.masked.masked_narrow {
             return masked(self);
         }
         self.if_full(m, plain, masked)
@@ -661,6 +673,9 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
         let calign = if align > 0 { ealign.min(align) } else { ealign };
         let vt = wide_ty(elem, w)?.into_vector_type();
         let gather = |s: &Self, pc: VectorValue<'ctx>| -> R<VectorValue<'ctx>> {
+            if !s.l.e.masked.gathers(esize as u64) {
+                return s.looped_load(vt, Place::Lanes(pc), mask, calign);
+            }
             let call = s.l.call_intrinsic(
                 "llvm.masked.gather",
                 &[vt.into(), pw.get_type().into()],
@@ -702,9 +717,9 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
     /// consecutive becomes one vector access of the same bytes (OpenCV's `pyrDown` reflects
     /// its column at the image's border, `min(max(x, -x), 2 * (cols - 1) - x)`, which is
     /// the lane's own column away from the border). Used where the gather or scatter is
-    /// not an instruction: gathers of 8- and 16-bit elements (a scalar load per lane on
-    /// every x86 target) and scatters but AVX-512's of 32- and 64-bit elements; the test is
-    /// a few compares.
+    /// not an instruction: gathers of 8- and 16-bit elements (a load per lane on every x86
+    /// target: `masked_loop`) and scatters but AVX-512's of 32- and 64-bit elements; the
+    /// test is a few compares.
     fn when_consecutive(
         &self,
         pw: VectorValue<'ctx>,
@@ -772,6 +787,9 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
             return Ok(());
         }
         let scatter = |s: &Self, part: VectorValue<'ctx>, pc: VectorValue<'ctx>| -> R<()> {
+            if !s.l.e.masked.scatters(esize as u64) {
+                return s.looped_store(part, Place::Lanes(pc), mask, ealign.min(align));
+            }
             let call = s.l.call_intrinsic(
                 "llvm.masked.scatter",
                 &[part.get_type().into(), pw.get_type().into()],
@@ -781,7 +799,7 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
             Ok(())
         };
         // Scatters are instructions of AVX-512 only, of 32- and 64-bit elements.
-        if n == 1 && (esize < 4 || !self.l.e.masked_native) {
+        if n == 1 && !self.l.e.masked.scatters(esize as u64) {
             self.when_consecutive(
                 pw,
                 esize,
@@ -994,6 +1012,12 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
 
 /// The alignment a plain access under a full mask claims: the masked access's (none: 1),
 /// never the vector type's own.
+/// The alignment of each element of `esize` bytes of an access aligned to `align` (0:
+/// unknown).
+fn element_align(align: u32, esize: u64) -> u32 {
+    plain_align(align).min(u32::try_from(esize).unwrap_or(1).max(1))
+}
+
 fn plain_align(align: u32) -> u32 {
     if align > 0 && align.is_power_of_two() {
         align

@@ -23,8 +23,10 @@
 
 mod images;
 mod lanes;
+mod masked_loop;
 mod memory;
 
+pub use masked_loop::{Scratch, Support as MaskedSupport};
 pub use memory::{scalar_streaming_stores, streaming_stores, SPAN_PIECE_BITS, STREAMING_BYTES};
 
 use super::llvm::{as_int, as_ptr, bail, wide_ty, Error, FnLower, LowerHook, Val, VecState, R};
@@ -90,6 +92,7 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
             streaming,
             groups: crate::vectorize::members::find(self.l.e.ir, self.l.f, wa),
             group_spans: std::collections::HashMap::new(),
+            scratch: Default::default(),
             prefetch: crate::vectorize::prefetch::prefetched_loads(self.l.e.ir, self.l.f, wa, self.l.e.knobs.prefetch),
         });
         Ok(())
