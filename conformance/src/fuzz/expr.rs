@@ -221,8 +221,18 @@ impl Gen {
         if !s.kernel {
             return format!("{g}[{} % {}u]", self.u_leaf(s, c), self.n_items);
         }
-        match self.rng.below(6) {
+        match self.rng.below(8) {
             0 if self.f.neighbours => format!("(gid >= {k} ? {g}[gid - {k}] : {})", self.i_leaf(s, c)),
+            // A tile of rows `w` wide at a stride of `w + k`, element `gid` of it (OpenCV's
+            // filters load their local tiles so: consecutive but for a step to the next row).
+            6 if self.f.neighbours => {
+                let w = self.rng.range(3, 19);
+                format!("{g}[min((gid % {w}) + (gid / {w}) * {}, NITEMS - 1)]", w + k)
+            }
+            // A column reflected at the border, as OpenCV's BORDER_REFLECT_101.
+            7 if self.f.neighbours => {
+                format!("{g}[clamp(min(max(gid - {k}, {k} - gid), 2 * (NITEMS - 1) - (gid - {k})), 0, NITEMS - 1)]")
+            }
             1 => format!("(gid + {k} < NITEMS ? {g}[gid + {k}] : {})", self.i_leaf(s, c)),
             2 => format!("{g}[NITEMS - 1 - gid]"),
             // The own element, or the same through `mad24` (row-major, as OpenCV indexes:
