@@ -9,7 +9,9 @@
 //! SIMD32, 44 s at SIMD16, 19 s at the CPU's 16 lanes). The loop is the same loads and
 //! stores for the active elements and none for the others, in a constant three blocks per
 //! 64 elements; its trips cost about what the unrolled tests do (a bit test, a branch, an
-//! access each), and a full packet never comes here (`VecLower::plain_when_full`).
+//! access each). A masked load or store whose mask is full at run time does not come here
+//! (`VecLower::plain_when_full`), and a gather or scatter of a full packet takes straight-line
+//! code ([`VecLower::looped_load`]).
 //!
 //! Which accesses are instructions ([`Support`]): AVX's `vmaskmov` loads and stores 32- and
 //! 64-bit elements, AVX2's `vpgather` gathers them; AVX-512 (with byte and word masks) adds
