@@ -470,6 +470,16 @@ impl TileY {
     }
 }
 
+/// Where the model places the Tile-Y surface of an image whose pixels are at `data`: at a
+/// tile (4 KB) boundary of its own, above every host address (bit 63 set), `data` * 4096.
+/// A surface's tiles span at most 4096 times its pixels' bytes (a 1 x 1 image of one byte
+/// fills a 4 KB tile), and two images' pixels never overlap, so no two surfaces share a
+/// line, nor a surface and a buffer; rounding `data` down to its page instead made small
+/// images of one page count each other's lines as theirs.
+fn tiled_surface_base(data: u64) -> u64 {
+    1 << 63 | data << 12
+}
+
 impl TexelGrid {
     fn new(arg: &ImageArg, format: Format, sampler: u32) -> Self {
         let pixel = format.pixel_size() as u64;
@@ -479,8 +489,7 @@ impl TexelGrid {
             tile_rows_per_slice: u64::from(arg.size[1].max(1)).div_ceil(32),
         });
         TexelGrid {
-            // A tiled surface starts at a tile (4 KB); the model's lines are its lines.
-            base: if tiled.is_some() { arg.data as u64 & !0xfff } else { arg.data as u64 },
+            base: if tiled.is_some() { tiled_surface_base(arg.data as u64) } else { arg.data as u64 },
             strides: [pixel, arg.row_pitch, arg.slice_pitch],
             sizes: arg.size.map(|s| i64::from(s.max(1))),
             normalized: sampler != u32::MAX && sampler & crate::image::sample::CLK_NORMALIZED_COORDS_TRUE != 0,
@@ -561,6 +570,34 @@ mod tests {
         for x in xs {
             assert_eq!(floor_i64(x), x.floor() as i64, "{x}");
         }
+    }
+
+    /// Two small 2-D images whose pixels share a page have surfaces of their own: no line
+    /// of one is a line of the other.
+    #[test]
+    fn images_of_one_page_share_no_line() {
+        let mut px = vec![0u8; 4096 + 2 * 256];
+        let lines = |at: usize, px: &mut [u8]| -> std::collections::BTreeSet<u64> {
+            let arg = ImageArg {
+                data: px[at..].as_mut_ptr(),
+                row_pitch: 64,
+                slice_pitch: 0,
+                size: [64, 4, 1],
+                dim: ImageArg::dim_code(Dim::D2),
+                channel_order: 0x10B0, // CL_R
+                channel_type: 0x10D2,  // CL_UNORM_INT8
+            };
+            let grid = TexelGrid::new(&arg, layout(&arg).unwrap().0, CLAMP_NEAREST);
+            (0..64)
+                .flat_map(|x| (0..4).map(move |y| [x as f32, y as f32, 0.0]))
+                .map(|at| grid.address(at) >> 6)
+                .collect()
+        };
+        // Two 256-byte images 256 bytes apart in one 4 KB page.
+        let page = (4096 - px.as_ptr() as usize % 4096) % 4096;
+        let (a, b) = (lines(page, &mut px), lines(page + 256, &mut px));
+        assert_eq!((a.len(), b.len()), (4, 4), "16 bytes of 4 rows to a line");
+        assert!(a.is_disjoint(&b), "{a:?} {b:?}");
     }
 
     /// The packet functions give each lane what the one-lane functions give it, and leave
