@@ -11,7 +11,8 @@
 #
 # Other options: --jobs J (children at once, default 2), --timeout SECS (per child),
 # --without FEATURE,... (generate no such code), --configs NAME,..., --no-reduce,
-# --reduce-limit N, --out DIR (default target/fuzz), --quiet; `--file KERNEL.cl` runs one
+# --reduce-limit N, --advisory NAME,... (failures there alone leave the exit status 0),
+# --out DIR (default target/fuzz), --quiet; `--file KERNEL.cl` runs one
 # kernel file (a corpus entry) everywhere. `--driver LIB` (this script's own option) tests
 # that driver library as it is instead of building one: a copy, so that a long run never
 # loads a library being rebuilt. Exit status 1 when a kernel failed.
