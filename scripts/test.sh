@@ -79,7 +79,7 @@ if [ "${#failed[@]}" -eq 0 ] || [ "${failed[*]}" = "fmt" ]; then
         } END { print p + 0, f + 0 }' "$log_scalar")
     passed_total=$((passed_total + p2))
     failed_total=$((failed_total + f2))
-    # A bounded differential fuzz run (about 90 s on two cores): fixed seeds, every
+    # A bounded differential fuzz run (about 4 minutes on two cores): fixed seeds, every
     # configuration against the scalar run; the seeds are a run that passes while the
     # defects of conformance/fuzz-corpus/pending are open (widen it when they are fixed).
     # PoCL is advisory: a kernel that differs on PoCL alone is printed, not failed (PoCL
