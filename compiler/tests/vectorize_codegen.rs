@@ -676,3 +676,35 @@ fn masked_byte_accesses_are_plain_under_a_full_mask_without_avx512() {
         assert_partial_packet_access(cpu, avx512, &ir, "load.v16i8");
     }
 }
+
+/// x86 has no vector integer division: LLVM divides an `<8 x i32>` one element at a time,
+/// each a long-latency scalar division. Vector code divides packets (and explicit vectors of
+/// four or more elements) of 32-bit and narrower integers in floating point instead, exact
+/// as `conformance/tests/vectorizer_math.rs` checks, when the divisor varies or is known
+/// only at run time; a constant divisor stays an integer division (LLVM multiplies by its
+/// reciprocal).
+#[test]
+fn integer_division_of_a_packet_is_a_floating_point_division() {
+    let varying = r#"
+        __kernel void d(__global const int* a, __global const int* b, __global int* q, int u) {
+            size_t i = get_global_id(0);
+            q[i] = a[i] / b[i] + a[i] % u;
+        }"#;
+    let ir = optimized_ir(varying, Some(8));
+    let int_divs: Vec<&str> =
+        ir.lines().filter(|l| ["sdiv <", "srem <", "udiv <", "urem <"].iter().any(|op| l.contains(op))).collect();
+    assert!(int_divs.is_empty(), "{int_divs:#?}");
+    assert!(ir.contains("fdiv <8 x double>"), "{ir}");
+    let shorts = r#"
+        __kernel void d(__global const ushort8* a, __global const ushort8* b, __global ushort8* q) {
+            size_t i = get_global_id(0);
+            q[i] = a[i] / b[i];
+        }"#;
+    assert!(optimized_ir(shorts, None).contains("fdiv <8 x float>"), "ushort8, scalar code");
+    let constant = r#"
+        __kernel void d(__global const int* a, __global int* q) {
+            size_t i = get_global_id(0);
+            q[i] = a[i] / 7 + a[i] % 10;
+        }"#;
+    assert!(!optimized_ir(constant, Some(8)).contains("fdiv"), "a constant divisor");
+}

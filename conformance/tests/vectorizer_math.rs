@@ -9,6 +9,8 @@
 //!   `float`, `float3` (vload3/vstore3) and `float16` data, within OpenCL's 2 ulp.
 //! - Loop-carried `float3` / `int3` / `float8` values (one phi per component in vector code:
 //!   `compiler/src/back/llvm.rs`, `phi_parts`) give the host's results.
+//! - Integer division of packets and explicit vectors, done in floating point
+//!   (`compiler/src/back/llvm/arith.rs`), gives the exact truncated quotient and remainder.
 
 use softcl_conformance::*;
 
@@ -311,6 +313,119 @@ fn short_chains_run_interleaved_packets() {
                 // Small integers and halves: every sum is exact in any order.
                 let want: f32 = (0..n).map(|k| m[r * n + k] * v[k * cols + c]).sum();
                 assert_eq!(out[r * cols + c], want, "rowdot ({r}, {c}) with local size {local:?}");
+            }
+        }
+    }
+}
+
+/// Integer division and remainder of `int`, `uint`, `short`, `ushort`, `char` and `uchar`
+/// by a divisor of each work-item and by a kernel argument, and of `int4` and `ushort8`
+/// vectors: vector code divides vectors of 32-bit and narrower integers in floating point
+/// (`compiler/src/back/llvm/arith.rs`, `quotient_through_floats`), which must give the
+/// truncated quotient exactly. Every pair of the types' edge values (0, 1, 2, 7, the largest
+/// and smallest, the neighbours of powers of two) and 2048 pseudo-random pairs; a divisor of 0
+/// and INT_MIN / -1 (undefined in OpenCL C) only must not crash.
+#[test]
+fn integer_division_of_vectors_is_exact() {
+    let name = "integer_division_of_vectors_is_exact";
+    if run_in_vectorizer_modes(CHILD, name, |_, _| {}) {
+        return;
+    }
+    let types: [(&str, u32, bool); 6] = [
+        ("int", 32, true),
+        ("uint", 32, false),
+        ("short", 16, true),
+        ("ushort", 16, false),
+        ("char", 8, true),
+        ("uchar", 8, false),
+    ];
+    let mut src = String::new();
+    for (t, _, _) in types {
+        src += &format!(
+            "__kernel void div_{t}(__global const {t}* a, __global const {t}* b, __global {t}* q, __global {t}* r, {t} u) {{\n\
+             size_t i = get_global_id(0);\n\
+             {t} x = a[i], d = b[i];\n\
+             q[2 * i] = x / d; r[2 * i] = x % d; q[2 * i + 1] = x / u; r[2 * i + 1] = x % u;\n}}\n"
+        );
+    }
+    src += "__kernel void div_int4(__global const int4* a, __global const int4* b, __global int4* q, __global int4* r, int u) {\n\
+            size_t i = get_global_id(0); q[i] = a[i] / b[i]; r[i] = a[i] % b[i]; }\n\
+            __kernel void div_ushort8(__global const ushort8* a, __global const ushort8* b, __global ushort8* q, __global ushort8* r, ushort u) {\n\
+            size_t i = get_global_id(0); q[i] = a[i] / b[i]; r[i] = a[i] % b[i]; }\n";
+    let env = cpu_env();
+    let p = env.build(&src, "");
+    for (kernel, (_, bits, signed), elems) in types
+        .iter()
+        .map(|&ty| (format!("div_{}", ty.0), ty, 1usize))
+        .chain([("div_int4".to_string(), types[0], 4), ("div_ushort8".to_string(), types[3], 8)])
+    {
+        let (lo, hi) = if signed { (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1) } else { (0, (1i64 << bits) - 1) };
+        let mut edges: Vec<i64> =
+            vec![0, 1, 2, 3, 7, 100, lo, lo + 1, hi, hi - 1, hi / 2, hi / 2 + 1, 46341, 65535, 255];
+        if signed {
+            edges.extend([-1, -2, -7, -100, lo / 2, -(hi / 2)]);
+        }
+        let edges: Vec<i64> = edges.into_iter().map(|v| v.clamp(lo, hi)).collect();
+        let mut pairs: Vec<(i64, i64)> = edges.iter().flat_map(|&x| edges.iter().map(move |&d| (x, d))).collect();
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..2048 {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let span = (hi - lo + 1) as u64;
+            pairs.push((lo + (s % span) as i64, lo + ((s >> 32) % span) as i64));
+        }
+        while !pairs.len().is_multiple_of(8 * elems) {
+            pairs.push((hi, 3));
+        }
+        let bytes = (bits / 8) as usize;
+        let encode = |v: &[i64]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()[..bytes].to_vec()).collect() };
+        let decode = |raw: &[u8]| -> Vec<i64> {
+            raw.chunks_exact(bytes)
+                .map(|c| {
+                    let mut b = [0u8; 8];
+                    b[..bytes].copy_from_slice(c);
+                    let v = i64::from_le_bytes(b);
+                    if signed && v >> (bits - 1) & 1 == 1 {
+                        v - (1i64 << bits)
+                    } else {
+                        v
+                    }
+                })
+                .collect()
+        };
+        let n = pairs.len();
+        let a: Vec<i64> = pairs.iter().map(|p| p.0).collect();
+        let b: Vec<i64> = pairs.iter().map(|p| p.1).collect();
+        let ba = env.buffer_from(CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &encode(&a));
+        let bb = env.buffer_from(CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &encode(&b));
+        let k = create_kernel(&p, &kernel).unwrap_or_else(|e| panic!("{e}"));
+        let per_item = if elems == 1 { 2 } else { 1 };
+        let uniform: i64 = if signed { -3 } else { 7 };
+        let bq = env.buffer(CL_MEM_WRITE_ONLY, n * bytes * per_item);
+        let br = env.buffer(CL_MEM_WRITE_ONLY, n * bytes * per_item);
+        k.set_mem(0, &ba);
+        k.set_mem(1, &bb);
+        k.set_mem(2, &bq);
+        k.set_mem(3, &br);
+        match bits {
+            32 => k.set_arg(4, &(uniform as i32)),
+            16 => k.set_arg(4, &(uniform as i16)),
+            _ => k.set_arg(4, &(uniform as i8)),
+        }
+        env.run(&k, &[n / elems], None);
+        let q = decode(&env.read::<u8>(&bq, n * bytes * per_item));
+        let r = decode(&env.read::<u8>(&br, n * bytes * per_item));
+        let defined = |x: i64, d: i64| d != 0 && !(signed && x == lo && d == -1);
+        for (i, &(x, d)) in pairs.iter().enumerate() {
+            let mut checks = vec![(d, q[i * per_item], r[i * per_item])];
+            if elems == 1 {
+                checks.push((uniform, q[2 * i + 1], r[2 * i + 1]));
+            }
+            for (d, got_q, got_r) in checks {
+                if defined(x, d) {
+                    assert_eq!((got_q, got_r), (x / d, x % d), "{kernel}: {x} / {d} (item {i})");
+                }
             }
         }
     }

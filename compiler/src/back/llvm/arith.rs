@@ -3,7 +3,48 @@
 
 use super::*;
 
+/// Elements a vector needs for its integer division to be done in floating point
+/// ([`FnLower::quotient_through_floats`]); for two, the conversions cost what they save.
+pub const FLOAT_QUOTIENT_MIN_LANES: u32 = 4;
+
 impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
+    /// The quotient `a / d` (truncated; `signed` or not) of integer vectors of at least
+    /// [`FLOAT_QUOTIENT_MIN_LANES`] elements of at most 32 bits, computed in floating point,
+    /// or `None` where the integer division is the better code: scalars, short vectors,
+    /// 64-bit elements, and divisors known at compile time (LLVM multiplies by their
+    /// reciprocal). x86 and AArch64 have no vector integer division: LLVM divides such a
+    /// vector one element at a time, each a long-latency scalar division (Zen 2: 14-30
+    /// cycles, not pipelined), where a vector of doubles divides four or eight elements at a
+    /// time. Exact: for integers with |a| < 2^53 and d != 0 the correctly rounded a / d is
+    /// within |a / d| * 2^-53 < 1 / |d| of the true quotient, and a quotient that is not an
+    /// integer lies at least 1 / |d| from the next integer, so truncating the rounded value
+    /// gives the true quotient; elements of 8 and 16 bits (|a| < 2^24) divide as floats by
+    /// the same argument. `d` has no zero element (and, signed, no -1): the caller replaced
+    /// them.
+    fn quotient_through_floats(&self, a: Val<'ctx>, d: Val<'ctx>, signed: bool) -> R<Option<Val<'ctx>>> {
+        let ty = a.get_type();
+        let (BasicValueEnum::VectorValue(av), BasicValueEnum::VectorValue(dv)) = (a, d) else { return Ok(None) };
+        let bits = int_width(ty);
+        if av.get_type().get_size() < FLOAT_QUOTIENT_MIN_LANES || bits > 32 || dv.is_const() {
+            return Ok(None);
+        }
+        let float = if bits <= 16 { self.e.cx.f32_type() } else { self.e.cx.f64_type() };
+        let fty: BasicTypeEnum<'ctx> = float.vec_type(av.get_type().get_size()).into();
+        use InstructionOpcode as O;
+        let (to_float, to_int) = if signed { (O::SIToFP, O::FPToSI) } else { (O::UIToFP, O::FPToUI) };
+        let (fa, fd) = (self.cast(to_float, a, fty)?, self.cast(to_float, d, fty)?);
+        let q = self.binop(O::FDiv, fa, fd)?;
+        Ok(Some(self.cast(to_int, q, ty)?))
+    }
+
+    /// `a - q * d`: the remainder of a division whose truncated quotient is `q` (exact in
+    /// wrapping arithmetic, as |q * d| <= |a|).
+    fn remainder_of(&self, a: Val<'ctx>, d: Val<'ctx>, q: Val<'ctx>) -> R<Val<'ctx>> {
+        use InstructionOpcode as O;
+        let qd = self.binop(O::Mul, q, d)?;
+        self.binop(O::Sub, a, qd)
+    }
+
     pub(crate) fn lower_binary(&self, op: ir::BinaryOp, a: Val<'ctx>, b: Val<'ctx>) -> R<Val<'ctx>> {
         use ir::BinaryOp as B;
         use InstructionOpcode as O;
@@ -44,7 +85,11 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 let one = self.cint(ty, 1)?;
                 let is0 = self.icmp(IntPredicate::EQ, b, zero)?;
                 let d = self.select(is0, one, b)?;
-                self.binop(if op == B::UDiv { O::UDiv } else { O::URem }, a, d)?
+                match self.quotient_through_floats(a, d, false)? {
+                    Some(q) if op == B::UDiv => q,
+                    Some(q) => self.remainder_of(a, d, q)?,
+                    None => self.binop(if op == B::UDiv { O::UDiv } else { O::URem }, a, d)?,
+                }
             }
             B::SDiv | B::SRem | B::SMod => {
                 need_int()?;
@@ -55,19 +100,27 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 let ism1 = self.icmp(IntPredicate::EQ, b, minus1)?;
                 let bad = self.binop(O::Or, is0, ism1)?;
                 let d = self.select(bad, one, b)?;
+                let quotient = self.quotient_through_floats(a, d, true)?;
+                let rem = |l: &Self| match quotient {
+                    Some(q) => l.remainder_of(a, d, q),
+                    None => l.binop(O::SRem, a, d),
+                };
                 match op {
                     B::SDiv => {
                         // x / -1 = -x (wrapping, so INT_MIN / -1 does not trap).
-                        let q = self.binop(O::SDiv, a, d)?;
+                        let q = match quotient {
+                            Some(q) => q,
+                            None => self.binop(O::SDiv, a, d)?,
+                        };
                         let neg = self.binop(O::Sub, zero, a)?;
                         self.select(ism1, neg, q)?
                     }
                     B::SRem => {
-                        let r = self.binop(O::SRem, a, d)?;
+                        let r = rem(self)?;
                         self.select(ism1, zero, r)?
                     }
                     _ => {
-                        let r = self.binop(O::SRem, a, d)?;
+                        let r = rem(self)?;
                         let r = self.select(ism1, zero, r)?;
                         // Sign of the divisor: add the divisor when signs differ.
                         let nz = self.icmp(IntPredicate::NE, r, zero)?;
