@@ -408,7 +408,15 @@ impl Gen {
             return leaf(self);
         }
         let (a, b) = (self.i4(s, c, d - 1), leaf(self));
-        match self.rng.below(12) {
+        match self.rng.below(13) {
+            // Lanes whose divisor is 0, or -1 under INT_MIN, divide by 1 instead (undefined).
+            12 if self.f.division => {
+                let op = if self.rng.chance(50) { "/" } else { "%" };
+                let safe = format!(
+                    "select({b}, (int4)(1), ({b} == (int4)(0)) | (({a} == (int4)(INT_MIN)) & ({b} == (int4)(-1))))"
+                );
+                format!("({a} {op} {safe})")
+            }
             10 => format!("shuffle({a}, as_uint4({b}) & 3u)"),
             11 => format!("shuffle2({a}, {b}, (uint4)(7u, 0u, 5u, 2u))"),
             0 => format!("as_int4(as_uint4({a}) + as_uint4({b}))"),
@@ -437,7 +445,12 @@ impl Gen {
                 self.u_leaf(s, c)
             )
         };
-        match self.rng.below(8) {
+        match self.rng.below(9) {
+            8 if self.f.division => {
+                let b = format!("((uint4)({}, {}, 7u, {}))", self.u_leaf(s, c), self.u_leaf(s, c), self.u_leaf(s, c));
+                let op = if self.rng.chance(50) { "/" } else { "%" };
+                format!("({a} {op} select({b}, (uint4)(1u), {b} == (uint4)(0u)))")
+            }
             0 => format!("({a} * (uint4)({}) + {a}.wzyx)", self.u(s, c, 1)),
             1 => format!("rotate({a}, (uint4)({}))", self.u_leaf(s, c)),
             2 => format!("convert_uint4({})", self.i4(s, c, 1)),

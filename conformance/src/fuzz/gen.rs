@@ -85,7 +85,8 @@ pub struct Features {
     pub longs: bool,
     /// helper functions.
     pub helpers: bool,
-    /// guarded divisions and remainders, also under divergent control.
+    /// guarded divisions and remainders, also under divergent control, and of `int4` /
+    /// `uint4` vectors.
     pub division: bool,
     /// `return` in the last phase.
     pub returns: bool,
