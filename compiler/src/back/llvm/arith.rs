@@ -37,12 +37,28 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         Ok(Some(self.cast(to_int, q, ty)?))
     }
 
-    /// `a - q * d`: the remainder of a division whose truncated quotient is `q` (exact in
-    /// wrapping arithmetic, as |q * d| <= |a|).
-    fn remainder_of(&self, a: Val<'ctx>, d: Val<'ctx>, q: Val<'ctx>) -> R<Val<'ctx>> {
+    /// The truncated quotient of `a / d`, or with `remainder` the remainder (`signed` or
+    /// not): in floating point where [`Self::quotient_through_floats`] takes it (the
+    /// remainder then `a - q * d`, exact in wrapping arithmetic as |q * d| <= |a|), else
+    /// LLVM's integer division. `d` has no zero element (and, signed, no -1).
+    fn divide(&self, a: Val<'ctx>, d: Val<'ctx>, signed: bool, remainder: bool) -> R<Val<'ctx>> {
         use InstructionOpcode as O;
-        let qd = self.binop(O::Mul, q, d)?;
-        self.binop(O::Sub, a, qd)
+        match self.quotient_through_floats(a, d, signed)? {
+            Some(q) if remainder => {
+                let qd = self.binop(O::Mul, q, d)?;
+                self.binop(O::Sub, a, qd)
+            }
+            Some(q) => Ok(q),
+            None => {
+                let op = match (signed, remainder) {
+                    (false, false) => O::UDiv,
+                    (false, true) => O::URem,
+                    (true, false) => O::SDiv,
+                    (true, true) => O::SRem,
+                };
+                self.binop(op, a, d)
+            }
+        }
     }
 
     pub(crate) fn lower_binary(&self, op: ir::BinaryOp, a: Val<'ctx>, b: Val<'ctx>) -> R<Val<'ctx>> {
@@ -85,11 +101,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 let one = self.cint(ty, 1)?;
                 let is0 = self.icmp(IntPredicate::EQ, b, zero)?;
                 let d = self.select(is0, one, b)?;
-                match self.quotient_through_floats(a, d, false)? {
-                    Some(q) if op == B::UDiv => q,
-                    Some(q) => self.remainder_of(a, d, q)?,
-                    None => self.binop(if op == B::UDiv { O::UDiv } else { O::URem }, a, d)?,
-                }
+                self.divide(a, d, false, op == B::URem)?
             }
             B::SDiv | B::SRem | B::SMod => {
                 need_int()?;
@@ -100,27 +112,19 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 let ism1 = self.icmp(IntPredicate::EQ, b, minus1)?;
                 let bad = self.binop(O::Or, is0, ism1)?;
                 let d = self.select(bad, one, b)?;
-                let quotient = self.quotient_through_floats(a, d, true)?;
-                let rem = |l: &Self| match quotient {
-                    Some(q) => l.remainder_of(a, d, q),
-                    None => l.binop(O::SRem, a, d),
-                };
                 match op {
                     B::SDiv => {
                         // x / -1 = -x (wrapping, so INT_MIN / -1 does not trap).
-                        let q = match quotient {
-                            Some(q) => q,
-                            None => self.binop(O::SDiv, a, d)?,
-                        };
+                        let q = self.divide(a, d, true, false)?;
                         let neg = self.binop(O::Sub, zero, a)?;
                         self.select(ism1, neg, q)?
                     }
                     B::SRem => {
-                        let r = rem(self)?;
+                        let r = self.divide(a, d, true, true)?;
                         self.select(ism1, zero, r)?
                     }
                     _ => {
-                        let r = rem(self)?;
+                        let r = self.divide(a, d, true, true)?;
                         let r = self.select(ism1, zero, r)?;
                         // Sign of the divisor: add the divisor when signs differ.
                         let nz = self.icmp(IntPredicate::NE, r, zero)?;
