@@ -56,6 +56,10 @@ pub struct Target {
     pub line_tables: bool,
     /// The Gen device's builds (`None` elsewhere): see [`GenBuild`].
     pub gen: Option<GenBuild>,
+    /// The largest work-group the device runs (CL_DEVICE_MAX_WORK_GROUP_SIZE): the
+    /// work-group collectives' `__local` array has a word per work-item
+    /// (`passes::collectives`).
+    pub max_work_group_size: u64,
     /// The code-generation knobs of the environment: see [`CodegenKnobs`].
     pub knobs: CodegenKnobs,
 }
@@ -136,6 +140,7 @@ impl Default for Target {
             vectorizer: Vectorizer::Off,
             line_tables: false,
             gen: None,
+            max_work_group_size: 4096,
             knobs: CodegenKnobs::default(),
         }
     }

@@ -718,7 +718,7 @@ fn kernels_whose_optimised_ir_has_odd_integer_widths_still_build() {
 
 #[test]
 fn unsupported_features_are_named_in_the_log() {
-    let cases = [("kernel void k(global int* o) { o[0] = work_group_reduce_add(o[1]); }", "collective functions")];
+    let cases = [("kernel void k(global int* o) { o[0] = sub_group_reduce_add(o[1]); }", "sub-group functions")];
     for (src, feature) in cases {
         let err = compile_source(src, "-cl-std=CL3.0", &Target::default()).expect_err(src);
         assert_eq!(err.kind, BuildErrorKind::CompileFailed, "{src}");

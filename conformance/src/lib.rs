@@ -1242,6 +1242,16 @@ pub const VECTORIZER_MODES: [(&str, &[(&str, &str)]); 3] = [
     ("off", &[("CL_CONFIG_USE_VECTORIZER", "False")]),
 ];
 
+/// Ahead of a test kernel's source: `KATTR` fixes the sub-group size (the Gen device's SIMD
+/// width) when the build defines `SG` (`-DSG=16`), and is empty otherwise.
+pub const KATTR_PRELUDE: &str = r#"
+    #ifdef SG
+    #define KATTR __attribute__((intel_reqd_sub_group_size(SG)))
+    #else
+    #define KATTR
+    #endif
+"#;
+
 /// A named setting a test child runs under, with its environment.
 pub type TestMode = (&'static str, Vec<(&'static str, &'static str)>);
 

@@ -38,13 +38,7 @@ fn builds() -> Vec<(TestEnv, String, Vec<Option<usize>>)> {
 
 /// Ahead of every source: `KATTR` fixes the sub-group size (the Gen SIMD width) when the
 /// build defines `SG`.
-const PRELUDE: &str = r#"
-    #ifdef SG
-    #define KATTR __attribute__((intel_reqd_sub_group_size(SG)))
-    #else
-    #define KATTR
-    #endif
-"#;
+const PRELUDE: &str = KATTR_PRELUDE;
 
 /// Runs the one-argument kernel `name` of `src` over `n` work-items in every build and
 /// local size and checks `out[g] == want(g)`.

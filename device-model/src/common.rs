@@ -104,7 +104,9 @@ pub(crate) fn softcl_device_base(kind: DeviceKind) -> DeviceInfo {
             atomics: true,
         },
         non_uniform_work_group_support: true,
-        work_group_collective_functions_support: false,
+        // Both devices: the compiler makes them `__local` memory and barriers
+        // (compiler passes::collectives).
+        work_group_collective_functions_support: true,
         generic_address_space_support: false,
         sub_group_independent_forward_progress: false,
 
@@ -177,6 +179,7 @@ pub(crate) fn target_for(info: &DeviceInfo) -> Target {
             .map(|v| format!("CL{}.{}", v.version.0, v.version.1))
             .collect(),
         opencl_version: opencl_version_number(&info.version).unwrap_or(Target::default().opencl_version),
+        max_work_group_size: info.max_work_group_size as u64,
         ..Target::default()
     }
 }

@@ -173,7 +173,6 @@ mod tests {
         "__opencl_c_device_enqueue",
         "__opencl_c_program_scope_global_variables",
         "__opencl_c_subgroups",
-        "__opencl_c_work_group_collective_functions",
         "cl_khr_subgroups",
         "cl_khr_subgroup_ballot",
         "cl_khr_integer_dot_product",

@@ -485,6 +485,7 @@ mod tests {
             vectorizer: Vectorizer::Auto { register_bytes: 64 },
             line_tables: false,
             gen: None,
+            max_work_group_size: 4096,
             knobs,
         };
         let changed: Vec<(&str, Target)> = vec![
@@ -510,6 +511,7 @@ mod tests {
                 Target { gen: Some(GenBuild { simd: 16, linear_lanes: true, row_width: 0 }), ..base.clone() },
             ),
             ("gen rows", Target { gen: Some(GenBuild { simd: 16, linear_lanes: true, row_width: 8 }), ..base.clone() }),
+            ("max_work_group_size", Target { max_work_group_size: 256, ..base.clone() }),
             ("prefetch", Target { knobs: CodegenKnobs { prefetch: false, ..knobs }, ..base.clone() }),
             ("no streaming", Target { knobs: CodegenKnobs { streaming_stores: None, ..knobs }, ..base.clone() }),
             ("all streaming", Target { knobs: CodegenKnobs { streaming_stores: Some(0), ..knobs }, ..base.clone() }),

@@ -93,7 +93,9 @@ fn check_device_features(module: &ir::Module, target: &Target) -> Result<(), Bui
 }
 
 /// The module as the back end lowers it: features checked, then the middle end's passes
-/// (`passes::run_pipeline`, the module validated after each): `vloadn` / `vstoren` made
+/// (`passes::run_pipeline`, the module validated after each): work-group collectives made
+/// `__local` memory and barriers (`passes::collectives`, sized by the device's largest
+/// work-group); `vloadn` / `vstoren` made
 /// loads and stores, `mul24` / `mad24` made multiply and add, calls that reach a barrier
 /// inlined and, for vector code, every call in
 /// a kernel inlined and its short-circuit chains folded; kernels with barriers split into
@@ -103,6 +105,11 @@ fn prepare(module: &ir::Module, target: &Target) -> Result<ir::Module, BuildErro
     use crate::passes::{self, Pass};
     check_device_features(module, target)?;
     let mut m = module.clone();
+    // First: what it makes (barriers, a loop) goes through every pass after it.
+    passes::run_pass(&mut m, "collectives", |m| {
+        passes::collectives::expand_module(m, target.max_work_group_size).map(|_| ())
+    })
+    .map_err(fail)?;
     let mut pipeline = vec![
         Pass {
             name: "vload_store",

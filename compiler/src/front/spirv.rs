@@ -168,19 +168,6 @@ pub fn opname(inst: &dr::Instruction) -> String {
 /// the build log says what the program asked for rather than only the SPIR-V opcode.
 pub fn missing_feature(opname: &str) -> Option<&'static str> {
     let name = opname.strip_prefix("Op")?;
-    const COLLECTIVES: &[&str] = &[
-        "GroupAll",
-        "GroupAny",
-        "GroupBroadcast",
-        "GroupIAdd",
-        "GroupFAdd",
-        "GroupFMin",
-        "GroupUMin",
-        "GroupSMin",
-        "GroupFMax",
-        "GroupUMax",
-        "GroupSMax",
-    ];
     const DEVICE_ENQUEUE: &[&str] = &[
         "EnqueueMarker",
         "EnqueueKernel",
@@ -197,10 +184,7 @@ pub fn missing_feature(opname: &str) -> Option<&'static str> {
         "GetDefaultQueue",
         "BuildNDRange",
     ];
-    Some(if COLLECTIVES.contains(&name) {
-        "work-group and sub-group collective functions (work_group_reduce_*, work_group_scan_*, \
-         work_group_broadcast, work_group_all/any, sub_group_*) are not implemented yet"
-    } else if name.starts_with("GroupNonUniform") || name.starts_with("Subgroup") {
+    Some(if name.starts_with("GroupNonUniform") || name.starts_with("Subgroup") {
         "sub-group functions are not implemented yet"
     } else if name.starts_with("Image") || name.contains("SampledImage") {
         "this image function is not supported (supported: read_image{f,i,ui} with and without a \

@@ -29,6 +29,8 @@ use rspirv::grammar::{OperandKind, OperandQuantifier};
 use rspirv::spirv::{self, Op, Word};
 use std::collections::{HashMap, HashSet};
 
+mod groups;
+
 /// Memory semantics of the barrier wait_group_events becomes: SequentiallyConsistent,
 /// WorkgroupMemory and CrossWorkgroupMemory (as barrier(CLK_LOCAL_MEM_FENCE |
 /// CLK_GLOBAL_MEM_FENCE)).
@@ -677,6 +679,17 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
                 self.set_result(inst, v)
             }
             Op::GroupAsyncCopy => self.translate_async_copy(inst),
+            Op::GroupIAdd
+            | Op::GroupFAdd
+            | Op::GroupSMin
+            | Op::GroupUMin
+            | Op::GroupFMin
+            | Op::GroupSMax
+            | Op::GroupUMax
+            | Op::GroupFMax
+            | Op::GroupBroadcast
+            | Op::GroupAll
+            | Op::GroupAny => self.translate_group(inst),
             Op::GroupWaitEvents => {
                 if self.scope(id_operand(inst, 0)?)? != Scope::WorkGroup {
                     return Err(unsupported("wait_group_events outside work-group scope"));

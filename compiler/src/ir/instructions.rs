@@ -137,6 +137,48 @@ pub enum AtomicOp {
     FAdd,
 }
 
+/// How a group reduction or scan combines two values (the arithmetic of SPIR-V's `OpGroup*`
+/// and `OpGroupNonUniform*` instructions). `FMin` / `FMax` are OpenCL's `fmin` / `fmax`;
+/// the logical ones take `bool`s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GroupArith {
+    IAdd,
+    FAdd,
+    IMul,
+    FMul,
+    SMin,
+    UMin,
+    FMin,
+    SMax,
+    UMax,
+    FMax,
+    And,
+    Or,
+    Xor,
+    LogicalAnd,
+    LogicalOr,
+    LogicalXor,
+}
+
+/// A collective function of a work-group or a sub-group: every work-item of the group
+/// reaches it (in uniform control flow) and gets a result computed from all of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GroupOp {
+    /// The operand combined over the group, in order of the work-items' linear local ids.
+    Reduce(GroupArith),
+    /// The combination of the operands of the work-items up to and including this one.
+    InclusiveScan(GroupArith),
+    /// The combination of the operands of the work-items before this one; the operation's
+    /// identity for the first.
+    ExclusiveScan(GroupArith),
+    /// The first operand of the work-item whose local id is the second operand (a scalar, or
+    /// a vector of one component per dimension).
+    Broadcast,
+    /// Whether the `bool` operand is true for any / for all of the work-items.
+    Any,
+    All,
+}
+
 /// Memory scope of an atomic or a fence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Scope {
@@ -375,6 +417,15 @@ pub enum InstData {
         access: GenAccess,
     },
 
+    /// A collective function over the work-items of `scope` (`WorkGroup` or `SubGroup`).
+    /// Work-group ones become local memory and barriers (`passes::collectives`) before the
+    /// back end.
+    Group {
+        scope: Scope,
+        op: GroupOp,
+        args: Vec<Value>,
+    },
+
     /// Whether `cond` (a `bool`) is true for any work-item that runs this code together with
     /// this one: the active lanes of the packet in vector code, the work-item alone in a
     /// scalar build. The result is the same for all of them (uniform). Only
@@ -485,7 +536,7 @@ impl InstData {
                 f(*value)
             }
             Construct { parts } => parts.iter().copied().for_each(f),
-            Call { args, .. } | ExtInst { args, .. } => args.iter().copied().for_each(f),
+            Call { args, .. } | ExtInst { args, .. } | Group { args, .. } => args.iter().copied().for_each(f),
             WorkItem { .. } | Barrier { .. } | Fence { .. } | Unreachable => {}
             Atomic { ptr, value, comparator, .. } => {
                 f(*ptr);
@@ -572,7 +623,7 @@ impl InstData {
                 f(value)
             }
             Construct { parts } => parts.iter_mut().for_each(f),
-            Call { args, .. } | ExtInst { args, .. } => args.iter_mut().for_each(f),
+            Call { args, .. } | ExtInst { args, .. } | Group { args, .. } => args.iter_mut().for_each(f),
             WorkItem { .. } | Barrier { .. } | Fence { .. } | Unreachable => {}
             Atomic { ptr, value, comparator, .. } => {
                 f(ptr);

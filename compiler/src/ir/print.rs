@@ -139,6 +139,16 @@ impl FunctionDisplay<'_> {
             Compare { op, lhs, rhs } => format!("cmp.{} {lhs}, {rhs}", lower(op)),
             Select { cond, if_true, if_false } => format!("select {cond}, {if_true}, {if_false}"),
             AnyActive { cond } => format!("any_active {cond}"),
+            Group { scope, op, args } => {
+                let scope = if *scope == super::Scope::SubGroup { "sub_group" } else { "work_group" };
+                let op = match op {
+                    super::GroupOp::Reduce(a) => format!("reduce.{}", lower(a)),
+                    super::GroupOp::InclusiveScan(a) => format!("scan_inclusive.{}", lower(a)),
+                    super::GroupOp::ExclusiveScan(a) => format!("scan_exclusive.{}", lower(a)),
+                    other => lower(other),
+                };
+                format!("{scope}.{op} {}", list(args))
+            }
             Convert { op, arg, saturate, rounding } => {
                 let mut s = lower(op);
                 if *saturate {

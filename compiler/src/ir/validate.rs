@@ -26,7 +26,9 @@
 
 use super::entities::{Block, Inst, Type, Value};
 use super::function::{FuncKind, Function, ValueDef};
-use super::instructions::{AtomicOp, BinaryOp, BlockCall, CmpOp, ConvertOp, ImageOp, InstData, UnaryOp};
+use super::instructions::{
+    AtomicOp, BinaryOp, BlockCall, CmpOp, ConvertOp, GroupArith, GroupOp, ImageOp, InstData, Scope, UnaryOp,
+};
 use super::types::TypeData;
 use super::{ConstData, Module};
 use crate::analysis::{Cfg, DomTree};
@@ -217,6 +219,7 @@ fn produces_value(module: &Module, data: &InstData) -> Option<bool> {
         | InsertValue { .. }
         | Construct { .. }
         | AnyActive { .. }
+        | Group { .. }
         | WorkItem { .. } => true,
         Store { .. }
         | CopyMemory { .. }
@@ -696,6 +699,43 @@ impl<'m> FunctionValidator<'m> {
                 let cond_ok =
                     self.is_bool_with_lanes(c, 1) || (self.is_bool_with_lanes(c, self.lanes(t)) && self.lanes(t) > 1);
                 expect(cond_ok, "select condition must be a bool or a bool vector of the operands' lane count");
+            }
+            Group { scope, op, args } => {
+                expect(
+                    matches!(scope, Scope::WorkGroup | Scope::SubGroup),
+                    "a collective of neither a work-group nor a sub-group",
+                );
+                let t = args.first().map(&ty);
+                match (op, &args[..]) {
+                    (GroupOp::Reduce(a) | GroupOp::InclusiveScan(a) | GroupOp::ExclusiveScan(a), [x]) => {
+                        let t = ty(x);
+                        expect(result == Some(t), "a reduction's or scan's result type differs from its operand's");
+                        expect(
+                            self.lanes(t) == 1 && !self.is_pointer(t),
+                            "a reduction or scan of a value that is not a scalar",
+                        );
+                        let class_ok = match a {
+                            GroupArith::FAdd | GroupArith::FMul | GroupArith::FMin | GroupArith::FMax => {
+                                self.is_float(t)
+                            }
+                            GroupArith::LogicalAnd | GroupArith::LogicalOr | GroupArith::LogicalXor => self.is_bool(t),
+                            _ => self.is_int(t),
+                        };
+                        expect(class_ok, "the operand's type does not suit the reduction or scan");
+                    }
+                    (GroupOp::Broadcast, [_, id]) => {
+                        expect(result == t, "a broadcast's result type differs from its operand's");
+                        expect(
+                            self.is_int(ty(id)) && self.lanes(ty(id)) <= 3,
+                            "a broadcast's local id is not 1-3 integers",
+                        );
+                    }
+                    (GroupOp::Any | GroupOp::All, [x]) => {
+                        expect(self.is_bool_with_lanes(ty(x), 1), "any / all of a value that is not a bool");
+                        expect(result.is_some_and(|r| self.is_bool_with_lanes(r, 1)), "any / all must give a bool");
+                    }
+                    _ => expect(false, "a collective with the wrong number of operands"),
+                }
             }
             AnyActive { cond } => {
                 expect(self.is_bool_with_lanes(ty(cond), 1), "any_active of a value that is not a bool");

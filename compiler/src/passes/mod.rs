@@ -7,7 +7,8 @@
 //! `SOFTCL_PRINT_IR=1` prints the module after each pass to stderr (a diagnostic knob: such
 //! builds are not cached).
 //!
-//! The passes: inlining (`inline`), short-circuit chains folded into one branch
+//! The passes: work-group collective functions as `__local` memory and barriers
+//! (`collectives`, first), inlining (`inline`), short-circuit chains folded into one branch
 //! (`short_circuit`), `vloadn` / `vstoren` as loads and stores (`vload_store`), `mul24` /
 //! `mad24` as multiply and add (`mul24`), barrier
 //! regions with the values live across barriers in work-item state (`barriers`), the
@@ -19,6 +20,7 @@
 
 pub mod align;
 pub mod barriers;
+pub mod collectives;
 pub mod gen_instrument;
 pub mod gen_strides;
 pub mod inline;

@@ -48,6 +48,7 @@ pub const FEATURES: &[&str] = &[
     "c11_atomics",
     "offsets",
     "local_structs",
+    "collectives",
 ];
 
 /// Which features a kernel uses.
@@ -108,6 +109,10 @@ pub struct Features {
     pub offsets: bool,
     /// a `__local` array of structs, one per work-item, assigned whole (memory copies).
     pub local_structs: bool,
+    /// work-group collective functions (reductions, scans, broadcasts, any / all) in
+    /// uniform control flow. Drawn from a generator of its own, so that the kernels of
+    /// seeds that do not use them are those of the generator before them.
+    pub collectives: bool,
 }
 
 impl Features {
@@ -141,6 +146,7 @@ impl Features {
             "c11_atomics" => &mut self.c11_atomics,
             "offsets" => &mut self.offsets,
             "local_structs" => &mut self.local_structs,
+            "collectives" => &mut self.collectives,
             _ => return None,
         })
     }
@@ -370,6 +376,10 @@ pub struct Gen {
     pub(super) structs: Vec<StructDef>,
     /// Work-items of a full work-group (the length of `t`).
     group_size: usize,
+    /// The launch's dimensions.
+    dims: usize,
+    /// The generator of the collectives' choices (see `Features::collectives`).
+    side: Rng,
     pub(super) budget: usize,
     names: usize,
 }
@@ -378,7 +388,7 @@ pub struct Gen {
 pub fn generate(seed: u64, opts: &GenOptions) -> Case {
     let mut rng = Rng::new(seed);
     let mut f = Features::default();
-    for name in FEATURES {
+    for name in FEATURES.iter().filter(|&&n| n != "collectives") {
         let on = rng.chance(if matches!(*name, "branches" | "neighbours" | "loops") { 85 } else { 55 });
         *f.get_mut(name).expect("a feature") = on && !opts.disabled.iter().any(|d| d == name);
     }
@@ -387,7 +397,11 @@ pub fn generate(seed: u64, opts: &GenOptions) -> Case {
         launch.offset = launch.global.iter().map(|_| rng.below(40)).collect();
     }
     let data_seed = rng.next_u64();
+    let mut side = Rng::new(seed ^ 0xc011_ec71_5eed);
+    f.collectives = side.chance(50) && !opts.disabled.iter().any(|d| d == "collectives");
     let mut g = Gen {
+        side,
+        dims: launch.global.len(),
         rng,
         n_items: launch.items(),
         f,
@@ -815,7 +829,8 @@ impl Gen {
                 inner.ro.push(r.clone());
                 let read = self.phase_ctx(Some(Mode::Read), None);
                 let write = self.phase_ctx(Some(Mode::Write), None);
-                let mut lb = self.stmts(&inner, &read, n / 2 + 1);
+                let mut lb: Vec<Node> = self.collective(&inner, &read).into_iter().collect();
+                lb.extend(self.stmts(&inner, &read, n / 2 + 1));
                 lb.push(Node::fixed(self.barrier()));
                 lb.extend(self.stmts(&inner, &write, n / 2 + 1));
                 lb.push(Node::fixed(self.barrier()));
@@ -824,13 +839,16 @@ impl Gen {
                 continue;
             }
             let mut c = self.phase_ctx(None, None);
+            // Before any statement of the phase: before a `return` too.
+            body.extend(self.collective(&s, &c));
             if last && self.f.returns {
                 c.ret = Some(format!("{fold_text}\nreturn;"));
             }
             if !last && self.rng.chance(20) {
                 // Each side of a branch uniform in the work-group ends with its own barrier.
                 let cond = *self.rng.pick(&["grp & 1", "ka > 0", "(kb & 1u) != 0u", "ls > 4", "get_group_id(0) == 0"]);
-                let mut a = self.stmts(&s, &c, n / 2 + 1);
+                let mut a: Vec<Node> = self.collective(&s, &c).into_iter().collect();
+                a.extend(self.stmts(&s, &c, n / 2 + 1));
                 a.push(Node::fixed(self.barrier()));
                 let mut b = self.stmts(&s, &c, n / 2 + 1);
                 b.push(Node::fixed(self.barrier()));
@@ -873,6 +891,54 @@ impl Gen {
             )
         };
         Node::block(BlockKind::Scope, "", vec![Node::line(text)])
+    }
+
+    /// Sometimes, when the kernel uses them, a work-group collective whose result goes into
+    /// a variable. Only where every work-item of the work-group gets (uniform control flow,
+    /// before any `return`); a broadcast names a work-item by ids uniform in the work-group,
+    /// inside it. Sums are of unsigned values (they wrap), floats are exact (`Gen::f`).
+    fn collective(&mut self, s: &Scope, c: &Ctx) -> Option<Node> {
+        if !self.f.collectives || !self.side.chance(45) {
+            return None;
+        }
+        let min_max = *self.side.pick(&["min", "max"]);
+        let x = self.rng.pick(&s.ints).clone();
+        let uniform = ["(size_t)(uint)ka", "(size_t)kb", "(size_t)grp", "(size_t)3", "(size_t)(kb >> 1)"];
+        let text = match self.side.below(9) {
+            0 => format!("{x} = work_group_reduce_{min_max}({});", self.i(s, c, 2)),
+            1 => format!("{x} ^= (int)work_group_reduce_add({});", self.u(s, c, 2)),
+            2 => format!("{x} += work_group_scan_inclusive_{min_max}({});", self.i(s, c, 2)),
+            3 => format!("{x} ^= (int)work_group_scan_exclusive_{min_max}({});", self.u(s, c, 2)),
+            4 => {
+                let which = *self.side.pick(&["inclusive", "exclusive"]);
+                format!("{x} = (int)((uint){x} + work_group_scan_{which}_add({}));", self.u(s, c, 2))
+            }
+            5 => {
+                let a = *self.side.pick(&uniform);
+                let ids = if self.dims == 1 {
+                    format!("{a} % get_local_size(0)")
+                } else {
+                    let b = *self.side.pick(&uniform);
+                    format!("{a} % get_local_size(0), {b} % get_local_size(1)")
+                };
+                format!("{x} ^= work_group_broadcast({}, {ids});", self.i(s, c, 2))
+            }
+            6 => {
+                let f = *self.side.pick(&["any", "all"]);
+                format!("{x} += work_group_{f}({}) * 3;", self.cond(s, c, 2))
+            }
+            7 if self.f.longs && !s.ulongs.is_empty() => {
+                let v = self.rng.pick(&s.ulongs).clone();
+                let op = *self.side.pick(&["reduce_add", "scan_inclusive_max", "scan_exclusive_min", "reduce_min"]);
+                format!("{v} ^= work_group_{op}({});", self.ul(s, c))
+            }
+            8 if self.f.floats => {
+                let op = *self.side.pick(&["reduce_max", "reduce_min", "scan_inclusive_max", "scan_exclusive_min"]);
+                format!("{x} ^= convert_int_sat(work_group_{op}({}) * 4.0f);", self.f(s, c, 1))
+            }
+            _ => format!("{x} = work_group_reduce_{min_max}({});", self.i(s, c, 1)),
+        };
+        Some(Node::line(text))
     }
 
     fn barrier(&mut self) -> String {

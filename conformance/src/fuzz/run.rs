@@ -403,6 +403,10 @@ pub fn child_main(config_name: &str, file: &Path) -> i32 {
         println!("SOFTCL-FUZZ-SKIPPED PoCL has no partial work-groups");
         return 5;
     }
+    if cfg.name == "pocl" && text.contains("work_group_") {
+        println!("SOFTCL-FUZZ-SKIPPED PoCL has no work-group collective functions");
+        return 5;
+    }
     let Some(dev) = device(cfg.kind) else {
         println!("SOFTCL-FUZZ-SKIPPED no {} device", cfg.kind);
         return 5;
