@@ -9,7 +9,7 @@ use softcl_compiler::ir::{
     ValueDef, WorkItemQuery,
 };
 use softcl_compiler::kernel_info::AddressSpace;
-use softcl_compiler::{compile_source, BuildErrorKind, Target};
+use softcl_compiler::{compile_source, Target};
 
 #[test]
 fn vector_add() {
@@ -718,10 +718,14 @@ fn kernels_whose_optimised_ir_has_odd_integer_widths_still_build() {
 
 #[test]
 fn unsupported_features_are_named_in_the_log() {
-    let cases = [("kernel void k(global int* o) { o[0] = sub_group_reduce_add(o[1]); }", "sub-group functions")];
+    // Translated (the front end knows the instructions), refused by code generation.
+    let cases = [
+        ("kernel void k(global int* o) { o[0] = sub_group_reduce_add(o[1]); }", "sub-group functions"),
+        ("kernel void k(global uint* o) { o[0] = sub_group_ballot(o[1] > 2).x; }", "sub-group functions"),
+    ];
     for (src, feature) in cases {
-        let err = compile_source(src, "-cl-std=CL3.0", &Target::default()).expect_err(src);
-        assert_eq!(err.kind, BuildErrorKind::CompileFailed, "{src}");
+        let program = compile_source(src, "-cl-std=CL3.0", &Target::default()).expect(src);
+        let err = program.codegen(&Target::default()).expect_err(src);
         assert!(err.log.contains(feature), "{src}: {}", err.log);
     }
 }
@@ -802,4 +806,62 @@ fn constant_parts_of_a_private_initializer_are_private_data() {
         .filter(|(d, _)| matches!(d, InstData::CopyMemory { src, .. } if from_global(*src)))
         .count();
     assert_eq!(copies, 1);
+}
+
+/// The sub-group functions of cl_khr_subgroups and the cl_khr_subgroup_* extensions become
+/// `Group` instructions of sub-group scope (uniform and non-uniform forms alike), and the
+/// ballot's bit operations arithmetic on the ballot with the sub-group local id and size.
+#[test]
+fn sub_group_functions_become_group_instructions() {
+    use softcl_compiler::ir::{GroupArith, GroupOp};
+    let program = build_with(
+        "kernel void k(global int *a, global float *b, global uint *c) {
+             size_t i = get_global_id(0);
+             a[i] = sub_group_reduce_add(a[i]) + sub_group_scan_inclusive_max(a[i]) + sub_group_broadcast(a[i], 2)
+                  + sub_group_any(a[i] > 2) + sub_group_all(a[i] > 0);
+             b[i] = sub_group_non_uniform_reduce_mul(b[i]) + sub_group_shuffle(b[i], 3) + sub_group_shuffle_xor(b[i], 1u)
+                  + sub_group_shuffle_down(b[i], 1u) + sub_group_shuffle_up(b[i], 1u);
+             uint4 bal = sub_group_ballot(a[i] > 3);
+             c[i] = bal.x + sub_group_elect() + sub_group_non_uniform_all_equal(c[i]) + sub_group_broadcast_first(c[i])
+                  + sub_group_clustered_reduce_xor(c[i], 4) + sub_group_ballot_bit_count(bal)
+                  + sub_group_ballot_exclusive_scan(bal) + sub_group_ballot_find_msb(bal) + sub_group_inverse_ballot(bal);
+         }",
+        "-cl-std=CL3.0",
+    );
+    let body = kernel_body(&program.module, "k");
+    let ops: Vec<GroupOp> = insts(body)
+        .iter()
+        .filter_map(|(d, _)| match d {
+            InstData::Group { scope: Scope::SubGroup, op, .. } => Some(*op),
+            _ => None,
+        })
+        .collect();
+    for want in [
+        GroupOp::Reduce(GroupArith::IAdd),
+        GroupOp::InclusiveScan(GroupArith::SMax),
+        GroupOp::Broadcast,
+        GroupOp::Any,
+        GroupOp::All,
+        GroupOp::Reduce(GroupArith::FMul),
+        GroupOp::Shuffle,
+        GroupOp::ShuffleXor,
+        GroupOp::ShuffleDown,
+        GroupOp::ShuffleUp,
+        GroupOp::Ballot,
+        GroupOp::Elect,
+        GroupOp::AllEqual,
+        GroupOp::BroadcastFirst,
+        GroupOp::ClusteredReduce(GroupArith::Xor),
+    ] {
+        assert!(ops.contains(&want), "{want:?} in {ops:?}");
+    }
+    // One ballot: the bit count, scan, find and inverse are arithmetic on it.
+    assert_eq!(ops.iter().filter(|o| **o == GroupOp::Ballot).count(), 1, "{ops:?}");
+    let queries = insts(body)
+        .iter()
+        .filter(|(d, _)| {
+            matches!(d, InstData::WorkItem { query: WorkItemQuery::SubgroupLocalId | WorkItemQuery::SubgroupSize })
+        })
+        .count();
+    assert!(queries >= 3, "the ballot's bit operations read the sub-group local id and size");
 }

@@ -707,7 +707,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             // The work-item alone: its own condition.
             I::AnyActive { cond } => Some(self.get(*cond)?),
             // Work-group collectives are local memory and barriers by now
-            // (`passes::collectives`); the front end makes no sub-group ones.
+            // (`passes::collectives`); sub-group ones are refused before the passes.
             I::Group { .. } => bail!("a collective function the middle end did not expand"),
             I::Convert { op, arg, saturate, rounding } => {
                 let a = self.get(*arg)?;

@@ -72,6 +72,17 @@ fn check_device_features(module: &ir::Module, target: &Target) -> Result<(), Bui
             )));
         }
     }
+    for (_, func) in module.functions.iter() {
+        for (_, inst) in func.insts.iter() {
+            if let ir::InstData::Group { scope: ir::Scope::SubGroup, .. } = inst {
+                return Err(fail(format!(
+                    "function `{}` uses sub-group functions (sub_group_reduce_*, sub_group_broadcast, \
+                     sub_group_ballot, ...): sub-group functions are not implemented yet",
+                    func.name
+                )));
+            }
+        }
+    }
     if !(disabled("__opencl_c_subgroups") && disabled("cl_khr_subgroups")) {
         return Ok(());
     }

@@ -690,6 +690,38 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
             | Op::GroupBroadcast
             | Op::GroupAll
             | Op::GroupAny => self.translate_group(inst),
+            Op::GroupNonUniformElect
+            | Op::GroupNonUniformAll
+            | Op::GroupNonUniformAny
+            | Op::GroupNonUniformAllEqual
+            | Op::GroupNonUniformBroadcast
+            | Op::GroupNonUniformBroadcastFirst
+            | Op::GroupNonUniformBallot
+            | Op::GroupNonUniformInverseBallot
+            | Op::GroupNonUniformBallotBitExtract
+            | Op::GroupNonUniformBallotBitCount
+            | Op::GroupNonUniformBallotFindLSB
+            | Op::GroupNonUniformBallotFindMSB
+            | Op::GroupNonUniformShuffle
+            | Op::GroupNonUniformShuffleXor
+            | Op::GroupNonUniformShuffleUp
+            | Op::GroupNonUniformShuffleDown
+            | Op::GroupNonUniformIAdd
+            | Op::GroupNonUniformFAdd
+            | Op::GroupNonUniformIMul
+            | Op::GroupNonUniformFMul
+            | Op::GroupNonUniformSMin
+            | Op::GroupNonUniformUMin
+            | Op::GroupNonUniformFMin
+            | Op::GroupNonUniformSMax
+            | Op::GroupNonUniformUMax
+            | Op::GroupNonUniformFMax
+            | Op::GroupNonUniformBitwiseAnd
+            | Op::GroupNonUniformBitwiseOr
+            | Op::GroupNonUniformBitwiseXor
+            | Op::GroupNonUniformLogicalAnd
+            | Op::GroupNonUniformLogicalOr
+            | Op::GroupNonUniformLogicalXor => self.translate_non_uniform(inst),
             Op::GroupWaitEvents => {
                 if self.scope(id_operand(inst, 0)?)? != Scope::WorkGroup {
                     return Err(unsupported("wait_group_events outside work-group scope"));

@@ -177,6 +177,26 @@ pub enum GroupOp {
     /// Whether the `bool` operand is true for any / for all of the work-items.
     Any,
     All,
+    /// Sub-groups only. The operand of the active work-item of lowest sub-group local id.
+    BroadcastFirst,
+    /// Whether the operand is the same for every active work-item (a `bool`).
+    AllEqual,
+    /// True for the active work-item of lowest sub-group local id only (no operand).
+    Elect,
+    /// The operand of the work-item whose sub-group local id is the second operand / this
+    /// one's xor the second / this one's less the second / this one's plus the second.
+    /// Undefined (here: this work-item's own operand) when that work-item is outside the
+    /// sub-group or inactive.
+    Shuffle,
+    ShuffleXor,
+    ShuffleUp,
+    ShuffleDown,
+    /// A `uint4` with bit k set when the `bool` operand is true for the active work-item of
+    /// sub-group local id k.
+    Ballot,
+    /// The combination over the active work-items of this one's cluster: the sub-group
+    /// local ids of the same quotient by the second operand (a constant power of two).
+    ClusteredReduce(GroupArith),
 }
 
 /// Memory scope of an atomic or a fence.

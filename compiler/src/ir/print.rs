@@ -145,6 +145,7 @@ impl FunctionDisplay<'_> {
                     super::GroupOp::Reduce(a) => format!("reduce.{}", lower(a)),
                     super::GroupOp::InclusiveScan(a) => format!("scan_inclusive.{}", lower(a)),
                     super::GroupOp::ExclusiveScan(a) => format!("scan_exclusive.{}", lower(a)),
+                    super::GroupOp::ClusteredReduce(a) => format!("clustered_reduce.{}", lower(a)),
                     other => lower(other),
                 };
                 format!("{scope}.{op} {}", list(args))

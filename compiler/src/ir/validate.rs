@@ -730,11 +730,48 @@ impl<'m> FunctionValidator<'m> {
                             "a broadcast's local id is not 1-3 integers",
                         );
                     }
+                    (GroupOp::ClusteredReduce(_), [x, size]) => {
+                        let t = ty(x);
+                        expect(result == Some(t), "a clustered reduction's result type differs from its operand's");
+                        expect(self.is_scalar_int(ty(size)), "a cluster size that is not an integer");
+                    }
+                    (GroupOp::Shuffle | GroupOp::ShuffleXor | GroupOp::ShuffleUp | GroupOp::ShuffleDown, [_, id]) => {
+                        expect(result == t, "a shuffle's result type differs from its operand's");
+                        expect(self.is_scalar_int(ty(id)), "a shuffle's index or delta is not an integer");
+                    }
+                    (GroupOp::BroadcastFirst, [_]) => {
+                        expect(result == t, "a broadcast's result type differs from its operand's")
+                    }
+                    (GroupOp::AllEqual, [_]) => {
+                        expect(result.is_some_and(|r| self.is_bool_with_lanes(r, 1)), "all_equal must give a bool")
+                    }
+                    (GroupOp::Elect, []) => {
+                        expect(result.is_some_and(|r| self.is_bool_with_lanes(r, 1)), "elect must give a bool")
+                    }
+                    (GroupOp::Ballot, [x]) => {
+                        expect(self.is_bool_with_lanes(ty(x), 1), "a ballot of a value that is not a bool");
+                        expect(
+                            result.is_some_and(|r| self.is_int(r) && self.lanes(r) == 4),
+                            "a ballot must give four integers",
+                        );
+                    }
                     (GroupOp::Any | GroupOp::All, [x]) => {
                         expect(self.is_bool_with_lanes(ty(x), 1), "any / all of a value that is not a bool");
                         expect(result.is_some_and(|r| self.is_bool_with_lanes(r, 1)), "any / all must give a bool");
                     }
                     _ => expect(false, "a collective with the wrong number of operands"),
+                }
+                if *scope == Scope::WorkGroup {
+                    let work_group_op = matches!(
+                        op,
+                        GroupOp::Reduce(_)
+                            | GroupOp::InclusiveScan(_)
+                            | GroupOp::ExclusiveScan(_)
+                            | GroupOp::Broadcast
+                            | GroupOp::Any
+                            | GroupOp::All
+                    );
+                    expect(work_group_op, "a sub-group-only collective at work-group scope");
                 }
             }
             AnyActive { cond } => {
