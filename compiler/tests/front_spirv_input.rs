@@ -171,12 +171,13 @@ fn truncated_and_corrupted_modules_never_panic() {
 #[test]
 fn unsupported_instruction_in_il_is_a_build_failure_naming_it() {
     let bytes = spirv_bytes(
-        "kernel void k(global int *d) { d[get_global_id(0)] = sub_group_reduce_add(d[0]); }",
+        "__attribute__((noinline)) int at(int *p) { global int *g = to_global(p); return g ? *g : 0; }\n\
+         kernel void k(global int *d, int i) { d[get_global_id(0)] = at(i ? d : d + 4); }",
         "-cl-std=CL3.0",
     );
-    let error = load_spirv(&bytes).expect_err("subgroup reduction");
+    let error = load_spirv(&bytes).expect_err("to_global");
     assert_eq!(error.kind, BuildErrorKind::CompileFailed);
-    assert!(error.log.contains("OpGroupIAdd"), "{}", error.log);
+    assert!(error.log.contains("OpGenericCastToPtrExplicit"), "{}", error.log);
 }
 
 #[test]

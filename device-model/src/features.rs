@@ -31,6 +31,18 @@ pub const BASE_EXTENSIONS: &[&str] = &[
     "cl_khr_il_program",
 ];
 
+/// The `cl_khr_subgroup_*` extensions a device with sub-groups offers: the compiler has every
+/// function of these, for every type they name (compiler `back::vector::sub_groups`).
+pub const SUB_GROUP_EXTENSIONS: [&str; 7] = [
+    "cl_khr_subgroup_extended_types",
+    "cl_khr_subgroup_non_uniform_vote",
+    "cl_khr_subgroup_ballot",
+    "cl_khr_subgroup_non_uniform_arithmetic",
+    "cl_khr_subgroup_shuffle",
+    "cl_khr_subgroup_shuffle_relative",
+    "cl_khr_subgroup_clustered_reduce",
+];
+
 /// Every optional OpenCL C feature and extension that clang's OpenCL front end can enable for
 /// the `spir64` target (clang enables all of them for SPIR unless told otherwise). Whatever
 /// of these a device does not advertise goes into `Target::disabled_features`.
@@ -122,18 +134,23 @@ pub fn opencl_c_features(info: &DeviceInfo) -> Vec<NameVersion> {
 /// The extensions the device supports: [`BASE_EXTENSIONS`] plus those its flags imply.
 pub fn extensions(info: &DeviceInfo) -> Vec<NameVersion> {
     let images = info.images.is_some();
+    let sub_groups = !info.sub_group_sizes.is_empty() && info.max_num_sub_groups > 0;
     let conditional: [(&str, bool); 6] = [
         ("cl_khr_image2d_from_buffer", images),
         ("cl_khr_3d_image_writes", images),
         ("cl_khr_depth_images", images),
         ("cl_khr_fp64", info.double_fp_config.is_some()),
         ("cl_khr_fp16", info.half_fp_config.is_some()),
-        ("cl_khr_subgroups", !info.sub_group_sizes.is_empty() && info.max_num_sub_groups > 0),
+        // The extension (unlike OpenCL 3.0's optional feature) requires independent forward
+        // progress of the sub-groups of a work-group, which SoftCL's devices, running a
+        // work-group's packets one after the other, do not have.
+        ("cl_khr_subgroups", sub_groups && info.sub_group_independent_forward_progress),
     ];
     BASE_EXTENSIONS
         .iter()
         .copied()
         .chain(conditional.iter().filter(|(_, on)| *on).map(|(name, _)| *name))
+        .chain(SUB_GROUP_EXTENSIONS.iter().copied().filter(|_| sub_groups))
         .map(|name| NameVersion::new(name, 1, 0, 0))
         .collect()
 }
@@ -172,9 +189,9 @@ mod tests {
         "__opencl_c_pipes",
         "__opencl_c_device_enqueue",
         "__opencl_c_program_scope_global_variables",
-        "__opencl_c_subgroups",
+        // Sub-groups are OpenCL 3.0's feature, without independent forward progress.
         "cl_khr_subgroups",
-        "cl_khr_subgroup_ballot",
+        "cl_khr_subgroup_rotate",
         "cl_khr_integer_dot_product",
         "cl_ext_float_atomics",
     ];
@@ -211,7 +228,13 @@ mod tests {
             }
             let ext: Vec<_> = info.extensions.iter().map(|e| e.name.as_str()).collect();
             let image_ext = ["cl_khr_image2d_from_buffer", "cl_khr_3d_image_writes", "cl_khr_depth_images"];
-            let with_fp64: Vec<_> = BASE_EXTENSIONS.iter().copied().chain(image_ext).chain(["cl_khr_fp64"]).collect();
+            let with_fp64: Vec<_> = BASE_EXTENSIONS
+                .iter()
+                .copied()
+                .chain(image_ext)
+                .chain(["cl_khr_fp64"])
+                .chain(SUB_GROUP_EXTENSIONS)
+                .collect();
             assert_eq!(ext, with_fp64);
             assert_eq!(extension_string(info).split(' ').count(), with_fp64.len());
             let feats: Vec<_> = info.opencl_c_features.iter().map(|e| e.name.as_str()).collect();
@@ -219,6 +242,7 @@ mod tests {
             let expected: Vec<_> = ["__opencl_c_int64", "__opencl_c_fp64"]
                 .into_iter()
                 .chain(image_feats)
+                .chain(["__opencl_c_subgroups", "__opencl_c_work_group_collective_functions"])
                 .chain([
                     "__opencl_c_atomic_order_acq_rel",
                     "__opencl_c_atomic_order_seq_cst",
@@ -261,10 +285,13 @@ mod tests {
         info.double_fp_config = Some(FpConfig::default());
         info.sub_group_sizes = vec![8];
         info.max_num_sub_groups = 1;
+        info.sub_group_independent_forward_progress = true;
         derive_feature_lists(&mut info);
         let disabled = disabled_features(&info);
         check_consistent(&info, &disabled);
-        for name in ["cl_khr_fp64", "__opencl_c_fp64", "cl_khr_subgroups"] {
+        for name in
+            ["cl_khr_fp64", "__opencl_c_fp64", "cl_khr_subgroups", "__opencl_c_subgroups", "cl_khr_subgroup_ballot"]
+        {
             assert!(advertises(&info, name) && !disabled.iter().any(|d| d == name), "{name}");
         }
     }

@@ -59,6 +59,14 @@ pub trait Device: Send + Sync + std::fmt::Debug {
     fn kernel_refusal(&self, kernel: &softcl_compiler::KernelInfo) -> Option<String> {
         limits::kernel_refusal(self.info(), kernel, self.packet_width(kernel))
     }
+    /// The sub-groups of `kernel` in a work-group of `local` work-items: (the largest
+    /// sub-group, how many there are). A sub-group is a packet of the kernel's width W; by
+    /// default packets of W consecutive work-items of one row, each row starting a new one
+    /// (compiler `back::llvm::work_items`).
+    fn sub_groups(&self, kernel: &softcl_compiler::KernelInfo, local: [usize; 3]) -> (usize, usize) {
+        let w = self.packet_width(kernel);
+        (w.min(local[0]), local[0].div_ceil(w) * local[1] * local[2])
+    }
     /// How the device can be partitioned (clCreateSubDevices); None: it cannot.
     fn fission(&self) -> Option<cpu::fission::FissionSupport> {
         None

@@ -77,7 +77,6 @@ pub fn lookup_implemented(name: &str) -> Option<*mut c_void> {
 /// feature no SoftCL device has yet. They are real functions (the dispatch table counts them
 /// as implemented), but the feature behind them is missing: docs/API_STATUS.md says so.
 pub const FEATURE_NOT_SUPPORTED: &[(&str, &str)] = &[
-    ("clGetKernelSubGroupInfo", "sub-groups (CL_INVALID_OPERATION)"),
     ("clCreateProgramWithBuiltInKernels", "built-in kernels: the devices have none (CL_INVALID_VALUE)"),
     ("clSetProgramReleaseCallback", "program-scope global constructors and destructors (CL_INVALID_OPERATION)"),
     ("clSetDefaultDeviceCommandQueue", "device-side queues (CL_INVALID_OPERATION)"),
@@ -106,10 +105,6 @@ pub fn missing_reason(name: &str) -> Option<&'static str> {
         (
             "SubDevicesEXT",
             "cl_ext_device_fission: the OpenCL 1.1 extension; OpenCL 1.2's clCreateSubDevices replaces it",
-        ),
-        (
-            "SubGroupInfoKHR",
-            "cl_khr_subgroups: not advertised while sub-groups are missing (the core clGetKernelSubGroupInfo answers for devices without them)",
         ),
     ];
     REASONS.iter().find(|(part, _)| name.contains(part)).map(|(_, why)| *why)

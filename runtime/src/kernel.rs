@@ -416,6 +416,12 @@ impl Kernel {
         self.with_device_info(device, |info| device.model.kernel_work_group_size(info))
     }
 
+    /// The sub-groups of a work-group of `local` work-items on `device`: (the largest
+    /// sub-group, how many), for clGetKernelSubGroupInfo.
+    pub fn sub_groups(&self, device: &Device, local: [usize; 3]) -> (usize, usize) {
+        self.with_device_info(device, |info| device.model.sub_groups(info, local))
+    }
+
     /// The argument block of a launch (CL_INVALID_KERNEL_ARGS if an argument is not set).
     pub fn launch_args(&self, info: &KernelInfo) -> Result<LaunchArgs, cl_int> {
         let values = self.args.lock();

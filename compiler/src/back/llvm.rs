@@ -87,6 +87,7 @@ mod images;
 mod lanes;
 mod masked;
 mod ops;
+mod sub_groups;
 mod work_items;
 pub use emitter::*;
 pub use lanes::{wide_ty, VecState};
@@ -707,8 +708,9 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             // The work-item alone: its own condition.
             I::AnyActive { cond } => Some(self.get(*cond)?),
             // Work-group collectives are local memory and barriers by now
-            // (`passes::collectives`); sub-group ones are refused before the passes.
-            I::Group { .. } => bail!("a collective function the middle end did not expand"),
+            // (`passes::collectives`).
+            I::Group { scope: ir::Scope::SubGroup, .. } => Some(self.sub_group_scalar(i)?),
+            I::Group { .. } => bail!("a work-group collective the middle end did not expand"),
             I::Convert { op, arg, saturate, rounding } => {
                 let a = self.get(*arg)?;
                 let (_, rt) = self.need_result(i)?;

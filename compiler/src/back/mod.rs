@@ -61,8 +61,8 @@ fn dump_enabled() -> bool {
 
 /// Refuses a module that uses an optional feature the target device does not offer, for
 /// programs the front end could not check against the device (IL, and built-ins clang declares
-/// whatever -cl-ext says). Sub-groups: the code generator gives every work-item a sub-group of
-/// its own, which would be a silent change of meaning on a device that reports none.
+/// whatever -cl-ext says): doubles without fp64, sub-group functions and queries on a device
+/// without sub-groups.
 fn check_device_features(module: &ir::Module, target: &Target) -> Result<(), BuildError> {
     let disabled = |f: &str| target.disabled_features.iter().any(|d| d.trim_start_matches(['+', '-']) == f);
     if disabled("__opencl_c_fp64") && disabled("cl_khr_fp64") {
@@ -72,31 +72,22 @@ fn check_device_features(module: &ir::Module, target: &Target) -> Result<(), Bui
             )));
         }
     }
-    for (_, func) in module.functions.iter() {
-        for (_, inst) in func.insts.iter() {
-            if let ir::InstData::Group { scope: ir::Scope::SubGroup, .. } = inst {
-                return Err(fail(format!(
-                    "function `{}` uses sub-group functions (sub_group_reduce_*, sub_group_broadcast, \
-                     sub_group_ballot, ...): sub-group functions are not implemented yet",
-                    func.name
-                )));
-            }
-        }
-    }
     if !(disabled("__opencl_c_subgroups") && disabled("cl_khr_subgroups")) {
         return Ok(());
     }
     for (_, func) in module.functions.iter() {
         for (_, inst) in func.insts.iter() {
-            if let ir::InstData::WorkItem { query } = inst {
-                use ir::WorkItemQuery::*;
-                if matches!(query, SubgroupSize | SubgroupMaxSize | NumSubgroups | SubgroupId | SubgroupLocalId) {
-                    return Err(fail(format!(
-                        "function `{}` uses sub-group built-ins (get_sub_group_size, get_sub_group_id, ...), \
-                         but the device does not support sub-groups",
-                        func.name
-                    )));
-                }
+            let sub_group = match inst {
+                ir::InstData::WorkItem { query } => query.is_sub_group(),
+                ir::InstData::Group { scope, .. } => *scope == ir::Scope::SubGroup,
+                _ => false,
+            };
+            if sub_group {
+                return Err(fail(format!(
+                    "function `{}` uses sub-group functions (get_sub_group_size, sub_group_reduce_add, ...), \
+                     but the device does not support sub-groups",
+                    func.name
+                )));
             }
         }
     }

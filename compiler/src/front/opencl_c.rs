@@ -180,6 +180,23 @@ fn clang_arguments(options: &BuildOptions, cl_std: ClStd, target: &Target, attem
     args
 }
 
+/// `args` for a `source` that calls sub-group functions, with clang's hoisting and sinking
+/// of code common to both sides of a branch turned off. LLVM 15 lets those move a
+/// `convergent` call to where more work-items run it (`if (c) r = sub_group_broadcast_first(x);
+/// else r = sub_group_broadcast_first(y);` became one call of a phi after the branch),
+/// which changes what a non-uniform sub-group function combines. Only for such sources (the
+/// text names `sub_group`): elsewhere the merged code is what the vectorizer wants.
+fn with_convergence_kept(mut args: Vec<String>, source: &str) -> Vec<String> {
+    if source.contains("sub_group") {
+        let at = args.len().saturating_sub(6).min(args.len());
+        for flag in ["-simplifycfg-sink-common=false", "-simplifycfg-hoist-common=false"] {
+            args.insert(at, flag.into());
+            args.insert(at, "-mllvm".into());
+        }
+    }
+    args
+}
+
 /// What clang reads: `source` after lines that undefine the feature macros clang-15 defines
 /// whatever `-cl-ext` says (its opencl-c-base.h defines `__opencl_c_atomic_scope_device`,
 /// `__opencl_c_read_write_images`, `cl_khr_subgroup_ballot` ... for SPIR, and
@@ -323,7 +340,7 @@ pub fn compile_to_spirv(source: &str, options: &BuildOptions, target: &Target) -
 
     let (compiled, translated) = pipe(
         &clang,
-        &clang_arguments(options, cl_std, target, first),
+        &with_convergence_kept(clang_arguments(options, cl_std, target, first), source),
         source_with_prelude(source, target),
         &translator,
         &translator_args,
@@ -517,7 +534,8 @@ impl FrontEnd<'_> {
     /// clang's arguments for the source with `attempt`'s flags, writing LLVM assembly instead
     /// of bitcode when `text`.
     fn source_arguments(&self, attempt: Attempt, text: bool) -> Vec<String> {
-        let mut args = clang_arguments(self.options, self.cl_std, self.target, attempt);
+        let mut args =
+            with_convergence_kept(clang_arguments(self.options, self.cl_std, self.target, attempt), self.source);
         if text {
             args[0] = "-S".into();
         }

@@ -311,6 +311,12 @@ pub enum ModuleDef {
         query: WorkItemQuery,
         ty: Type,
     },
+    /// A ballot mask built-in (SubgroupEqMask ... SubgroupLtMask), computed from the sub-group
+    /// local id and size when loaded.
+    SubgroupMask {
+        builtin: spirv::BuiltIn,
+        ty: Type,
+    },
     /// The NumEnqueuedSubgroups built-in, computed from other queries when loaded.
     NumEnqueuedSubgroups {
         ty: Type,
@@ -1186,6 +1192,16 @@ fn translate_global_variable(
         }
         if builtin == spirv::BuiltIn::NumEnqueuedSubgroups {
             return Ok(ModuleDef::NumEnqueuedSubgroups { ty: pointee });
+        }
+        if matches!(
+            builtin,
+            spirv::BuiltIn::SubgroupEqMask
+                | spirv::BuiltIn::SubgroupGeMask
+                | spirv::BuiltIn::SubgroupGtMask
+                | spirv::BuiltIn::SubgroupLeMask
+                | spirv::BuiltIn::SubgroupLtMask
+        ) {
+            return Ok(ModuleDef::SubgroupMask { builtin, ty: pointee });
         }
         let query = builtin_query(builtin)?;
         check_builtin_type(&builder.module.types, builtin, query, pointee)?;

@@ -462,9 +462,9 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
                 self.global_values.insert(var, v);
                 Ok(v)
             }
-            Some(ModuleDef::Builtin { .. } | ModuleDef::NumEnqueuedSubgroups { .. }) => {
-                Err(unsupported(format!("built-in variable %{id} is used other than by OpLoad")))
-            }
+            Some(
+                ModuleDef::Builtin { .. } | ModuleDef::NumEnqueuedSubgroups { .. } | ModuleDef::SubgroupMask { .. },
+            ) => Err(unsupported(format!("built-in variable %{id} is used other than by OpLoad"))),
             Some(_) => Err(malformed(format!("%{id} is used as a value but is not one"))),
             None if self.function_ids.contains(&id) => {
                 Err(malformed(format!("%{id} is used where its definition does not dominate the use")))
@@ -1146,22 +1146,16 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
     }
 
     fn is_builtin_pointer(&self, id: Word) -> bool {
-        matches!(self.info.defs.get(&id), Some(ModuleDef::Builtin { .. } | ModuleDef::NumEnqueuedSubgroups { .. }))
-            || matches!(self.locals.get(&id), Some(Local::BuiltinElement { .. }))
+        matches!(
+            self.info.defs.get(&id),
+            Some(ModuleDef::Builtin { .. } | ModuleDef::NumEnqueuedSubgroups { .. } | ModuleDef::SubgroupMask { .. })
+        ) || matches!(self.locals.get(&id), Some(Local::BuiltinElement { .. }))
     }
 
-    /// get_enqueued_num_sub_groups(): the enqueued work-group size divided by the maximum
-    /// sub-group size, rounded up.
+    /// get_enqueued_num_sub_groups(): the sub-groups of a work-group of the enqueued size.
     fn num_enqueued_subgroups(&mut self, ty: Type) -> TResult<Value> {
-        let i64t = self.builder.module.types.int(64);
-        let group_size = self.work_group_size(WorkItemQuery::EnqueuedLocalSize)?;
         let i32t = self.builder.module.types.int(32);
-        let max = self.emit_value(InstData::WorkItem { query: WorkItemQuery::SubgroupMaxSize }, i32t)?;
-        let max = self.convert_int(max, i64t)?;
-        let one = self.int_value(64, 1);
-        let rounded = self.emit_value(InstData::Binary { op: BinaryOp::IAdd, lhs: group_size, rhs: max }, i64t)?;
-        let rounded = self.emit_value(InstData::Binary { op: BinaryOp::ISub, lhs: rounded, rhs: one }, i64t)?;
-        let count = self.emit_value(InstData::Binary { op: BinaryOp::UDiv, lhs: rounded, rhs: max }, i64t)?;
+        let count = self.emit_value(InstData::WorkItem { query: WorkItemQuery::EnqueuedNumSubgroups }, i32t)?;
         self.convert_int(count, ty)
     }
 
@@ -1271,6 +1265,10 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
         }
         if let Some(ModuleDef::NumEnqueuedSubgroups { .. }) = self.info.defs.get(&ptr_id) {
             let v = self.num_enqueued_subgroups(ty)?;
+            return self.set_result(inst, v);
+        }
+        if let Some(ModuleDef::SubgroupMask { builtin, .. }) = self.info.defs.get(&ptr_id).cloned() {
+            let v = self.sub_group_mask(builtin, ty)?;
             return self.set_result(inst, v);
         }
         if let Some(Local::BuiltinElement { query, vector_ty, index }) = self.locals.get(&ptr_id).copied() {

@@ -199,6 +199,23 @@ pub enum GroupOp {
     ClusteredReduce(GroupArith),
 }
 
+impl GroupOp {
+    /// Whether every work-item of the group gets the same result (a reduction, a broadcast,
+    /// a vote, a ballot), as opposed to one of its own (a scan, a shuffle, `elect`).
+    pub fn gives_one_value(self) -> bool {
+        matches!(
+            self,
+            GroupOp::Reduce(_)
+                | GroupOp::Broadcast
+                | GroupOp::BroadcastFirst
+                | GroupOp::Any
+                | GroupOp::All
+                | GroupOp::AllEqual
+                | GroupOp::Ballot
+        )
+    }
+}
+
 /// Memory scope of an atomic or a fence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Scope {
@@ -233,13 +250,18 @@ pub enum WorkItemQuery {
     NumSubgroups,
     SubgroupId,
     SubgroupLocalId,
+    /// get_enqueued_num_sub_groups(): the sub-groups of a work-group of the enqueued size.
+    EnqueuedNumSubgroups,
 }
 
 impl WorkItemQuery {
     /// A sub-group query (get_sub_group_size, get_sub_group_id, ...).
     pub fn is_sub_group(self) -> bool {
         use WorkItemQuery::*;
-        matches!(self, SubgroupSize | SubgroupMaxSize | NumSubgroups | SubgroupId | SubgroupLocalId)
+        matches!(
+            self,
+            SubgroupSize | SubgroupMaxSize | NumSubgroups | SubgroupId | SubgroupLocalId | EnqueuedNumSubgroups
+        )
     }
 }
 

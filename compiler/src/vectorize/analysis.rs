@@ -597,7 +597,8 @@ fn inst_shape(m: &ir::Module, f: &Function, a: &WorkItemAnalysis, i: Inst) -> Op
             match query {
                 Q::LocalLinearId if !f.inst_result[i].is_some_and(is_vector) => Strided(1),
                 Q::GlobalId | Q::LocalId | Q::GlobalLinearId | Q::LocalLinearId => Varying,
-                Q::SubgroupLocalId | Q::SubgroupId => Varying,
+                // A sub-group is the packet: its lanes' local ids are 0..W.
+                Q::SubgroupLocalId => Strided(1),
                 _ => Uniform,
             }
         }
@@ -617,7 +618,7 @@ fn inst_shape(m: &ir::Module, f: &Function, a: &WorkItemAnalysis, i: Inst) -> Op
                 // Along dimension 1 or 2 the linear ids step by the rows' length.
                 Q::GlobalLinearId | Q::LocalLinearId if a.lane_dim == 0 => Strided(1),
                 Q::GlobalLinearId | Q::LocalLinearId => Varying,
-                Q::SubgroupLocalId | Q::SubgroupId => Varying,
+                Q::SubgroupLocalId => Strided(1),
                 _ => Uniform,
             }
         }
@@ -771,6 +772,8 @@ fn inst_shape(m: &ir::Module, f: &Function, a: &WorkItemAnalysis, i: Inst) -> Op
         InstData::ExtInst { args, .. } => elementwise(args)?,
         // One answer for every active work-item of the packet.
         InstData::AnyActive { .. } => Uniform,
+        // A sub-group is the packet: these give each of its work-items the same answer.
+        InstData::Group { scope: ir::Scope::SubGroup, op, .. } if op.gives_one_value() => Uniform,
         _ => Varying,
     })
 }

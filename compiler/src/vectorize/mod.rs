@@ -42,15 +42,6 @@ pub fn blocker(_m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis, barrier
             }
         }
     }
-    for &b in &f.layout.blocks {
-        for &i in &f.layout.insts[b] {
-            if let InstData::WorkItem { query } = &f.insts[i] {
-                if query.is_sub_group() {
-                    return Some("sub-group built-ins".into());
-                }
-            }
-        }
-    }
     None
 }
 

@@ -201,6 +201,7 @@ fn divergent_loops(f: &Function, wa: &WorkItemAnalysis) -> bool {
 fn uses_subgroups(m: &ir::Module, f: &Function) -> bool {
     f.layout.blocks.iter().flat_map(|&b| f.layout.insts[b].iter()).any(|&i| match &f.insts[i] {
         InstData::WorkItem { query } => query.is_sub_group(),
+        InstData::Group { scope: ir::Scope::SubGroup, .. } => true,
         InstData::Call { func, .. } => m.functions.is_valid(*func) && m.functions[*func].name.contains("sub_group"),
         _ => false,
     })

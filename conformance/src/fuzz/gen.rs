@@ -49,6 +49,7 @@ pub const FEATURES: &[&str] = &[
     "offsets",
     "local_structs",
     "collectives",
+    "sub_groups",
 ];
 
 /// Which features a kernel uses.
@@ -113,6 +114,11 @@ pub struct Features {
     /// uniform control flow. Drawn from a generator of its own, so that the kernels of
     /// seeds that do not use them are those of the generator before them.
     pub collectives: bool,
+    /// sub-group functions, in forms whose result does not depend on the sub-group size
+    /// (an inclusive scan less the exclusive one is the work-item's own value, a reduction
+    /// is the sum of shuffles over the sub-group, ...), uniform ones where collectives go
+    /// and non-uniform ones anywhere. Drawn from a generator of its own, as `collectives`.
+    pub sub_groups: bool,
 }
 
 impl Features {
@@ -147,6 +153,7 @@ impl Features {
             "offsets" => &mut self.offsets,
             "local_structs" => &mut self.local_structs,
             "collectives" => &mut self.collectives,
+            "sub_groups" => &mut self.sub_groups,
             _ => return None,
         })
     }
@@ -380,6 +387,8 @@ pub struct Gen {
     dims: usize,
     /// The generator of the collectives' choices (see `Features::collectives`).
     side: Rng,
+    /// The generator of the sub-group functions' choices (see `Features::sub_groups`).
+    pub(super) sg_side: Rng,
     pub(super) budget: usize,
     names: usize,
 }
@@ -388,7 +397,7 @@ pub struct Gen {
 pub fn generate(seed: u64, opts: &GenOptions) -> Case {
     let mut rng = Rng::new(seed);
     let mut f = Features::default();
-    for name in FEATURES.iter().filter(|&&n| n != "collectives") {
+    for name in FEATURES.iter().filter(|&&n| n != "collectives" && n != "sub_groups") {
         let on = rng.chance(if matches!(*name, "branches" | "neighbours" | "loops") { 85 } else { 55 });
         *f.get_mut(name).expect("a feature") = on && !opts.disabled.iter().any(|d| d == name);
     }
@@ -399,8 +408,13 @@ pub fn generate(seed: u64, opts: &GenOptions) -> Case {
     let data_seed = rng.next_u64();
     let mut side = Rng::new(seed ^ 0xc011_ec71_5eed);
     f.collectives = side.chance(50) && !opts.disabled.iter().any(|d| d == "collectives");
+    // Drawn after every choice of the collectives' generator so far: seeds without
+    // sub-groups keep their kernels.
+    let mut sg_side = Rng::new(seed ^ 0x5b_9709_5eed);
+    f.sub_groups = sg_side.chance(40) && !opts.disabled.iter().any(|d| d == "sub_groups");
     let mut g = Gen {
         side,
+        sg_side,
         dims: launch.global.len(),
         rng,
         n_items: launch.items(),
@@ -898,6 +912,9 @@ impl Gen {
     /// before any `return`); a broadcast names a work-item by ids uniform in the work-group,
     /// inside it. Sums are of unsigned values (they wrap), floats are exact (`Gen::f`).
     fn collective(&mut self, s: &Scope, c: &Ctx) -> Option<Node> {
+        if self.f.sub_groups && self.sg_side.chance(40) {
+            return Some(self.uniform_sub_group(s, c));
+        }
         if !self.f.collectives || !self.side.chance(45) {
             return None;
         }
@@ -939,6 +956,44 @@ impl Gen {
             _ => format!("{x} = work_group_reduce_{min_max}({});", self.i(s, c, 1)),
         };
         Some(Node::line(text))
+    }
+
+    /// A sub-group function in uniform control flow (every work-item of the sub-group runs
+    /// it), in a form whose value is the same at every sub-group size: 0 when correct.
+    fn uniform_sub_group(&mut self, s: &Scope, c: &Ctx) -> Node {
+        let x = self.rng.pick(&s.ints).clone();
+        let text = match self.sg_side.below(6) {
+            0 => {
+                let u = self.u(s, c, 2);
+                format!(
+                    "{{ uint sv = {u}, ss = 0u;\nfor (uint j = 0; j < get_sub_group_size(); j++) ss += sub_group_shuffle(sv, j);\n\
+                     {x} ^= (int)(ss - sub_group_reduce_add(sv)); }}"
+                )
+            }
+            1 => format!("{x} ^= sub_group_broadcast({0}, 0) - sub_group_broadcast_first({0});", self.i(s, c, 2)),
+            2 => {
+                let cond = self.cond(s, c, 2);
+                format!(
+                    "{{ int sc = {cond};\n{x} ^= (int)(sub_group_ballot_bit_count(sub_group_ballot(sc)) - \
+                     sub_group_reduce_add(sc ? 1u : 0u)); }}"
+                )
+            }
+            3 => format!("{x} ^= (int)sub_group_reduce_add((uint)sub_group_elect()) - 1;"),
+            4 => {
+                let v = self.i(s, c, 2);
+                format!(
+                    "{{ int sv = {v};\n{x} ^= sub_group_shuffle(sv, get_sub_group_local_id()) - sv \
+                     + (sub_group_reduce_max(sv) < sv) + (sub_group_scan_inclusive_min(sv) > sv); }}"
+                )
+            }
+            _ => {
+                let u = self.u(s, c, 2);
+                format!(
+                    "{{ uint sv = {u};\n{x} ^= (int)(sub_group_scan_inclusive_add(sv) - sub_group_scan_exclusive_add(sv) - sv); }}"
+                )
+            }
+        };
+        Node::line(text)
     }
 
     fn barrier(&mut self) -> String {

@@ -16,8 +16,49 @@ impl Gen {
                 break;
             }
             out.push(self.stmt(s, c));
+            if self.f.sub_groups && self.sg_side.chance(12) {
+                out.push(self.non_uniform_sub_group(s, c));
+            }
         }
         out
+    }
+
+    /// A non-uniform sub-group function (valid in any control flow: it combines the
+    /// work-items that run it), in a form whose value is the same at every sub-group size:
+    /// 0 when correct.
+    fn non_uniform_sub_group(&mut self, s: &Scope, c: &Ctx) -> Node {
+        let Some(x) = s.ints.first().cloned() else { return Node::line(";") };
+        let text = match self.sg_side.below(4) {
+            0 => {
+                let u = self.u(s, c, 2);
+                format!(
+                    "{{ uint sv = {u};\n{x} ^= (int)(sub_group_non_uniform_scan_inclusive_add(sv) - \
+                     sub_group_non_uniform_scan_exclusive_add(sv) - sv); }}"
+                )
+            }
+            1 => {
+                let v = self.i(s, c, 2);
+                format!(
+                    "{{ int sv = {v};\n{x} ^= (sub_group_non_uniform_reduce_max(sv) < sv) \
+                     + (sub_group_non_uniform_reduce_min(sv) > sv) * 2; }}"
+                )
+            }
+            2 => {
+                let v = self.i(s, c, 2);
+                format!(
+                    "{{ int sv = {v};\n{x} ^= sub_group_non_uniform_all(sv == sub_group_broadcast_first(sv)) \
+                     - sub_group_non_uniform_all_equal(sv); }}"
+                )
+            }
+            _ => {
+                let cond = self.cond(s, c, 2);
+                format!(
+                    "{{ int sc = {cond};\n{x} ^= (int)(sub_group_ballot_bit_count(sub_group_ballot(sc)) - \
+                     sub_group_non_uniform_reduce_add(sc ? 1u : 0u)); }}"
+                )
+            }
+        };
+        Node::line(text)
     }
 
     fn stmt(&mut self, s: &Scope, c: &Ctx) -> Node {

@@ -235,6 +235,10 @@ pub fn host_device_info(simd: &SimdBytes) -> DeviceInfo {
         printf_buffer_size: 1 << 20,
         profiling_timer_resolution_ns: 1,
         double_fp_config: Some(features::fp64_config()),
+        // A sub-group is the vectorizer's packet: one work-item in a scalar kernel, or the
+        // width it chose (4, 8, 16, or `intel_reqd_sub_group_size`'s).
+        sub_group_sizes: vec![1, 4, 8, 16],
+        max_num_sub_groups: CPU_MAX_WORK_GROUP_SIZE as u32,
         ..common::softcl_device_base(DeviceKind::Cpu)
     };
     // Fine-grain system SVM: a kernel is host code in the application's process, so any

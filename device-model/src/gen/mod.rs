@@ -260,6 +260,14 @@ impl Device for GenDevice {
     fn packet_width(&self, _kernel: &KernelInfo) -> usize {
         self.config.simd_widths.iter().copied().max().unwrap_or(1)
     }
+    /// A sub-group is a hardware thread: the SIMD width the model picks for work-groups of
+    /// this size, over consecutive linear local ids (the row and rows variants group the
+    /// same work-items where they run).
+    fn sub_groups(&self, kernel: &KernelInfo, local: [usize; 3]) -> (usize, usize) {
+        let n = local[0] * local[1] * local[2];
+        let w = model::simd::choose(&self.config, kernel, n).map_or(1, |c| c.simd as usize).max(1);
+        (w.min(n), n.div_ceil(w))
+    }
     fn pick_local_size(&self, kernel: &KernelInfo, work_dim: u32, global: [usize; 3], non_uniform: bool) -> [usize; 3] {
         let params = PickParams {
             max_work_group_size: self.kernel_work_group_size(kernel),
@@ -319,6 +327,9 @@ pub fn gen_device_info(c: &GenConfig) -> DeviceInfo {
         printf_buffer_size: c.printf_buffer_bytes,
         profiling_timer_resolution_ns: c.timer_resolution_ns,
         double_fp_config: c.fp64_rate.map(|_| features::fp64_config()),
+        // A sub-group is the hardware thread: its SIMD width's lanes.
+        sub_group_sizes: c.simd_widths.to_vec(),
+        max_num_sub_groups: (c.max_work_group_size / c.simd_widths.iter().copied().min().unwrap_or(8)) as u32,
         ..common::softcl_device_base(DeviceKind::Gpu)
     };
     // Fine-grain system SVM would be sound here too: kernels run on the host, and the Gen
@@ -393,7 +404,7 @@ mod tests {
             Some((16384, 2048, 16))
         );
         assert_eq!(i.double_fp_config, Some(features::fp64_config()));
-        assert!(i.sub_group_sizes.is_empty());
+        assert_eq!((i.sub_group_sizes.as_slice(), i.max_num_sub_groups), ([8, 16, 32].as_slice(), 32));
         assert_eq!(dev.config().simd_widths, [8, 16, 32]);
         assert_eq!(dev.target().cpu, None, "results are computed on the host");
     }

@@ -269,20 +269,93 @@ pub extern "C" fn clGetKernelWorkGroupInfo(
 pub extern "C" fn clGetKernelSubGroupInfo(
     kernel: cl_kernel,
     device: cl_device_id,
-    _param_name: cl_kernel_sub_group_info,
-    _input_value_size: usize,
-    _input_value: *const c_void,
-    _param_value_size: usize,
-    _param_value: *mut c_void,
-    _param_value_size_ret: *mut usize,
+    param_name: cl_kernel_sub_group_info,
+    input_value_size: usize,
+    input_value: *const c_void,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
 ) -> cl_int {
     entry::code("clGetKernelSubGroupInfo", || {
         let k: &Kernel = handles::borrow(kernel)?;
-        kernel_device(k, device)?;
-        // "CL_INVALID_OPERATION if device does not support subgroups." No SoftCL device
-        // supports sub-groups yet.
-        Err(CL_INVALID_OPERATION)
+        let dev = kernel_device(k, device)?;
+        // "CL_INVALID_OPERATION if device does not support subgroups."
+        if dev.info().max_num_sub_groups == 0 {
+            return Err(CL_INVALID_OPERATION);
+        }
+        let size_t = std::mem::size_of::<usize>();
+        // The input: `input_value_size` bytes of size_t values.
+        let input = |dims: std::ops::RangeInclusive<usize>| -> Result<Vec<usize>, cl_int> {
+            let n = input_value_size / size_t;
+            if input_value.is_null() || !input_value_size.is_multiple_of(size_t) || !dims.contains(&n) {
+                return Err(CL_INVALID_VALUE);
+            }
+            // SAFETY: the application passes `input_value_size` readable bytes at
+            // `input_value` (checked non-NULL above); read unaligned, as size_t values.
+            Ok((0..n).map(|i| unsafe { (input_value as *const usize).add(i).read_unaligned() }).collect())
+        };
+        let local_of =
+            |v: &[usize]| -> [usize; 3] { [v[0], v.get(1).copied().unwrap_or(1), v.get(2).copied().unwrap_or(1)] };
+        let out = InfoOut::new(param_value_size, param_value, param_value_size_ret);
+        match param_name {
+            CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE => {
+                let local = local_of(&input(1..=3)?);
+                out.write(&k.sub_groups(dev, local).0)
+            }
+            CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE => {
+                let local = local_of(&input(1..=3)?);
+                out.write(&k.sub_groups(dev, local).1)
+            }
+            CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT => {
+                let count = input(1..=1)?[0];
+                // The answer has as many dimensions as param_value has room for.
+                let dims = param_value_size / size_t;
+                if !param_value.is_null() && !(1..=3).contains(&dims) {
+                    return Err(CL_INVALID_VALUE);
+                }
+                let dims = dims.clamp(1, 3);
+                // The largest one-dimensional work-group with that many sub-groups; 0 if
+                // none has.
+                let max = k.work_group_size(dev);
+                let x = (1..=max).rev().find(|&x| count > 0 && k.sub_groups(dev, [x, 1, 1]).1 == count).unwrap_or(0);
+                let mut local = vec![if x == 0 { 0 } else { 1 }; dims];
+                local[0] = x;
+                out.write(&local)
+            }
+            CL_KERNEL_MAX_NUM_SUB_GROUPS => {
+                let max = k.work_group_size(dev);
+                out.write(&k.sub_groups(dev, [max, 1, 1]).1)
+            }
+            // No OpenCL C attribute sets a number of sub-groups.
+            CL_KERNEL_COMPILE_NUM_SUB_GROUPS => out.write(&0usize),
+            _ => Err(CL_INVALID_VALUE),
+        }
     })
+}
+
+/// cl_khr_subgroups' name for [`clGetKernelSubGroupInfo`] (OpenCL 2.0 applications look it
+/// up through clGetExtensionFunctionAddressForPlatform).
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn clGetKernelSubGroupInfoKHR(
+    kernel: cl_kernel,
+    device: cl_device_id,
+    param_name: cl_kernel_sub_group_info,
+    input_value_size: usize,
+    input_value: *const c_void,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> cl_int {
+    clGetKernelSubGroupInfo(
+        kernel,
+        device,
+        param_name,
+        input_value_size,
+        input_value,
+        param_value_size,
+        param_value,
+        param_value_size_ret,
+    )
 }
 
 pub extern "C" fn clSetKernelArgSVMPointer(kernel: cl_kernel, arg_index: cl_uint, arg_value: *const c_void) -> cl_int {

@@ -68,21 +68,18 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 let r = pb.build_int_add(pb.build_int_mul(zy, s[0], "")?, x, "")?;
                 [r, zero, zero]
             }
-            Q::LocalLinearId | Q::SubgroupId => {
+            Q::SubgroupSize
+            | Q::SubgroupMaxSize
+            | Q::SubgroupLocalId
+            | Q::NumSubgroups
+            | Q::SubgroupId
+            | Q::EnqueuedNumSubgroups => self.sub_group_raw(q)?,
+            Q::LocalLinearId => {
                 let s = self.work_item_raw(Q::LocalSize)?;
                 let l = self.env.lid;
                 let pb = &self.pb;
                 let zy = pb.build_int_add(pb.build_int_mul(l[2], s[1], "")?, l[1], "")?;
                 let r = pb.build_int_add(pb.build_int_mul(zy, s[0], "")?, l[0], "")?;
-                [r, zero, zero]
-            }
-            // Sub-groups of one work-item each.
-            Q::SubgroupSize | Q::SubgroupMaxSize => [self.i64().const_int(1, false), zero, zero],
-            Q::SubgroupLocalId => [zero, zero, zero],
-            Q::NumSubgroups => {
-                let s = self.work_item_raw(Q::LocalSize)?;
-                let pb = &self.pb;
-                let r = pb.build_int_mul(pb.build_int_mul(s[0], s[1], "")?, s[2], "")?;
                 [r, zero, zero]
             }
         };
@@ -108,5 +105,77 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             }
             _ => Ok(conv(raw[0])?.into()),
         }
+    }
+}
+
+impl<'ctx> FnLower<'_, 'ctx, '_> {
+    /// The sub-group queries (the packet's, for its lane 0: `SubgroupLocalId` is 0 here, the
+    /// vector form adds the lane). A sub-group is the packet: in scalar code one work-item;
+    /// in the row layout the W work-items of one row from a multiple of W (rows padded to
+    /// whole packets); with linear lanes the W linear local ids from a multiple of W.
+    fn sub_group_raw(&mut self, q: WorkItemQuery) -> R<[IntValue<'ctx>; 3]> {
+        use WorkItemQuery as Q;
+        let zero = self.i64().const_zero();
+        let one = self.i64().const_int(1, false);
+        let ls = self.work_item_raw(Q::LocalSize)?;
+        let enq = self.work_item_raw(Q::EnqueuedLocalSize)?;
+        let layout = self.vec.as_ref().map(|v| (u64::from(v.width), v.wa.linear_lanes));
+        let lid = self.env.lid;
+        let pb = &self.pb;
+        let product = |s: &[IntValue<'ctx>; 3]| -> R<IntValue<'ctx>> {
+            Ok(pb.build_int_mul(pb.build_int_mul(s[0], s[1], "")?, s[2], "")?)
+        };
+        let min = |a: IntValue<'ctx>, b: IntValue<'ctx>| -> R<IntValue<'ctx>> {
+            let lt = pb.build_int_compare(inkwell::IntPredicate::ULT, a, b, "")?;
+            Ok(pb.build_select(lt, a, b, "")?.into_int_value())
+        };
+        let ceil_div = |a: IntValue<'ctx>, w: IntValue<'ctx>| -> R<IntValue<'ctx>> {
+            let up = pb.build_int_sub(pb.build_int_add(a, w, "")?, one, "")?;
+            Ok(pb.build_int_unsigned_div(up, w, "")?)
+        };
+        let r = match layout {
+            // One work-item per sub-group.
+            None | Some((1, _)) => match q {
+                Q::SubgroupSize | Q::SubgroupMaxSize => one,
+                Q::SubgroupLocalId => zero,
+                Q::NumSubgroups => product(&ls)?,
+                Q::EnqueuedNumSubgroups => product(&enq)?,
+                _ => {
+                    let zy = pb.build_int_add(pb.build_int_mul(lid[2], ls[1], "")?, lid[1], "")?;
+                    pb.build_int_add(pb.build_int_mul(zy, ls[0], "")?, lid[0], "")?
+                }
+            },
+            Some((w, linear)) => {
+                let w = self.i64().const_int(w, false);
+                // The packet's first work-item: its linear id (linear lanes) or its x.
+                let first = lid[0];
+                let (span, enq_span) = if linear { (product(&ls)?, product(&enq)?) } else { (ls[0], enq[0]) };
+                match q {
+                    Q::SubgroupSize => min(w, pb.build_int_sub(span, first, "")?)?,
+                    Q::SubgroupMaxSize => min(w, enq_span)?,
+                    Q::SubgroupLocalId => zero,
+                    Q::NumSubgroups if linear => ceil_div(span, w)?,
+                    Q::EnqueuedNumSubgroups if linear => ceil_div(enq_span, w)?,
+                    Q::NumSubgroups => {
+                        pb.build_int_mul(ceil_div(ls[0], w)?, pb.build_int_mul(ls[1], ls[2], "")?, "")?
+                    }
+                    Q::EnqueuedNumSubgroups => {
+                        pb.build_int_mul(ceil_div(enq[0], w)?, pb.build_int_mul(enq[1], enq[2], "")?, "")?
+                    }
+                    _ if linear => pb.build_int_unsigned_div(first, w, "")?,
+                    _ => {
+                        // (z * ly + y) * packets per row + x / W.
+                        let row = pb.build_int_add(pb.build_int_mul(lid[2], ls[1], "")?, lid[1], "")?;
+                        let per_row = ceil_div(ls[0], w)?;
+                        pb.build_int_add(
+                            pb.build_int_mul(row, per_row, "")?,
+                            pb.build_int_unsigned_div(first, w, "")?,
+                            "",
+                        )?
+                    }
+                }
+            }
+        };
+        Ok([r, zero, zero])
     }
 }

@@ -25,6 +25,7 @@ mod images;
 mod lanes;
 mod masked_loop;
 mod memory;
+mod sub_groups;
 
 pub use masked_loop::{Scratch, Support as MaskedSupport};
 pub use memory::{scalar_streaming_stores, streaming_stores, SPAN_PIECE_BITS, STREAMING_BYTES};
@@ -199,6 +200,10 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
                     self.l.intr("llvm.vector.reduce.or", &[on.into()])?
                 };
                 self.l.define(r, any)?;
+                return Ok(true);
+            }
+            I::Group { .. } => {
+                self.lower_sub_group(i)?;
                 return Ok(true);
             }
             _ if self.runs_per_lane(i) => {
@@ -644,7 +649,7 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
     /// linear id); `None` for the queries whose vector form the row layout already gives.
     pub fn linear_work_item(&mut self, q: WorkItemQuery, ir_ty: ir::Type) -> R<Option<Val<'ctx>>> {
         use WorkItemQuery as Q;
-        if !matches!(q, Q::LocalId | Q::GlobalId | Q::LocalLinearId | Q::GlobalLinearId | Q::SubgroupId) {
+        if !matches!(q, Q::LocalId | Q::GlobalId | Q::LocalLinearId | Q::GlobalLinearId) {
             return Ok(None);
         }
         let w = self.l.vec.as_ref().ok_or("not in vector mode")?.width;
@@ -700,7 +705,7 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
         };
         let dims: [VectorValue<'ctx>; 3] = match q {
             Q::LocalId => lid,
-            Q::LocalLinearId | Q::SubgroupId => [lin, lin, lin],
+            Q::LocalLinearId => [lin, lin, lin],
             Q::GlobalId | Q::GlobalLinearId => {
                 let mut gid = lid;
                 for d in 0..3 {

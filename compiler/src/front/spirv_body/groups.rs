@@ -116,7 +116,10 @@ impl BodyTranslator<'_, '_, '_> {
             Op::GroupNonUniformBallotBitCount => {
                 let ballot = operand(self, 2)?;
                 let below = match operand_group_operation(inst)? {
-                    spirv::GroupOperation::Reduce => self.sub_group_query(WorkItemQuery::SubgroupSize)?,
+                    // Bits of the sub-group's ids: below the sub-group size, which the
+                    // Khronos CTS reads as the largest sub-group's (a partial last
+                    // sub-group's bits above its own size count).
+                    spirv::GroupOperation::Reduce => self.sub_group_query(WorkItemQuery::SubgroupMaxSize)?,
                     spirv::GroupOperation::InclusiveScan => {
                         let lid = self.sub_group_query(WorkItemQuery::SubgroupLocalId)?;
                         let one = self.int_value(32, 1);
@@ -204,30 +207,77 @@ impl BodyTranslator<'_, '_, '_> {
         self.compare(CmpOp::INe, bit, zero)
     }
 
+    /// Word `k` of a ballot's mask of the bits below bit `below` (a `u32`).
+    fn low_bits_word(&mut self, k: u64, below: Value) -> TResult<Value> {
+        let u32t = self.builder.module.types.int(32);
+        // Bits of word k below `below`: below - 32 k clamped to 0..=32.
+        let base = self.int_value(32, 32 * k);
+        let thirty_two = self.int_value(32, 32);
+        let over = self.compare(CmpOp::UGt, below, base)?;
+        let n = self.binary(BinaryOp::ISub, below, base)?;
+        let zero = self.int_value(32, 0);
+        let n = self.emit_value(InstData::Select { cond: over, if_true: n, if_false: zero }, u32t)?;
+        let full = self.compare(CmpOp::UGe, n, thirty_two)?;
+        // (1 << n) - 1 for n < 32, all ones otherwise.
+        let one = self.int_value(32, 1);
+        let thirty_one = self.int_value(32, 31);
+        let shift = self.binary(BinaryOp::And, n, thirty_one)?;
+        let bit = self.binary(BinaryOp::Shl, one, shift)?;
+        let low = self.binary(BinaryOp::ISub, bit, one)?;
+        let all = self.int_value(32, u64::from(u32::MAX));
+        self.emit_value(InstData::Select { cond: full, if_true: all, if_false: low }, u32t)
+    }
+
+    /// Word `k` of `ballot` with only its bits below bit `below` (a `u32`) of the ballot.
+    fn ballot_word_below(&mut self, ballot: Value, k: u64, below: Value) -> TResult<Value> {
+        let u32t = self.builder.module.types.int(32);
+        let index = self.int_value(32, k);
+        let word = self.emit_value(InstData::ExtractElement { vector: ballot, index }, u32t)?;
+        let mask = self.low_bits_word(k, below)?;
+        self.binary(BinaryOp::And, word, mask)
+    }
+
+    /// The ballot built-in variables (`get_sub_group_eq_mask()` ... `_lt_mask()`): a `uint4`
+    /// with the bits of the sub-group local ids equal to / at least / above / at most /
+    /// below this work-item's, among the sub-group's.
+    pub(super) fn sub_group_mask(&mut self, builtin: spirv::BuiltIn, ty: Type) -> TResult<Value> {
+        use spirv::BuiltIn as B;
+        let u32t = self.builder.module.types.int(32);
+        if self.builder.module.types.lookup(&crate::ir::TypeData::Vector { elem: u32t, len: 4 }) != Some(ty) {
+            return Err(unsupported(format!("built-in variable {builtin:?} of a type other than uint4")));
+        }
+        let lid = self.sub_group_query(WorkItemQuery::SubgroupLocalId)?;
+        let size = self.sub_group_query(WorkItemQuery::SubgroupSize)?;
+        let one = self.int_value(32, 1);
+        let next = self.binary(BinaryOp::IAdd, lid, one)?;
+        // Each mask is the bits below `upto` less the bits below `from`.
+        let (upto, from) = match builtin {
+            B::SubgroupEqMask => (next, Some(lid)),
+            B::SubgroupGeMask => (size, Some(lid)),
+            B::SubgroupGtMask => (size, Some(next)),
+            B::SubgroupLeMask => (next, None),
+            _ => (lid, None),
+        };
+        let mut words = Vec::with_capacity(4);
+        for k in 0..4 {
+            let mut w = self.low_bits_word(k, upto)?;
+            if let Some(from) = from {
+                let below = self.low_bits_word(k, from)?;
+                let u32t = self.builder.module.types.int(32);
+                let not_below = self.emit_value(InstData::Unary { op: UnaryOp::Not, arg: below }, u32t)?;
+                w = self.binary(BinaryOp::And, w, not_below)?;
+            }
+            words.push(w);
+        }
+        self.emit_value(InstData::Construct { parts: words }, ty)
+    }
+
     /// The number of bits of `ballot` below bit `below` (a `u32` up to 128).
     fn ballot_bits_below(&mut self, ballot: Value, below: Value) -> TResult<Value> {
         let u32t = self.builder.module.types.int(32);
         let mut total: Option<Value> = None;
         for k in 0..4u64 {
-            let index = self.int_value(32, k);
-            let word = self.emit_value(InstData::ExtractElement { vector: ballot, index }, u32t)?;
-            // Bits of word k below `below`: below - 32 k clamped to 0..=32.
-            let base = self.int_value(32, 32 * k);
-            let thirty_two = self.int_value(32, 32);
-            let over = self.compare(CmpOp::UGt, below, base)?;
-            let n = self.binary(BinaryOp::ISub, below, base)?;
-            let zero = self.int_value(32, 0);
-            let n = self.emit_value(InstData::Select { cond: over, if_true: n, if_false: zero }, u32t)?;
-            let full = self.compare(CmpOp::UGe, n, thirty_two)?;
-            // (1 << n) - 1 for n < 32, all ones otherwise.
-            let one = self.int_value(32, 1);
-            let thirty_one = self.int_value(32, 31);
-            let shift = self.binary(BinaryOp::And, n, thirty_one)?;
-            let bit = self.binary(BinaryOp::Shl, one, shift)?;
-            let low = self.binary(BinaryOp::ISub, bit, one)?;
-            let all = self.int_value(32, u64::from(u32::MAX));
-            let mask = self.emit_value(InstData::Select { cond: full, if_true: all, if_false: low }, u32t)?;
-            let bits = self.binary(BinaryOp::And, word, mask)?;
+            let bits = self.ballot_word_below(ballot, k, below)?;
             let count = self.emit_value(InstData::Unary { op: UnaryOp::BitCount, arg: bits }, u32t)?;
             total = Some(match total {
                 None => count,
@@ -237,15 +287,16 @@ impl BodyTranslator<'_, '_, '_> {
         total.ok_or_else(|| unsupported("an empty ballot"))
     }
 
-    /// The lowest (`lsb`) or highest set bit of `ballot` (undefined, here all ones, when
-    /// none is).
+    /// The lowest (`lsb`) or highest set bit of `ballot` among the sub-group's (undefined,
+    /// here all ones, when none is).
     fn ballot_find(&mut self, ballot: Value, lsb: bool) -> TResult<Value> {
         let u32t = self.builder.module.types.int(32);
+        // As the bit count: bits below the largest sub-group's size.
+        let size = self.sub_group_query(WorkItemQuery::SubgroupMaxSize)?;
         let mut found = self.int_value(32, u64::from(u32::MAX));
         let order: Vec<u64> = if lsb { (0..4).rev().collect() } else { (0..4).collect() };
         for k in order {
-            let index = self.int_value(32, k);
-            let word = self.emit_value(InstData::ExtractElement { vector: ballot, index }, u32t)?;
+            let word = self.ballot_word_below(ballot, k, size)?;
             let opcode = if lsb { spirv::OpenclStd100Op::ctz } else { spirv::OpenclStd100Op::clz };
             let count = self.emit_value(InstData::ExtInst { opcode: opcode as u32, args: vec![word] }, u32t)?;
             let at = if lsb {
