@@ -122,7 +122,7 @@ impl Expander<'_> {
             _ => return Err("a work-group collective with the wrong operands".into()),
         };
         debug_assert_eq!(self.f.value_type(value), ty);
-        self.terminate(&at, InstData::Jump { dest: BlockCall { block: rest, args: Vec::new() } });
+        self.emit_void(&at, InstData::Jump { dest: BlockCall { block: rest, args: Vec::new() } });
         self.f.replace_all_uses(result, value);
         self.f.remove_inst(i);
         Ok(())
@@ -189,7 +189,7 @@ impl Expander<'_> {
         let body = self.f.create_block_after(header);
         let done = self.f.create_block_after(body);
         let join = self.f.create_block_after(done);
-        self.terminate(
+        self.emit_void(
             at,
             InstData::Branch {
                 cond: first,
@@ -204,13 +204,13 @@ impl Expander<'_> {
             let identity = self.identity(arith, ty)?;
             self.store_slot(&c, result_slot, identity);
         }
-        self.terminate(&c, InstData::Jump { dest: BlockCall { block: header, args: vec![one, acc0] } });
+        self.emit_void(&c, InstData::Jump { dest: BlockCall { block: header, args: vec![one, acc0] } });
         // header(j, acc): j < n ? body : done.
         let j = self.f.append_block_param(header, u64t);
         let acc = self.f.append_block_param(header, ty);
         c.block = header;
         let more = self.compare(&c, CmpOp::ULt, j, n);
-        self.terminate(
+        self.emit_void(
             &c,
             InstData::Branch {
                 cond: more,
@@ -226,13 +226,13 @@ impl Expander<'_> {
             self.store_slot(&c, j, next);
         }
         let j1 = self.binary(&c, BinaryOp::IAdd, j, one, u64t);
-        self.terminate(&c, InstData::Jump { dest: BlockCall { block: header, args: vec![j1, next] } });
+        self.emit_void(&c, InstData::Jump { dest: BlockCall { block: header, args: vec![j1, next] } });
         // done: reduce: slot[N] = acc.
         c.block = done;
         if let GroupOp::Reduce(_) = op {
             self.store_slot(&c, result_slot, acc);
         }
-        self.terminate(&c, InstData::Jump { dest: BlockCall { block: join, args: Vec::new() } });
+        self.emit_void(&c, InstData::Jump { dest: BlockCall { block: join, args: Vec::new() } });
         // join: barrier; the result; barrier.
         at.block = join;
         self.barrier(at);
@@ -458,10 +458,6 @@ impl Expander<'_> {
     fn emit_void(&mut self, at: &Cursor, data: InstData) {
         let (i, _) = self.f.append_inst(at.block, data, None);
         self.f.inst_locs[i] = at.loc;
-    }
-
-    fn terminate(&mut self, at: &Cursor, data: InstData) {
-        self.emit_void(at, data);
     }
 }
 

@@ -70,6 +70,12 @@ impl<'ctx> Ops<'_, 'ctx> {
         Ok(self.b.build_shuffle_vector(a, b, VectorType::const_vector(&m), "")?)
     }
 
+    /// `parts` one after the other (vectors of one element type).
+    pub fn concat_all(&self, parts: &[VectorValue<'ctx>]) -> R<VectorValue<'ctx>> {
+        let (first, rest) = parts.split_first().ok_or("nothing to concatenate")?;
+        rest.iter().try_fold(*first, |acc, p| self.concat2(acc, *p))
+    }
+
     /// `a` then `b` (vectors of one element type, any lengths).
     pub fn concat2(&self, a: VectorValue<'ctx>, b: VectorValue<'ctx>) -> R<VectorValue<'ctx>> {
         let (na, nb) = (a.get_type().get_size(), b.get_type().get_size());

@@ -743,10 +743,7 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
         for c in 0..n {
             parts.push(if c < 3 { conv(dims[c as usize])? } else { zero });
         }
-        let mut acc = parts[0];
-        for p in &parts[1..] {
-            acc = Ops { b: &self.l.pb, m: &self.l.e.m, f: self.l.llf }.concat2(acc, *p)?;
-        }
+        let acc = Ops { b: &self.l.pb, m: &self.l.e.m, f: self.l.llf }.concat_all(&parts)?;
         Ok(Some(acc.into()))
     }
 }

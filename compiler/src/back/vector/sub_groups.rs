@@ -44,22 +44,6 @@ impl<'ctx> VecLower<'_, '_, 'ctx, '_> {
             }
             (0..n).map(|c| ops.const_shuffle(x, x, (c * w..(c + 1) * w).map(Some))).collect()
         };
-        let whole = |s: &Self, parts: Vec<Val<'ctx>>| -> R<Val<'ctx>> {
-            if parts.len() == 1 {
-                return Ok(parts[0]);
-            }
-            let ops = Ops { b: &s.l.b, m: &s.l.e.m, f: s.l.llf };
-            let mut acc = parts[0];
-            for p in &parts[1..] {
-                acc = if acc.is_vector_value() && p.is_vector_value() {
-                    ops.concat2(acc.into_vector_value(), p.into_vector_value())?.into()
-                } else {
-                    // Uniform components of an IR vector: build the vector.
-                    bail!("a uniform vector result")
-                };
-            }
-            Ok(acc)
-        };
         let value: Val<'ctx> = match *op {
             GroupOp::Reduce(a) => {
                 let x = operand(self, 0)?.into_vector_value();
@@ -127,9 +111,9 @@ impl<'ctx> VecLower<'_, '_, 'ctx, '_> {
                 let source = b.build_select(inside, source, iota, "")?.into_vector_value();
                 let mut parts = Vec::new();
                 for p in components(self, x)? {
-                    parts.push(self.permute(p, source, w)?.into());
+                    parts.push(self.permute(p, source, w)?);
                 }
-                whole(self, parts)?
+                Ops { b: &self.l.b, m: &self.l.e.m, f: self.l.llf }.concat_all(&parts)?.into()
             }
             GroupOp::Any | GroupOp::All => {
                 let x = operand(self, 0)?.into_vector_value();
