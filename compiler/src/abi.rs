@@ -58,6 +58,15 @@ pub struct WorkGroupContext {
     /// general counts' memos (`GenKernelInfo::scratch_words` in all, the memos zeroed before
     /// the first work-group and kept); null in other builds.
     pub gen_counters: *mut u64,
+    /// The program's storage of its program-scope `__global` variables on this device
+    /// ([`crate::NativeKernel::program_globals`]), or null when it has none.
+    pub program_globals: *mut u8,
+    /// The bytes at `local_memory` (the kernel's `__local` variables and arguments), and at
+    /// `work_item_state`; the running thread's stack, `[low, high)`: where the generic address
+    /// space's `get_fence`, `to_local` and `to_private` find `__local` and private memory.
+    pub local_memory_bytes: u64,
+    pub work_item_state_bytes: u64,
+    pub stack: [u64; 2],
 }
 
 /// Where generated code appends printf records (layout in [`crate::printf`]): one per launch,
@@ -89,6 +98,10 @@ impl Default for WorkGroupContext {
             work_item_state: std::ptr::null_mut(),
             printf: std::ptr::null(),
             gen_counters: std::ptr::null_mut(),
+            program_globals: std::ptr::null_mut(),
+            local_memory_bytes: 0,
+            work_item_state_bytes: 0,
+            stack: [0; 2],
         }
     }
 }

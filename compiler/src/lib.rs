@@ -19,6 +19,7 @@ pub mod kernel_info;
 pub mod native_image;
 pub mod passes;
 pub mod printf;
+pub mod program_globals;
 pub mod vectorize;
 
 pub use abi::{WorkGroupContext, WorkGroupEntry, FINISHED};
@@ -194,6 +195,11 @@ impl Program {
     pub fn kernel(&self, name: &str) -> Option<&KernelInfo> {
         self.module.kernel(name).map(|k| &k.info)
     }
+    /// The bytes of its program-scope `__global` variables on a device
+    /// (CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE).
+    pub fn global_variable_total_size(&self) -> u64 {
+        program_globals::layout(&self.module).size
+    }
     /// Runs the passes and generates native code for every kernel.
     pub fn codegen(&self, target: &Target) -> Result<Arc<NativeProgram>, BuildError> {
         if !self.unresolved.is_empty() {
@@ -301,6 +307,9 @@ pub struct NativeKernel {
     pub(crate) entry: WorkGroupEntry,
     /// A Gen device's program build: what [`NativeKernel::gen_variant`] compiles from.
     pub(crate) gen_source: Option<Arc<back::gen::GenSource>>,
+    /// The address of the program's program-scope variables on this device (0 when it has
+    /// none): the storage of the build the program loaded, which its Gen variants share.
+    pub(crate) program_globals: usize,
 }
 
 impl NativeKernel {
@@ -351,7 +360,16 @@ impl NativeKernel {
         build: GenBuild,
         items: u64,
     ) -> Option<Result<(NativeKernel, Arc<NativeProgram>), String>> {
-        self.gen_source.as_ref().map(|s| s.variant(&self.info.name, build, items))
+        let variant = self.gen_source.as_ref().map(|s| s.variant(&self.info.name, build, items))?;
+        // The variant may be another program's (built from the same source): the storage is
+        // this program's.
+        Some(variant.map(|(k, p)| (NativeKernel { program_globals: self.program_globals, ..k }, p)))
+    }
+
+    /// What `WorkGroupContext::program_globals` must hold for this kernel: its program's
+    /// storage of program-scope variables, or null.
+    pub fn program_globals(&self) -> *mut u8 {
+        std::ptr::with_exposed_provenance_mut(self.program_globals)
     }
 
     /// Tells this kernel's Gen build that a launch ran `build`'s variant for `host_time`

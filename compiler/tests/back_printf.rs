@@ -46,6 +46,7 @@ fn run_on(p: Arc<NativeProgram>, n: usize, capacity: Option<usize>) -> (String, 
         enqueued_local_size: [n as u64, 1, 1],
         global_size: [n as u64, 1, 1],
         printf: if capacity.is_some() { &header } else { std::ptr::null() },
+        program_globals: k.program_globals(),
         ..WorkGroupContext::default()
     };
     // SAFETY: the block holds the output buffer's address; it and the printf buffer outlive the call.

@@ -107,7 +107,13 @@ pub(crate) fn softcl_device_base(kind: DeviceKind) -> DeviceInfo {
         // Both devices: the compiler makes them `__local` memory and barriers
         // (compiler passes::collectives).
         work_group_collective_functions_support: true,
-        generic_address_space_support: false,
+        // Both devices: a generic pointer is an address; `get_fence` and `to_*` find its space
+        // from the work-group's memory and the thread's stack (compiler `generic_space`).
+        generic_address_space_support: true,
+        // Both devices: 64-bit atomics are the host's (Gen9's hardware has them too).
+        int64_atomics: true,
+        // Both devices: one block per program and device (compiler `program_globals`).
+        program_scope_global_variables: true,
         sub_group_independent_forward_progress: false,
 
         profiling_timer_resolution_ns: 0,

@@ -52,6 +52,10 @@ pub(crate) trait GroupKernel: Send + Sync {
     /// executor only, with an argument block and context it prepared for this kernel (what
     /// `NativeKernel::run` requires).
     fn run(&self, args: &[u8], ctx: &WorkGroupContext, first: u32, end: u32, resume_at: u32) -> u32;
+    /// Its program's storage of program-scope variables (`WorkGroupContext::program_globals`).
+    fn program_globals(&self) -> *mut u8 {
+        std::ptr::null_mut()
+    }
 }
 
 impl GroupKernel for NativeKernel {
@@ -63,6 +67,9 @@ impl GroupKernel for NativeKernel {
         // block (valid by `Launch::new`'s contract) with the `__local` slots pointing into
         // the work-group's local memory, and `ctx` built for this kernel's info.
         unsafe { NativeKernel::run(self, args, ctx, first, end, resume_at) }
+    }
+    fn program_globals(&self) -> *mut u8 {
+        NativeKernel::program_globals(self)
     }
 }
 
@@ -731,7 +738,17 @@ impl Scratch {
         let printf = job.printf.as_ref().map_or(std::ptr::null(), |p| &p.header as *const PrintfBuffer);
         // Kept for the whole job: `gen` is not resized until the next `prepare`.
         let gen_counters = if self.gen.is_empty() { std::ptr::null_mut() } else { self.gen.as_mut_ptr() };
-        Ok(WorkGroupContext { local_memory: local, work_item_state, printf, gen_counters, ..job.range.base_context() })
+        Ok(WorkGroupContext {
+            local_memory: local,
+            work_item_state,
+            printf,
+            gen_counters,
+            program_globals: job.kernel.program_globals(),
+            local_memory_bytes: job.local_bytes as u64,
+            work_item_state_bytes: job.state_bytes as u64,
+            stack: thread_stack(),
+            ..job.range.base_context()
+        })
     }
 }
 
@@ -849,6 +866,43 @@ impl Drop for Pool {
         for handle in self.threads.drain(..) {
             let _ = handle.join();
         }
+    }
+}
+
+/// The calling thread's stack, `[low, high)` (`WorkGroupContext::stack`: a private variable
+/// of a kernel lies there), found once per thread; `[0, 0]` where it cannot be found (then
+/// `to_private` of a pointer to the stack is NULL).
+pub(crate) fn thread_stack() -> [u64; 2] {
+    thread_local! {
+        static STACK: [u64; 2] = find_thread_stack();
+    }
+    STACK.with(|s| *s)
+}
+
+fn find_thread_stack() -> [u64; 2] {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: pthread_attr_t is plain data for which all-zero is a valid value to overwrite.
+        let mut attr: libc::pthread_attr_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `attr` is writable; on success it is initialised and destroyed below.
+        if unsafe { libc::pthread_getattr_np(libc::pthread_self(), &mut attr) } != 0 {
+            return [0; 2];
+        }
+        let mut addr: *mut libc::c_void = std::ptr::null_mut();
+        let mut size: libc::size_t = 0;
+        // SAFETY: `attr` was initialised by pthread_getattr_np; the out-pointers are writable.
+        let rc = unsafe { libc::pthread_attr_getstack(&attr, &mut addr, &mut size) };
+        // SAFETY: `attr` was initialised by pthread_getattr_np and is not used after this.
+        unsafe { libc::pthread_attr_destroy(&mut attr) };
+        if rc != 0 {
+            return [0; 2];
+        }
+        let low = addr as u64;
+        [low, low.saturating_add(size as u64)]
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        [0; 2]
     }
 }
 

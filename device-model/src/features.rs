@@ -108,19 +108,19 @@ pub const KNOWN_OPTIONAL: &[&str] = &[
 /// The `__opencl_c_*` features the device supports, from its flags.
 ///
 /// `__opencl_c_int64` is always present (full profile); 3D image writes come with images.
-/// Pipes, device-side enqueue and program-scope global variables have no flag in
-/// [`DeviceInfo`] yet and are never advertised.
+/// Pipes and device-side enqueue have no flag in [`DeviceInfo`] yet and are never advertised.
 pub fn opencl_c_features(info: &DeviceInfo) -> Vec<NameVersion> {
     let mem = &info.atomic_memory_capabilities;
     let images = info.images.is_some();
     let read_write_images = info.images.is_some_and(|i| i.max_read_write_image_args > 0);
-    let candidates: [(&str, bool); 12] = [
+    let candidates: [(&str, bool); 13] = [
         ("__opencl_c_int64", true),
         ("__opencl_c_fp64", info.double_fp_config.is_some()),
         ("__opencl_c_images", images),
         ("__opencl_c_3d_image_writes", images),
         ("__opencl_c_read_write_images", read_write_images),
         ("__opencl_c_generic_address_space", info.generic_address_space_support),
+        ("__opencl_c_program_scope_global_variables", info.program_scope_global_variables),
         ("__opencl_c_subgroups", !info.sub_group_sizes.is_empty() && info.max_num_sub_groups > 0),
         ("__opencl_c_work_group_collective_functions", info.work_group_collective_functions_support),
         ("__opencl_c_atomic_order_acq_rel", mem.order_acq_rel),
@@ -135,12 +135,14 @@ pub fn opencl_c_features(info: &DeviceInfo) -> Vec<NameVersion> {
 pub fn extensions(info: &DeviceInfo) -> Vec<NameVersion> {
     let images = info.images.is_some();
     let sub_groups = !info.sub_group_sizes.is_empty() && info.max_num_sub_groups > 0;
-    let conditional: [(&str, bool); 6] = [
+    let conditional: [(&str, bool); 8] = [
         ("cl_khr_image2d_from_buffer", images),
         ("cl_khr_3d_image_writes", images),
         ("cl_khr_depth_images", images),
         ("cl_khr_fp64", info.double_fp_config.is_some()),
         ("cl_khr_fp16", info.half_fp_config.is_some()),
+        ("cl_khr_int64_base_atomics", info.int64_atomics),
+        ("cl_khr_int64_extended_atomics", info.int64_atomics),
         // The extension (unlike OpenCL 3.0's optional feature) requires independent forward
         // progress of the sub-groups of a work-group, which SoftCL's devices, running a
         // work-group's packets one after the other, do not have.
@@ -185,10 +187,8 @@ mod tests {
     /// What the brief for both devices requires the compiler to reject.
     const MUST_BE_DISABLED: &[&str] = &[
         "cl_khr_fp16",
-        "__opencl_c_generic_address_space",
         "__opencl_c_pipes",
         "__opencl_c_device_enqueue",
-        "__opencl_c_program_scope_global_variables",
         // Sub-groups are OpenCL 3.0's feature, without independent forward progress.
         "cl_khr_subgroups",
         "cl_khr_subgroup_rotate",
@@ -232,7 +232,7 @@ mod tests {
                 .iter()
                 .copied()
                 .chain(image_ext)
-                .chain(["cl_khr_fp64"])
+                .chain(["cl_khr_fp64", "cl_khr_int64_base_atomics", "cl_khr_int64_extended_atomics"])
                 .chain(SUB_GROUP_EXTENSIONS)
                 .collect();
             assert_eq!(ext, with_fp64);
@@ -242,6 +242,7 @@ mod tests {
             let expected: Vec<_> = ["__opencl_c_int64", "__opencl_c_fp64"]
                 .into_iter()
                 .chain(image_feats)
+                .chain(["__opencl_c_generic_address_space", "__opencl_c_program_scope_global_variables"])
                 .chain(["__opencl_c_subgroups", "__opencl_c_work_group_collective_functions"])
                 .chain([
                     "__opencl_c_atomic_order_acq_rel",

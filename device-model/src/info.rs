@@ -171,6 +171,10 @@ pub struct DeviceInfo {
     pub non_uniform_work_group_support: bool,
     pub work_group_collective_functions_support: bool,
     pub generic_address_space_support: bool,
+    /// cl_khr_int64_base_atomics and cl_khr_int64_extended_atomics.
+    pub int64_atomics: bool,
+    /// `__opencl_c_program_scope_global_variables` (CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE > 0).
+    pub program_scope_global_variables: bool,
     pub sub_group_independent_forward_progress: bool,
 
     /// Resolution of the profiling timer in nanoseconds.

@@ -34,6 +34,7 @@ use crate::ir::{
 };
 use crate::kernel_info::{AddressSpace as ClSpace, ArgKind, KernelInfo};
 use crate::passes::align;
+use crate::program_globals;
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::basic_block::BasicBlock;
 use inkwell::builder::{Builder, BuilderError};
@@ -41,10 +42,10 @@ use inkwell::context::Context;
 use inkwell::intrinsics::Intrinsic;
 use inkwell::module::{Linkage, Module};
 use inkwell::targets::TargetData;
-use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum, FloatType, IntType};
+use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum, FloatType, IntType, StructType};
 use inkwell::values::{
-    BasicMetadataValueEnum, BasicValue, BasicValueEnum, FloatValue, FunctionValue, InstructionOpcode, IntValue,
-    PhiValue, PointerValue, VectorValue,
+    BasicMetadataValueEnum, BasicValue, BasicValueEnum, FloatValue, FunctionValue, GlobalValue, InstructionOpcode,
+    IntValue, PhiValue, PointerValue, VectorValue,
 };
 use inkwell::{AddressSpace, AtomicOrdering, AtomicRMWBinOp, FloatPredicate, IntPredicate};
 use std::collections::HashMap;
@@ -109,6 +110,10 @@ pub mod ctx_offsets {
     pub const WORK_ITEM_STATE: u64 = offset_of!(WorkGroupContext, work_item_state) as u64;
     pub const PRINTF: u64 = offset_of!(WorkGroupContext, printf) as u64;
     pub const GEN_COUNTERS: u64 = offset_of!(WorkGroupContext, gen_counters) as u64;
+    pub const PROGRAM_GLOBALS: u64 = offset_of!(WorkGroupContext, program_globals) as u64;
+    pub const LOCAL_MEMORY_BYTES: u64 = offset_of!(WorkGroupContext, local_memory_bytes) as u64;
+    pub const WORK_ITEM_STATE_BYTES: u64 = offset_of!(WorkGroupContext, work_item_state_bytes) as u64;
+    pub const STACK: u64 = offset_of!(WorkGroupContext, stack) as u64;
 }
 
 /// Builds a GEP. Every GEP of the back end goes through here.
@@ -629,6 +634,10 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             let v = self.work_item_value(q, ty)?;
             self.pb.build_store(a, v)?;
             a
+        } else if let Some(off) = self.e.program_storage.as_ref().and_then(|(_, l)| l.offset_of(g)) {
+            let base = self.ctx_field_ptr(ctx_offsets::PROGRAM_GLOBALS)?;
+            let base = as_ptr(self.pb.build_load(self.ptr_type(), base, "")?)?;
+            gep(&self.pb, self.cx().i8_type().into(), base, &[self.i64().const_int(off, false)], true)?
         } else if is_local_var(data) {
             let layout = self.e.layouts.get(self.kernel).ok_or("no local layout")?;
             let off = *layout.offsets.get(&g).ok_or_else(|| format!("__local `{}` has no offset", data.name))?;
@@ -707,6 +716,10 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             }
             // The work-item alone: its own condition.
             I::AnyActive { cond } => Some(self.get(*cond)?),
+            I::GenericSpace { ptr } => {
+                let p = self.get(*ptr)?;
+                Some(self.generic_space(p)?)
+            }
             // Work-group collectives are local memory and barriers by now
             // (`passes::collectives`).
             I::Group { scope: ir::Scope::SubGroup, .. } => Some(self.sub_group_scalar(i)?),

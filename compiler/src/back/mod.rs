@@ -140,6 +140,13 @@ fn prepare(module: &ir::Module, target: &Target) -> Result<ir::Module, BuildErro
         });
         pipeline.push(Pass { name: "reducible", run: passes::reducible::run_module });
     }
+    pipeline.push(Pass {
+        name: "generic_spaces",
+        run: |m| {
+            passes::generic_spaces::fold_module(m);
+            Ok(())
+        },
+    });
     pipeline.push(Pass { name: "barriers", run: passes::barriers::run_module });
     pipeline.push(Pass {
         name: "align",
@@ -241,11 +248,16 @@ pub fn warm_up() -> Result<(), String> {
 pub fn load(image: NativeImage, module: &ir::Module, target: &Target) -> Result<Arc<NativeProgram>, BuildError> {
     // The JIT needs the host's LLVM target (registered by the first code generation otherwise).
     target::init_native().map_err(fail)?;
-    let symbols: Vec<String> = (0..image.kernels.len()).map(entry_symbol).collect();
+    let mut symbols: Vec<String> = (0..image.kernels.len()).map(entry_symbol).collect();
+    let has_globals = !crate::program_globals::layout(module).vars.is_empty();
+    if has_globals {
+        symbols.push(crate::program_globals::STORAGE_SYMBOL.to_string());
+    }
     let host = host::resolve(&image.host_symbols).map_err(fail)?;
-    let (jit, addrs) = jit::Jit::load(&image.object, &symbols, &host).map_err(fail)?;
+    let (jit, mut addrs) = jit::Jit::load(&image.object, &symbols, &host).map_err(fail)?;
+    let program_globals = if has_globals { addrs.pop().unwrap_or(0) } else { 0 };
     let labels: Vec<String> = image.kernels.iter().map(|k| k.name.clone()).collect();
-    jit::perf_map(&image.object, &symbols, &addrs, &labels);
+    jit::perf_map(&image.object, &symbols[..addrs.len()], &addrs, &labels);
     let mut kernels = Vec::with_capacity(image.kernels.len());
     let gen_source = gen::GenSource::for_target(module, target);
     for (info, addr) in image.kernels.iter().cloned().zip(addrs) {
@@ -255,7 +267,7 @@ pub fn load(image: NativeImage, module: &ir::Module, target: &Target) -> Result<
         // alive for as long as the kernel can be called. An image from elsewhere was checked
         // by its reader (format version, driver version, device target) to be such code.
         let entry = unsafe { std::mem::transmute::<usize, WorkGroupEntry>(addr) };
-        kernels.push(NativeKernel { info, entry, gen_source: gen_source.clone() });
+        kernels.push(NativeKernel { info, entry, gen_source: gen_source.clone(), program_globals });
     }
     Ok(Arc::new(NativeProgram { kernels, log: image.log.clone(), image: Some(image), _code: Box::new(jit) }))
 }

@@ -80,13 +80,23 @@ pub fn words_from_bytes(bytes: &[u8]) -> TResult<Vec<u32>> {
     }
 }
 
+/// The access chains of OpSpecConstantOp instructions by result id: the operation and its
+/// operand ids.
+type SpecAccessChains = HashMap<Word, (Op, Vec<Word>)>;
+
 /// Checks the instruction stream's framing (every word count non-zero and within the
 /// module) and drops extended instructions placed between functions (non-semantic debug
 /// information such as OpenCL.DebugInfo.100 puts them there) and debug-information ones
 /// between the blocks of a function (spirv-link puts them there when it links modules
 /// built with line tables), which the rspirv loader refuses. The framing check also keeps malformed counts away from the rspirv decoder,
 /// which can index past the end of the stream on them.
-fn frame_instructions(words: &[u32]) -> TResult<Vec<u32>> {
+///
+/// rspirv reads exactly one operand for each operand of an OpSpecConstantOp's operation, so
+/// an access chain with no index or with several (`&table[1].y` in an initializer) is
+/// "malformed" to it: every access chain there is handed to rspirv as a Bitcast of its base,
+/// and its operation and operand ids are returned by result id for
+/// `translate_address_constant`.
+fn frame_instructions(words: &[u32]) -> TResult<(Vec<u32>, SpecAccessChains)> {
     if words.len() < 5 {
         return Err(malformed("not a SPIR-V module: truncated header"));
     }
@@ -97,6 +107,7 @@ fn frame_instructions(words: &[u32]) -> TResult<Vec<u32>> {
     let mut in_block = false;
     // Result ids of the debug-information and non-semantic instruction sets.
     let mut debug_sets: Vec<u32> = Vec::new();
+    let mut spec_operands = SpecAccessChains::new();
     while index < words.len() {
         let count = (words[index] >> 16) as usize;
         let opcode = words[index] & 0xffff;
@@ -120,7 +131,22 @@ fn frame_instructions(words: &[u32]) -> TResult<Vec<u32>> {
         // function but between its blocks.
         let debug_set = count > 3 && debug_sets.contains(&words[index + 3]);
         let dropped = opcode == Op::ExtInst as u32 && (!in_function || !was_in_block && debug_set);
-        if !dropped {
+        // OpSpecConstantOp type id op base [element] index...
+        let chain = (opcode == Op::SpecConstantOp as u32 && count > 4)
+            .then(|| Op::from_u32(words[index + 3]))
+            .flatten()
+            .filter(|op| {
+                matches!(
+                    op,
+                    Op::AccessChain | Op::InBoundsAccessChain | Op::PtrAccessChain | Op::InBoundsPtrAccessChain
+                )
+            });
+        if dropped {
+        } else if let Some(op) = chain {
+            spec_operands.insert(words[index + 2], (op, words[index + 4..index + count].to_vec()));
+            out.extend_from_slice(&[(5 << 16) | opcode, words[index + 1], words[index + 2], Op::Bitcast as u32]);
+            out.push(words[index + 4]);
+        } else {
             out.extend_from_slice(&words[index..index + count]);
         }
         if opcode == Op::ExtInstImport as u32 && count >= 3 {
@@ -131,7 +157,7 @@ fn frame_instructions(words: &[u32]) -> TResult<Vec<u32>> {
         }
         index += count;
     }
-    Ok(out)
+    Ok((out, spec_operands))
 }
 
 /// Whether `opcode` ends a block.
@@ -194,8 +220,6 @@ pub fn missing_feature(opname: &str) -> Option<&'static str> {
         "pipes are not implemented yet"
     } else if DEVICE_ENQUEUE.contains(&name) {
         "device-side enqueue is not implemented yet"
-    } else if name == "GenericCastToPtrExplicit" || name == "GenericPtrMemSemantics" {
-        "to_global, to_local, to_private and get_fence are not implemented yet"
     } else {
         return None;
     })
@@ -306,6 +330,14 @@ pub enum ModuleDef {
         var: ir::GlobalVar,
         ptr_ty: Type,
     },
+    /// An address `offset` bytes into a module variable, as a pointer of type `ptr_ty`: an
+    /// OpSpecConstantOp of an access chain or pointer cast of a variable (`&table[2]` in the
+    /// initializer of a program-scope pointer).
+    Address {
+        var: ir::GlobalVar,
+        offset: u64,
+        ptr_ty: Type,
+    },
     /// An Input variable decorated BuiltIn: `ty` is the type a load of it yields.
     Builtin {
         query: WorkItemQuery,
@@ -357,6 +389,8 @@ pub struct SpirvInfo<'a> {
     /// The module declares a pointer with OpTypeForwardPointer (a recursive type: see
     /// `translate_globals`).
     pub has_forward_pointers: bool,
+    /// The OpSpecConstantOp access chains, which rspirv reads as bitcasts (`frame_instructions`).
+    spec_operands: SpecAccessChains,
 }
 
 impl<'a> SpirvInfo<'a> {
@@ -480,7 +514,7 @@ impl InputLines {
 /// Translates a SPIR-V module into IR; `lines` describes the inputs it was linked from
 /// (empty for a module that was not linked).
 pub fn translate_linked(words: &[u32], lines: &LinkedLines) -> TResult<ir::Module> {
-    let words = frame_instructions(words)?;
+    let (words, spec_operands) = frame_instructions(words)?;
     let spv = parse_module(&words)?;
     check_header(&spv, &words)?;
     check_ids_in_bound(&spv)?;
@@ -499,6 +533,7 @@ pub fn translate_linked(words: &[u32], lines: &LinkedLines) -> TResult<ir::Modul
         entry_points: Vec::new(),
         type_depth: HashMap::new(),
         has_forward_pointers: false,
+        spec_operands,
     };
     let mut builder = ModuleBuilder::default();
     collect_debug_info(&mut info)?;
@@ -853,7 +888,7 @@ fn is_undef_or_null(constants: &ir::Arena<ir::Const, ConstData>, konst: ir::Cons
     match &constants[konst] {
         ConstData::Undef { .. } | ConstData::Null { .. } => true,
         ConstData::Composite { parts, .. } => parts.iter().all(|&p| is_undef_or_null(constants, p)),
-        ConstData::Int { .. } | ConstData::Float { .. } => false,
+        ConstData::Int { .. } | ConstData::Float { .. } | ConstData::Address { .. } => false,
     }
 }
 
@@ -1046,8 +1081,16 @@ fn translate_constant(
             let mut parts = Vec::with_capacity(inst.operands.len());
             for index in 0..inst.operands.len() {
                 let id = id_operand(inst, index)?;
-                match info.defs.get(&id) {
-                    Some(ModuleDef::Const { konst, .. }) => parts.push(*konst),
+                let part_ty = match &type_data {
+                    TypeData::Vector { elem, .. } | TypeData::Array { elem, .. } => Some(*elem),
+                    TypeData::Struct { fields, .. } => fields.get(index).copied(),
+                    _ => None,
+                };
+                match (info.defs.get(&id), part_ty) {
+                    (Some(ModuleDef::Const { konst, .. }), _) => parts.push(*konst),
+                    (Some(def), Some(part_ty)) if address_of(def).is_some() => {
+                        parts.push(address_const(builder, def, part_ty)?)
+                    }
                     _ => return Err(malformed(format!("constituent %{id} of a constant composite is not a constant"))),
                 }
             }
@@ -1132,7 +1175,8 @@ fn translate_globals(info: &mut SpirvInfo<'_>, builder: &mut ModuleBuilder) -> T
             let def = translate_global_variable(info, builder, inst, id)?;
             info.defs.insert(id, def);
         } else if opcode == Op::SpecConstantOp {
-            return Err(unsupported("OpSpecConstantOp is not supported"));
+            let def = translate_address_constant(info, builder, inst)?;
+            info.defs.insert(id, def);
         } else if opcode.is_constant() || opcode == Op::Undef {
             let ty = info.type_of(result_type_id(inst)?)?;
             let konst = translate_constant(info, builder, inst, ty)?;
@@ -1142,6 +1186,114 @@ fn translate_globals(info: &mut SpirvInfo<'_>, builder: &mut ModuleBuilder) -> T
         }
     }
     Ok(())
+}
+
+/// The variable and byte offset an address definition stands for.
+fn address_of(def: &ModuleDef) -> Option<(ir::GlobalVar, u64)> {
+    match def {
+        ModuleDef::Global { var, .. } => Some((*var, 0)),
+        ModuleDef::Address { var, offset, .. } => Some((*var, *offset)),
+        _ => None,
+    }
+}
+
+/// The constant of type `ty` (a pointer) holding the address `def` stands for.
+fn address_const(builder: &mut ModuleBuilder, def: &ModuleDef, ty: Type) -> TResult<ir::Const> {
+    let (var, offset) = address_of(def).ok_or_else(|| malformed("an address constant of a non-address"))?;
+    if !matches!(builder.module.types.get(ty), TypeData::Pointer { .. }) {
+        return Err(malformed("the address of a variable where the type is not a pointer"));
+    }
+    if builder.module.globals[var].space == AddressSpace::Local {
+        return Err(unsupported("the address of a __local variable in an initializer"));
+    }
+    Ok(builder.module.add_const(ConstData::Address { ty, var, offset }))
+}
+
+/// An OpSpecConstantOp at module scope: the address of (a part of) a module variable, from a
+/// constant access chain or pointer cast (what llvm-spirv writes for `&table[2]` and
+/// `(int *)&x` in initializers). Other operations are not supported.
+fn translate_address_constant(
+    info: &SpirvInfo<'_>,
+    builder: &mut ModuleBuilder,
+    inst: &dr::Instruction,
+) -> TResult<ModuleDef> {
+    let ptr_ty = info.type_of(result_type_id(inst)?)?;
+    // The operation and its operand ids.
+    let (op, ids): (Op, Vec<Word>) = match info.spec_operands.get(&result_id(inst)?) {
+        Some(chain) => chain.clone(),
+        None => match inst.operands.first() {
+            Some(Operand::LiteralSpecConstantOpInteger(op)) => {
+                (*op, (1..inst.operands.len()).map(|i| id_operand(inst, i)).collect::<TResult<_>>()?)
+            }
+            _ => return Err(malformed("OpSpecConstantOp without its operation")),
+        },
+    };
+    let unsupported_op = || unsupported(format!("OpSpecConstantOp {op:?} is not supported"));
+    let base_id = *ids.first().ok_or_else(unsupported_op)?;
+    let Some((var, base_offset)) = info.defs.get(&base_id).and_then(address_of) else {
+        return Err(unsupported_op());
+    };
+    let base_ty = match info.defs.get(&base_id) {
+        Some(ModuleDef::Global { ptr_ty, .. } | ModuleDef::Address { ptr_ty, .. }) => *ptr_ty,
+        _ => return Err(unsupported_op()),
+    };
+    let offset = match op {
+        Op::PtrCastToGeneric | Op::GenericCastToPtr | Op::Bitcast => 0,
+        Op::AccessChain | Op::InBoundsAccessChain | Op::PtrAccessChain | Op::InBoundsPtrAccessChain => {
+            let types = &builder.module.types;
+            let pointee_of = |t: Type| match types.get(t) {
+                TypeData::Pointer { pointee, .. } => Ok(*pointee),
+                _ => Err(malformed("OpSpecConstantOp access chain of a non-pointer")),
+            };
+            let (base_pointee, result_pointee) = (pointee_of(base_ty)?, pointee_of(ptr_ty)?);
+            let index = |i: usize| -> TResult<u64> {
+                match info.defs.get(&ids[i]) {
+                    Some(ModuleDef::Const { konst, .. }) => match &builder.module.constants[*konst] {
+                        ConstData::Int { bits, .. } => Ok(*bits),
+                        ConstData::Null { .. } => Ok(0),
+                        _ => Err(unsupported("an access chain constant with a non-integer index")),
+                    },
+                    _ => Err(unsupported("an access chain constant with a non-constant index")),
+                }
+            };
+            let mut next = 1;
+            let mut offset = 0i64;
+            let mut at = base_pointee;
+            if matches!(op, Op::PtrAccessChain | Op::InBoundsPtrAccessChain) {
+                // llvm-spirv writes a byte offset (`getelementptr i8`) on a pointer of another
+                // type as an element step over the result's pointee: the base's would give
+                // a different address than the one the source meant.
+                let step = if ids.len() == 2 && result_pointee != base_pointee {
+                    types.size_of(result_pointee)
+                } else {
+                    types.size_of(base_pointee)
+                };
+                if ids.len() < 2 {
+                    return Err(malformed("OpSpecConstantOp access chain without an element"));
+                }
+                offset = offset.wrapping_add((index(1)? as i64).wrapping_mul(step as i64));
+                next = 2;
+            }
+            for i in next..ids.len() {
+                let k = index(i)?;
+                at = match types.get(at).clone() {
+                    TypeData::Struct { fields, .. } => {
+                        let f = *fields.get(k as usize).ok_or_else(|| malformed("access chain past a struct"))?;
+                        offset = offset.wrapping_add(types.field_offset(at, k as usize) as i64);
+                        f
+                    }
+                    TypeData::Array { elem, .. } | TypeData::Vector { elem, .. } => {
+                        offset = offset.wrapping_add((k as i64).wrapping_mul(types.size_of(elem) as i64));
+                        elem
+                    }
+                    _ => return Err(malformed("access chain into a scalar")),
+                };
+            }
+            offset as u64
+        }
+        _ => return Err(unsupported_op()),
+    };
+    Ok(ModuleDef::Address { var, offset: base_offset.wrapping_add(offset), ptr_ty })
 }
 
 fn translate_global_variable(
@@ -1171,6 +1323,9 @@ fn translate_global_variable(
             let init_id = id_operand(inst, 1)?;
             match info.defs.get(&init_id) {
                 Some(ModuleDef::Const { konst, ty }) if *ty == pointee => Some(*konst),
+                // `global int *p = &x;` (llvm-spirv gives the initializer the type of `&x`,
+                // which may differ from the variable's pointer type: the address is the same).
+                Some(def) if address_of(def).is_some() => Some(address_const(builder, def, pointee)?),
                 Some(ModuleDef::Const { .. }) => {
                     return Err(malformed(format!("the initializer of variable {name} has the wrong type")))
                 }

@@ -462,6 +462,10 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
                 self.global_values.insert(var, v);
                 Ok(v)
             }
+            Some(ModuleDef::Address { var, offset, ptr_ty }) => {
+                let (var, offset, ptr_ty) = (*var, *offset, *ptr_ty);
+                self.address_value(var, offset, ptr_ty)
+            }
             Some(
                 ModuleDef::Builtin { .. } | ModuleDef::NumEnqueuedSubgroups { .. } | ModuleDef::SubgroupMask { .. },
             ) => Err(unsupported(format!("built-in variable %{id} is used other than by OpLoad"))),
@@ -471,6 +475,31 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
             }
             None => Err(malformed(format!("%{id} is not defined"))),
         }
+    }
+
+    /// The address `offset` bytes into module variable `var` as a `ptr_ty` (a module-scope
+    /// address constant used by a function): the variable's address moved by bytes and cast.
+    fn address_value(&mut self, var: crate::ir::GlobalVar, offset: u64, ptr_ty: Type) -> TResult<Value> {
+        let data = &self.builder.module.globals[var];
+        let (space, pointee) = (data.space, data.ty);
+        let types = &mut self.builder.module.types;
+        let var_ty = types.pointer(space, pointee);
+        let i8t = types.int(8);
+        let bytes_ty = types.pointer(space, i8t);
+        let i64t = types.int(64);
+        let base = self.function.global_value(var, var_ty);
+        let cast = |op, arg| InstData::Convert { op, arg, saturate: false, rounding: None };
+        let bytes = self.emit_value(cast(ConvertOp::Bitcast, base), bytes_ty)?;
+        let offset = self.builder.int_const(i64t, offset);
+        let element = self.const_value(offset);
+        let chain = InstData::AccessChain { base: bytes, element: Some(element), indices: vec![], in_bounds: true };
+        let moved = self.emit_value(chain, bytes_ty)?;
+        let op = match self.builder.module.types.get(ptr_ty) {
+            TypeData::Pointer { space: to, .. } if *to == space => ConvertOp::Bitcast,
+            TypeData::Pointer { .. } => ConvertOp::PtrCast,
+            _ => return Err(malformed("an address constant of a non-pointer type")),
+        };
+        self.emit_value(cast(op, moved), ptr_ty)
     }
 
     fn operand_value(&mut self, inst: &dr::Instruction, index: usize) -> TResult<Value> {
@@ -738,8 +767,35 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
                 );
                 Ok(())
             }
+            Op::GenericPtrMemSemantics => {
+                let ty = self.result_ty(inst)?;
+                let ptr = self.operand_value(inst, 0)?;
+                let v = self.emit_value(InstData::GenericSpace { ptr }, ty)?;
+                self.set_result(inst, v)
+            }
+            // to_global / to_local / to_private: the pointer where it points into the space
+            // named, NULL otherwise.
             Op::GenericCastToPtrExplicit => {
-                Err(unsupported("to_global / to_local / to_private (OpGenericCastToPtrExplicit) are not supported"))
+                let ty = self.result_ty(inst)?;
+                let ptr = self.operand_value(inst, 0)?;
+                let wanted = match self.types().get(ty) {
+                    TypeData::Pointer { space: AddressSpace::Global, .. } => crate::ir::GENERIC_GLOBAL,
+                    TypeData::Pointer { space: AddressSpace::Local, .. } => crate::ir::GENERIC_LOCAL,
+                    TypeData::Pointer { space: AddressSpace::Private, .. } => 0,
+                    _ => return Err(malformed("OpGenericCastToPtrExplicit to a type that is not a named pointer")),
+                };
+                let types = &mut self.builder.module.types;
+                let (i32t, bool_t) = (types.int(32), types.bool());
+                let space = self.emit_value(InstData::GenericSpace { ptr }, i32t)?;
+                let wanted = self.builder.int_const(i32t, u64::from(wanted));
+                let wanted = self.const_value(wanted);
+                let cond = self.emit_value(InstData::Compare { op: CmpOp::IEq, lhs: space, rhs: wanted }, bool_t)?;
+                let cast = InstData::Convert { op: ConvertOp::PtrCast, arg: ptr, saturate: false, rounding: None };
+                let cast = self.emit_value(cast, ty)?;
+                let null = self.builder.null_const(ty);
+                let null = self.const_value(null);
+                let v = self.emit_value(InstData::Select { cond, if_true: cast, if_false: null }, ty)?;
+                self.set_result(inst, v)
             }
             Op::VectorTimesScalar => {
                 let ty = self.result_ty(inst)?;

@@ -306,6 +306,11 @@ pub struct BlockCall {
     pub args: Vec<Value>,
 }
 
+/// [`InstData::GenericSpace`] of a pointer into `__global` memory (CrossWorkgroupMemory).
+pub const GENERIC_GLOBAL: u32 = 0x200;
+/// [`InstData::GenericSpace`] of a pointer into `__local` memory (WorkgroupMemory).
+pub const GENERIC_LOCAL: u32 = 0x100;
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum InstData {
     Binary {
@@ -476,6 +481,15 @@ pub enum InstData {
         cond: Value,
     },
 
+    /// Which named address space the generic pointer `ptr` points into, as SPIR-V's
+    /// OpGenericPtrMemSemantics says it (an `i32`): [`GENERIC_GLOBAL`] for `__global`,
+    /// [`GENERIC_LOCAL`] for `__local`, 0 for private memory (what `get_fence`, `to_global`,
+    /// `to_local` and `to_private` ask). `passes::generic_spaces` folds those whose pointer
+    /// is known to come from one space; the others test the address at run time.
+    GenericSpace {
+        ptr: Value,
+    },
+
     // Terminators.
     Jump {
         dest: BlockCall,
@@ -537,7 +551,7 @@ impl InstData {
                 f(*lhs);
                 f(*rhs)
             }
-            Unary { arg, .. } | Convert { arg, .. } | AnyActive { cond: arg } => f(*arg),
+            Unary { arg, .. } | Convert { arg, .. } | AnyActive { cond: arg } | GenericSpace { ptr: arg } => f(*arg),
             Select { cond, if_true, if_false } => {
                 f(*cond);
                 f(*if_true);
@@ -624,7 +638,7 @@ impl InstData {
                 f(lhs);
                 f(rhs)
             }
-            Unary { arg, .. } | Convert { arg, .. } | AnyActive { cond: arg } => f(arg),
+            Unary { arg, .. } | Convert { arg, .. } | AnyActive { cond: arg } | GenericSpace { ptr: arg } => f(arg),
             Select { cond, if_true, if_false } => {
                 f(cond);
                 f(if_true);

@@ -49,6 +49,14 @@ pub enum ConstData {
         ty: Type,
         parts: Vec<Const>,
     },
+    /// The address `offset` bytes into module variable `var`, as a pointer of type `ty`: only
+    /// in the initializer of a module variable (`global int *p = &x;`); a function reaches a
+    /// variable's address through a `ValueDef::Global` value.
+    Address {
+        ty: Type,
+        var: GlobalVar,
+        offset: u64,
+    },
 }
 
 impl ConstData {
@@ -58,7 +66,8 @@ impl ConstData {
             | ConstData::Float { ty, .. }
             | ConstData::Null { ty }
             | ConstData::Undef { ty }
-            | ConstData::Composite { ty, .. } => *ty,
+            | ConstData::Composite { ty, .. }
+            | ConstData::Address { ty, .. } => *ty,
         }
     }
 }

@@ -139,6 +139,7 @@ impl FunctionDisplay<'_> {
             Compare { op, lhs, rhs } => format!("cmp.{} {lhs}, {rhs}", lower(op)),
             Select { cond, if_true, if_false } => format!("select {cond}, {if_true}, {if_false}"),
             AnyActive { cond } => format!("any_active {cond}"),
+            GenericSpace { ptr } => format!("generic_space {ptr}"),
             Group { scope, op, args } => {
                 let scope = if *scope == super::Scope::SubGroup { "sub_group" } else { "work_group" };
                 let op = match op {
@@ -288,6 +289,7 @@ fn const_data_text(module: &Module, data: &ConstData) -> String {
             let parts: Vec<String> = parts.iter().map(|p| p.to_string()).collect();
             format!("{ty} {{{}}}", parts.join(", "))
         }
+        ConstData::Address { var, offset, .. } => format!("{ty} &{var} + {offset}"),
     }
 }
 

@@ -153,6 +153,18 @@ fn validate_module_items(module: &Module, report: &mut dyn FnMut(String)) {
                 }
             }
             ConstData::Null { .. } | ConstData::Undef { .. } => {}
+            ConstData::Address { var, .. } => {
+                if !matches!(types.get(ty), TypeData::Pointer { .. }) {
+                    report(format!("address constant {c} of non-pointer type {ty}"));
+                }
+                match module.globals.get(*var) {
+                    None => report(format!("address constant {c} of an unknown variable {var}")),
+                    Some(g) if g.space == AddressSpace::Local || g.builtin.is_some() => {
+                        report(format!("address constant {c} of a __local or built-in variable {var}"))
+                    }
+                    Some(_) => {}
+                }
+            }
             ConstData::Composite { parts, .. } => {
                 let part_types: Option<Vec<Type>> =
                     parts.iter().map(|p| module.constants.get(*p).map(|d| d.ty())).collect();
@@ -219,6 +231,7 @@ fn produces_value(module: &Module, data: &InstData) -> Option<bool> {
         | InsertValue { .. }
         | Construct { .. }
         | AnyActive { .. }
+        | GenericSpace { .. }
         | Group { .. }
         | WorkItem { .. } => true,
         Store { .. }
@@ -473,6 +486,9 @@ impl<'m> FunctionValidator<'m> {
                     }
                 },
                 ValueDef::Const(c) => match self.module.constants.get(c) {
+                    Some(ConstData::Address { .. }) => {
+                        self.error(format!("{v} stands for address constant {c}, which only initializers may use"))
+                    }
                     Some(konst) if konst.ty() == data.ty => {}
                     Some(_) => self.error(format!("{v} stands for constant {c} but has another type")),
                     None => self.error(format!("{v} stands for constant {c}, which does not exist")),
@@ -773,6 +789,13 @@ impl<'m> FunctionValidator<'m> {
                     );
                     expect(work_group_op, "a sub-group-only collective at work-group scope");
                 }
+            }
+            GenericSpace { ptr } => {
+                let generic =
+                    matches!(self.type_data(ty(ptr)), Some(TypeData::Pointer { space: AddressSpace::Generic, .. }));
+                expect(generic, "generic_space of a value that is not a generic pointer");
+                let int32 = result.is_some_and(|r| matches!(self.type_data(r), Some(TypeData::Int { bits: 32 })));
+                expect(int32, "generic_space's result must be a 32-bit integer");
             }
             AnyActive { cond } => {
                 expect(self.is_bool_with_lanes(ty(cond), 1), "any_active of a value that is not a bool");

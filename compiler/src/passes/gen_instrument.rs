@@ -478,7 +478,14 @@ pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis) -> (GenKern
                 // One address for the launch only in memory the launch shares: a `__local`
                 // (or generic) pointer argument is a different block per work-group.
                 let shared = matches!(space, AddressSpace::Global | AddressSpace::Constant);
-                let space = if space == AddressSpace::Generic { AddressSpace::Global } else { space };
+                // A generic pointer of known origin is an access to that space (the hardware's
+                // compiler resolves it the same way); one of unknown origin is priced as global.
+                let space = match space {
+                    AddressSpace::Generic => {
+                        crate::passes::generic_spaces::origin_space(types, f, ptr).unwrap_or(AddressSpace::Global)
+                    }
+                    other => other,
+                };
                 let site = p.sites.len() as u32;
                 counts.push((i, site, GenAccess::Memory { ptr }));
                 chain.site(f, i, site, kind);

@@ -10,7 +10,8 @@
 //! The passes: work-group collective functions as `__local` memory and barriers
 //! (`collectives`, first), inlining (`inline`), short-circuit chains folded into one branch
 //! (`short_circuit`), `vloadn` / `vstoren` as loads and stores (`vload_store`), `mul24` /
-//! `mad24` as multiply and add (`mul24`), barrier
+//! `mad24` as multiply and add (`mul24`), the address-space questions of generic pointers of
+//! known origin as constants (`generic_spaces`), barrier
 //! regions with the values live across barriers in work-item state (`barriers`), the
 //! alignment every memory access is guaranteed (`align`), divergent control flow of vector
 //! kernels on the CPU device as masked blocks (`linearize`), and for a Gen-instrumented
@@ -23,6 +24,7 @@ pub mod barriers;
 pub mod collectives;
 pub mod gen_instrument;
 pub mod gen_strides;
+pub mod generic_spaces;
 pub mod inline;
 pub mod linearize;
 pub mod mul24;

@@ -770,6 +770,7 @@ fn inst_shape(m: &ir::Module, f: &Function, a: &WorkItemAnalysis, i: Inst) -> Op
         InstData::InsertValue { aggregate, value, .. } => elementwise(&[*aggregate, *value])?,
         InstData::Construct { parts } => elementwise(parts)?,
         InstData::ExtInst { args, .. } => elementwise(args)?,
+        InstData::GenericSpace { ptr } => elementwise(&[*ptr])?,
         // One answer for every active work-item of the packet.
         InstData::AnyActive { .. } => Uniform,
         // A sub-group is the packet: these give each of its work-items the same answer.

@@ -116,6 +116,9 @@ pub fn run_ndrange(
                     work_item_state: state.as_mut_ptr(),
                     printf: std::ptr::null(),
                     gen_counters: std::ptr::null_mut(),
+                    program_globals: k.program_globals(),
+                    local_memory_bytes: info.static_local_mem_size,
+                    ..WorkGroupContext::default()
                 };
                 let mut resume = 0;
                 let mut regions = 0;

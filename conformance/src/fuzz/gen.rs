@@ -50,6 +50,7 @@ pub const FEATURES: &[&str] = &[
     "local_structs",
     "collectives",
     "sub_groups",
+    "address_spaces",
 ];
 
 /// Which features a kernel uses.
@@ -119,6 +120,9 @@ pub struct Features {
     /// is the sum of shuffles over the sub-group, ...), uniform ones where collectives go
     /// and non-uniform ones anywhere. Drawn from a generator of its own, as `collectives`.
     pub sub_groups: bool,
+    /// program-scope variables, generic pointers into each address space asked about their
+    /// space, 64-bit atomics (`spaces`). Drawn from a generator of its own, as `collectives`.
+    pub address_spaces: bool,
 }
 
 impl Features {
@@ -154,6 +158,7 @@ impl Features {
             "local_structs" => &mut self.local_structs,
             "collectives" => &mut self.collectives,
             "sub_groups" => &mut self.sub_groups,
+            "address_spaces" => &mut self.address_spaces,
             _ => return None,
         })
     }
@@ -389,6 +394,8 @@ pub struct Gen {
     side: Rng,
     /// The generator of the sub-group functions' choices (see `Features::sub_groups`).
     pub(super) sg_side: Rng,
+    /// The generator of the address-space feature's choices (`Features::address_spaces`).
+    pub(super) as_side: Rng,
     pub(super) budget: usize,
     names: usize,
 }
@@ -397,7 +404,8 @@ pub struct Gen {
 pub fn generate(seed: u64, opts: &GenOptions) -> Case {
     let mut rng = Rng::new(seed);
     let mut f = Features::default();
-    for name in FEATURES.iter().filter(|&&n| n != "collectives" && n != "sub_groups") {
+    let own_generator = ["collectives", "sub_groups", "address_spaces"];
+    for name in FEATURES.iter().filter(|n| !own_generator.contains(n)) {
         let on = rng.chance(if matches!(*name, "branches" | "neighbours" | "loops") { 85 } else { 55 });
         *f.get_mut(name).expect("a feature") = on && !opts.disabled.iter().any(|d| d == name);
     }
@@ -412,9 +420,12 @@ pub fn generate(seed: u64, opts: &GenOptions) -> Case {
     // sub-groups keep their kernels.
     let mut sg_side = Rng::new(seed ^ 0x5b_9709_5eed);
     f.sub_groups = sg_side.chance(40) && !opts.disabled.iter().any(|d| d == "sub_groups");
+    let mut as_side = Rng::new(seed ^ 0xadd5_9ace_5eed);
+    f.address_spaces = as_side.chance(40) && !opts.disabled.iter().any(|d| d == "address_spaces");
     let mut g = Gen {
         side,
         sg_side,
+        as_side,
         dims: launch.global.len(),
         rng,
         n_items: launch.items(),
@@ -497,6 +508,9 @@ impl Gen {
             for _ in 0..self.rng.range(1, 3) {
                 nodes.push(self.helper());
             }
+        }
+        if self.f.address_spaces {
+            nodes.extend(self.address_space_globals());
         }
         nodes.push(self.kernel());
         nodes
@@ -823,6 +837,9 @@ impl Gen {
         }
         if self.f.local || self.f.local_atomics {
             body.push(Node::fixed("barrier(CLK_LOCAL_MEM_FENCE);"));
+        }
+        if self.f.address_spaces {
+            body.extend(self.address_space_lines(&mut s));
         }
         let fold = self.fold(&s);
         let fold_text = fold.join("\n");

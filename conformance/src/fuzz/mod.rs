@@ -5,7 +5,7 @@
 //!
 //! - [`rng`]: the fuzzer's own SplitMix64, so that a seed means the same kernel everywhere;
 //! - [`ast`]: kernels as trees of statements, for the reducer;
-//! - [`gen`], `stmt` and `expr`: the generator (what it generates: its module documentation);
+//! - [`gen`], `stmt`, `expr` and `spaces`: the generator (what it generates: its module documentation);
 //! - [`run`]: configurations, kernel files, child processes and the comparison;
 //! - [`reduce`]: the reducer.
 //!
@@ -18,4 +18,5 @@ pub mod gen;
 pub mod reduce;
 pub mod rng;
 pub mod run;
+mod spaces;
 mod stmt;

@@ -411,6 +411,10 @@ pub fn child_main(config_name: &str, file: &Path) -> i32 {
         println!("SOFTCL-FUZZ-SKIPPED the kernel calls sub-group functions, which PoCL 3.1 lacks");
         return 5;
     }
+    if cfg.name == "pocl" && text.contains("global int gslot[") {
+        println!("SOFTCL-FUZZ-SKIPPED PoCL 3.1 has no program-scope __global variables");
+        return 5;
+    }
     let Some(dev) = device(cfg.kind) else {
         println!("SOFTCL-FUZZ-SKIPPED no {} device", cfg.kind);
         return 5;

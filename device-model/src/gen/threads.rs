@@ -168,4 +168,8 @@ impl GroupKernel for GenThreads {
         // source, so they take the same argument block.
         unsafe { k.unwrap_or(&self.scalar).run(args, ctx, first, end, resume_at) }
     }
+    fn program_globals(&self) -> *mut u8 {
+        // The variants' and the scalar build's are the program's one storage.
+        self.scalar.program_globals()
+    }
 }

@@ -421,8 +421,12 @@ pub extern "C" fn clGetProgramBuildInfo(
             CL_PROGRAM_BUILD_OPTIONS => out.write(&build.options),
             CL_PROGRAM_BUILD_LOG => out.write(&build.log),
             CL_PROGRAM_BINARY_TYPE => out.write(&build.binary_type),
-            // No program-scope global variables are supported.
-            CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE => out.write(&0usize),
+            // The storage of the program-scope variables of an executable (none before).
+            CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE => {
+                let executable = build.native.is_some();
+                let size = build.front.as_ref().filter(|_| executable).map_or(0, |f| f.global_variable_total_size());
+                out.write(&(size as usize))
+            }
             _ => Err(CL_INVALID_VALUE),
         }
     })

@@ -19,6 +19,8 @@ pub struct Emitter<'ctx, 'ir> {
     pub td: TargetData,
     types: Vec<Option<BasicTypeEnum<'ctx>>>,
     globals: HashMap<GlobalVar, PointerValue<'ctx>>,
+    /// The program-scope variables' storage block and its layout (`crate::program_globals`).
+    pub program_storage: Option<(PointerValue<'ctx>, program_globals::Layout)>,
     /// LLVM functions by (IR function, kernel whose local layout it uses).
     pub funcs: HashMap<(Func, Option<usize>), FunctionValue<'ctx>>,
     pub layouts: Vec<LocalLayout>,
@@ -47,6 +49,7 @@ impl<'ctx, 'ir> Emitter<'ctx, 'ir> {
             td,
             types: Vec::new(),
             globals: HashMap::new(),
+            program_storage: None,
             funcs: HashMap::new(),
             layouts: Vec::new(),
             uses_local: Vec::new(),
@@ -136,6 +139,18 @@ impl<'ctx, 'ir> Emitter<'ctx, 'ir> {
             }
             ConstData::Null { .. } => ty.const_zero(),
             ConstData::Undef { .. } => undef_of(ty),
+            ConstData::Address { var, offset, .. } => {
+                let stored = self.program_storage.as_ref().and_then(|(p, l)| Some((*p, l.offset_of(*var)?)));
+                let (base, start) = match stored {
+                    Some(at) => at,
+                    None => (self.global_ptr(*var).ok_or("the address of a variable without storage")?, 0),
+                };
+                let bytes = self.cx.i8_type();
+                let index = self.cx.i64_type().const_int(start + offset, false);
+                // SAFETY: a constant GEP over bytes (no type description is walked); the
+                // address is only dereferenced by the kernel code under its own contract.
+                unsafe { base.const_gep(bytes, &[index]) }.into()
+            }
             ConstData::Composite { parts, .. } => {
                 let vals: Vec<Val<'ctx>> = parts.iter().map(|p| self.constant(*p)).collect::<R<_>>()?;
                 match ty {
@@ -170,15 +185,28 @@ impl<'ctx, 'ir> Emitter<'ctx, 'ir> {
 
     // ---------------------------------------------------------------- module variables
 
-    /// Creates the LLVM globals of `__constant` and program-scope variables.
+    /// Creates the LLVM globals of `__constant` and private module variables and the storage
+    /// block of the program-scope `__global` ones; then their initializers, which may hold
+    /// each other's addresses.
     pub fn declare_globals(&mut self) -> R<()> {
+        let mut made = Vec::new();
         for (g, data) in self.ir.globals.iter() {
-            if data.builtin.is_some() || is_local_var(data) {
+            if data.builtin.is_some() || is_local_var(data) || program_globals::is_program_global(data) {
                 continue;
             }
             let ty = self.ty(data.ty).map_err(|e| Error(format!("module variable `{}`: {}", data.name, e.0)))?;
             let gv = self.m.add_global(ty, None, &format!("g{}.{}", g.index(), sanitize(&data.name)));
             gv.set_linkage(Linkage::Internal);
+            gv.set_constant(data.space == ClSpace::Constant);
+            let align = self.abi_align(ty).max(align::global_align(&self.ir.types, data));
+            if align.is_power_of_two() {
+                gv.set_alignment(align as u32);
+            }
+            self.globals.insert(g, gv.as_pointer_value());
+            made.push((gv, ty, data));
+        }
+        let storage = self.declare_program_storage()?;
+        for (gv, ty, data) in made {
             let init = match data.init {
                 Some(c) => self.constant(c)?,
                 None => ty.const_zero(),
@@ -187,14 +215,71 @@ impl<'ctx, 'ir> Emitter<'ctx, 'ir> {
                 bail!("module variable `{}`: initializer of the wrong type", data.name);
             }
             gv.set_initializer(&init);
-            gv.set_constant(data.space == ClSpace::Constant);
-            let align = self.abi_align(ty).max(align::global_align(&self.ir.types, data));
-            if align.is_power_of_two() {
-                gv.set_alignment(align as u32);
-            }
-            self.globals.insert(g, gv.as_pointer_value());
+        }
+        if let Some((gv, st)) = storage {
+            let init = self.program_storage_init(st)?;
+            gv.set_initializer(&init);
         }
         Ok(())
+    }
+
+    /// The storage block of the program-scope variables (`crate::program_globals`), without
+    /// its initializer: a packed struct of each variable at its offset, byte arrays between.
+    fn declare_program_storage(&mut self) -> R<Option<(GlobalValue<'ctx>, StructType<'ctx>)>> {
+        let layout = program_globals::layout(self.ir);
+        if layout.vars.is_empty() {
+            return Ok(None);
+        }
+        let mut fields: Vec<BasicTypeEnum<'ctx>> = Vec::new();
+        let mut at = 0u64;
+        for &(g, offset) in &layout.vars {
+            let data = &self.ir.globals[g];
+            if offset > at {
+                fields.push(self.cx.i8_type().array_type((offset - at) as u32).into());
+            }
+            let ty = self.ty(data.ty).map_err(|e| Error(format!("variable `{}`: {}", data.name, e.0)))?;
+            let size = self.ir.types.size_of(data.ty);
+            if self.alloc_size(ty) != size {
+                bail!("variable `{}`: {} bytes in LLVM, {size} in OpenCL C", data.name, self.alloc_size(ty));
+            }
+            fields.push(ty);
+            at = offset + size;
+        }
+        let st = self.cx.struct_type(&fields, true);
+        let gv = self.m.add_global(st, None, program_globals::STORAGE_SYMBOL);
+        gv.set_linkage(Linkage::External);
+        if layout.align.is_power_of_two() {
+            gv.set_alignment(layout.align as u32);
+        }
+        self.program_storage = Some((gv.as_pointer_value(), layout));
+        Ok(Some((gv, st)))
+    }
+
+    /// The initial contents of the storage block `st` (zeros where a variable has none).
+    fn program_storage_init(&self, st: StructType<'ctx>) -> R<Val<'ctx>> {
+        let Some((_, layout)) = &self.program_storage else { bail!("no program storage") };
+        let mut vals: Vec<Val<'ctx>> = Vec::new();
+        let mut at = 0u64;
+        for &(g, offset) in &layout.vars {
+            let data = &self.ir.globals[g];
+            if offset > at {
+                vals.push(self.cx.i8_type().array_type((offset - at) as u32).const_zero().into());
+            }
+            let ty = self.ty(data.ty)?;
+            let init = match data.init {
+                Some(c) => self.constant(c)?,
+                None => ty.const_zero(),
+            };
+            if init.get_type() != ty {
+                bail!("variable `{}`: initializer of the wrong type", data.name);
+            }
+            vals.push(init);
+            at = offset + self.ir.types.size_of(data.ty);
+        }
+        if vals.len() != st.count_fields() as usize {
+            bail!("program storage initializer with the wrong number of fields");
+        }
+        Ok(st.const_named_struct(&vals).into())
     }
 
     pub fn global_ptr(&self, g: GlobalVar) -> Option<PointerValue<'ctx>> {

@@ -21,6 +21,54 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         Ok(out)
     }
 
+    /// A `u64` field of the context, read in the prologue.
+    fn ctx_u64(&self, off: u64) -> R<IntValue<'ctx>> {
+        let l = self.pb.build_load(self.i64(), self.ctx_field_ptr(off)?, "")?;
+        set_align(l, 8);
+        set_invariant(self.cx(), l);
+        as_int(l)
+    }
+
+    /// `generic_space` of the pointer (or vector of pointers) `p`: `__local` when it lies in
+    /// the work-group's local memory, private in the work-item state or on the running
+    /// thread's stack (where the kernel's private variables are), `__global` otherwise.
+    pub(crate) fn generic_space(&mut self, p: Val<'ctx>) -> R<Val<'ctx>> {
+        let i64t = self.i64();
+        let addr: Val<'ctx> = match p {
+            BasicValueEnum::PointerValue(p) => self.b.build_ptr_to_int(p, i64t, "")?.into(),
+            BasicValueEnum::VectorValue(v) if v.get_type().get_element_type().is_pointer_type() => {
+                self.b.build_ptr_to_int(v, i64t.vec_type(v.get_type().get_size()), "")?.into()
+            }
+            other => other,
+        };
+        let ty = addr.get_type();
+        let local = self.ctx_u64(ctx_offsets::LOCAL_MEMORY)?;
+        let local_bytes = self.ctx_u64(ctx_offsets::LOCAL_MEMORY_BYTES)?;
+        let state = self.ctx_u64(ctx_offsets::WORK_ITEM_STATE)?;
+        let state_bytes = self.ctx_u64(ctx_offsets::WORK_ITEM_STATE_BYTES)?;
+        let stack_low = self.ctx_u64(ctx_offsets::STACK)?;
+        let stack_high = self.ctx_u64(ctx_offsets::STACK + 8)?;
+        let stack_bytes = self.pb.build_int_sub(stack_high, stack_low, "")?;
+        let within = |this: &Self, base: IntValue<'ctx>, len: IntValue<'ctx>| -> R<Val<'ctx>> {
+            let (base, len) = (this.splat_to(base.into(), ty)?, this.splat_to(len.into(), ty)?);
+            let off = this.binop(InstructionOpcode::Sub, addr, base)?;
+            this.icmp(IntPredicate::ULT, off, len)
+        };
+        let in_local = within(self, local, local_bytes)?;
+        let in_state = within(self, state, state_bytes)?;
+        let on_stack = within(self, stack_low, stack_bytes)?;
+        let private = self.binop(InstructionOpcode::Or, in_state, on_stack)?;
+        let i32t = self.i32();
+        let rty = match ty {
+            BasicTypeEnum::VectorType(vt) => i32t.vec_type(vt.get_size()).into(),
+            _ => i32t.into(),
+        };
+        let c = |v: u32| self.splat_to(i32t.const_int(u64::from(v), false).into(), rty);
+        let (global, local_space, none) = (c(ir::GENERIC_GLOBAL)?, c(ir::GENERIC_LOCAL)?, c(0)?);
+        let named = self.select(private, none, global)?;
+        self.select(in_local, local_space, named)
+    }
+
     /// The three components (or the scalar in [0]) of a work-item query, in the prologue.
     pub(super) fn work_item_raw(&mut self, q: WorkItemQuery) -> R<[IntValue<'ctx>; 3]> {
         if let Some(v) = self.wi_cache.get(&q) {

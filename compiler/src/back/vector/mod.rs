@@ -428,6 +428,10 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
                 super::builtins::lower(self.l, *opcode, &vals, &arg_tys, Some(rt_wide))?
                     .ok_or("built-in without result")?
             }
+            I::GenericSpace { ptr } => {
+                let p = self.l.get_wide(*ptr)?;
+                self.l.generic_space(p)?
+            }
             other => bail!("{} cannot be vectorized", super::llvm::describe(other)),
         };
         let out = if res_uniform && self.l.vec.as_ref().is_some_and(|vs| vs.wa.uniform_conds.contains(&r)) {
