@@ -39,10 +39,10 @@ fn clang_accepts(src: &str) -> Result<(), String> {
             "-fsyntax-only",
             "--target=spir64",
             "-cl-std=CL3.0",
-            // As the driver builds it: without the generic address space (an unqualified
-            // pointer is a private one) and what needs it.
+            // As the driver builds it: with the generic address space and program-scope
+            // variables, without pipes and device-side enqueue.
             "-Xclang",
-            "-cl-ext=-__opencl_c_generic_address_space,-__opencl_c_pipes,-__opencl_c_device_enqueue,-__opencl_c_program_scope_global_variables",
+            "-cl-ext=-__opencl_c_pipes,-__opencl_c_device_enqueue",
             "-Werror=implicit-function-declaration",
             "-x",
             "cl",

@@ -468,24 +468,23 @@ pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis) -> (GenKern
                 if wa.reg_candidates.contains(&ptr) {
                     continue;
                 }
-                let space = match types.get(f.value_type(ptr)) {
-                    TypeData::Pointer { space, .. } => *space,
+                // A generic pointer of known origin is an access to that space (the hardware's
+                // compiler resolves it the same way); one of unknown origin is priced as global.
+                let (space, generic) = match types.get(f.value_type(ptr)) {
+                    TypeData::Pointer { space: AddressSpace::Generic, .. } => {
+                        let origin = crate::passes::generic_spaces::origin_space(types, f, ptr);
+                        (origin.unwrap_or(AddressSpace::Global), origin.is_none())
+                    }
+                    TypeData::Pointer { space, .. } => (*space, false),
                     _ => continue,
                 };
                 if space == AddressSpace::Private && !dynamic_private(m, f, ptr) {
                     continue;
                 }
                 // One address for the launch only in memory the launch shares: a `__local`
-                // (or generic) pointer argument is a different block per work-group.
-                let shared = matches!(space, AddressSpace::Global | AddressSpace::Constant);
-                // A generic pointer of known origin is an access to that space (the hardware's
-                // compiler resolves it the same way); one of unknown origin is priced as global.
-                let space = match space {
-                    AddressSpace::Generic => {
-                        crate::passes::generic_spaces::origin_space(types, f, ptr).unwrap_or(AddressSpace::Global)
-                    }
-                    other => other,
-                };
+                // pointer argument (or a generic one of unknown origin) is a different block
+                // per work-group.
+                let shared = !generic && matches!(space, AddressSpace::Global | AddressSpace::Constant);
                 let site = p.sites.len() as u32;
                 counts.push((i, site, GenAccess::Memory { ptr }));
                 chain.site(f, i, site, kind);
@@ -549,6 +548,33 @@ mod tests {
 
     fn kernel_text(m: &ir::Module) -> String {
         m.display_function(m.kernels[0].func).to_string()
+    }
+
+    /// Accesses through generic pointers are priced as the space the pointer comes from;
+    /// one of unknown origin (loaded from a program-scope variable) as `__global`.
+    #[test]
+    fn generic_accesses_take_the_space_of_their_origin() {
+        let src = "int *kept;\n\
+                   int get(int *p) { return *p; }\n\
+                   kernel void k(global int *out, local int *l) {\n\
+                   size_t i = get_local_id(0);\n\
+                   l[i] = (int)i;\n\
+                   barrier(CLK_LOCAL_MEM_FENCE);\n\
+                   out[i] = get(l + (i ^ 1)) + get(out + i + 1) + get(kept); }";
+        let mut m = crate::compile_source(src, "-cl-std=CL3.0", &crate::Target::default()).expect("builds").module;
+        let passes = [
+            Pass { name: "inline_kernel_calls", run: |m| crate::vectorize::inline_kernel_calls(m, 256) },
+            Pass { name: "gen_instrument", run: |m| run(m, false, 16) },
+        ];
+        run_pipeline(&mut m, &passes).expect("instrumented and valid");
+        let k = m.kernels.iter().find(|k| k.info.name == "k").expect("kernel k");
+        let plan = k.info.gen.as_ref().expect("a plan");
+        let spaces: Vec<AddressSpace> = plan.sites.iter().map(|s| s.space).collect();
+        let locals = spaces.iter().filter(|s| **s == AddressSpace::Local).count();
+        // l's store and the load through `l + (i ^ 1)`; the loads through `out + i + 1`, the
+        // load of `kept` and through it, and out's store are global.
+        assert_eq!(locals, 2, "{spaces:?}");
+        assert!(spaces.iter().all(|s| matches!(s, AddressSpace::Local | AddressSpace::Global)), "{spaces:?}");
     }
 
     #[test]
