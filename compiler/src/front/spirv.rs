@@ -141,13 +141,14 @@ fn frame_instructions(words: &[u32]) -> TResult<(Vec<u32>, SpecAccessChains)> {
                     Op::AccessChain | Op::InBoundsAccessChain | Op::PtrAccessChain | Op::InBoundsPtrAccessChain
                 )
             });
-        if dropped {
-        } else if let Some(op) = chain {
-            spec_operands.insert(words[index + 2], (op, words[index + 4..index + count].to_vec()));
-            out.extend_from_slice(&[(5 << 16) | opcode, words[index + 1], words[index + 2], Op::Bitcast as u32]);
-            out.push(words[index + 4]);
-        } else {
-            out.extend_from_slice(&words[index..index + count]);
+        match (dropped, chain) {
+            (true, _) => {}
+            (false, Some(op)) => {
+                spec_operands.insert(words[index + 2], (op, words[index + 4..index + count].to_vec()));
+                let (ty, id, base) = (words[index + 1], words[index + 2], words[index + 4]);
+                out.extend_from_slice(&[(5 << 16) | opcode, ty, id, Op::Bitcast as u32, base]);
+            }
+            (false, None) => out.extend_from_slice(&words[index..index + count]),
         }
         if opcode == Op::ExtInstImport as u32 && count >= 3 {
             let name = string_from_words(&words[index + 2..index + count]);
