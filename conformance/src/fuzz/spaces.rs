@@ -3,7 +3,8 @@
 //! the address of one of its elements, a slot per work-item), a helper taking a generic
 //! pointer that asks `get_fence`, `to_global`, `to_local` and `to_private` about it and
 //! writes through it, called with pointers into each space, and 64-bit atomics on the
-//! work-item's own `buf` slots. Every choice comes from the feature's own generator, and
+//! work-item's own element of a program-scope `long` array (memory no other access reads as
+//! another type). Every choice comes from the feature's own generator, and
 //! its values reach the checksum through `i0` and `i1`.
 
 use super::ast::Node;
@@ -29,14 +30,14 @@ impl Gen {
             ),
             Node::line(format!("global int gtab[8] = {{ {} }};", table.join(", "))),
             Node::line(format!("global int *gtp = &gtab[{at}];")),
-            Node::fixed("global int gslot[NITEMS];"),
+            Node::fixed("global int gslot[NITEMS];\nglobal long g64[NITEMS];"),
             Node::line(HELPER),
         ]
     }
 
     /// The kernel's statements (after `gb` and `t` are declared): the table and pointer as
     /// read-only values, the per-work-item slots, `gspace` on pointers into global, local and
-    /// private memory, 64-bit atomics on `gb`.
+    /// private memory, 64-bit atomics on the work-item's `g64` element.
     pub(super) fn address_space_lines(&mut self, s: &mut Scope) -> Vec<Node> {
         let c = Ctx::default();
         for _ in 0..2 {
@@ -63,12 +64,15 @@ impl Gen {
             let v = self.i(s, &c, 1);
             let into = if self.as_side.chance(50) { "i0" } else { "i1" };
             out.push(Node::line_alt(
-                format!("{into} ^= (int)({op}((volatile __global long *)gb, (long)({v}) << 20) >> 7);"),
+                format!("{into} ^= (int)({op}((volatile __global long *)&g64[gid], (long)((ulong)(uint)({v}) << 20)) >> 7);"),
                 "",
             ));
         }
         out.push(Node::line_alt(
-            format!("{} ^= gslot[gid] + ga[l];", if self.as_side.chance(50) { "i0" } else { "i1" }),
+            format!(
+                "{} ^= gslot[gid] + ga[l] + (int)(uint)(g64[gid] >> 9);",
+                if self.as_side.chance(50) { "i0" } else { "i1" }
+            ),
             "",
         ));
         out
