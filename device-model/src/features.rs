@@ -44,8 +44,9 @@ pub const SUB_GROUP_EXTENSIONS: [&str; 7] = [
 ];
 
 /// Every optional OpenCL C feature and extension that clang's OpenCL front end can enable for
-/// the `spir64` target (clang enables all of them for SPIR unless told otherwise). Whatever
-/// of these a device does not advertise goes into `Target::disabled_features`.
+/// the `spir64` target (clang enables all of them for SPIR unless told otherwise), but for
+/// [`SUB_GROUP_EXTENSIONS`] ([`known_optional`] lists both). Whatever of these a device does
+/// not advertise goes into `Target::disabled_features`.
 pub const KNOWN_OPTIONAL: &[&str] = &[
     // OpenCL C 3.0 optional features.
     "__opencl_c_fp64",
@@ -73,15 +74,8 @@ pub const KNOWN_OPTIONAL: &[&str] = &[
     "cl_khr_int64_base_atomics",
     "cl_khr_int64_extended_atomics",
     "cl_khr_subgroups",
-    // Defined by clang-15's opencl-c-base.h for SPIR whatever -cl-ext says: the compiler
-    // undefines those the device does not advertise.
-    "cl_khr_subgroup_extended_types",
-    "cl_khr_subgroup_non_uniform_vote",
-    "cl_khr_subgroup_ballot",
-    "cl_khr_subgroup_non_uniform_arithmetic",
-    "cl_khr_subgroup_shuffle",
-    "cl_khr_subgroup_shuffle_relative",
-    "cl_khr_subgroup_clustered_reduce",
+    // Defined by clang-15's opencl-c-base.h for SPIR whatever -cl-ext says (as are
+    // SUB_GROUP_EXTENSIONS): the compiler undefines those the device does not advertise.
     "cl_khr_subgroup_rotate",
     "cl_khr_extended_bit_ops",
     "cl_khr_integer_dot_product",
@@ -104,6 +98,11 @@ pub const KNOWN_OPTIONAL: &[&str] = &[
     "__opencl_c_ext_fp64_global_atomic_min_max",
     "__opencl_c_ext_fp64_local_atomic_min_max",
 ];
+
+/// [`KNOWN_OPTIONAL`] and [`SUB_GROUP_EXTENSIONS`]: every name the compiler may turn off.
+pub fn known_optional() -> impl Iterator<Item = &'static str> {
+    KNOWN_OPTIONAL.iter().chain(SUB_GROUP_EXTENSIONS.iter()).copied()
+}
 
 /// The `__opencl_c_*` features the device supports, from its flags.
 ///
@@ -160,7 +159,7 @@ pub fn extensions(info: &DeviceInfo) -> Vec<NameVersion> {
 /// The `-cl-ext` names the compiler must turn off for this device: every known optional
 /// feature or extension that `info` does not advertise.
 pub fn disabled_features(info: &DeviceInfo) -> Vec<String> {
-    KNOWN_OPTIONAL.iter().filter(|name| !advertises(info, name)).map(|name| (*name).to_string()).collect()
+    known_optional().filter(|name| !advertises(info, name)).map(str::to_string).collect()
 }
 
 /// Whether `info` lists `name` among its extensions or OpenCL C features.
@@ -197,7 +196,7 @@ mod tests {
     ];
 
     fn check_consistent(info: &DeviceInfo, disabled: &[String]) {
-        for name in KNOWN_OPTIONAL {
+        for name in known_optional() {
             assert_ne!(advertises(info, name), disabled.iter().any(|d| d == name), "{name}");
         }
         let fp64 = info.double_fp_config.is_some();
