@@ -76,9 +76,13 @@ fn out_of_order_kernels_on_one_device_overlap() {
         assert_eq!(w.status(), CL_COMPLETE);
         assert_eq!(s.status(), CL_COMPLETE);
         assert_eq!(env.read::<i32>(&out, 1), vec![1], "the waiting kernel never saw the flag");
-        // They overlapped: the setter started before the waiter ended.
-        let (pw, ps) = (w.profile(), s.profile());
-        assert!(ps[2] < pw[3], "waiter {pw:?} setter {ps:?}");
+        // They overlapped: the setter started before the waiter ended. The Gen device's
+        // profiling END is START plus the modelled time, not the host's: there the waiter
+        // seeing the flag is the proof.
+        if d.kind == DeviceKind::Cpu {
+            let (pw, ps) = (w.profile(), s.profile());
+            assert!(ps[2] < pw[3], "waiter {pw:?} setter {ps:?}");
+        }
     });
 }
 
