@@ -33,7 +33,9 @@
 //!   (64 bytes a clock), reads count the distinct dwords of all lanes per bank, writes every
 //!   lane's dwords per bank;
 //! - private memory that lives in memory (dynamically indexed arrays): counted as global
-//!   (scratch) traffic with `space` = Private.
+//!   (scratch) traffic with `space` = Private;
+//! - a sub-group block read or write ([`GenSite::sub_group_block`]): the whole block's lines, as the
+//!   hardware's block messages move it, in messages of at most [`BLOCK_MESSAGE_BYTES`].
 
 use crate::kernel_info::AddressSpace;
 
@@ -83,7 +85,17 @@ pub struct GenSite {
     /// (`passes::gen_strides`); `None` when it is not that (a gather, a private or SLM
     /// site). What the model re-counts the site's lines from for another work-group shape.
     pub lane_strides: Option<[Vec<StrideTerm>; 3]>,
+    /// A sub-group block read or write (`intel_sub_group_block_read4` ...: the IR's
+    /// `BlockPart` accesses, one site for all parts): each lane moves `bytes_per_lane` (the
+    /// parts' elements), and the hardware thread's message is the whole block, `simd x
+    /// bytes_per_lane` contiguous bytes from the block's base, whatever the mask: its lines
+    /// are the block's, its messages those of at most [`BLOCK_MESSAGE_BYTES`] it takes
+    /// ([`GenSite::messages_per_execution`]).
+    pub sub_group_block: bool,
 }
+
+/// The most bytes one block message moves (Gen's OWord block read and write: 8 OWords).
+pub const BLOCK_MESSAGE_BYTES: u32 = 128;
 
 /// A value known when the kernel is launched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -112,6 +124,16 @@ pub enum SameAddress {
 }
 
 impl GenSite {
+    /// The messages one execution of the site's block sends at `simd`: 1, or a block's bytes
+    /// in messages of at most [`BLOCK_MESSAGE_BYTES`].
+    pub fn messages_per_execution(&self, simd: u32) -> u64 {
+        if self.sub_group_block {
+            u64::from(simd.saturating_mul(self.bytes_per_lane).div_ceil(BLOCK_MESSAGE_BYTES).max(1))
+        } else {
+            1
+        }
+    }
+
     /// An image read or write: its useful bytes are counted at run time.
     pub fn is_image(&self) -> bool {
         self.bytes_per_lane == 0
@@ -156,6 +178,9 @@ pub struct GenBlock {
     /// The block ends in a branch whose condition differs between lanes.
     pub divergent_branch: bool,
     pub loc: Option<SourceLoc>,
+    /// Sub-group shuffles one execution makes (each moves a value between the lanes'
+    /// registers: in `instructions`, no memory message).
+    pub shuffles: u32,
 }
 
 /// Register pressure the Gen SIMD choice needs: bytes of values live at the worst point,
@@ -316,7 +341,7 @@ impl GenKernelInfo {
             None => block.active_lanes.saturating_mul(u64::from(site.bytes_per_lane)),
         };
         SiteCounters {
-            messages: block.executions,
+            messages: block.executions.saturating_mul(site.messages_per_execution(self.simd)),
             active_lanes: block.active_lanes,
             l3_lines: w(site_word::L3_LINES),
             useful_bytes,
@@ -368,7 +393,8 @@ pub fn add_counters(sums: &mut [u64], words: &[u64], times: u64, sites: usize) {
 /// [`GenKernelInfo::site_counters`] reads them from a counter array).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SiteCounters {
-    /// Executions with at least one active lane.
+    /// Executions with at least one active lane (of a block access: times the messages of
+    /// one, [`GenSite::messages_per_execution`]).
     pub messages: u64,
     /// Active lanes summed over the messages.
     pub active_lanes: u64,

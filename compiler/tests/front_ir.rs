@@ -166,10 +166,10 @@ fn operation_types_are_checked() {
     let p = f.append_block_param(b0, ptr);
     f.append_inst(b0, iadd(a, w), Some(fx.i32t));
     f.append_inst(b0, InstData::Compare { op: CmpOp::IEq, lhs: a, rhs: a }, Some(fx.i32t));
-    f.append_inst(b0, InstData::Load { ptr: p, align: 4, volatile: false }, Some(fx.f32t));
+    f.append_inst(b0, InstData::Load { ptr: p, align: 4, volatile: false, block: None }, Some(fx.f32t));
     f.append_inst(b0, InstData::Binary { op: BinaryOp::FAdd, lhs: a, rhs: a }, Some(fx.i32t));
     f.append_inst(b0, iadd(a, a), None);
-    f.append_inst(b0, InstData::Store { ptr: p, value: a, align: 4, volatile: false }, Some(fx.i32t));
+    f.append_inst(b0, InstData::Store { ptr: p, value: a, align: 4, volatile: false, block: None }, Some(fx.i32t));
     f.append_inst(b0, InstData::Return { value: Some(w) }, None);
     let func = fx.module.functions.push(f);
 

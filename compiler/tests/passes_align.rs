@@ -31,11 +31,11 @@ fn load_claiming(fb: &mut Fb<'_>, ptr: Value, align: u32) -> Value {
     let TypeData::Pointer { pointee, .. } = fb.m.types.get(fb.f.value_type(ptr)).clone() else {
         panic!("not a pointer")
     };
-    fb.inst(InstData::Load { ptr, align, volatile: false }, pointee)
+    fb.inst(InstData::Load { ptr, align, volatile: false, block: None }, pointee)
 }
 
 fn store_claiming(fb: &mut Fb<'_>, ptr: Value, value: Value, align: u32) {
-    fb.effect(InstData::Store { ptr, value, align, volatile: false });
+    fb.effect(InstData::Store { ptr, value, align, volatile: false, block: None });
 }
 
 fn variable(fb: &mut Fb<'_>, ty: ir::Type) -> Value {

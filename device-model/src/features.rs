@@ -43,6 +43,19 @@ pub const SUB_GROUP_EXTENSIONS: [&str; 7] = [
     "cl_khr_subgroup_clustered_reduce",
 ];
 
+/// Intel's sub-group extensions, offered with sub-groups: shuffles of every type
+/// (`intel_sub_group_shuffle`, `_down`, `_up`, `_xor`), block reads and writes on buffers
+/// and 2D images of 32-, 16- and 8-bit data, `intel_reqd_sub_group_size` and the SPIR-V
+/// instructions of `SPV_INTEL_subgroups` (compiler `front::intel_sub_groups`). clang-15 knows
+/// none of their functions: the compiler declares them for a source that calls them.
+pub const INTEL_SUB_GROUP_EXTENSIONS: [&str; 5] = [
+    "cl_intel_subgroups",
+    "cl_intel_subgroups_short",
+    "cl_intel_subgroups_char",
+    "cl_intel_required_subgroup_size",
+    "cl_intel_spirv_subgroups",
+];
+
 /// Every optional OpenCL C feature and extension that clang's OpenCL front end can enable for
 /// the `spir64` target (clang enables all of them for SPIR unless told otherwise), but for
 /// [`SUB_GROUP_EXTENSIONS`] ([`known_optional`] lists both). Whatever of these a device does
@@ -99,9 +112,10 @@ pub const KNOWN_OPTIONAL: &[&str] = &[
     "__opencl_c_ext_fp64_local_atomic_min_max",
 ];
 
-/// [`KNOWN_OPTIONAL`] and [`SUB_GROUP_EXTENSIONS`]: every name the compiler may turn off.
+/// [`KNOWN_OPTIONAL`], [`SUB_GROUP_EXTENSIONS`] and [`INTEL_SUB_GROUP_EXTENSIONS`]: every
+/// name the compiler may turn off.
 pub fn known_optional() -> impl Iterator<Item = &'static str> {
-    KNOWN_OPTIONAL.iter().chain(SUB_GROUP_EXTENSIONS.iter()).copied()
+    KNOWN_OPTIONAL.iter().chain(SUB_GROUP_EXTENSIONS.iter()).chain(INTEL_SUB_GROUP_EXTENSIONS.iter()).copied()
 }
 
 /// The `__opencl_c_*` features the device supports, from its flags.
@@ -152,6 +166,7 @@ pub fn extensions(info: &DeviceInfo) -> Vec<NameVersion> {
         .copied()
         .chain(conditional.iter().filter(|(_, on)| *on).map(|(name, _)| *name))
         .chain(SUB_GROUP_EXTENSIONS.iter().copied().filter(|_| sub_groups))
+        .chain(INTEL_SUB_GROUP_EXTENSIONS.iter().copied().filter(|_| sub_groups))
         .map(|name| NameVersion::new(name, 1, 0, 0))
         .collect()
 }
@@ -233,6 +248,7 @@ mod tests {
                 .chain(image_ext)
                 .chain(["cl_khr_fp64", "cl_khr_int64_base_atomics", "cl_khr_int64_extended_atomics"])
                 .chain(SUB_GROUP_EXTENSIONS)
+                .chain(INTEL_SUB_GROUP_EXTENSIONS)
                 .collect();
             assert_eq!(ext, with_fp64);
             assert_eq!(extension_string(info).split(' ').count(), with_fp64.len());

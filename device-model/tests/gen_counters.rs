@@ -5,12 +5,12 @@
 use softcl_compiler::abi::ImageArg;
 use softcl_compiler::gen_abi::{self, AccessKind, GenKernelInfo, SiteCounters};
 use softcl_compiler::image::Dim;
-use softcl_compiler::{AddressSpace, GenBuild, NativeProgram};
+use softcl_compiler::{AddressSpace, GenBuild};
 use softcl_device_model::GenDevice;
 use std::sync::Arc;
 
 mod support;
-use support::{build, launch_with, launch_with_ints, ArgAddr, Buf, Sum};
+use support::{build, launch_with, launch_with_ints, run_simd16 as run, site_of, ArgAddr, Buf, Sum};
 
 /// A 2D image of `width` x `height` pixels of `pixel_bytes` over 64-byte aligned rows, so
 /// that line counts do not depend on where the allocator put it.
@@ -46,34 +46,6 @@ impl ArgAddr for Image2d {
     }
 }
 
-/// Runs `kernel` with buffer and image arguments `bufs` on the Gen device at SIMD16, vectorized;
-/// returns the summed counters, the kernel's Gen description and the report.
-fn run(
-    dev: &GenDevice,
-    program: &NativeProgram,
-    kernel: &str,
-    bufs: &mut [&mut dyn ArgAddr],
-    global: [usize; 3],
-    local: [usize; 3],
-) -> (Arc<Sum>, GenKernelInfo, String) {
-    let k = program.kernel(kernel).expect("kernel exists");
-    let sum = Arc::new(Sum::default());
-    let report = launch_with(dev, k, bufs, &[], global, local, Some(sum.clone())).report.unwrap_or_default();
-    let simd = 16;
-    // A one-row work-group runs the row variant whatever its width (its tail packet masked).
-    let linear = local[1] * local[2] > 1 && !local[0].is_multiple_of(simd);
-    let info = k
-        .gen_variant(GenBuild { simd: simd as u32, linear_lanes: linear, row_width: 0 }, 0)
-        .expect("a Gen build")
-        .expect("vectorized at SIMD16")
-        .0
-        .info
-        .gen
-        .expect("instrumented");
-    assert!(report.contains("SIMD16") && report.contains("vectorized"), "{report}");
-    (sum, info, report)
-}
-
 /// A Gen device whose reports go to a JSON file of a directory of this test's own (`tag`):
 /// the directory, the file and the device.
 fn json_sink(tag: &str) -> (std::path::PathBuf, std::path::PathBuf, GenDevice) {
@@ -83,14 +55,6 @@ fn json_sink(tag: &str) -> (std::path::PathBuf, std::path::PathBuf, GenDevice) {
     let json = dir.join("r.json");
     let dev = GenDevice::default().with_report_sink(ReportSink::Json(json.clone()));
     (dir, json, dev)
-}
-
-/// The one site of `kind` in `space`.
-fn site_of(info: &GenKernelInfo, space: AddressSpace, kind: AccessKind) -> usize {
-    let found: Vec<usize> =
-        (0..info.sites.len()).filter(|&k| info.sites[k].space == space && info.sites[k].kind == kind).collect();
-    assert_eq!(found.len(), 1, "sites {:?}", info.sites);
-    found[0]
 }
 
 const SHAPES: &str = r#"

@@ -40,6 +40,7 @@ fn page() -> ReportPage {
         waits_for: vec![],
         same_address: Default::default(),
         lane_strides: None,
+        sub_group_block: false,
     };
     let info = GenKernelInfo {
         simd: 16,
@@ -49,7 +50,14 @@ fn page() -> ReportPage {
             site(AddressSpace::Local, AccessKind::Load, 6),
             site(AddressSpace::Global, AccessKind::Store, 6),
         ],
-        blocks: vec![GenBlock { instructions: 40, flops: 0, flops_f64: 0, divergent_branch: false, loc: loc(3) }],
+        blocks: vec![GenBlock {
+            instructions: 40,
+            flops: 0,
+            flops_f64: 0,
+            divergent_branch: false,
+            loc: loc(3),
+            shuffles: 0,
+        }],
         source_files: vec!["<source>".into()],
         source_texts: vec![Some(SOURCE.into())],
         shape_free: false,

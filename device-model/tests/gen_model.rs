@@ -294,6 +294,7 @@ impl Simulated {
                     waits_for: s.waits_for.clone(),
                     same_address: Default::default(),
                     lane_strides: None,
+                    sub_group_block: false,
                 })
                 .collect(),
             blocks: vec![GenBlock { instructions: self.instructions, flops: self.flops, ..Default::default() }],

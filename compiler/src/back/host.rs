@@ -11,7 +11,7 @@ use inkwell::values::FunctionValue;
 
 /// `mathlib`'s, `imagelib`'s and the Gen counting's functions by the names generated code
 /// calls them by.
-fn mathlib() -> [(&'static str, usize); 18] {
+fn mathlib() -> [(&'static str, usize); 20] {
     [
         ("softcl_cbrt", mathlib::softcl_cbrt as *const () as usize),
         ("softcl_rootn", mathlib::softcl_rootn as *const () as usize),
@@ -22,6 +22,8 @@ fn mathlib() -> [(&'static str, usize); 18] {
         ("softcl_image_read", imagelib::softcl_image_read as *const () as usize),
         ("softcl_image_write", imagelib::softcl_image_write as *const () as usize),
         ("softcl_image_query", imagelib::softcl_image_query as *const () as usize),
+        ("softcl_image_block_read", imagelib::softcl_image_block_read as *const () as usize),
+        ("softcl_image_block_write", imagelib::softcl_image_block_write as *const () as usize),
         ("softcl_image_texel_address", imagelib::softcl_image_texel_address as *const () as usize),
         ("softcl_image_sample_lanes", imagelib::softcl_image_sample_lanes as *const () as usize),
         ("softcl_image_read_lanes", imagelib::softcl_image_read_lanes as *const () as usize),

@@ -154,6 +154,65 @@ unsafe fn write_pixel(arg: &ImageArg, format: Format, len: usize, at: [i32; 3], 
     format.encode(texel, px);
 }
 
+/// Where the `bytes` (1, 2, 4 or 8) of a sub-group image block access at byte `x` of row
+/// `y` lie in the image `arg` (of `format`, spanning `len` bytes): the byte offset. A read
+/// is clamped to the image as the hardware's bounds check clamps it (the row's edge
+/// element, the first or last row); a write outside the image (or an image of no such
+/// bytes) has none.
+fn block_offset(arg: &ImageArg, format: Format, len: usize, x: i32, y: i32, bytes: u32, read: bool) -> Option<usize> {
+    let row_bytes = arg.size[0] as usize * format.pixel_size();
+    let (n, rows) = (bytes as usize, arg.size[1].max(1) as usize);
+    if !matches!(n, 1 | 2 | 4 | 8) || row_bytes < n {
+        return None;
+    }
+    let (x, y) = if read {
+        (i64::from(x).clamp(0, (row_bytes - n) as i64) as usize, i64::from(y).clamp(0, rows as i64 - 1) as usize)
+    } else {
+        let inside = x >= 0 && (x as usize) + n <= row_bytes && y >= 0 && (y as usize) < rows;
+        if !inside {
+            return None;
+        }
+        (x as usize, y as usize)
+    };
+    let off = y.checked_mul(arg.row_pitch as usize)?.checked_add(x)?;
+    (off + n <= len).then_some(off)
+}
+
+/// `intel_sub_group_block_read*` of an image, one work-item's element: the `bytes` (1, 2,
+/// 4 or 8) at byte `x` of row `y`, as stored (no format conversion), zero-extended; clamped
+/// to the image (`block_offset`). 0 for an image that does not exist.
+///
+/// # Safety
+/// `img` points at a valid [`ImageArg`] (the kernel ABI).
+pub unsafe extern "C" fn softcl_image_block_read(img: *const ImageArg, x: i32, y: i32, bytes: u32) -> u64 {
+    // SAFETY: the kernel ABI: `img` is the kernel argument's ImageArg.
+    let Some(arg) = (unsafe { img.as_ref() }) else { return 0 };
+    let Some((format, _, len)) = layout(arg) else { return 0 };
+    let Some(off) = block_offset(arg, format, len, x, y, bytes, true) else { return 0 };
+    let mut v = [0u8; 8];
+    // SAFETY: `off + bytes` lies inside the image's `len` bytes (`block_offset`).
+    let src = unsafe { std::slice::from_raw_parts(arg.data.add(off) as *const u8, bytes as usize) };
+    v[..bytes as usize].copy_from_slice(src);
+    u64::from_le_bytes(v)
+}
+
+/// `intel_sub_group_block_write*` of an image, one work-item's element: the low `bytes`
+/// (1, 2, 4 or 8) of `value` to byte `x` of row `y`, as stored (no format conversion);
+/// nothing outside the image.
+///
+/// # Safety
+/// `img` points at a valid [`ImageArg`] (the kernel ABI) whose pixels the kernel may write.
+pub unsafe extern "C" fn softcl_image_block_write(img: *const ImageArg, x: i32, y: i32, bytes: u32, value: u64) {
+    // SAFETY: the kernel ABI: `img` is the kernel argument's ImageArg.
+    let Some(arg) = (unsafe { img.as_ref() }) else { return };
+    let Some((format, _, len)) = layout(arg) else { return };
+    let Some(off) = block_offset(arg, format, len, x, y, bytes, false) else { return };
+    // SAFETY: `off + bytes` lies inside the image's `len` bytes (`block_offset`); only these
+    // bytes are borrowed (work-items writing the same bytes race as the extension allows).
+    let dst = unsafe { std::slice::from_raw_parts_mut(arg.data.add(off), bytes as usize) };
+    dst.copy_from_slice(&value.to_le_bytes()[..bytes as usize]);
+}
+
 /// Lane `k`'s first three coordinates (0 beyond `ncomp`) of a packet's `w` lanes in
 /// structure-of-arrays form.
 ///

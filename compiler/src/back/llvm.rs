@@ -739,7 +739,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 }
                 None // the pointer was set up in the prologue
             }
-            I::Load { ptr, align, volatile } => {
+            I::Load { ptr, align, volatile, .. } => {
                 let p = as_ptr(self.get(*ptr)?)?;
                 let (_, rt) = self.need_result(i)?;
                 let l = self.b.build_load(rt, p, "")?;
@@ -759,7 +759,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 self.scalar_stream_store(p, v)?;
                 None
             }
-            I::Store { ptr, value, align, volatile } => {
+            I::Store { ptr, value, align, volatile, .. } => {
                 let p = as_ptr(self.get(*ptr)?)?;
                 let v = self.get(*value)?;
                 let s = self.b.build_store(p, v)?;

@@ -7,6 +7,7 @@
 //! - [`link`]: imported and exported symbols; linking modules with `spirv-link`.
 //! - [`specialize`]: specialization constants found and written in a SPIR-V module.
 
+pub mod intel_sub_groups;
 mod kernel_args;
 pub mod link;
 pub mod opencl_c;

@@ -164,6 +164,8 @@ fn clang_arguments(options: &BuildOptions, cl_std: ClStd, target: &Target, attem
     // OpenCL C 2.1's channel data type, which clang-15's opencl-c-base.h lacks (cl.h's
     // CL_UNORM_INT_101010_2).
     args.push("-DCLK_UNORM_INT_101010_2=0x10E0".into());
+    // Intel's sub-group extensions, which clang-15 does not know (`intel_sub_groups`).
+    args.extend(super::intel_sub_groups::macro_options(target));
     args.extend(options.clang_args.iter().cloned());
     let disabled: Vec<String> = target
         .disabled_features
@@ -202,7 +204,9 @@ fn with_convergence_kept(mut args: Vec<String>, source: &str) -> Vec<String> {
 /// `__opencl_c_read_write_images`, `cl_khr_subgroup_ballot` ... for SPIR, and
 /// `__IMAGE_SUPPORT__` is always predefined) when the device does not advertise them. clang
 /// offers a built-in function only while its feature macro is defined, so using one is then
-/// a compile error. A `#line 1` keeps the diagnostics' line numbers those of `source`.
+/// a compile error. Then the declarations of Intel's sub-group functions for a source that
+/// calls them (`intel_sub_groups`). A `#line 1` keeps the diagnostics' line numbers those of
+/// `source`.
 pub fn source_with_prelude(source: &str, target: &Target) -> Vec<u8> {
     let mut text = String::new();
     let mut undefine = |name: &str| {
@@ -220,6 +224,7 @@ pub fn source_with_prelude(source: &str, target: &Target) -> Vec<u8> {
             undefine("__IMAGE_SUPPORT__");
         }
     }
+    text.push_str(&super::intel_sub_groups::declarations(source, target));
     if text.is_empty() {
         return source.as_bytes().to_vec();
     }
@@ -231,9 +236,17 @@ pub fn source_with_prelude(source: &str, target: &Target) -> Vec<u8> {
 
 /// The translator's command line.
 pub fn llvm_spirv_arguments() -> Vec<String> {
-    ["--preserve-ocl-kernel-arg-type-metadata-through-string", "--spirv-gen-kernel-arg-name-md", "-", "-o", "-"]
-        .map(String::from)
-        .to_vec()
+    [
+        "--preserve-ocl-kernel-arg-type-metadata-through-string",
+        "--spirv-gen-kernel-arg-name-md",
+        // Intel's sub-group functions as their instructions (`intel_sub_groups`).
+        "--spirv-ext=+SPV_INTEL_subgroups",
+        "-",
+        "-o",
+        "-",
+    ]
+    .map(String::from)
+    .to_vec()
 }
 
 fn describe_status(status: ExitStatus) -> String {

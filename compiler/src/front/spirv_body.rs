@@ -30,6 +30,7 @@ use rspirv::spirv::{self, Op, Word};
 use std::collections::{HashMap, HashSet};
 
 mod groups;
+mod intel_sub_groups;
 
 /// Memory semantics of the barrier wait_group_events becomes: SequentiallyConsistent,
 /// WorkgroupMemory and CrossWorkgroupMemory (as barrier(CLK_LOCAL_MEM_FENCE |
@@ -719,6 +720,14 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
             | Op::GroupBroadcast
             | Op::GroupAll
             | Op::GroupAny => self.translate_group(inst),
+            Op::SubgroupShuffleINTEL
+            | Op::SubgroupShuffleDownINTEL
+            | Op::SubgroupShuffleUpINTEL
+            | Op::SubgroupShuffleXorINTEL
+            | Op::SubgroupBlockReadINTEL
+            | Op::SubgroupBlockWriteINTEL
+            | Op::SubgroupImageBlockReadINTEL
+            | Op::SubgroupImageBlockWriteINTEL => self.translate_intel_sub_group(inst),
             Op::GroupNonUniformElect
             | Op::GroupNonUniformAll
             | Op::GroupNonUniformAny
@@ -950,7 +959,7 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
                 let (align, volatile) = memory_access(inst, 2);
                 let align = self.alignment(ptr, align);
                 let volatile = volatile || self.info.decorations(ptr_id).is_some_and(|d| d.volatile);
-                self.emit(InstData::Store { ptr, value, align, volatile }, None);
+                self.emit(InstData::Store { ptr, value, align, volatile, block: None }, None);
                 Ok(())
             }
             Op::CopyMemory | Op::CopyMemorySized => {
@@ -1300,8 +1309,8 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
         let from = self.emit_value(element(src, src_index), src_ty)?;
         let to = self.emit_value(element(dst, dst_index), dst_ty)?;
         let align = self.alignment(src, None);
-        let value = self.emit_value(InstData::Load { ptr: from, align, volatile: false }, elem)?;
-        self.emit(InstData::Store { ptr: to, value, align, volatile: false }, None);
+        let value = self.emit_value(InstData::Load { ptr: from, align, volatile: false, block: None }, elem)?;
+        self.emit(InstData::Store { ptr: to, value, align, volatile: false, block: None }, None);
         let next = self.emit_value(InstData::Binary { op: BinaryOp::IAdd, lhs: index, rhs: step }, i64t)?;
         self.emit(InstData::Jump { dest: BlockCall { block: header, args: vec![next] } }, None);
 
@@ -1339,7 +1348,7 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
         let (align, volatile) = memory_access(inst, 1);
         let align = self.alignment(ptr, align);
         let volatile = volatile || self.info.decorations(ptr_id).is_some_and(|d| d.volatile);
-        let v = self.emit_value(InstData::Load { ptr, align, volatile }, ty)?;
+        let v = self.emit_value(InstData::Load { ptr, align, volatile, block: None }, ty)?;
         self.set_result(inst, v)
     }
 

@@ -200,6 +200,11 @@ pub enum GroupOp {
 }
 
 impl GroupOp {
+    /// A shuffle: the operand of another work-item of the sub-group.
+    pub fn is_shuffle(self) -> bool {
+        matches!(self, GroupOp::Shuffle | GroupOp::ShuffleXor | GroupOp::ShuffleUp | GroupOp::ShuffleDown)
+    }
+
     /// Whether every work-item of the group gets the same result (a reduction, a broadcast,
     /// a vote, a ballot), as opposed to one of its own (a scan, a shuffle, `elect`).
     pub fn gives_one_value(self) -> bool {
@@ -286,6 +291,13 @@ pub enum ImageOp {
     /// OpImageQueryOrder: SPIR-V's ImageChannelOrder of the image (the CL header's
     /// `CL_R`-based value less 0x10B0; `get_image_channel_order` adds it back), a 32-bit integer.
     QueryOrder,
+    /// `intel_sub_group_block_read*` of an image, one component of one work-item: the
+    /// `bytes` (1, 2, 4 or 8) at byte `coord.x` of row `coord.y` (an `int2`) as stored,
+    /// an integer of `bytes`; clamped to the image.
+    BlockRead { bytes: u8 },
+    /// `intel_sub_group_block_write*` of an image, one component of one work-item: `texel`
+    /// (an integer of `bytes`) to byte `coord.x` of row `coord.y`; nothing outside the image.
+    BlockWrite { bytes: u8 },
     /// OpImageQueryFormat: SPIR-V's ImageChannelDataType (the CL header's value less 0x10D0;
     /// `get_image_channel_data_type` adds it back), a 32-bit integer.
     QueryFormat,
@@ -297,6 +309,18 @@ pub enum ImageOp {
 pub enum GenAccess {
     Memory { ptr: Value },
     Image { image: Value, sampler: Option<Value>, coord: Value },
+}
+
+/// Part `part` of `parts` of a sub-group block read or write (`intel_sub_group_block_read4`
+/// and the like): the load or store of component `part` of every work-item of the
+/// sub-group, at the block's base plus `part` x the sub-group size plus the work-item's
+/// sub-group local id, in elements. The access is an ordinary one for every pass and the
+/// lowering; the Gen model counts a block's parts as the one message of whole lines the
+/// hardware sends (`passes::gen_instrument`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct BlockPart {
+    pub part: u8,
+    pub parts: u8,
 }
 
 /// The branch target of a terminator with the block arguments it passes.
@@ -351,16 +375,20 @@ pub enum InstData {
         init: Option<Value>,
         align: u32,
     },
+    /// `block`: the load is a part of a sub-group block read (see [`BlockPart`]).
     Load {
         ptr: Value,
         align: u32,
         volatile: bool,
+        block: Option<BlockPart>,
     },
+    /// `block`: the store is a part of a sub-group block write (see [`BlockPart`]).
     Store {
         ptr: Value,
         value: Value,
         align: u32,
         volatile: bool,
+        block: Option<BlockPart>,
     },
     CopyMemory {
         dst: Value,

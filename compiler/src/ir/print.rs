@@ -171,11 +171,12 @@ impl FunctionDisplay<'_> {
                 }
                 s
             }
-            Load { ptr, align, volatile } => {
-                format!("load{} {ptr}, align {align}", if *volatile { ".volatile" } else { "" })
+            Load { ptr, align, volatile, block } => {
+                format!("load{}{} {ptr}, align {align}", if *volatile { ".volatile" } else { "" }, block_suffix(*block))
             }
-            Store { ptr, value, align, volatile } => {
-                format!("store{} {value}, {ptr}, align {align}", if *volatile { ".volatile" } else { "" })
+            Store { ptr, value, align, volatile, block } => {
+                let v = if *volatile { ".volatile" } else { "" };
+                format!("store{v}{} {value}, {ptr}, align {align}", block_suffix(*block))
             }
             CopyMemory { dst, src, size, align } => format!("copy_memory {dst}, {src}, {size}, align {align}"),
             AccessChain { base, element, indices, in_bounds } => {
@@ -438,4 +439,9 @@ impl Display for Module {
         }
         Ok(())
     }
+}
+
+/// `.block(part/parts)` for a part of a sub-group block access, else nothing.
+fn block_suffix(block: Option<super::instructions::BlockPart>) -> String {
+    block.map_or_else(String::new, |b| format!(".block({}/{})", b.part, b.parts))
 }

@@ -247,7 +247,7 @@ fn produces_value(module: &Module, data: &InstData) -> Option<bool> {
         | GenCount { .. }
         | BarrierResume { .. } => false,
         Atomic { op, .. } => *op != AtomicOp::Store,
-        Image { op, .. } => *op != ImageOp::Write,
+        Image { op, .. } => !matches!(op, ImageOp::Write | ImageOp::BlockWrite { .. }),
         Call { func, .. } => match module.functions.get(*func) {
             Some(f) if module.types.is_valid(f.ret) => !matches!(module.types.get(f.ret), TypeData::Void),
             _ => return None,
@@ -1006,10 +1006,12 @@ impl<'m> FunctionValidator<'m> {
                 let is_sampler =
                     |t: Type| matches!(self.type_data(t), Some(TypeData::Opaque { name }) if name == "sampler_t");
                 expect(is_image(ty(image)), "image operand is not an image");
-                let needs_coord = matches!(op, ImageOp::Sample | ImageOp::Read | ImageOp::Write);
+                let block = matches!(op, ImageOp::BlockRead { .. } | ImageOp::BlockWrite { .. });
+                let needs_coord = block || matches!(op, ImageOp::Sample | ImageOp::Read | ImageOp::Write);
+                let writes = matches!(op, ImageOp::Write | ImageOp::BlockWrite { .. });
                 expect(sampler.is_some() == (*op == ImageOp::Sample), "image sampler present or missing wrongly");
                 expect(coord.is_some() == needs_coord, "image coordinate present or missing wrongly");
-                expect(texel.is_some() == (*op == ImageOp::Write), "image texel present or missing wrongly");
+                expect(texel.is_some() == writes, "image texel present or missing wrongly");
                 if let Some(s) = sampler {
                     expect(is_sampler(ty(s)), "image sampler is not a sampler_t");
                 }
@@ -1031,7 +1033,7 @@ impl<'m> FunctionValidator<'m> {
                     );
                     expect(self.lanes(ct) <= 4, "image coordinate has more than 4 components");
                 }
-                if let Some(t) = texel {
+                if let Some(t) = texel.as_ref().filter(|_| !block) {
                     expect(texel_ty(ty(t)), "image texel is not a 4-vector of f32 or i32 or an f32");
                 }
                 match op {
@@ -1040,6 +1042,15 @@ impl<'m> FunctionValidator<'m> {
                         "image read result is not a 4-vector of f32 or i32 or an f32",
                     ),
                     ImageOp::Write => expect(result.is_none(), "image write with a result"),
+                    ImageOp::BlockRead { bytes } | ImageOp::BlockWrite { bytes } => {
+                        let int_of = |t: Type| matches!(self.type_data(t), Some(TypeData::Int { bits }) if u32::from(*bits) == u32::from(*bytes) * 8);
+                        expect(matches!(bytes, 1 | 2 | 4 | 8), "image block access of other than 1, 2, 4 or 8 bytes");
+                        let int2 = coord.as_ref().is_some_and(|c| int32(ty(c)) && self.lanes(ty(c)) == 2);
+                        expect(int2, "image block access's coordinate is not an int2");
+                        let data =
+                            if matches!(op, ImageOp::BlockRead { .. }) { result } else { texel.as_ref().map(ty) };
+                        expect(data.is_some_and(int_of), "image block access's data is not an integer of its bytes");
+                    }
                     ImageOp::QuerySize => expect(
                         result.is_some_and(|r| self.is_int(r) && self.lanes(r) <= 4),
                         "image size query result is not an integer scalar or vector",

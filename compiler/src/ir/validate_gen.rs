@@ -5,7 +5,8 @@
 //!   block;
 //! - every site of the plan has exactly one `gen.count`, right before the access it counts
 //!   (a load, store or atomic of the same pointer, or an image read or write of the same
-//!   image, sampler and coordinate) of the site's kind, in the block the site names.
+//!   image, sampler and coordinate; for a sub-group block, the first part's load or store
+//!   of an element of the block's base) of the site's kind, in the block the site names.
 //!
 //! A site without its `gen.count` would silently count nothing, so it is an error here.
 
@@ -76,12 +77,26 @@ fn check_function(module: &Module, f: &Function, plan: &GenKernelInfo, problems:
                         .iter()
                         .filter_map(|&n| f.insts.get(n))
                         .find(|d| !matches!(d, InstData::GenCount { .. }));
-                    let counted = match (access, next) {
-                        (GenAccess::Memory { ptr }, Some(InstData::Load { ptr: p, .. })) => {
-                            *p == *ptr && s.kind == AccessKind::Load
+                    // A sub-group block's count is of the block's base, before its first part.
+                    let same = |p: &super::Value, ptr: &super::Value, part: &Option<super::BlockPart>| {
+                        if !s.sub_group_block {
+                            return p == ptr;
                         }
-                        (GenAccess::Memory { ptr }, Some(InstData::Store { ptr: p, .. })) => {
-                            *p == *ptr && s.kind == AccessKind::Store
+                        let base = f.values.get(*p).and_then(|d| match d.def {
+                            super::ValueDef::Result(def) => match f.insts.get(def) {
+                                Some(InstData::AccessChain { base, .. }) => Some(*base),
+                                _ => None,
+                            },
+                            _ => None,
+                        });
+                        part.is_some_and(|b| b.part == 0) && base == Some(*ptr)
+                    };
+                    let counted = match (access, next) {
+                        (GenAccess::Memory { ptr }, Some(InstData::Load { ptr: p, block, .. })) => {
+                            same(p, ptr, block) && s.kind == AccessKind::Load
+                        }
+                        (GenAccess::Memory { ptr }, Some(InstData::Store { ptr: p, block, .. })) => {
+                            same(p, ptr, block) && s.kind == AccessKind::Store
                         }
                         (GenAccess::Memory { ptr }, Some(InstData::CopyMemory { src, dst, .. })) => {
                             (*src == *ptr && s.kind == AccessKind::Load)

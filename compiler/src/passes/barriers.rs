@@ -457,13 +457,14 @@ pub(crate) fn demote_value(types: &mut TypeTable, f: &mut Function, at: Inst, v:
     };
     let (var, slot) = f.insert_inst_before(at, InstData::Variable { ty, init: None, align: 0 }, Some(ptr_ty));
     let slot = slot?;
-    let store = InstData::Store { ptr: slot, value: v, align, volatile: false };
+    let store = InstData::Store { ptr: slot, value: v, align, volatile: false, block: None };
     match store_at {
         Err(def) => f.insert_inst_after(def, store, None),
         Ok(first) => f.insert_inst_before(first, store, None),
     };
     for &u in uses {
-        let (_, loaded) = f.insert_inst_before(u, InstData::Load { ptr: slot, align, volatile: false }, Some(ty));
+        let (_, loaded) =
+            f.insert_inst_before(u, InstData::Load { ptr: slot, align, volatile: false, block: None }, Some(ty));
         if let Some(l) = loaded {
             f.replace_uses_in(u, v, l);
         }

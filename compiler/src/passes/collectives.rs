@@ -340,13 +340,13 @@ impl Expander<'_> {
     fn store_slot(&mut self, at: &Cursor, index: Value, value: Value) {
         let bits = self.bits_as_word(at, value);
         let ptr = self.slot(at, index);
-        self.emit_void(at, InstData::Store { ptr, value: bits, align: 8, volatile: false });
+        self.emit_void(at, InstData::Store { ptr, value: bits, align: 8, volatile: false, block: None });
     }
 
     fn load_slot(&mut self, at: &Cursor, index: Value, ty: Type) -> Value {
         let word = self.m_types.int(64);
         let ptr = self.slot(at, index);
-        let bits = self.emit(at, InstData::Load { ptr, align: 8, volatile: false }, word);
+        let bits = self.emit(at, InstData::Load { ptr, align: 8, volatile: false, block: None }, word);
         self.word_as_value(at, bits, ty)
     }
 

@@ -73,7 +73,8 @@ pub fn run(m: &mut ir::Module, linear_lanes: bool, simd: u32) -> Result<(), Stri
         let dims = [0, 1, 2].map(|d| crate::vectorize::analysis::analyze_dimension(m, f, d));
         for (_, site, access) in &counts {
             let (GenAccess::Memory { ptr }, Some(s)) = (access, plan.sites.get_mut(*site as usize)) else { continue };
-            if matches!(s.space, AddressSpace::Global | AddressSpace::Constant) {
+            // A block's lines are the block's, whatever the work-group's shape.
+            if matches!(s.space, AddressSpace::Global | AddressSpace::Constant) && !s.sub_group_block {
                 s.lane_strides = super::gen_strides::lane_strides(m, f, &dims, *ptr);
             }
         }
@@ -357,10 +358,13 @@ pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis) -> (GenKern
     let types = &m.types;
     let loc = |i: Inst| -> Option<SourceLoc> { f.inst_locs[i] };
     let mut chain = Chains::default();
+    let addressing = block_addressing(f);
     for &b in &f.layout.blocks {
         let mut blk = GenBlock::default();
         chain.from.clear();
         chain.through.clear();
+        // The site of each sub-group block access of the block, by its base pointer.
+        let mut block_sites: HashMap<Value, u32> = HashMap::new();
         for &i in &f.layout.insts[b] {
             let d = &f.insts[i];
             if blk.loc.is_none() {
@@ -407,8 +411,29 @@ pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis) -> (GenKern
                 }
                 _ => {}
             }
+            if let InstData::Group { scope: ir::Scope::SubGroup, op, .. } = d {
+                if op.is_shuffle() {
+                    blk.shuffles += 1;
+                }
+            }
             blk.instructions += match d {
+                // A sub-group block access is one message of the block (a header and a send,
+                // `GenSite::messages_per_execution` of them), its lanes' addresses none.
+                _ if addressing.contains(&i) => 0,
+                InstData::Load { block: Some(part), .. } | InstData::Store { block: Some(part), .. } => {
+                    if part.part == 0 {
+                        2
+                    } else {
+                        0
+                    }
+                }
                 InstData::Store { value, .. } => lanes(Some(f.value_type(*value))),
+                // A shuffle: the lanes' source registers as addresses, then one indirect
+                // move per 32 bits of each component (register traffic, no message).
+                InstData::Group { scope: ir::Scope::SubGroup, op, .. } if op.is_shuffle() => {
+                    let words = res_ty.map_or(1, |t| types.size_of(types.scalar_of(t)).div_ceil(4) as u32);
+                    1 + lanes(res_ty) * words
+                }
                 InstData::ExtInst { opcode, .. } => lanes(res_ty) * builtin_cost(*opcode),
                 InstData::Binary { op: ir::BinaryOp::FDiv, .. } => lanes(res_ty) * PRECISE_DIVIDE,
                 InstData::Binary { op: ir::BinaryOp::FRem | ir::BinaryOp::FMod, .. } => lanes(res_ty) * PRECISE_EXP_LOG,
@@ -438,6 +463,7 @@ pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis) -> (GenKern
                     waits_for: chain.operands.clone(),
                     same_address: SameAddress::Unknown,
                     lane_strides: None,
+                    sub_group_block: false,
                 });
                 continue;
             }
@@ -445,6 +471,43 @@ pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis) -> (GenKern
             // of a constant size (a struct assignment, or what LLVM made a memcpy) is a load
             // of its bytes and a store of them that waits for it.
             let size = |t: ir::Type| types.access_size(t).max(1) as u32;
+            // A part of a sub-group block read or write: the block's one site (at its first
+            // part; the others wait and count with it).
+            if let InstData::Load { ptr, block: Some(part), .. } | InstData::Store { ptr, block: Some(part), .. } = d {
+                let kind = if matches!(d, InstData::Load { .. }) { AccessKind::Load } else { AccessKind::Store };
+                let value_ty = match d {
+                    InstData::Store { value, .. } => Some(f.value_type(*value)),
+                    _ => res_ty,
+                };
+                if let Some(base) = block_base(types, f, *ptr) {
+                    if part.part > 0 {
+                        if let Some(&site) = block_sites.get(&base) {
+                            chain.site(f, i, site, kind);
+                        }
+                        continue;
+                    }
+                    let site = p.sites.len() as u32;
+                    block_sites.insert(base, site);
+                    counts.push((i, site, GenAccess::Memory { ptr: base }));
+                    chain.site(f, i, site, kind);
+                    let space = match types.get(f.value_type(base)) {
+                        TypeData::Pointer { space, .. } => *space,
+                        _ => AddressSpace::Global,
+                    };
+                    p.sites.push(GenSite {
+                        block,
+                        space,
+                        kind,
+                        bytes_per_lane: value_ty.map_or(1, size) * u32::from(part.parts),
+                        loc: loc(i),
+                        waits_for: chain.operands.clone(),
+                        same_address: SameAddress::Unknown,
+                        lane_strides: None,
+                        sub_group_block: true,
+                    });
+                    continue;
+                }
+            }
             let messages = match d {
                 InstData::Load { ptr, .. } => match res_ty {
                     Some(t) => vec![(*ptr, size(t), AccessKind::Load)],
@@ -504,6 +567,7 @@ pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis) -> (GenKern
                     waits_for: waits_for.clone(),
                     same_address,
                     lane_strides: None,
+                    sub_group_block: false,
                 });
                 waits_for.push(site);
             }
@@ -514,6 +578,70 @@ pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis) -> (GenKern
         p.blocks.push(blk);
     }
     (p, counts)
+}
+
+/// The instructions of `f` that only serve the parts of sub-group block accesses: their
+/// addresses (the front end's `&base[part * size + lid]` of each part), a block read's
+/// parts put together as its vector, a block write's data taken apart. The hardware's block
+/// message computes no per-lane address and reads or writes the registers of the vector.
+fn block_addressing(f: &ir::Function) -> std::collections::HashSet<Inst> {
+    let insts: Vec<Inst> = f.layout.blocks.iter().flat_map(|&b| f.layout.insts[b].iter().copied()).collect();
+    let mut users: HashMap<Value, Vec<Inst>> = HashMap::new();
+    for &i in &insts {
+        f.insts[i].for_each_operand(|v| users.entry(v).or_default().push(i));
+    }
+    let addresses_part = |u: Inst, r: Value| match &f.insts[u] {
+        InstData::Load { ptr, block: Some(_), .. } => *ptr == r,
+        InstData::Store { ptr, value, block: Some(_), .. } => *ptr == r && *value != r,
+        _ => false,
+    };
+    let stores_part =
+        |u: Inst, r: Value| matches!(&f.insts[u], InstData::Store { value, block: Some(_), .. } if *value == r);
+    let is_part_load = |v: &Value| match f.values.get(*v).map(|d| d.def) {
+        Some(ValueDef::Result(d)) => matches!(f.insts[d], InstData::Load { block: Some(_), .. }),
+        _ => false,
+    };
+    let mut only = std::collections::HashSet::new();
+    loop {
+        let before = only.len();
+        for &i in insts.iter().rev() {
+            let pure = matches!(
+                f.insts[i],
+                InstData::WorkItem { .. }
+                    | InstData::Binary { .. }
+                    | InstData::Convert { .. }
+                    | InstData::AccessChain { .. }
+            );
+            let Some(r) = f.inst_result[i].filter(|_| !only.contains(&i)) else { continue };
+            let uses = users.get(&r).map_or(&[][..], Vec::as_slice);
+            let plumbing = match &f.insts[i] {
+                // The components of the data of a block write, and a block read's parts as
+                // its vector: the registers the block message reads or writes.
+                InstData::ExtractElement { .. } => !uses.is_empty() && uses.iter().all(|&u| stores_part(u, r)),
+                InstData::Construct { parts } => !parts.is_empty() && parts.iter().all(is_part_load),
+                _ => pure && !uses.is_empty() && uses.iter().all(|&u| addresses_part(u, r) || only.contains(&u)),
+            };
+            if plumbing {
+                only.insert(i);
+            }
+        }
+        if only.len() == before {
+            return only;
+        }
+    }
+}
+
+/// The base of a part of a sub-group block access through `ptr`: the pointer the front end
+/// indexed (`&base[part * size + lid]`, an access chain of one element index) when it is a
+/// `__global` or `__constant` one (SLM and private blocks are counted as their parts).
+fn block_base(types: &ir::TypeTable, f: &ir::Function, ptr: Value) -> Option<Value> {
+    let ValueDef::Result(def) = f.values.get(ptr)?.def else { return None };
+    let InstData::AccessChain { base, element: Some(_), indices, .. } = &f.insts[def] else { return None };
+    let global = matches!(
+        types.get(f.value_type(*base)),
+        TypeData::Pointer { space: AddressSpace::Global | AddressSpace::Constant, .. }
+    );
+    (indices.is_empty() && global).then_some(*base)
 }
 
 #[cfg(test)]

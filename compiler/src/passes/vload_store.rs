@@ -80,14 +80,17 @@ fn rewrite(types: &mut ir::TypeTable, constants: &mut ir::Arena<ir::Const, Const
         let Some(at) = at else { continue };
         match data {
             None => {
-                let (_, loaded) =
-                    f.insert_inst_before(i, InstData::Load { ptr: at, align, volatile: false }, Some(vector_ty));
+                let (_, loaded) = f.insert_inst_before(
+                    i,
+                    InstData::Load { ptr: at, align, volatile: false, block: None },
+                    Some(vector_ty),
+                );
                 if let (Some(old), Some(new)) = (f.inst_result[i], loaded) {
                     f.replace_all_uses(old, new);
                 }
             }
             Some(value) => {
-                f.insert_inst_before(i, InstData::Store { ptr: at, value, align, volatile: false }, None);
+                f.insert_inst_before(i, InstData::Store { ptr: at, value, align, volatile: false, block: None }, None);
             }
         }
         f.remove_inst(i);

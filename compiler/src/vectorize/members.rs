@@ -88,7 +88,7 @@ pub fn find(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis) -> MemberGr
         for &i in &f.layout.insts[b] {
             let d = &f.insts[i];
             let access = match d {
-                InstData::Load { ptr, volatile: false, align } => Some((false, *ptr, *align)),
+                InstData::Load { ptr, volatile: false, align, .. } => Some((false, *ptr, *align)),
                 InstData::Store { ptr, volatile: false, align, .. } => Some((true, *ptr, *align)),
                 _ => None,
             };

@@ -296,12 +296,12 @@ impl<'m> Fb<'m> {
         let ty = self.f.value_type(ptr);
         let TypeData::Pointer { pointee, .. } = self.m.types.get(ty).clone() else { panic!("not a pointer") };
         let align = self.m.types.align_of(pointee) as u32;
-        self.inst(InstData::Load { ptr, align, volatile: false }, pointee)
+        self.inst(InstData::Load { ptr, align, volatile: false, block: None }, pointee)
     }
     pub fn store(&mut self, ptr: Value, value: Value) {
         let ty = self.f.value_type(value);
         let align = self.m.types.align_of(ty) as u32;
-        self.effect(InstData::Store { ptr, value, align, volatile: false });
+        self.effect(InstData::Store { ptr, value, align, volatile: false, block: None });
     }
     pub fn barrier(&mut self) {
         self.effect(InstData::Barrier {

@@ -51,6 +51,7 @@ pub const FEATURES: &[&str] = &[
     "collectives",
     "sub_groups",
     "address_spaces",
+    "intel_sub_groups",
 ];
 
 /// Which features a kernel uses.
@@ -123,6 +124,9 @@ pub struct Features {
     /// program-scope variables, generic pointers into each address space asked about their
     /// space, 64-bit atomics (`spaces`). Drawn from a generator of its own, as `collectives`.
     pub address_spaces: bool,
+    /// Intel's sub-group shuffles and block reads and writes (`intel`). Drawn from a
+    /// generator of its own, as `collectives`.
+    pub intel_sub_groups: bool,
 }
 
 impl Features {
@@ -159,6 +163,7 @@ impl Features {
             "collectives" => &mut self.collectives,
             "sub_groups" => &mut self.sub_groups,
             "address_spaces" => &mut self.address_spaces,
+            "intel_sub_groups" => &mut self.intel_sub_groups,
             _ => return None,
         })
     }
@@ -396,6 +401,8 @@ pub struct Gen {
     pub(super) sg_side: Rng,
     /// The generator of the address-space feature's choices (`Features::address_spaces`).
     pub(super) as_side: Rng,
+    /// The generator of the Intel sub-group feature's choices (`Features::intel_sub_groups`).
+    pub(super) is_side: Rng,
     pub(super) budget: usize,
     names: usize,
 }
@@ -404,7 +411,7 @@ pub struct Gen {
 pub fn generate(seed: u64, opts: &GenOptions) -> Case {
     let mut rng = Rng::new(seed);
     let mut f = Features::default();
-    let own_generator = ["collectives", "sub_groups", "address_spaces"];
+    let own_generator = ["collectives", "sub_groups", "address_spaces", "intel_sub_groups"];
     for name in FEATURES.iter().filter(|n| !own_generator.contains(n)) {
         let on = rng.chance(if matches!(*name, "branches" | "neighbours" | "loops") { 85 } else { 55 });
         *f.get_mut(name).expect("a feature") = on && !opts.disabled.iter().any(|d| d == name);
@@ -422,10 +429,13 @@ pub fn generate(seed: u64, opts: &GenOptions) -> Case {
     f.sub_groups = sg_side.chance(40) && !opts.disabled.iter().any(|d| d == "sub_groups");
     let mut as_side = Rng::new(seed ^ 0xadd5_9ace_5eed);
     f.address_spaces = as_side.chance(40) && !opts.disabled.iter().any(|d| d == "address_spaces");
+    let mut is_side = Rng::new(seed ^ 0x1e7e_15b6_5eed);
+    f.intel_sub_groups = is_side.chance(35) && !opts.disabled.iter().any(|d| d == "intel_sub_groups");
     let mut g = Gen {
         side,
         sg_side,
         as_side,
+        is_side,
         dims: launch.global.len(),
         rng,
         n_items: launch.items(),
@@ -511,6 +521,9 @@ impl Gen {
         }
         if self.f.address_spaces {
             nodes.extend(self.address_space_globals());
+        }
+        if self.f.intel_sub_groups {
+            nodes.push(Gen::intel_sub_group_globals(launch));
         }
         nodes.push(self.kernel());
         nodes
@@ -931,6 +944,9 @@ impl Gen {
     fn collective(&mut self, s: &Scope, c: &Ctx) -> Option<Node> {
         if self.f.sub_groups && self.sg_side.chance(40) {
             return Some(self.uniform_sub_group(s, c));
+        }
+        if self.f.intel_sub_groups && self.is_side.chance(40) {
+            return Some(self.uniform_intel_sub_group(s, c));
         }
         if !self.f.collectives || !self.side.chance(45) {
             return None;

@@ -5,7 +5,7 @@
 //!
 //! - [`rng`]: the fuzzer's own SplitMix64, so that a seed means the same kernel everywhere;
 //! - [`ast`]: kernels as trees of statements, for the reducer;
-//! - [`gen`], `stmt`, `expr` and `spaces`: the generator (what it generates: its module documentation);
+//! - [`gen`], `stmt`, `expr`, `spaces` and `intel`: the generator (what it generates: its module documentation);
 //! - [`run`]: configurations, kernel files, child processes and the comparison;
 //! - [`reduce`]: the reducer.
 //!
@@ -15,6 +15,7 @@
 pub mod ast;
 mod expr;
 pub mod gen;
+mod intel;
 pub mod reduce;
 pub mod rng;
 pub mod run;

@@ -19,6 +19,9 @@ impl Gen {
             if self.f.sub_groups && self.sg_side.chance(12) {
                 out.push(self.non_uniform_sub_group(s, c));
             }
+            if self.f.intel_sub_groups && self.is_side.chance(10) {
+                out.push(self.non_uniform_intel_sub_group(s, c));
+            }
         }
         out
     }

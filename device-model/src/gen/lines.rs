@@ -100,6 +100,12 @@ pub struct LineStats {
     /// FP32 and FP64 floating-point operations of the line's blocks (per active lane).
     pub flops: u64,
     pub flops_f64: u64,
+    /// Messages of the line's sub-group block reads and writes (in `messages`: each moves
+    /// whole lines of the block, `l3_lines` its lines).
+    pub block_messages: u64,
+    /// Sub-group shuffles the line's blocks made (per hardware thread, summed): values moved
+    /// between lanes' registers, in `instructions`, no memory message.
+    pub shuffles: u64,
     /// Advice, worst first.
     pub advice: Vec<Advice>,
     /// Sum of the advice's lost cycles: the ranking key.
@@ -118,6 +124,12 @@ impl LineStats {
                 self.lines_per_message,
                 percent(self.efficiency)
             ));
+        }
+        if self.block_messages > 0 {
+            parts.push(format!("{} of them sub-group block msg (whole lines)", self.block_messages));
+        }
+        if self.shuffles > 0 {
+            parts.push(format!("{} sub-group shuffles (register moves, no memory)", self.shuffles));
         }
         if self.slm_messages > 0 {
             let ways =
@@ -199,6 +211,8 @@ struct Acc {
     idle_instruction_slots: f64,
     flops: u64,
     flops_f64: u64,
+    block_messages: u64,
+    shuffles: u64,
     /// The advice of the line's sites ([`site_advice`]).
     advice: Vec<Advice>,
 }
@@ -260,6 +274,9 @@ pub fn line_stats_at(
             acc.l3_lines += counters.l3_lines;
             acc.ideal_lines += ideal_lines(counters).min(counters.l3_lines);
             acc.useful_bytes += counters.useful_bytes;
+            if site.sub_group_block {
+                acc.block_messages += counters.messages;
+            }
         }
         // Sites of one line with the same advice (in[i - 1] and in[i + 1], both misaligned)
         // say it once, with their lost cycles together.
@@ -296,6 +313,7 @@ pub fn line_stats_at(
         acc.idle_instruction_slots += issued as f64 * idle;
         acc.flops += u64::from(block.flops) * counters.active_lanes;
         acc.flops_f64 += u64::from(block.flops_f64) * counters.active_lanes;
+        acc.shuffles += counters.executions * u64::from(block.shuffles);
     }
 
     let wg_items: usize = local_size.iter().map(|&d| d.max(1)).product();
@@ -515,6 +533,8 @@ fn finish(acc: Acc, simd: u64) -> LineStats {
         instructions: acc.instructions,
         flops: acc.flops,
         flops_f64: acc.flops_f64,
+        block_messages: acc.block_messages,
+        shuffles: acc.shuffles,
         advice,
         lost_cycles,
     }
@@ -548,11 +568,12 @@ mod tests {
             waits_for: vec![],
             same_address: Default::default(),
             lane_strides: None,
+            sub_group_block: false,
         }
     }
 
     fn block(instructions: u32, line: u32, divergent: bool) -> GenBlock {
-        GenBlock { instructions, flops: 0, flops_f64: 0, divergent_branch: divergent, loc: loc(line) }
+        GenBlock { instructions, flops: 0, flops_f64: 0, divergent_branch: divergent, loc: loc(line), shuffles: 0 }
     }
 
     fn info(sites: Vec<GenSite>, blocks: Vec<GenBlock>) -> GenKernelInfo {

@@ -3,8 +3,8 @@
 
 #![allow(dead_code)]
 
-use softcl_compiler::gen_abi::{self, BlockCounters, GenKernelInfo, SiteCounters};
-use softcl_compiler::{compile_source, ArgKind, NativeKernel, NativeProgram};
+use softcl_compiler::gen_abi::{self, AccessKind, BlockCounters, GenKernelInfo, SiteCounters};
+use softcl_compiler::{compile_source, AddressSpace, ArgKind, GenBuild, NativeKernel, NativeProgram};
 use softcl_device_model::{Device, GenDevice, Launch, LaunchReport, Observer};
 use std::sync::{Arc, Mutex};
 
@@ -131,4 +131,40 @@ impl Sum {
     pub fn block(&self, info: &GenKernelInfo, k: usize) -> BlockCounters {
         info.block_counters(&self.words(info), k)
     }
+}
+
+/// Runs `kernel` with buffer and image arguments `bufs` on the Gen device at SIMD16, vectorized;
+/// returns the summed counters, the kernel's Gen description and the report.
+pub fn run_simd16(
+    dev: &GenDevice,
+    program: &NativeProgram,
+    kernel: &str,
+    bufs: &mut [&mut dyn ArgAddr],
+    global: [usize; 3],
+    local: [usize; 3],
+) -> (Arc<Sum>, GenKernelInfo, String) {
+    let k = program.kernel(kernel).expect("kernel exists");
+    let sum = Arc::new(Sum::default());
+    let report = launch_with(dev, k, bufs, &[], global, local, Some(sum.clone())).report.unwrap_or_default();
+    let simd = 16;
+    // A one-row work-group runs the row variant whatever its width (its tail packet masked).
+    let linear = local[1] * local[2] > 1 && !local[0].is_multiple_of(simd);
+    let info = k
+        .gen_variant(GenBuild { simd: simd as u32, linear_lanes: linear, row_width: 0 }, 0)
+        .expect("a Gen build")
+        .expect("vectorized at SIMD16")
+        .0
+        .info
+        .gen
+        .expect("instrumented");
+    assert!(report.contains("SIMD16") && report.contains("vectorized"), "{report}");
+    (sum, info, report)
+}
+
+/// The one site of `kind` in `space`.
+pub fn site_of(info: &GenKernelInfo, space: AddressSpace, kind: AccessKind) -> usize {
+    let found: Vec<usize> =
+        (0..info.sites.len()).filter(|&k| info.sites[k].space == space && info.sites[k].kind == kind).collect();
+    assert_eq!(found.len(), 1, "sites {:?}", info.sites);
+    found[0]
 }

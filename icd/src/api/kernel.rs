@@ -233,6 +233,12 @@ fn kernel_device(k: &Kernel, device: cl_device_id) -> Result<&Arc<Device>, cl_in
     devices.iter().find(|d| std::ptr::eq(d.as_ref(), dev)).ok_or(CL_INVALID_DEVICE)
 }
 
+/// Whether `dev` offers cl_intel_required_subgroup_size, whose kernel queries answer only
+/// there.
+fn offers_required_sub_group_size(dev: &Device) -> bool {
+    dev.info().extensions.iter().any(|e| e.name == "cl_intel_required_subgroup_size")
+}
+
 pub extern "C" fn clGetKernelWorkGroupInfo(
     kernel: cl_kernel,
     device: cl_device_id,
@@ -258,6 +264,10 @@ pub extern "C" fn clGetKernelWorkGroupInfo(
                 out.write(&multiple.min(k.work_group_size(dev)))
             }
             CL_KERNEL_PRIVATE_MEM_SIZE => out.write(&k.device_info(dev).private_mem_size),
+            // cl_intel_required_subgroup_size: private memory spilled by register allocation,
+            // which neither device has (the CPU's stack is the private memory; the Gen model
+            // picks a SIMD width that does not spill).
+            CL_KERNEL_SPILL_MEM_SIZE_INTEL if offers_required_sub_group_size(dev) => out.write(&(0 as cl_ulong)),
             // "CL_INVALID_VALUE if param_name is CL_KERNEL_GLOBAL_WORK_SIZE and device is not a
             // custom device and kernel is not a built-in kernel."
             CL_KERNEL_GLOBAL_WORK_SIZE => Err(CL_INVALID_VALUE),
@@ -328,6 +338,10 @@ pub extern "C" fn clGetKernelSubGroupInfo(
             }
             // No OpenCL C attribute sets a number of sub-groups.
             CL_KERNEL_COMPILE_NUM_SUB_GROUPS => out.write(&0usize),
+            // `intel_reqd_sub_group_size(n)`: n; 0 without it.
+            CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL if offers_required_sub_group_size(dev) => {
+                out.write(&(k.device_info(dev).reqd_sub_group_size.unwrap_or(0) as usize))
+            }
             _ => Err(CL_INVALID_VALUE),
         }
     })

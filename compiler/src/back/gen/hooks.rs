@@ -290,7 +290,13 @@ impl<'a, 'ctx, 'ir> GenLower<'_, 'a, 'ctx, 'ir> {
         let shape = vs.wa.shape(self.l.f, ptr);
         let i64t = self.l.i64();
         let c64 = |x: u64| i64t.const_int(x, false);
-        let bytes = site.bytes_per_lane as u64;
+        // A sub-group block access moves the whole block from its base (`ptr` here): the
+        // bytes of every lane of the hardware thread.
+        let bytes = if site.sub_group_block {
+            u64::from(site.bytes_per_lane) * u64::from(vs.width)
+        } else {
+            u64::from(site.bytes_per_lane)
+        };
 
         // Messages, active lanes and useful bytes are the block's (`gen_abi`): only what
         // the addresses decide is counted here.

@@ -66,6 +66,22 @@ impl<'ctx> FnLower<'_, 'ctx, '_> {
                     _ => parts[0].into(),
                 }))
             }
+            ImageOp::BlockRead { bytes } | ImageOp::BlockWrite { bytes } => {
+                let c = self.get(coord.ok_or("image block access without coordinates")?)?;
+                let xy = self.components(c)?;
+                let [x, y] = xy.as_slice() else { bail!("image block coordinate is not an int2") };
+                let (i64t, n) = (cx.i64_type(), i32t.const_int(u64::from(bytes), false));
+                if let ImageOp::BlockWrite { .. } = op {
+                    let t = self.get(texel.ok_or("image block write without data")?)?.into_int_value();
+                    let t = self.b.build_int_z_extend_or_bit_cast(t, i64t, "")?;
+                    call(self, "softcl_image_block_write", None, &[img.into(), *x, *y, n.into(), t.into()])?;
+                    return Ok(None);
+                }
+                let r = call(self, "softcl_image_block_read", Some(i64t.into()), &[img.into(), *x, *y, n.into()])?;
+                let r = r.ok_or("image block read without a result")?.into_int_value();
+                let (_, rt) = self.need_result(i)?;
+                Ok(Some(self.b.build_int_truncate_or_bit_cast(r, rt.into_int_type(), "")?.into()))
+            }
             ImageOp::Sample | ImageOp::Read | ImageOp::Write => {
                 let coord = coord.ok_or("image access without coordinates")?;
                 let c = self.get(coord)?;

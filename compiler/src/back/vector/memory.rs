@@ -160,7 +160,7 @@ pub fn scalar_streaming_stores(
     let mut out = std::collections::HashSet::new();
     for &b in &f.layout.blocks {
         for &i in &f.layout.insts[b] {
-            let InstData::Store { ptr, value, volatile: false, align } = &f.insts[i] else { continue };
+            let InstData::Store { ptr, value, volatile: false, align, .. } = &f.insts[i] else { continue };
             if !may.contains(&i) {
                 continue;
             }

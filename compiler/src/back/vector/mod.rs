@@ -218,7 +218,7 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
                 self.extinst_lanes(i, *opcode, args)?;
                 return Ok(true);
             }
-            I::Load { ptr, align, volatile } => {
+            I::Load { ptr, align, volatile, .. } => {
                 let r = res.ok_or("load without result")?;
                 if self.l.is_uniform(*ptr) {
                     if res_uniform {

@@ -175,7 +175,7 @@ impl BodyTranslator<'_, '_, '_> {
     }
 
     /// A sub-group query as a `u32`.
-    fn sub_group_query(&mut self, query: WorkItemQuery) -> TResult<Value> {
+    pub(super) fn sub_group_query(&mut self, query: WorkItemQuery) -> TResult<Value> {
         let u32t = self.builder.module.types.int(32);
         self.emit_value(InstData::WorkItem { query }, u32t)
     }

@@ -751,7 +751,7 @@ impl GenReport {
                 "{{\"file\":{file},\"line\":{line},\"messages\":{},\"l3_lines\":{},\"lines_per_message\":{},\
                  \"ideal_lines\":{},\"efficiency\":{},\"useful_bytes\":{},\"slm_messages\":{},\"slm_cycles\":{},\
                  \"slm_conflict_cycles\":{},\"worst_bank_ways\":{},\"lane_utilisation\":{},\"instructions\":{},\
-                 \"flops\":{},\"flops_f64\":{},\"lost_cycles\":{},\"advice\":[{}]}}",
+                 \"flops\":{},\"flops_f64\":{},\"block_messages\":{},\"shuffles\":{},\"lost_cycles\":{},\"advice\":[{}]}}",
                 l.messages,
                 l.l3_lines,
                 num(l.lines_per_message),
@@ -766,6 +766,8 @@ impl GenReport {
                 l.instructions,
                 l.flops,
                 l.flops_f64,
+                l.block_messages,
+                l.shuffles,
                 num(l.lost_cycles),
                 advice.join(",")
             );

@@ -90,10 +90,11 @@ pub fn candidates(kernel: &GenKernelInfo, shape: &GenShape) -> Vec<Reshape> {
 fn site_scale(site: &gen_abi::GenSite, shape: &GenShape, to: [usize; 3]) -> Option<f64> {
     let (from, simd) = (shape.local_size, shape.simd.max(1) as usize);
     let counted = matches!(site.space, AddressSpace::Global | AddressSpace::Constant)
-        && !(site.kind == AccessKind::Atomic && site.same_address != SameAddress::Unknown);
+        && !(site.kind == AccessKind::Atomic && site.same_address != SameAddress::Unknown)
+        && !site.sub_group_block;
     if !counted {
         // SLM and private sites' lines do not depend on the shape (the kernel has no SLM);
-        // atomics on one address cost their lanes.
+        // atomics on one address cost their lanes; a sub-group block moves its block.
         return Some(1.0);
     }
     let terms = site.lane_strides.as_ref()?;
@@ -179,6 +180,7 @@ mod tests {
             waits_for: vec![],
             same_address: SameAddress::Unknown,
             lane_strides: strides.map(|s| s.map(|c| vec![(c, None)])),
+            sub_group_block: false,
         };
         let shape = |global: [usize; 3]| GenShape {
             global_size: global,
