@@ -32,6 +32,7 @@ pub mod host;
 pub mod imagelib;
 pub mod jit;
 pub mod llvm;
+pub mod llvm_workarounds;
 pub mod mathlib;
 pub mod printf;
 pub mod target;
@@ -582,8 +583,11 @@ fn emit(
         }
         None => None,
     };
-    let buf = quick
-        .unwrap_or(tm)
+    let machine = quick.unwrap_or(tm);
+    if llvm_workarounds::affected(&machine.get_feature_string().to_string_lossy()) {
+        llvm_workarounds::legalize_narrow_vectors_at_256_bits(&e.m);
+    }
+    let buf = machine
         .write_to_memory_buffer(&e.m, FileType::Object)
         .map_err(|msg| fail(format!("LLVM code generation failed: {msg}")))?;
     let host_symbols = host::used_by(&e.m);
