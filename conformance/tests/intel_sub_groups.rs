@@ -509,7 +509,8 @@ fn spirv_intel_sub_group_instructions_run_on_both_devices() {
                 ptr::null_mut(),
             )
         });
-        assert!(max > 1 && n.is_multiple_of(max), "sub-group size {max} on {}", d.kind);
+        // (1 on the CPU device with its vectorizer off.)
+        assert!(max >= 1 && n.is_multiple_of(max), "sub-group size {max} on {}", d.kind);
         for g in 0..n {
             let l = g % max;
             let first = g - l;

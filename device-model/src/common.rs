@@ -112,6 +112,8 @@ pub(crate) fn softcl_device_base(kind: DeviceKind) -> DeviceInfo {
         generic_address_space_support: true,
         // Both devices: 64-bit atomics are the host's (Gen9's hardware has them too).
         int64_atomics: true,
+        // Both devices: a compare-exchange loop on the bits (compiler `atomic_float`).
+        float_atomics: true,
         // Both devices: one block per program and device (compiler `program_globals`).
         program_scope_global_variables: true,
         sub_group_independent_forward_progress: false,

@@ -126,7 +126,10 @@ pub fn opencl_c_features(info: &DeviceInfo) -> Vec<NameVersion> {
     let mem = &info.atomic_memory_capabilities;
     let images = info.images.is_some();
     let read_write_images = info.images.is_some_and(|i| i.max_read_write_image_args > 0);
-    let candidates: [(&str, bool); 13] = [
+    let fp64 = info.double_fp_config.is_some();
+    let fp32_atomics = info.float_atomics;
+    let fp64_atomics = info.float_atomics && fp64;
+    let candidates: [(&str, bool); 21] = [
         ("__opencl_c_int64", true),
         ("__opencl_c_fp64", info.double_fp_config.is_some()),
         ("__opencl_c_images", images),
@@ -140,15 +143,32 @@ pub fn opencl_c_features(info: &DeviceInfo) -> Vec<NameVersion> {
         ("__opencl_c_atomic_order_seq_cst", mem.order_seq_cst),
         ("__opencl_c_atomic_scope_device", mem.scope_device),
         ("__opencl_c_atomic_scope_all_devices", mem.scope_all_devices),
+        // cl_ext_float_atomics (`float_atomic_capabilities`).
+        ("__opencl_c_ext_fp32_global_atomic_add", fp32_atomics),
+        ("__opencl_c_ext_fp32_local_atomic_add", fp32_atomics),
+        ("__opencl_c_ext_fp32_global_atomic_min_max", fp32_atomics),
+        ("__opencl_c_ext_fp32_local_atomic_min_max", fp32_atomics),
+        ("__opencl_c_ext_fp64_global_atomic_add", fp64_atomics),
+        ("__opencl_c_ext_fp64_local_atomic_add", fp64_atomics),
+        ("__opencl_c_ext_fp64_global_atomic_min_max", fp64_atomics),
+        ("__opencl_c_ext_fp64_local_atomic_min_max", fp64_atomics),
     ];
-    candidates.iter().filter(|(_, on)| *on).map(|(name, _)| NameVersion::new(name, 3, 0, 0)).collect()
+    candidates
+        .iter()
+        .filter(|(_, on)| *on)
+        .map(|(name, _)| {
+            // The extension's features are of its version 1.0.0.
+            let major = if name.starts_with("__opencl_c_ext_") { 1 } else { 3 };
+            NameVersion::new(name, major, 0, 0)
+        })
+        .collect()
 }
 
 /// The extensions the device supports: [`BASE_EXTENSIONS`] plus those its flags imply.
 pub fn extensions(info: &DeviceInfo) -> Vec<NameVersion> {
     let images = info.images.is_some();
     let sub_groups = !info.sub_group_sizes.is_empty() && info.max_num_sub_groups > 0;
-    let conditional: [(&str, bool); 8] = [
+    let conditional: [(&str, bool); 9] = [
         ("cl_khr_image2d_from_buffer", images),
         ("cl_khr_3d_image_writes", images),
         ("cl_khr_depth_images", images),
@@ -156,6 +176,7 @@ pub fn extensions(info: &DeviceInfo) -> Vec<NameVersion> {
         ("cl_khr_fp16", info.half_fp_config.is_some()),
         ("cl_khr_int64_base_atomics", info.int64_atomics),
         ("cl_khr_int64_extended_atomics", info.int64_atomics),
+        ("cl_ext_float_atomics", info.float_atomics),
         // The extension (unlike OpenCL 3.0's optional feature) requires independent forward
         // progress of the sub-groups of a work-group, which SoftCL's devices, running a
         // work-group's packets one after the other, do not have.
@@ -180,6 +201,17 @@ pub fn disabled_features(info: &DeviceInfo) -> Vec<String> {
 /// Whether `info` lists `name` among its extensions or OpenCL C features.
 pub fn advertises(info: &DeviceInfo, name: &str) -> bool {
     info.extensions.iter().chain(&info.opencl_c_features).any(|nv| nv.name == name)
+}
+
+/// CL_DEVICE_SINGLE_FP_ATOMIC_CAPABILITIES_EXT and CL_DEVICE_DOUBLE_FP_ATOMIC_CAPABILITIES_EXT
+/// of `info` (cl_ext_float_atomics): load and store, add, min and max, in global and local
+/// memory, where the device has float atomics (and, for doubles, fp64); 0 otherwise.
+pub fn float_atomic_capabilities(info: &DeviceInfo) -> (u64, u64) {
+    // GLOBAL_FP_ATOMIC_LOAD_STORE | _ADD | _MIN_MAX, and LOCAL_ the same (bits 16-18).
+    let all: u64 = 0b111 | (0b111 << 16);
+    let single = if info.float_atomics { all } else { 0 };
+    let double = if info.float_atomics && info.double_fp_config.is_some() { all } else { 0 };
+    (single, double)
 }
 
 /// Fills `opencl_c_features` and `extensions` from the flags of `info`.
@@ -207,7 +239,6 @@ mod tests {
         "cl_khr_subgroups",
         "cl_khr_subgroup_rotate",
         "cl_khr_integer_dot_product",
-        "cl_ext_float_atomics",
     ];
 
     fn check_consistent(info: &DeviceInfo, disabled: &[String]) {
@@ -247,6 +278,7 @@ mod tests {
                 .copied()
                 .chain(image_ext)
                 .chain(["cl_khr_fp64", "cl_khr_int64_base_atomics", "cl_khr_int64_extended_atomics"])
+                .chain(["cl_ext_float_atomics"])
                 .chain(SUB_GROUP_EXTENSIONS)
                 .chain(INTEL_SUB_GROUP_EXTENSIONS)
                 .collect();
@@ -265,6 +297,10 @@ mod tests {
                     "__opencl_c_atomic_scope_device",
                     "__opencl_c_atomic_scope_all_devices",
                 ])
+                .chain(["fp32", "fp64"].into_iter().flat_map(|t| {
+                    ["global_atomic_add", "local_atomic_add", "global_atomic_min_max", "local_atomic_min_max"]
+                        .map(|f| &*format!("__opencl_c_ext_{t}_{f}").leak())
+                }))
                 .collect();
             assert_eq!(feats, expected);
             assert_eq!(info.double_fp_config, Some(fp64_config()));

@@ -173,6 +173,9 @@ pub struct DeviceInfo {
     pub generic_address_space_support: bool,
     /// cl_khr_int64_base_atomics and cl_khr_int64_extended_atomics.
     pub int64_atomics: bool,
+    /// cl_ext_float_atomics: atomic load, store, add, min and max of `float` (and of
+    /// `double` with fp64) in `__global` and `__local` memory.
+    pub float_atomics: bool,
     /// `__opencl_c_program_scope_global_variables` (CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE > 0).
     pub program_scope_global_variables: bool,
     pub sub_group_independent_forward_progress: bool,

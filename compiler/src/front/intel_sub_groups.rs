@@ -26,7 +26,7 @@ pub const EXTENSIONS: [&str; 5] = [
 
 /// Whether `target` offers extension or feature `name` (the compiler turns off what it does
 /// not).
-fn offers(target: &Target, name: &str) -> bool {
+pub(super) fn offers(target: &Target, name: &str) -> bool {
     !target.disabled_features.iter().any(|f| f.trim().trim_start_matches(['+', '-']) == name)
 }
 

@@ -164,8 +164,13 @@ fn clang_arguments(options: &BuildOptions, cl_std: ClStd, target: &Target, attem
     // OpenCL C 2.1's channel data type, which clang-15's opencl-c-base.h lacks (cl.h's
     // CL_UNORM_INT_101010_2).
     args.push("-DCLK_UNORM_INT_101010_2=0x10E0".into());
-    // Intel's sub-group extensions, which clang-15 does not know (`intel_sub_groups`).
+    // Intel's sub-group extensions, which clang-15 does not know (`intel_sub_groups`), and
+    // cl_ext_float_atomics, whose macro clang-15 defines for OpenCL C 2.0 and later only: an
+    // extension the device lists has its macro in every version.
     args.extend(super::intel_sub_groups::macro_options(target));
+    if super::intel_sub_groups::offers(target, "cl_ext_float_atomics") {
+        args.push("-Dcl_ext_float_atomics=1".into());
+    }
     args.extend(options.clang_args.iter().cloned());
     let disabled: Vec<String> = target
         .disabled_features
@@ -239,8 +244,9 @@ pub fn llvm_spirv_arguments() -> Vec<String> {
     [
         "--preserve-ocl-kernel-arg-type-metadata-through-string",
         "--spirv-gen-kernel-arg-name-md",
-        // Intel's sub-group functions as their instructions (`intel_sub_groups`).
-        "--spirv-ext=+SPV_INTEL_subgroups",
+        // Intel's sub-group functions as their instructions (`intel_sub_groups`); float
+        // atomics (`cl_ext_float_atomics`) as OpAtomicFAddEXT / FMinEXT / FMaxEXT.
+        "--spirv-ext=+SPV_INTEL_subgroups,+SPV_EXT_shader_atomic_float_add,+SPV_EXT_shader_atomic_float_min_max",
         "-",
         "-o",
         "-",

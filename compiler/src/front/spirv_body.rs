@@ -224,6 +224,8 @@ fn atomic_rmw_op(op: Op) -> Option<AtomicOp> {
         Op::AtomicOr => AtomicOp::Or,
         Op::AtomicXor => AtomicOp::Xor,
         Op::AtomicFAddEXT => AtomicOp::FAdd,
+        Op::AtomicFMinEXT => AtomicOp::FMin,
+        Op::AtomicFMaxEXT => AtomicOp::FMax,
         _ => return None,
     })
 }

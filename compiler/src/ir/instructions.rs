@@ -134,7 +134,11 @@ pub enum AtomicOp {
     And,
     Or,
     Xor,
+    /// Float atomics (`cl_ext_float_atomics`): addition, and `fmin` / `fmax` (a NaN operand
+    /// loses to a number).
     FAdd,
+    FMin,
+    FMax,
 }
 
 /// How a group reduction or scan combines two values (the arithmetic of SPIR-V's `OpGroup*`

@@ -992,6 +992,10 @@ impl<'m> FunctionValidator<'m> {
                     if let Some(v) = value {
                         expect(ty(v) == pointee, "atomic operand type differs from the pointee");
                     }
+                    let float = matches!(self.type_data(pointee), Some(TypeData::Float { .. }));
+                    if matches!(op, AtomicOp::FAdd | AtomicOp::FMin | AtomicOp::FMax) {
+                        expect(float, "a float atomic on an integer");
+                    }
                     if let Some(c) = comparator {
                         expect(ty(c) == pointee, "atomic comparator type differs from the pointee");
                     }

@@ -122,7 +122,7 @@ pub struct Features {
     /// and non-uniform ones anywhere. Drawn from a generator of its own, as `collectives`.
     pub sub_groups: bool,
     /// program-scope variables, generic pointers into each address space asked about their
-    /// space, 64-bit atomics (`spaces`). Drawn from a generator of its own, as `collectives`.
+    /// space, 64-bit atomics and float atomics (`spaces`). Drawn from a generator of its own, as `collectives`.
     pub address_spaces: bool,
     /// Intel's sub-group shuffles and block reads and writes (`intel`). Drawn from a
     /// generator of its own, as `collectives`.

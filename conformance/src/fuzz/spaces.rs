@@ -2,9 +2,9 @@
 //! `__global` variables (a read-only table with an initializer, a pointer initialised with
 //! the address of one of its elements, a slot per work-item), a helper taking a generic
 //! pointer that asks `get_fence`, `to_global`, `to_local` and `to_private` about it and
-//! writes through it, called with pointers into each space, and 64-bit atomics on the
-//! work-item's own element of a program-scope `long` array (memory no other access reads as
-//! another type). Every choice comes from the feature's own generator, and
+//! writes through it, called with pointers into each space, and 64-bit atomics and float
+//! atomics (`cl_ext_float_atomics`) on the work-item's own element of a program-scope `long`
+//! and `float` array (memory no other access reads as another type). Every choice comes from the feature's own generator, and
 //! its values reach the checksum through `i0` and `i1`.
 
 use super::ast::Node;
@@ -30,7 +30,7 @@ impl Gen {
             ),
             Node::line(format!("global int gtab[8] = {{ {} }};", table.join(", "))),
             Node::line(format!("global int *gtp = &gtab[{at}];")),
-            Node::fixed("global int gslot[NITEMS];\nglobal long g64[NITEMS];"),
+            Node::fixed("global int gslot[NITEMS];\nglobal long g64[NITEMS];\nglobal float gfl[NITEMS];"),
             Node::line(HELPER),
         ]
     }
@@ -68,9 +68,23 @@ impl Gen {
                 "",
             ));
         }
+        // Float atomics (cl_ext_float_atomics) on the work-item's `gfl` element: whole
+        // numbers below 2^24, exact in any order.
+        for _ in 0..self.as_side.range(1, 3) {
+            let op = ["add", "min", "max"][self.as_side.below(3)];
+            let v = self.i(s, &c, 1);
+            let into = if self.as_side.chance(50) { "i0" } else { "i1" };
+            out.push(Node::line_alt(
+                format!(
+                    "{into} ^= (int)atomic_fetch_{op}_explicit((volatile __global atomic_float *)&gfl[gid], \
+                     (float)(({v}) & 0xfff), memory_order_relaxed, memory_scope_device);"
+                ),
+                "",
+            ));
+        }
         out.push(Node::line_alt(
             format!(
-                "{} ^= gslot[gid] + ga[l] + (int)(uint)(g64[gid] >> 9);",
+                "{} ^= gslot[gid] + ga[l] + (int)(uint)(g64[gid] >> 9) + (int)gfl[gid];",
                 if self.as_side.chance(50) { "i0" } else { "i1" }
             ),
             "",

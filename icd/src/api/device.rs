@@ -175,6 +175,16 @@ fn device_info(device: &Device, param_name: cl_device_info, out: InfoOut) -> Res
         CL_DEVICE_SUB_GROUP_SIZES_INTEL if has_extension(info, INTEL_SUBGROUP_SIZE_EXTENSION) => {
             out.write(&info.sub_group_sizes)
         }
+        // cl_ext_float_atomics (cl_ext.h of this system predates it: its values).
+        0x4231..=0x4233 if has_extension(info, "cl_ext_float_atomics") => {
+            let (single, double) = softcl_device_model::features::float_atomic_capabilities(info);
+            let caps: u64 = match param_name {
+                0x4231 => single,
+                0x4232 => double,
+                _ => 0, // half: no fp16
+            };
+            out.write(&caps)
+        }
         CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR => out.write(&preferred.char),
         CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT => out.write(&preferred.short),
         CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT => out.write(&preferred.int),

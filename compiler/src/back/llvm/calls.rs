@@ -117,11 +117,11 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 store(self, self.b.build_select(same, vi, old, "")?)?;
                 Some(old.into())
             }
-            A::FAdd => {
+            A::FAdd | A::FMin | A::FMax => {
                 let v = need_val()?;
-                let BasicValueEnum::FloatValue(fv) = v else { bail!("atomic fadd on {}", v.get_type()) };
+                let BasicValueEnum::FloatValue(fv) = v else { bail!("atomic {op:?} on {}", v.get_type()) };
                 let old = load(self, v.get_type())?.into_float_value();
-                store(self, self.b.build_float_add(old, fv, "")?.into())?;
+                store(self, self.float_combine(op, old, fv)?.into())?;
                 Some(old.into())
             }
             _ => {
@@ -228,17 +228,23 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             A::And => Some(rmw(self, AtomicRMWBinOp::And, need_val()?)?),
             A::Or => Some(rmw(self, AtomicRMWBinOp::Or, need_val()?)?),
             A::Xor => Some(rmw(self, AtomicRMWBinOp::Xor, need_val()?)?),
-            A::FAdd => {
+            A::FAdd | A::FMin | A::FMax => {
                 let v = need_val()?;
-                let BasicValueEnum::FloatValue(fv) = v else { bail!("atomic fadd on {}", v.get_type()) };
-                Some(self.atomic_fadd(p, fv)?.into())
+                let BasicValueEnum::FloatValue(fv) = v else { bail!("atomic {op:?} on {}", v.get_type()) };
+                Some(self.atomic_float(op, p, fv)?.into())
             }
         })
     }
 
-    /// Atomic float add as a compare-exchange loop on the bits (inkwell builds only integer
-    /// read-modify-writes; LLVM expands `atomicrmw fadd` into the same loop on x86).
-    pub(super) fn atomic_fadd(&self, p: PointerValue<'ctx>, v: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
+    /// A float atomic (`FAdd`, `FMin`, `FMax`) as a compare-exchange loop on the bits
+    /// (inkwell builds only integer read-modify-writes; LLVM expands `atomicrmw fadd` /
+    /// `fmin` / `fmax` into the same loop on x86).
+    pub(super) fn atomic_float(
+        &self,
+        op: ir::AtomicOp,
+        p: PointerValue<'ctx>,
+        v: FloatValue<'ctx>,
+    ) -> R<FloatValue<'ctx>> {
         let ft = v.get_type();
         let it = int_type(self.cx(), ft.get_bit_width())?;
         let pre = self.b.get_insert_block().ok_or("builder not positioned")?;
@@ -246,15 +252,15 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let inst = first.as_instruction_value().ok_or("atomic load folded")?;
         let _ = inst.set_alignment(ft.get_bit_width() / 8);
         inst.set_atomic_ordering(AtomicOrdering::Monotonic).map_err(|e| Error(format!("atomic load: {e}")))?;
-        let lp = self.cx().insert_basic_block_after(pre, "fadd.loop");
-        let done = self.cx().insert_basic_block_after(lp, "fadd.done");
+        let lp = self.cx().insert_basic_block_after(pre, "float_atomic.loop");
+        let done = self.cx().insert_basic_block_after(lp, "float_atomic.done");
         self.b.build_unconditional_branch(lp)?;
         self.b.position_at_end(lp);
         let cur = self.b.build_phi(it, "")?;
         let cur_i = cur.as_basic_value().into_int_value();
         let cur_f = self.b.build_bit_cast(cur_i, ft, "")?.into_float_value();
-        let sum = self.b.build_float_add(cur_f, v, "")?;
-        let sum_i = self.b.build_bit_cast(sum, it, "")?.into_int_value();
+        let new = self.float_combine(op, cur_f, v)?;
+        let sum_i = self.b.build_bit_cast(new, it, "")?.into_int_value();
         let sc = AtomicOrdering::SequentiallyConsistent;
         let pair = self.b.build_cmpxchg(p, cur_i, sum_i, sc, sc)?;
         let seen = self.b.build_extract_value(pair, 0, "")?.into_int_value();
@@ -263,5 +269,16 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         cur.add_incoming(&[(&first, pre), (&seen, lp)]);
         self.b.position_at_end(done);
         Ok(self.b.build_bit_cast(cur_i, ft, "")?.into_float_value())
+    }
+
+    /// `old op v` of a float atomic: the sum, or OpenCL's `fmin` / `fmax` (a NaN loses to a
+    /// number).
+    fn float_combine(&self, op: ir::AtomicOp, old: FloatValue<'ctx>, v: FloatValue<'ctx>) -> R<FloatValue<'ctx>> {
+        Ok(match op {
+            ir::AtomicOp::FAdd => self.b.build_float_add(old, v, "")?,
+            ir::AtomicOp::FMin => self.intr("llvm.minnum", &[old.into(), v.into()])?.into_float_value(),
+            ir::AtomicOp::FMax => self.intr("llvm.maxnum", &[old.into(), v.into()])?.into_float_value(),
+            _ => bail!("{op:?} is not a float atomic"),
+        })
     }
 }
