@@ -23,6 +23,14 @@ kernel void block_read8(global const uint *a, global uint *out) {
     uint8 v = intel_sub_group_block_read8(a);
     intel_sub_group_block_write8(out, v + 1);
 }
+kernel void reduce(global const uint *a, global uint *out) {
+    uint g = get_global_id(0);
+    out[g] = sub_group_reduce_add(a[g]);
+}
+kernel void plain(global const uint *a, global uint *out) {
+    uint g = get_global_id(0);
+    out[g] = a[g];
+}
 kernel void shuffles(global const uint *a, global uint *out) {
     uint g = get_global_id(0);
     uint x = a[g];
@@ -103,4 +111,22 @@ fn shuffles_are_register_moves_on_their_line() {
     let line = lines.iter().find(|l| l.shuffles > 0).unwrap_or_else(|| panic!("no line with shuffles: {lines:?}"));
     assert_eq!((line.shuffles, line.messages), (3, 0), "{line:?}; {report}");
     assert!(line.figures().contains("3 sub-group shuffles (register moves, no memory)"), "{}", line.figures());
+}
+
+/// A sub-group reduction is priced as the hardware's tree: log2(SIMD) steps of a shuffle and
+/// an addition, 8 instructions at SIMD16 (before: 1, as any instruction of one result).
+#[test]
+fn a_sub_group_reduction_costs_its_tree() {
+    let dev = GenDevice::default();
+    let program = build(&dev, BLOCKS);
+    let instructions = |name: &str| {
+        let mut a = Buf::new(16, |i| i as i32);
+        let mut out = Buf::new(16, |_| -1);
+        let (_, info, _) = run_simd16(&dev, &program, name, &mut [&mut a, &mut out], [16, 1, 1], [16, 1, 1]);
+        if name == "reduce" {
+            assert!((0..16).all(|g| out.get(g) == 120), "the sum of 0..16");
+        }
+        info.blocks.iter().map(|b| b.instructions).sum::<u32>()
+    };
+    assert_eq!(instructions("reduce") - instructions("plain"), 8);
 }

@@ -54,7 +54,7 @@ pub fn run(m: &mut ir::Module, linear_lanes: bool, simd: u32) -> Result<(), Stri
         }
         let f = &m.functions[func];
         let wa = crate::vectorize::analysis::analyze_lanes(m, f, linear_lanes);
-        let (mut plan, mut counts) = plan(m, f, &wa);
+        let (mut plan, mut counts) = plan(m, f, &wa, simd);
         // Private arrays indexed at run time that fit the registers at this width are
         // register moves, not scratch messages (`gen_abi::private_arrays_in_registers`).
         let (arrays, bytes) = dynamic_private_arrays(m, f);
@@ -352,7 +352,7 @@ type Count = (Inst, u32, GenAccess);
 
 /// The sites and blocks of kernel function `f` (blocks in layout order, sites in program
 /// order), and the `gen.count` each site's access gets.
-pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis) -> (GenKernelInfo, Vec<Count>) {
+pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis, simd: u32) -> (GenKernelInfo, Vec<Count>) {
     let mut p = GenKernelInfo::default();
     let mut counts = Vec::new();
     let types = &m.types;
@@ -430,9 +430,9 @@ pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis) -> (GenKern
                 InstData::Store { value, .. } => lanes(Some(f.value_type(*value))),
                 // A shuffle: the lanes' source registers as addresses, then one indirect
                 // move per 32 bits of each component (register traffic, no message).
-                InstData::Group { scope: ir::Scope::SubGroup, op, .. } if op.is_shuffle() => {
+                InstData::Group { scope: ir::Scope::SubGroup, op, .. } => {
                     let words = res_ty.map_or(1, |t| types.size_of(types.scalar_of(t)).div_ceil(4) as u32);
-                    1 + lanes(res_ty) * words
+                    lanes(res_ty) * words * sub_group_cost(*op, simd)
                 }
                 InstData::ExtInst { opcode, .. } => lanes(res_ty) * builtin_cost(*opcode),
                 InstData::Binary { op: ir::BinaryOp::FDiv, .. } => lanes(res_ty) * PRECISE_DIVIDE,
@@ -578,6 +578,23 @@ pub fn plan(m: &ir::Module, f: &ir::Function, wa: &WorkItemAnalysis) -> (GenKern
         p.blocks.push(blk);
     }
     (p, counts)
+}
+
+/// Gen instructions per 32 bits of each component of a sub-group function at SIMD `simd`:
+/// a shuffle is an indirect register move, once the lanes' source registers are formed; a
+/// reduction or scan takes log2(simd) steps of a shuffle and the operation (the tree the
+/// hardware's compiler emits), a clustered reduction as many steps as its cluster has
+/// levels at most; a broadcast or `elect` a register region move; a vote or ballot a compare
+/// into the flag register and a move out of it.
+fn sub_group_cost(op: ir::GroupOp, simd: u32) -> u32 {
+    use ir::GroupOp as G;
+    let steps = simd.max(2).ilog2();
+    match op {
+        G::Shuffle | G::ShuffleXor | G::ShuffleUp | G::ShuffleDown => 2,
+        G::Reduce(_) | G::InclusiveScan(_) | G::ExclusiveScan(_) | G::ClusteredReduce(_) => 2 * steps,
+        G::Broadcast | G::BroadcastFirst | G::Elect => 1,
+        G::Any | G::All | G::AllEqual | G::Ballot => 2,
+    }
 }
 
 /// The instructions of `f` that only serve the parts of sub-group block accesses: their
