@@ -82,6 +82,7 @@ mod aggregates;
 mod arith;
 mod branches;
 mod calls;
+pub(crate) use calls::ordering;
 mod emitter;
 mod helpers;
 mod images;
@@ -843,15 +844,18 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             I::Image { op, image, sampler, coord, texel } => {
                 self.lower_image(i, *op, *image, *sampler, *coord, *texel)?
             }
-            I::Fence { scope, .. } => {
-                if !matches!(scope, ir::Scope::WorkItem) {
-                    self.b.build_fence(AtomicOrdering::SequentiallyConsistent, false, "")?;
+            // A fence of the order its semantics give (`calls::ordering`); a relaxed one, or
+            // one of a work-item's own memory, orders nothing.
+            I::Fence { scope, semantics } => {
+                let order = calls::ordering(*semantics);
+                if !matches!(scope, ir::Scope::WorkItem) && order != AtomicOrdering::Monotonic {
+                    self.b.build_fence(order, false, "")?;
                 }
                 None
             }
-            I::Atomic { op, ptr, value, comparator, .. } => {
+            I::Atomic { op, ptr, value, comparator, semantics, .. } => {
                 let rt = self.result_ty(i)?;
-                self.lower_atomic(*op, *ptr, *value, *comparator, rt)?
+                self.lower_atomic(*op, *ptr, *value, *comparator, *semantics, rt)?
             }
             I::Jump { .. } | I::Branch { .. } | I::Switch { .. } => {
                 self.lower_branch(data)?;

@@ -37,6 +37,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         ptr: Value,
         value: Option<Value>,
         comparator: Option<Value>,
+        semantics: u32,
         rt: Option<BasicTypeEnum<'ctx>>,
     ) -> R<Option<Val<'ctx>>> {
         let p = as_ptr(self.get(ptr)?)?;
@@ -51,7 +52,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         if self.in_local_memory(ptr) {
             return self.local_atomic_on(op, p, val, cmp, rt);
         }
-        self.atomic_on(op, p, val, cmp, rt)
+        self.atomic_on(op, p, val, cmp, ordering(semantics), rt)
     }
 
     /// Whether `ptr` points into `__local` memory: a work-group's, which only the host thread
@@ -156,17 +157,20 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         })
     }
 
-    /// An atomic operation on LLVM values (one work-item's).
+    /// An atomic operation on LLVM values (one work-item's), of memory order `order`
+    /// ([`ordering`]; a load's release part and a store's acquire part dropped, as the C11
+    /// orders allow none).
     pub(crate) fn atomic_on(
         &mut self,
         op: ir::AtomicOp,
         p: PointerValue<'ctx>,
         val: Option<Val<'ctx>>,
         cmp: Option<Val<'ctx>>,
+        order: AtomicOrdering,
         rt: Option<BasicTypeEnum<'ctx>>,
     ) -> R<Option<Val<'ctx>>> {
         use ir::AtomicOp as A;
-        let sc = AtomicOrdering::SequentiallyConsistent;
+        let sc = order;
         let need_val = || val.ok_or_else(|| Error("atomic operation without an operand".into()));
         let rmw = |s: &Self, op: AtomicRMWBinOp, v: Val<'ctx>| -> R<Val<'ctx>> {
             match v {
@@ -181,7 +185,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 let inst = l.as_instruction_value().ok_or("atomic load folded")?;
                 let align = self.e.td.get_store_size(&t).max(1) as u32;
                 let _ = inst.set_alignment(align);
-                inst.set_atomic_ordering(sc).map_err(|e| Error(format!("atomic load: {e}")))?;
+                inst.set_atomic_ordering(for_load(sc)).map_err(|e| Error(format!("atomic load: {e}")))?;
                 Some(l)
             }
             A::Store => {
@@ -189,7 +193,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 let s = self.b.build_store(p, v)?;
                 let align = self.e.td.get_store_size(&v.get_type()).max(1) as u32;
                 let _ = s.set_alignment(align);
-                s.set_atomic_ordering(sc).map_err(|e| Error(format!("atomic store: {e}")))?;
+                s.set_atomic_ordering(for_store(sc)).map_err(|e| Error(format!("atomic store: {e}")))?;
                 None
             }
             A::Exchange => {
@@ -210,7 +214,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
                 if v.get_type() != c.get_type() {
                     bail!("compare-exchange operands of different types");
                 }
-                let pair = self.b.build_cmpxchg(p, c, v, sc, sc)?;
+                let pair = self.b.build_cmpxchg(p, c, v, sc, for_load(sc))?;
                 Some(self.b.build_extract_value(pair, 0, "")?)
             }
             A::IIncrement | A::IDecrement => {
@@ -231,7 +235,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             A::FAdd | A::FMin | A::FMax => {
                 let v = need_val()?;
                 let BasicValueEnum::FloatValue(fv) = v else { bail!("atomic {op:?} on {}", v.get_type()) };
-                Some(self.atomic_float(op, p, fv)?.into())
+                Some(self.atomic_float(op, p, fv, sc)?.into())
             }
         })
     }
@@ -244,6 +248,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         op: ir::AtomicOp,
         p: PointerValue<'ctx>,
         v: FloatValue<'ctx>,
+        order: AtomicOrdering,
     ) -> R<FloatValue<'ctx>> {
         let ft = v.get_type();
         let it = int_type(self.cx(), ft.get_bit_width())?;
@@ -261,8 +266,7 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
         let cur_f = self.b.build_bit_cast(cur_i, ft, "")?.into_float_value();
         let new = self.float_combine(op, cur_f, v)?;
         let sum_i = self.b.build_bit_cast(new, it, "")?.into_int_value();
-        let sc = AtomicOrdering::SequentiallyConsistent;
-        let pair = self.b.build_cmpxchg(p, cur_i, sum_i, sc, sc)?;
+        let pair = self.b.build_cmpxchg(p, cur_i, sum_i, order, for_load(order))?;
         let seen = self.b.build_extract_value(pair, 0, "")?.into_int_value();
         let ok = self.b.build_extract_value(pair, 1, "")?.into_int_value();
         self.b.build_conditional_branch(ok, done, lp)?;
@@ -280,5 +284,36 @@ impl<'a, 'ctx, 'ir> FnLower<'a, 'ctx, 'ir> {
             ir::AtomicOp::FMax => self.intr("llvm.maxnum", &[old.into(), v.into()])?.into_float_value(),
             _ => bail!("{op:?} is not a float atomic"),
         })
+    }
+}
+
+/// The LLVM ordering of SPIR-V memory semantics `semantics` (its order bits: Acquire 0x2,
+/// Release 0x4, AcquireRelease 0x8, SequentiallyConsistent 0x10; none: relaxed), as OpenCL
+/// C's `memory_order` maps to them.
+pub(crate) fn ordering(semantics: u32) -> AtomicOrdering {
+    match (semantics & 0x10 != 0, semantics & 0x8 != 0, semantics & 0x2 != 0, semantics & 0x4 != 0) {
+        (true, ..) => AtomicOrdering::SequentiallyConsistent,
+        (_, true, ..) | (_, _, true, true) => AtomicOrdering::AcquireRelease,
+        (_, _, true, false) => AtomicOrdering::Acquire,
+        (_, _, false, true) => AtomicOrdering::Release,
+        _ => AtomicOrdering::Monotonic,
+    }
+}
+
+/// `order` for a load (a compare-exchange's failure): without its release part.
+pub(crate) fn for_load(order: AtomicOrdering) -> AtomicOrdering {
+    match order {
+        AtomicOrdering::Release => AtomicOrdering::Monotonic,
+        AtomicOrdering::AcquireRelease => AtomicOrdering::Acquire,
+        o => o,
+    }
+}
+
+/// `order` for a store: without its acquire part.
+pub(crate) fn for_store(order: AtomicOrdering) -> AtomicOrdering {
+    match order {
+        AtomicOrdering::Acquire => AtomicOrdering::Monotonic,
+        AtomicOrdering::AcquireRelease => AtomicOrdering::Release,
+        o => o,
     }
 }

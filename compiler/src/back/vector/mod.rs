@@ -210,8 +210,9 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
                 self.lower_lanes(i)?;
                 return Ok(true);
             }
-            I::Atomic { op, ptr, value, comparator, .. } => {
-                self.atomic_per_lane(i, *op, *ptr, *value, *comparator)?;
+            I::Atomic { op, ptr, value, comparator, semantics, .. } => {
+                let order = crate::back::llvm::ordering(*semantics);
+                self.atomic_per_lane(i, *op, *ptr, *value, *comparator, order)?;
                 return Ok(true);
             }
             I::ExtInst { opcode, args } if self.extinst_per_lane(i, *opcode, args) => {
@@ -457,6 +458,7 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
         ptr: Value,
         value: Option<Value>,
         comparator: Option<Value>,
+        order: inkwell::AtomicOrdering,
     ) -> R<()> {
         let res = self.l.f.inst_result[i].filter(|r| !self.l.e.is_void(self.l.f.value_type(*r)));
         let rt = match res {
@@ -483,7 +485,7 @@ impl<'a, 'ctx, 'ir> VecLower<'_, 'a, 'ctx, 'ir> {
                 Some(x) => Some(s.l.b.build_extract_element(x, kc, "")?),
                 None => None,
             };
-            let r = if local { s.l.local_atomic_on(op, p, v, c, rt)? } else { s.l.atomic_on(op, p, v, c, rt)? };
+            let r = if local { s.l.local_atomic_on(op, p, v, c, rt)? } else { s.l.atomic_on(op, p, v, c, order, rt)? };
             Ok(match (acc, r) {
                 (Some(a), Some(r)) => Some(s.l.b.build_insert_element(a, r, kc, "")?),
                 _ => None,
