@@ -1,6 +1,6 @@
 //! Sub-groups through the loader: the sub-group queries against clGetKernelSubGroupInfo,
 //! and every sub-group function (reductions, scans, broadcasts, shuffles, votes, ballots
-//! and their bit operations, clustered reductions, the ballot masks), uniform and in
+//! and their bit operations, clustered reductions, rotations, the ballot masks), uniform and in
 //! divergent control flow (the non-uniform forms).
 //!
 //! Each test runs in child processes of this test binary, one per setting: on the CPU
@@ -47,13 +47,13 @@ fn builds() -> Vec<(TestEnv, String, Vec<Launch>)> {
     }
 }
 
-const COLUMNS: usize = 32;
+const COLUMNS: usize = 34;
 
 /// Every work-item writes COLUMNS ints: its ids, then one result per function.
 const SRC: &str = r#"
     KATTR __kernel void sg(__global int *o) {
         int g = get_global_id(1) * get_global_size(0) + get_global_id(0);
-        __global int *r = o + 32 * g;
+        __global int *r = o + 34 * g;
         int x = (g * 7919) % 61 - 20;
         uint u = (uint)x * 2654435761u;
         r[0] = get_group_id(1) * get_num_groups(0) + get_group_id(0);
@@ -93,6 +93,8 @@ const SRC: &str = r#"
         else
             r[30] = sub_group_non_uniform_reduce_max(x + 1000);
         r[31] = (g & 1) ? sub_group_broadcast_first(x) : sub_group_non_uniform_reduce_min(x);
+        r[32] = sub_group_rotate(x, 3);
+        r[33] = sub_group_clustered_rotate(x, 1, 4);
     }
 "#;
 
@@ -143,6 +145,9 @@ fn expected(members: &[usize], me: usize, max_size: usize) -> Vec<Option<i32>> {
             half.iter().map(|&k| xs[k] + 1000).max().unwrap_or(0)
         }),
         Some(if members[me] & 1 == 1 { xs[odd[0]] } else { even.iter().map(|&k| xs[k]).min().unwrap_or(0) }),
+        lane((me + 3) % n),
+        // Undefined where the cluster runs past the sub-group.
+        lane(me / 4 * 4 + (me % 4 + 1) % 4),
     ]
 }
 

@@ -33,7 +33,7 @@ pub const BASE_EXTENSIONS: &[&str] = &[
 
 /// The `cl_khr_subgroup_*` extensions a device with sub-groups offers: the compiler has every
 /// function of these, for every type they name (compiler `back::vector::sub_groups`).
-pub const SUB_GROUP_EXTENSIONS: [&str; 7] = [
+pub const SUB_GROUP_EXTENSIONS: [&str; 8] = [
     "cl_khr_subgroup_extended_types",
     "cl_khr_subgroup_non_uniform_vote",
     "cl_khr_subgroup_ballot",
@@ -41,6 +41,7 @@ pub const SUB_GROUP_EXTENSIONS: [&str; 7] = [
     "cl_khr_subgroup_shuffle",
     "cl_khr_subgroup_shuffle_relative",
     "cl_khr_subgroup_clustered_reduce",
+    "cl_khr_subgroup_rotate",
 ];
 
 /// Intel's sub-group extensions, offered with sub-groups: shuffles of every type
@@ -89,7 +90,6 @@ pub const KNOWN_OPTIONAL: &[&str] = &[
     "cl_khr_subgroups",
     // Defined by clang-15's opencl-c-base.h for SPIR whatever -cl-ext says (as are
     // SUB_GROUP_EXTENSIONS): the compiler undefines those the device does not advertise.
-    "cl_khr_subgroup_rotate",
     "cl_khr_extended_bit_ops",
     "cl_khr_integer_dot_product",
     "cl_khr_srgb_image_writes",
@@ -237,7 +237,6 @@ mod tests {
         "__opencl_c_device_enqueue",
         // Sub-groups are OpenCL 3.0's feature, without independent forward progress.
         "cl_khr_subgroups",
-        "cl_khr_subgroup_rotate",
         "cl_khr_integer_dot_product",
     ];
 

@@ -245,8 +245,10 @@ pub fn llvm_spirv_arguments() -> Vec<String> {
         "--preserve-ocl-kernel-arg-type-metadata-through-string",
         "--spirv-gen-kernel-arg-name-md",
         // Intel's sub-group functions as their instructions (`intel_sub_groups`); float
-        // atomics (`cl_ext_float_atomics`) as OpAtomicFAddEXT / FMinEXT / FMaxEXT.
-        "--spirv-ext=+SPV_INTEL_subgroups,+SPV_EXT_shader_atomic_float_add,+SPV_EXT_shader_atomic_float_min_max",
+        // atomics (`cl_ext_float_atomics`) as OpAtomicFAddEXT / FMinEXT / FMaxEXT;
+        // `sub_group_rotate` as OpGroupNonUniformRotateKHR.
+        "--spirv-ext=+SPV_INTEL_subgroups,+SPV_EXT_shader_atomic_float_add,+SPV_EXT_shader_atomic_float_min_max,\
+         +SPV_KHR_subgroup_rotate",
         "-",
         "-o",
         "-",

@@ -746,6 +746,7 @@ impl<'a> BodyTranslator<'_, 'a, '_> {
             | Op::GroupNonUniformShuffleXor
             | Op::GroupNonUniformShuffleUp
             | Op::GroupNonUniformShuffleDown
+            | Op::GroupNonUniformRotateKHR
             | Op::GroupNonUniformIAdd
             | Op::GroupNonUniformFAdd
             | Op::GroupNonUniformIMul

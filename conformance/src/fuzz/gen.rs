@@ -995,7 +995,15 @@ impl Gen {
     /// it), in a form whose value is the same at every sub-group size: 0 when correct.
     fn uniform_sub_group(&mut self, s: &Scope, c: &Ctx) -> Node {
         let x = self.rng.pick(&s.ints).clone();
-        let text = match self.sg_side.below(6) {
+        let text = match self.sg_side.below(7) {
+            6 => {
+                // cl_khr_subgroup_rotate against the shuffle from the same work-item.
+                let (v, d) = (self.i(s, c, 2), self.sg_side.below(40));
+                format!(
+                    "{{ int sv = {v};\n{x} ^= sub_group_rotate(sv, {d}u) \
+                     - sub_group_shuffle(sv, (get_sub_group_local_id() + {d}u) % get_sub_group_size()); }}"
+                )
+            }
             0 => {
                 let u = self.u(s, c, 2);
                 format!(

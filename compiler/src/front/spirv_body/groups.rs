@@ -101,6 +101,31 @@ impl BodyTranslator<'_, '_, '_> {
                 let (x, id) = (operand(self, 1)?, operand(self, 2)?);
                 group(self, op, vec![x, id])?
             }
+            Op::GroupNonUniformRotateKHR => {
+                // cl_khr_subgroup_rotate: the operand of the work-item `delta` after this one
+                // in the sub-group, wrapping around (`(lid + delta) % size`), or in its
+                // cluster of `ClusterSize` (`lid & ~(c - 1) | (lid + delta) & (c - 1)`).
+                let u32t = self.builder.module.types.int(32);
+                let x = operand(self, 1)?;
+                let delta = operand(self, 2)?;
+                let delta = self.convert_int(delta, u32t)?;
+                let lid = self.sub_group_query(WorkItemQuery::SubgroupLocalId)?;
+                let ahead = self.binary(BinaryOp::IAdd, lid, delta)?;
+                let source = if inst.operands.len() > 3 {
+                    let cluster = operand(self, 3)?;
+                    let cluster = self.convert_int(cluster, u32t)?;
+                    let one = self.int_value(32, 1);
+                    let low = self.binary(BinaryOp::ISub, cluster, one)?;
+                    let high = self.emit_value(InstData::Unary { op: UnaryOp::Not, arg: low }, u32t)?;
+                    let start = self.binary(BinaryOp::And, lid, high)?;
+                    let within = self.binary(BinaryOp::And, ahead, low)?;
+                    self.binary(BinaryOp::Or, start, within)?
+                } else {
+                    let size = self.sub_group_query(WorkItemQuery::SubgroupSize)?;
+                    self.binary(BinaryOp::URem, ahead, size)?
+                };
+                group(self, GroupOp::Shuffle, vec![x, source])?
+            }
             Op::GroupNonUniformInverseBallot => {
                 let ballot = operand(self, 1)?;
                 let lid = self.sub_group_query(WorkItemQuery::SubgroupLocalId)?;
