@@ -584,7 +584,9 @@ fn emit(
         None => None,
     };
     let machine = quick.unwrap_or(tm);
-    if llvm_workarounds::affected(&machine.get_feature_string().to_string_lossy()) {
+    // The target's features as the build resolved them (not the machine's feature string,
+    // whose memory inkwell never gives back).
+    if llvm_workarounds::affected(&target::HostTarget::resolve(target).features) {
         llvm_workarounds::legalize_narrow_vectors_at_256_bits(&e.m);
     }
     let buf = machine
