@@ -362,9 +362,12 @@ fn emit(
     llm.set_triple(&tm.get_triple());
     llm.set_data_layout(&tm.get_target_data().get_data_layout());
     let mut e = Emitter::new(context, llm, m, tm.get_target_data()).map_err(|e| fail(e.0))?;
-    e.math_vector_bits = vecmath::vector_bits(&tm.get_feature_string().to_string_lossy());
-    e.rsqrt14 = vecmath::has_rsqrt14(&tm.get_feature_string().to_string_lossy());
-    e.masked = vector::MaskedSupport::of_machine(context, tm);
+    // The target's features as the build resolved them, which `tm` was made from (the
+    // machine's own feature string is memory inkwell never gives back).
+    let features = target::HostTarget::resolve(target).features;
+    e.math_vector_bits = vecmath::vector_bits(&features);
+    e.rsqrt14 = vecmath::has_rsqrt14(&features);
+    e.masked = vector::MaskedSupport::of_machine(context, tm, &features);
     e.knobs = target.knobs;
     e.declare_globals().map_err(|e| fail(e.0))?;
 
@@ -584,9 +587,7 @@ fn emit(
         None => None,
     };
     let machine = quick.unwrap_or(tm);
-    // The target's features as the build resolved them (not the machine's feature string,
-    // whose memory inkwell never gives back).
-    if llvm_workarounds::affected(&target::HostTarget::resolve(target).features) {
+    if llvm_workarounds::affected(&features) {
         llvm_workarounds::legalize_narrow_vectors_at_256_bits(&e.m);
     }
     let buf = machine

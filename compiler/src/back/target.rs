@@ -37,15 +37,6 @@ impl HostTarget {
         HostTarget { triple, cpu, features }
     }
 
-    /// The target `tm` was created for.
-    pub fn of_machine(tm: &TargetMachine) -> Self {
-        HostTarget {
-            triple: tm.get_triple().as_str().to_string_lossy().into_owned(),
-            cpu: tm.get_cpu().to_string(),
-            features: tm.get_feature_string().to_string_lossy().into_owned(),
-        }
-    }
-
     /// A target machine for this target at O2, position independent (the JIT links the
     /// object wherever it allocates memory and reaches libm through its stubs).
     pub fn machine(&self) -> Result<TargetMachine, String> {

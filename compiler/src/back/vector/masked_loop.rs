@@ -54,14 +54,14 @@ impl Support {
         }
     }
 
-    /// What the target of `tm` has. Whether gathers are instructions is LLVM's decision by
+    /// What the target of `tm` (of LLVM features `features`) has. Whether gathers are
+    /// instructions is LLVM's decision by
     /// the CPU's tuning as much as by its features (AVX2 gathers are slow on AMD's cores
     /// before Zen 4, and LLVM scalarizes them there), so one gather is compiled for the
     /// target and the code looked at, once per target in a process.
-    pub fn of_machine(cx: &Context, tm: &TargetMachine) -> Support {
+    pub fn of_machine(cx: &Context, tm: &TargetMachine, features: &str) -> Support {
         static GATHERS: OnceLock<Mutex<HashMap<String, bool>>> = OnceLock::new();
-        let features = tm.get_feature_string().to_string_lossy().into_owned();
-        let mut support = Support::of_features(&features);
+        let mut support = Support::of_features(features);
         if support.gather {
             let key = format!("{} {features}", tm.get_cpu());
             let known = GATHERS.get_or_init(Default::default).lock().get(&key).copied();
@@ -327,7 +327,7 @@ mod tests {
     fn support(cpu: &str, features: &str) -> Support {
         let host = HostTarget { triple: "x86_64-unknown-linux-gnu".into(), cpu: cpu.into(), features: features.into() };
         let tm = host.machine().expect("an x86-64 target machine");
-        Support::of_machine(&inkwell::context::Context::create(), &tm)
+        Support::of_machine(&inkwell::context::Context::create(), &tm, features)
     }
 
     #[test]
