@@ -271,3 +271,37 @@ fn null_kernel_behind_a_valid_queue() {
         expect_error("clEnqueueNDRangeKernel(NULL kernel)", code, CL_INVALID_KERNEL);
     });
 }
+
+/// Small integers and forged addresses where a `cl_mem` or `cl_event` is expected, inside
+/// an argument the loader does not dispatch through (the value of a buffer argument, an
+/// event of a wait list): the type's error, not a crash reading an unmapped page.
+#[test]
+fn small_and_forged_addresses_inside_arguments() {
+    for_each_device(|d| {
+        let o = objects(d);
+        for bad in [0x10usize, 0x1000, 0xffff_ffff_ffff_fff0, 0x8000_0000_0000_0000] {
+            let mem = bad as cl_mem;
+            // SAFETY: a valid kernel; the argument is a cl_mem-sized value (a forged handle).
+            let err = unsafe {
+                clSetKernelArg(o.kernel.raw(), 0, std::mem::size_of::<cl_mem>(), (&mem as *const cl_mem).cast())
+            };
+            expect_error(&format!("clSetKernelArg with cl_mem {bad:#x}"), err, CL_INVALID_MEM_OBJECT);
+            let event = bad as cl_event;
+            // SAFETY: a valid queue and kernel; the wait list holds one (forged) event.
+            let err = unsafe {
+                clEnqueueNDRangeKernel(
+                    o.env.q(),
+                    o.kernel.raw(),
+                    1,
+                    ptr::null(),
+                    [1usize].as_ptr(),
+                    ptr::null(),
+                    1,
+                    &event,
+                    ptr::null_mut(),
+                )
+            };
+            expect_error(&format!("a wait list with event {bad:#x}"), err, CL_INVALID_EVENT_WAIT_LIST);
+        }
+    });
+}

@@ -10,7 +10,7 @@ use std::sync::Arc;
 /// Checks that `h` is a live handle of a `T` and borrows the object for the call.
 pub fn borrow<'a, T: ClObject, P>(h: *mut P) -> Result<&'a T, cl_int> {
     let p = h as *const T;
-    if p.is_null() || !(p as usize).is_multiple_of(std::mem::align_of::<Header>()) {
+    if !plausible_address(p as usize) || !(p as usize).is_multiple_of(std::mem::align_of::<Header>()) {
         return Err(T::KIND.invalid_error());
     }
     // SAFETY: the application passes either a handle we returned (the address of a live
@@ -24,6 +24,16 @@ pub fn borrow<'a, T: ClObject, P>(h: *mut P) -> Result<&'a T, cl_int> {
     // SAFETY: the header identifies a live T created by `new_handle` (the application still
     // holds a reference, so the Arc's strong count is at least one for the call's duration).
     Ok(unsafe { &*p })
+}
+
+/// Whether `a` can be the address of an object this process allocated: not in the lowest
+/// 64 KiB (Linux never maps them: `vm.mmap_min_addr`; a small integer passed as a handle
+/// lands there) and not beyond the 47 bits of user addresses on x86-64 (a negative or
+/// otherwise forged value). Reading the header at such an address would crash.
+fn plausible_address(a: usize) -> bool {
+    const LOWEST: usize = 1 << 16;
+    let highest: usize = if cfg!(target_arch = "x86_64") { 1 << 47 } else { usize::MAX };
+    (LOWEST..highest).contains(&a)
 }
 
 /// Like [`borrow`], returning a new strong reference (for objects stored by other objects).
