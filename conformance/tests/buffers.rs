@@ -387,3 +387,41 @@ fn sub_buffer_views_parent() {
         }
     });
 }
+
+/// "CL_INVALID_MEM_OBJECT if buffer is not a valid buffer object": an image is no buffer
+/// to take a sub-buffer of (it was CL_SUCCESS).
+#[test]
+fn no_sub_buffer_of_an_image() {
+    for_each_device(|d| {
+        let env = d.env();
+        let format = cl_image_format { image_channel_order: CL_RGBA, image_channel_data_type: CL_UNORM_INT8 };
+        let desc = cl_image_desc {
+            image_type: CL_MEM_OBJECT_IMAGE2D,
+            image_width: 16,
+            image_height: 16,
+            ..Default::default()
+        };
+        // SAFETY: a valid context; the format and descriptor live for the call.
+        let image = unsafe {
+            Mem::from_raw(cl_create!(clCreateImage(
+                env.context.raw(),
+                CL_MEM_READ_WRITE,
+                &format,
+                &desc,
+                ptr::null_mut()
+            )))
+        };
+        let region = cl_buffer_region { origin: 0, size: 64 };
+        // SAFETY: a valid image handle; the region struct is read during the call.
+        let (sub, err) = unsafe {
+            cl_create_err!(clCreateSubBuffer(
+                image.raw(),
+                CL_MEM_READ_WRITE,
+                CL_BUFFER_CREATE_TYPE_REGION,
+                (&region as *const cl_buffer_region).cast()
+            ))
+        };
+        assert!(sub.is_null(), "a sub-buffer of an image on {}", d.kind);
+        expect_error("clCreateSubBuffer of an image", err, CL_INVALID_MEM_OBJECT);
+    });
+}

@@ -138,7 +138,7 @@ pub extern "C" fn clCreateSubBuffer(
         let parent: Arc<Mem> = handles::arc(buffer)?;
         // "CL_INVALID_MEM_OBJECT if buffer is not a valid buffer object or is a sub-buffer
         // object."
-        if parent.is_sub_buffer() {
+        if parent.is_sub_buffer() || parent.mem_type() != CL_MEM_OBJECT_BUFFER as cl_mem_object_type {
             return Err(CL_INVALID_MEM_OBJECT);
         }
         // "CL_INVALID_VALUE if values specified in flags are not valid"; the parent's
