@@ -143,13 +143,10 @@ fn link_options() {
 #[test]
 fn language_versions() {
     let target = Target::default();
-    for (text, std) in [
-        ("CL1.0", ClStd::Cl10),
-        ("CL1.1", ClStd::Cl11),
-        ("CL1.2", ClStd::Cl12),
-        ("CL2.0", ClStd::Cl20),
-        ("CL3.0", ClStd::Cl30),
-    ] {
+    // The specification defines no -cl-std=CL1.0.
+    assert_eq!(BuildOptions::parse("-cl-std=CL1.0").unwrap_err().kind, BuildErrorKind::InvalidOptions);
+    for (text, std) in [("CL1.1", ClStd::Cl11), ("CL1.2", ClStd::Cl12), ("CL2.0", ClStd::Cl20), ("CL3.0", ClStd::Cl30)]
+    {
         let parsed = BuildOptions::parse(&format!("-cl-std={text}")).unwrap();
         assert_eq!((parsed.cl_std, parsed.cl_std_for(&target).unwrap()), (Some(std), std));
     }

@@ -258,7 +258,7 @@ fn build_options_pass_through_as_clang_takes_them() {
         env.run(&k, &[1], None);
         let got: Vec<i32> = env.read(&out, 5);
         assert_eq!(got, [b'h' as i32, 8, 5, 4, b's' as i32], "on {}", d.kind);
-        for bad in ["-D 'F(1)=x'", "-O3", "-cl-no-such-option"] {
+        for bad in ["-D 'F(1)=x'", "-O3", "-cl-no-such-option", "-cl-std=CL1.0"] {
             let error = env.try_build(SRC, bad).expect_err(bad);
             assert_eq!(error.code, CL_INVALID_BUILD_OPTIONS, "{bad}: {}", error.log);
             assert!(!error.log.is_empty(), "{bad}: empty build log");

@@ -305,6 +305,12 @@ fn build_argument_errors_and_notify() {
     assert_eq!(clBuildProgram(prog, 0, null(), bad.as_ptr(), None, null_mut()), CL_INVALID_BUILD_OPTIONS);
     let bad_std = CString::new("-cl-std=CL9.9").unwrap();
     assert_eq!(clBuildProgram(prog, 0, null(), bad_std.as_ptr(), None, null_mut()), CL_INVALID_BUILD_OPTIONS);
+    // Options that are not UTF-8: the options error with a log saying so (it was
+    // CL_INVALID_VALUE with an empty log).
+    let not_utf8 = CString::new(b"-DX=\xff\xfe".to_vec()).unwrap();
+    assert_eq!(clBuildProgram(prog, 0, null(), not_utf8.as_ptr(), None, null_mut()), CL_INVALID_BUILD_OPTIONS);
+    let log = build_log(prog, env.devices[0]);
+    assert!(log.contains("not UTF-8"), "{log}");
     // user_data without pfn_notify; inconsistent device list.
     let mut x = 0u8;
     assert_eq!(clBuildProgram(prog, 0, null(), null(), None, (&mut x as *mut u8).cast()), CL_INVALID_VALUE);

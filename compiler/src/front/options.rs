@@ -9,7 +9,6 @@ use crate::{BuildError, BuildErrorKind, Target};
 /// An OpenCL C language version (`-cl-std=`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ClStd {
-    Cl10,
     Cl11,
     Cl12,
     Cl20,
@@ -17,10 +16,10 @@ pub enum ClStd {
 }
 
 impl ClStd {
-    /// Parses "CL1.0" ... "CL3.0" (the spellings the OpenCL specification defines).
+    /// Parses "CL1.1" ... "CL3.0", the values of `-cl-std` the OpenCL specification defines
+    /// (it has no "CL1.0").
     pub fn parse(text: &str) -> Option<ClStd> {
         Some(match text {
-            "CL1.0" => ClStd::Cl10,
             "CL1.1" => ClStd::Cl11,
             "CL1.2" => ClStd::Cl12,
             "CL2.0" => ClStd::Cl20,
@@ -31,7 +30,6 @@ impl ClStd {
 
     pub fn as_str(self) -> &'static str {
         match self {
-            ClStd::Cl10 => "CL1.0",
             ClStd::Cl11 => "CL1.1",
             ClStd::Cl12 => "CL1.2",
             ClStd::Cl20 => "CL2.0",
@@ -183,6 +181,14 @@ fn invalid(message: String) -> BuildError {
 /// (with `\"` and `\\` escapes inside), single quotes group literally, and a backslash
 /// outside quotes escapes the next character.
 pub fn split_words(options: &str) -> Result<Vec<String>, BuildError> {
+    // The API layer hands over options that were not UTF-8 with U+FFFD for the bytes it could
+    // not read: they would reach clang as other text than the application wrote.
+    if let Some(at) = options.find('\u{FFFD}') {
+        return Err(invalid(format!(
+            "the options are not UTF-8 text (byte {at} of \"{}\" is not)",
+            options.escape_debug()
+        )));
+    }
     let mut words = Vec::new();
     let mut current = String::new();
     let mut in_word = false;

@@ -46,14 +46,15 @@ fn device_list(num_devices: cl_uint, device_list: *const cl_device_id) -> Result
     handles::list(device_list, num_devices, CL_INVALID_VALUE, Some(CL_INVALID_DEVICE))
 }
 
-/// The options string; NULL is no options.
+/// The options string; NULL is no options. Bytes that are not UTF-8 become U+FFFD, which
+/// the option parser refuses with the build's options error and a log line.
 fn options_arg(options: *const c_char) -> Result<String, cl_int> {
     if options.is_null() {
         return Ok(String::new());
     }
     // SAFETY: the application's NUL-terminated string, valid for this call by the API contract
-    // (NULL is an error).
-    unsafe { ptr::c_str(options) }.map(str::to_string)
+    // (NULL checked above).
+    Ok(unsafe { std::ffi::CStr::from_ptr(options) }.to_string_lossy().into_owned())
 }
 
 /// "CL_INVALID_DEVICE if any device in device_list is not in the list of devices associated
