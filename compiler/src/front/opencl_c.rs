@@ -264,8 +264,25 @@ fn describe_status(status: ExitStatus) -> String {
     }
 }
 
+/// The most bytes of a tool's diagnostics a build log keeps: clang warns once per element of
+/// some large constant tables, and a 19 MB log helps no one (clang stops after 19 errors
+/// by itself, not after any number of warnings).
+const LOG_LIMIT: usize = 256 << 10;
+
+/// A tool's diagnostics as the build log shows them: the source called `<source>`, and at
+/// most [`LOG_LIMIT`] bytes (cut at a line's end, with a line saying how much was left out).
 fn clean_log(raw: &[u8]) -> String {
-    String::from_utf8_lossy(raw).replace("<stdin>", "<source>")
+    let (kept, left_out) = if raw.len() > LOG_LIMIT {
+        let end = raw[..LOG_LIMIT].iter().rposition(|&b| b == b'\n').map_or(LOG_LIMIT, |i| i + 1);
+        (&raw[..end], raw.len() - end)
+    } else {
+        (raw, 0)
+    };
+    let mut text = String::from_utf8_lossy(kept).replace("<stdin>", "<source>");
+    if left_out > 0 {
+        text.push_str(&format!("... ({left_out} more bytes of diagnostics left out)\n"));
+    }
+    text
 }
 
 fn wait_error(tool: &Tool, e: &std::io::Error) -> BuildError {
@@ -734,5 +751,23 @@ mod one_element_tests {
             Some("  %66 = call <4 x i8> @f(<4 x i8> %65, <4 x i8> <i8 -2, i8 -1, i8 -1, i8 -1>)")
         );
         assert_eq!(scalar_one_element_constants("  ret <4 x i8> %x"), None);
+    }
+}
+
+#[cfg(test)]
+mod log_tests {
+    use super::{clean_log, LOG_LIMIT};
+
+    #[test]
+    fn a_huge_log_is_cut_at_a_line_with_a_note() {
+        let line = "<stdin>:1:2: warning: implicit conversion loses precision\n";
+        let raw = line.repeat(20_000);
+        let log = clean_log(raw.as_bytes());
+        // (Each `<source>` is a byte longer than the `<stdin>` it replaces.)
+        assert!(log.len() < LOG_LIMIT + LOG_LIMIT / 10, "{} bytes", log.len());
+        assert!(log.starts_with("<source>:1:2: warning"));
+        let note = log.lines().last().unwrap();
+        assert!(note.starts_with("... (") && note.ends_with("more bytes of diagnostics left out)"), "{note}");
+        assert_eq!(clean_log(line.as_bytes()), line.replace("<stdin>", "<source>"));
     }
 }
