@@ -130,6 +130,14 @@ pub enum Vectorizer {
     Invalid(String),
 }
 
+impl Target {
+    /// Whether the target offers optional feature or extension `name` (the compiler turns
+    /// off what it does not: [`Target::disabled_features`]).
+    pub fn offers(&self, name: &str) -> bool {
+        !self.disabled_features.iter().any(|f| f.trim().trim_start_matches(['+', '-']) == name)
+    }
+}
+
 impl Default for Target {
     fn default() -> Self {
         Self {

@@ -24,26 +24,20 @@ pub const EXTENSIONS: [&str; 5] = [
     "cl_intel_spirv_subgroups",
 ];
 
-/// Whether `target` offers extension or feature `name` (the compiler turns off what it does
-/// not).
-pub(super) fn offers(target: &Target, name: &str) -> bool {
-    !target.disabled_features.iter().any(|f| f.trim().trim_start_matches(['+', '-']) == name)
-}
-
 /// The `-D` options that define the macros of the extensions of [`EXTENSIONS`] `target`
 /// offers.
 pub fn macro_options(target: &Target) -> Vec<String> {
-    EXTENSIONS.iter().filter(|e| offers(target, e)).map(|e| format!("-D{e}=1")).collect()
+    EXTENSIONS.iter().filter(|e| target.offers(e)).map(|e| format!("-D{e}=1")).collect()
 }
 
 /// The declarations of the functions of Intel's sub-group extensions `target` offers, for a
 /// `source` that calls one; empty otherwise.
 pub fn declarations(source: &str, target: &Target) -> String {
-    if !source.contains("intel_sub_group") || !offers(target, "cl_intel_subgroups") {
+    if !source.contains("intel_sub_group") || !target.offers("cl_intel_subgroups") {
         return String::new();
     }
-    let images = offers(target, "__opencl_c_images");
-    let read_write_images = images && offers(target, "__opencl_c_read_write_images");
+    let images = target.offers("__opencl_c_images");
+    let read_write_images = images && target.offers("__opencl_c_read_write_images");
     let mut out = String::from("#define __softcl_sg __attribute__((overloadable, convergent))\n");
     let widths = ["", "2", "3", "4", "8", "16"];
     let shuffles = |out: &mut String, scalar: &str, vectors: bool| {
@@ -61,7 +55,7 @@ pub fn declarations(source: &str, target: &Target) -> String {
     for t in ["long", "ulong"] {
         shuffles(&mut out, t, false);
     }
-    if offers(target, "cl_khr_fp64") {
+    if target.offers("cl_khr_fp64") {
         shuffles(&mut out, "double", false);
     }
     let blocks = |out: &mut String, suffix: &str, scalar: &str, counts: &[&str]| {
@@ -90,7 +84,7 @@ pub fn declarations(source: &str, target: &Target) -> String {
     blocks(&mut out, "_ui", "uint", &["", "2", "4", "8"]);
     let narrow = [("cl_intel_subgroups_short", "short", "_us"), ("cl_intel_subgroups_char", "char", "_uc")];
     for (extension, scalar, suffix) in narrow {
-        if !offers(target, extension) {
+        if !target.offers(extension) {
             continue;
         }
         for unsigned in [false, true] {

@@ -168,7 +168,7 @@ fn clang_arguments(options: &BuildOptions, cl_std: ClStd, target: &Target, attem
     // cl_ext_float_atomics, whose macro clang-15 defines for OpenCL C 2.0 and later only: an
     // extension the device lists has its macro in every version.
     args.extend(super::intel_sub_groups::macro_options(target));
-    if super::intel_sub_groups::offers(target, "cl_ext_float_atomics") {
+    if target.offers("cl_ext_float_atomics") {
         args.push("-Dcl_ext_float_atomics=1".into());
     }
     args.extend(options.clang_args.iter().cloned());

@@ -50,15 +50,15 @@ impl BodyTranslator<'_, '_, '_> {
                 let rest = self.emit_value(InstData::Binary { op: BinaryOp::ISub, lhs: size, rhs: delta }, u32t)?;
                 let bool_t = self.builder.module.types.bool();
                 let (near, far, inside) = if inst.class.opcode == Op::SubgroupShuffleDownINTEL {
-                    // (current, next): current[lid + delta] while lid + delta < size.
-                    let near = self.shuffle(GroupOp::ShuffleDown, b_or(a, b, false), delta, ty)?;
-                    let far = self.shuffle(GroupOp::ShuffleUp, b_or(a, b, true), rest, ty)?;
+                    // (current a, next b): a[lid + delta] while lid + delta < size.
+                    let near = self.shuffle(GroupOp::ShuffleDown, a, delta, ty)?;
+                    let far = self.shuffle(GroupOp::ShuffleUp, b, rest, ty)?;
                     let inside = self.emit_value(InstData::Compare { op: CmpOp::ULt, lhs: lid, rhs: rest }, bool_t)?;
                     (near, far, inside)
                 } else {
-                    // (previous, current): current[lid - delta] while lid >= delta.
-                    let near = self.shuffle(GroupOp::ShuffleUp, b_or(a, b, true), delta, ty)?;
-                    let far = self.shuffle(GroupOp::ShuffleDown, b_or(a, b, false), rest, ty)?;
+                    // (previous a, current b): b[lid - delta] while lid >= delta.
+                    let near = self.shuffle(GroupOp::ShuffleUp, b, delta, ty)?;
+                    let far = self.shuffle(GroupOp::ShuffleDown, a, rest, ty)?;
                     let inside = self.emit_value(InstData::Compare { op: CmpOp::UGe, lhs: lid, rhs: delta }, bool_t)?;
                     (near, far, inside)
                 };
@@ -216,14 +216,5 @@ impl BodyTranslator<'_, '_, '_> {
             [one] => Ok(*one),
             _ => self.emit_value(InstData::Construct { parts }, ty),
         }
-    }
-}
-
-/// Of a two-source shuffle's operands `(a, b)`: `b` when `second`, else `a`.
-fn b_or(a: Value, b: Value, second: bool) -> Value {
-    if second {
-        b
-    } else {
-        a
     }
 }
